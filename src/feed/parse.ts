@@ -1,0 +1,106 @@
+// Feed text → ParsedFeed: detects the format from the root element, recovers truncated XML, normalizes entries.
+import { parseAtomFeed, parseJsonFeed, parseRdfFeed, parseRssFeed, ParseError } from 'feedsmith';
+import type { JsonFeed } from 'feedsmith';
+import { mapAtom, mapJson, mapRdf, mapRss } from './parse-formats.ts';
+import { documentBase } from './parse-urls.ts';
+import { checkXml, findRootElement, stripDoctype, stripIllegalXmlChars } from './parse-xml-recover.ts';
+import type { FeedFormat, ParsedFeed, ParseOptions } from './types.ts';
+
+/** The text is not a feed at all (HTML, unknown XML, invalid JSON) or nothing could be recovered. */
+export class FeedParseError extends Error {
+  override name = 'FeedParseError';
+}
+
+const SNIFF_LIMIT = 65536;
+const XML_FORMATS: Record<string, FeedFormat> = { rss: 'rss', feed: 'atom', rdf: 'rdf' };
+const JSON_FEED_VERSION = /"version"\s*:\s*"https?:\/\/jsonfeed\.org\/version\//i;
+
+/** Cheap sniff used before parsing: 'feed' | 'html' | 'unknown'. Looks at the first 64 KiB only. */
+export function sniffDocument(text: string): 'feed' | 'html' | 'unknown' {
+  const head = text.slice(0, SNIFF_LIMIT).replace(/^\uFEFF/, '').trimStart();
+  if (head.startsWith('{')) return JSON_FEED_VERSION.test(head) ? 'feed' : 'unknown';
+  const root = findRootElement(head);
+  if (root && localName(root.name) in XML_FORMATS) return 'feed';
+  if (root?.name === 'html' || /^<!doctype\s+html/i.test(head)) return 'html';
+  return 'unknown';
+}
+
+/** Text → ParsedFeed. Throws FeedParseError when the text is not a feed at all (e.g. HTML) or
+ *  nothing can be recovered. baseUrl = final fetch URL; contentLocation = HTTP Content-Location. */
+export function parseFeed(text: string, opts: ParseOptions): ParsedFeed {
+  const clean = stripIllegalXmlChars(text).replace(/^\uFEFF/, '');
+  const base = documentBase(opts.baseUrl, opts.contentLocation);
+  if (clean.trimStart().startsWith('{')) {
+    const json = readJsonFeed(clean);
+    return { ...(json ? mapJson(json, base) : emptyFeed('json')), degraded: null };
+  }
+  const root = findRootElement(clean);
+  if (!root) throw new FeedParseError('parse: not a feed (no XML root element)');
+  const format = XML_FORMATS[localName(root.name)];
+  if (!format) throw new FeedParseError(`parse: not a feed (root element <${root.name}>)`);
+  let xml = clean;
+  let rootOffset = root.offset;
+  const notes: string[] = [];
+  const leading = clean.slice(0, clean.indexOf('<'));
+  if (leading.trim() !== '') {
+    xml = clean.slice(root.offset); // e.g. a PHP warning printed before the XML declaration
+    rootOffset = 0;
+    notes.push('text before the root element dropped');
+  }
+  const check = checkXml(xml, rootOffset);
+  if (check.damage) {
+    const where = `malformed XML at line ${check.damage.line}: ${check.damage.message}`;
+    if (check.recovered === null) throw new FeedParseError(`parse: ${where}; nothing recovered`);
+    const feed = parseXml(format, check.recovered, base);
+    notes.push(`${where}; recovered ${feed.entries.length} items`);
+    return { ...feed, degraded: notes.join('; ') };
+  }
+  return { ...parseXml(format, xml, base), degraded: notes.length ? notes.join('; ') : null };
+}
+
+function parseXml(format: FeedFormat, text: string, base: string | null): Omit<ParsedFeed, 'degraded'> {
+  const xml = stripDoctype(text);
+  try {
+    if (format === 'rss') return mapRss(parseRssFeed(xml), base);
+    if (format === 'atom') return mapAtom(parseAtomFeed(xml), base);
+    return mapRdf(parseRdfFeed(xml), base);
+  } catch (err) {
+    // feedsmith reports a well-formed feed with nothing in it as ParseError: that is an empty feed.
+    if (err instanceof ParseError) return emptyFeed(format);
+    throw new FeedParseError(`parse: unable to parse ${format} (${describe(err)})`, { cause: err });
+  }
+}
+
+// Null for a JSON Feed with nothing in it (feedsmith's ParseError), like an empty XML feed.
+function readJsonFeed(text: string): JsonFeed.Feed<string> | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new FeedParseError(`parse: invalid JSON (${describe(err)})`, { cause: err });
+  }
+  const version = typeof value === 'object' && value !== null ? (value as Record<string, unknown>).version : undefined;
+  if (typeof version !== 'string' || !/jsonfeed\.org/i.test(version)) {
+    throw new FeedParseError('parse: not a feed (JSON without a jsonfeed.org version)');
+  }
+  try {
+    return parseJsonFeed<string>(value);
+  } catch (err) {
+    if (err instanceof ParseError) return null;
+    throw new FeedParseError(`parse: unable to parse json (${describe(err)})`, { cause: err });
+  }
+}
+
+function emptyFeed(format: FeedFormat): Omit<ParsedFeed, 'degraded'> {
+  return { format, title: null, site_url: null, ttl_seconds: null, hub_url: null, self_url: null, entries: [] };
+}
+
+function localName(name: string): string {
+  return name.slice(name.indexOf(':') + 1);
+}
+
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+  return `${err.message}${cause}`.slice(0, 200);
+}

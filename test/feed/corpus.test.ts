@@ -1,0 +1,93 @@
+// Walks the whole real-world corpus: every file decodes and either parses or is rejected with FeedParseError.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { decodeFeed } from '../../src/feed/decode.ts';
+import { entryKeys } from '../../src/feed/identity.ts';
+import { FeedParseError, parseFeed, sniffDocument } from '../../src/feed/parse.ts';
+import type { ParsedFeed } from '../../src/feed/types.ts';
+
+const CORPUS = fileURLToPath(new URL('../../../shared/corpus/', import.meta.url));
+const ORIGIN = 'http://127.0.0.1:8097/';
+
+type CorpusFile = { path: string; rel: string; contentType: string | null; contentLocation: string | null };
+
+function walk(dir: string, depth = 0): string[] {
+  assert.ok(depth < 10, 'corpus tree deeper than expected');
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
+    const p = join(dir, d.name);
+    if (d.isDirectory()) return walk(p, depth + 1);
+    return d.name === 'SOURCES.md' || d.name.startsWith('.') ? [] : [p];
+  });
+}
+
+// feedparser cases carry their HTTP response headers in the leading comment ("Header: Name: value").
+function describeFile(path: string): CorpusFile {
+  const rel = relative(CORPUS, path);
+  const probe = decodeFeed(readFileSync(path), null).text.slice(0, 2048);
+  const header = (name: string) => new RegExp(`Header:\\s*${name}:\\s*(.*)`, 'i').exec(probe)?.[1]?.trim() ?? null;
+  const byExtension = rel.endsWith('.json') ? 'application/feed+json' : rel.endsWith('.html') ? 'text/html' : 'application/xml';
+  const fallback = rel.startsWith('feedparser/') ? 'text/xml' : byExtension;
+  return { path, rel, contentType: header('Content-type') ?? fallback, contentLocation: header('Content-Location') };
+}
+
+function parseFile(f: CorpusFile): ParsedFeed {
+  const { text } = decodeFeed(readFileSync(f.path), f.contentType);
+  return parseFeed(text, { baseUrl: ORIGIN + f.rel, contentLocation: f.contentLocation });
+}
+
+const files = walk(CORPUS).sort().map(describeFile);
+
+test('the corpus holds the 275 documented files', () => {
+  assert.equal(files.length, 275);
+});
+
+test('every corpus file either parses or is rejected with FeedParseError, and HTML is rejected', () => {
+  const rejected = new Map<string, string[]>();
+  let parsed = 0;
+  let degraded = 0;
+  let entries = 0;
+  const degradedFiles: string[] = [];
+  for (const f of files) {
+    const { text } = decodeFeed(readFileSync(f.path), f.contentType);
+    try {
+      const feed = parseFile(f);
+      parsed++;
+      entries += feed.entries.length;
+      if (feed.degraded) {
+        degraded++;
+        degradedFiles.push(`${f.rel}: ${feed.degraded}`);
+      }
+      assert.notEqual(sniffDocument(text), 'html', `${f.rel} parsed but sniffs as HTML`);
+    } catch (err) {
+      assert.ok(err instanceof FeedParseError, `${f.rel} threw ${String(err)}`);
+      const reason = err.message.replace(/\(.*\)|<[^>]*>|line \d+|\d+/g, '…');
+      rejected.set(reason, [...(rejected.get(reason) ?? []), f.rel]);
+      if (f.rel.endsWith('.html')) assert.equal(sniffDocument(text), 'html', `${f.rel} should sniff as HTML`);
+    }
+  }
+  const rejectedCount = [...rejected.values()].reduce((n, l) => n + l.length, 0);
+  console.log(`corpus: files=${files.length} parsed=${parsed} (entries=${entries}) degraded=${degraded} rejected=${rejectedCount}`);
+  for (const d of degradedFiles) console.log(`  degraded ${d}`);
+  for (const [reason, list] of rejected) console.log(`  rejected ${list.length} × ${reason}: ${list.join(', ')}`);
+  assert.equal(parsed + rejectedCount, files.length);
+  for (const f of files.filter((x) => x.rel.endsWith('.html'))) {
+    assert.ok([...rejected.values()].some((l) => l.includes(f.rel)), `${f.rel} (HTML) should be rejected`);
+  }
+});
+
+test('keys are stable across two parses of every parsed corpus file', () => {
+  for (const f of files) {
+    let first: ParsedFeed;
+    try {
+      first = parseFile(f);
+    } catch {
+      continue;
+    }
+    const url = ORIGIN + f.rel;
+    assert.deepEqual(entryKeys(parseFile(f).entries, url), entryKeys(first.entries, url), f.rel);
+    assert.equal(new Set(entryKeys(first.entries, url)).size, first.entries.length, `${f.rel}: keys collide`);
+  }
+});
