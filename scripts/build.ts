@@ -1,0 +1,118 @@
+// Builds dist/feedsub, the single executable: toolchain (Node 24 + better-sqlite3 addon) → esbuild bundle → SEA blob
+// → postject. Usage: tsx scripts/build.ts [--out dist/feedsub] [--node 24] [--no-strip] [--entry src/main.ts]
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ADDON_ASSET, PARSE_WORKER_ASSET, SCHEMA_ASSET } from '../src/db/assets.ts';
+import { bundleMain, bundleParseWorker } from './sea/bundle.ts';
+import { makeExecutable } from './sea/inject.ts';
+import { runOrThrow } from './sea/run.ts';
+import { ensureToolchain } from './sea/toolchain.ts';
+import type { Toolchain } from './sea/toolchain.ts';
+
+interface BuildOptions {
+  root: string;
+  entry: string;
+  output: string;
+  nodeSpec: string;
+  strip: boolean;
+  log: (line: string) => void;
+}
+
+/** Returns the package.json version of the repository at `root`. */
+function packageVersion(root: string): string {
+  const parsed = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: unknown };
+  if (typeof parsed.version !== 'string') throw new Error('build: package.json has no version');
+  return parsed.version;
+}
+
+function seconds(since: number): string {
+  return `${((performance.now() - since) / 1000).toFixed(1)} s`;
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/**
+ * Bundles src/main.ts and the parse worker, and checks the main bundle starts under the toolchain's Node
+ * (`--version`); returns both paths.
+ */
+async function bundle(options: BuildOptions, toolchain: Toolchain, workDir: string, version: string): Promise<{ main: string; worker: string }> {
+  const started = performance.now();
+  const target = `node${toolchain.nodeVersion.replace(/^v/, '').split('.')[0] ?? '24'}`;
+  const main = join(workDir, 'feedsub.cjs');
+  const worker = join(workDir, 'parse-worker.cjs');
+  const result = await bundleMain({ root: options.root, entry: options.entry, outfile: main, version, target });
+  const workerResult = await bundleParseWorker({ root: options.root, outfile: worker, version, target });
+  for (const warning of [...result.warnings, ...workerResult.warnings]) options.log(`bundle: warning: ${warning}`);
+  const said = (await runOrThrow(toolchain.nodeBinary, [main, '--version'], { cwd: workDir, timeoutMs: 60_000 })).trim();
+  options.log(
+    `bundle: ${megabytes(result.bytes)} + parse worker ${megabytes(workerResult.bytes)} in ${seconds(started)}; ` +
+      `runs under ${toolchain.nodeVersion}: "${said}"`,
+  );
+  return { main, worker };
+}
+
+/** Runs the whole build; throws on the first failing step. */
+async function buildExecutable(options: BuildOptions): Promise<void> {
+  const started = performance.now();
+  const version = packageVersion(options.root);
+  const toolchain = await ensureToolchain(options.root, options.nodeSpec, options.log);
+  options.log(
+    `toolchain: ${toolchain.reused ? 'reused' : 'built'} ${relative(options.root, toolchain.dir)} ` +
+      `(node ${toolchain.nodeVersion}, better-sqlite3 ${toolchain.betterSqlite3Version}) in ${seconds(started)}`,
+  );
+  mkdirSync(join(options.root, 'build', 'sea'), { recursive: true });
+  const workDir = mkdtempSync(join(options.root, 'build', 'sea', 'run-'));
+  try {
+    const bundles = await bundle(options, toolchain, workDir, version);
+    const schema = join(options.root, 'schema.sql');
+    if (!existsSync(schema)) throw new Error('build: schema.sql is missing');
+    const injectStarted = performance.now();
+    mkdirSync(dirname(options.output), { recursive: true });
+    const made = await makeExecutable({
+      root: options.root,
+      nodeBinary: toolchain.nodeBinary,
+      main: bundles.main,
+      assets: { [SCHEMA_ASSET]: schema, [ADDON_ASSET]: toolchain.addon, [PARSE_WORKER_ASSET]: bundles.worker },
+      workDir,
+      output: options.output,
+      strip: options.strip,
+    });
+    options.log(`inject: blob ${megabytes(made.blobBytes)}, ${made.stripped ? 'stripped ' : options.strip ? 'unstripped (no strip on PATH) ' : ''}binary in ${seconds(injectStarted)}`);
+    const said = (await runOrThrow(options.output, ['--version'], { cwd: workDir, timeoutMs: 60_000 })).trim();
+    if (!said.includes(version) || !said.includes(toolchain.nodeVersion)) {
+      throw new Error(`build: ${options.output} --version said "${said}", expected ${version} and ${toolchain.nodeVersion}`);
+    }
+    options.log(`build: ${relative(options.root, options.output)} ${megabytes(made.bytes)} ("${said}") in ${seconds(started)}`);
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const { values } = parseArgs({
+    options: {
+      out: { type: 'string', default: join(root, 'dist', 'feedsub') },
+      entry: { type: 'string', default: 'src/main.ts' },
+      node: { type: 'string', default: process.env.FEEDSUB_SEA_NODE ?? '24' },
+      'no-strip': { type: 'boolean', default: false },
+    },
+  });
+  await buildExecutable({
+    root,
+    entry: values.entry,
+    output: resolve(values.out),
+    nodeSpec: values.node,
+    strip: !values['no-strip'],
+    log: (line) => console.log(line),
+  });
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exitCode = 1;
+});

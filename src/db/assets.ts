@@ -1,0 +1,120 @@
+// Runtime files (schema.sql, the SQLite native addon) read from disk in development or from the single-executable's assets.
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, isAbsolute, join } from 'node:path';
+import { getAsset, getRawAsset, isSea } from 'node:sea';
+import { FEEDSUB_VERSION } from '../version.ts';
+
+/** Asset keys of the single executable; scripts/sea/inject.ts embeds files under these names. */
+export const SCHEMA_ASSET = 'schema.sql';
+export const ADDON_ASSET = 'better_sqlite3.node';
+export const PARSE_WORKER_ASSET = 'parse-worker.cjs';
+const ADDON_FILE = 'better_sqlite3.node';
+
+/** Returns the text of schema.sql: the embedded asset in the executable, the repository copy in development. */
+export function readSchemaSql(): string {
+  if (isSea()) return getAsset(SCHEMA_ASSET, 'utf8');
+  return readFileSync(new URL('../../schema.sql', import.meta.url), 'utf8');
+}
+
+/**
+ * Returns a path to better-sqlite3's native addon to load, or undefined to let better-sqlite3 find its own.
+ * In the executable the embedded addon is written once to a private cache directory (see installAddon).
+ */
+export function nativeBindingPath(): string | undefined {
+  if (!isSea()) return undefined;
+  // getRawAsset avoids copying the ~2 MB addon; its typings also allow a string, never seen for a binary asset.
+  const raw = getRawAsset(ADDON_ASSET);
+  const bytes = new Uint8Array(typeof raw === 'string' ? getAsset(ADDON_ASSET) : raw);
+  return installAddon(bytes, addonCacheRoots(process.env), FEEDSUB_VERSION);
+}
+
+/**
+ * Returns the source of the bundled parse worker embedded in the executable (start it with
+ * `new Worker(source, { eval: true })`), or undefined in development, where the pool finds parse-worker.ts itself.
+ */
+export function parseWorkerSource(): string | undefined {
+  return isSea() ? getAsset(PARSE_WORKER_ASSET, 'utf8') : undefined;
+}
+
+/**
+ * Returns the candidate cache roots, best first: systemd's $CACHE_DIRECTORY, $XDG_CACHE_HOME/feedsub,
+ * $HOME/.cache/feedsub, then a per-user folder in the OS temp directory. Relative paths are ignored.
+ */
+export function addonCacheRoots(env: NodeJS.ProcessEnv): string[] {
+  const roots: string[] = [];
+  const systemd = env.CACHE_DIRECTORY?.split(delimiter)[0];
+  if (systemd && isAbsolute(systemd)) roots.push(join(systemd, 'addon'));
+  if (env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME)) roots.push(join(env.XDG_CACHE_HOME, 'feedsub'));
+  if (env.HOME && isAbsolute(env.HOME)) roots.push(join(env.HOME, '.cache', 'feedsub'));
+  roots.push(join(tmpdir(), `feedsub-${process.getuid?.() ?? 'user'}`));
+  return roots;
+}
+
+/**
+ * Writes `bytes` to <root>/<version>-<sha256 prefix>/better_sqlite3.node under the first usable root and returns
+ * that path. A root is usable when it is (or can be made) a directory we own that nobody else can write to
+ * (created with mode 0700). An existing file is reused only when its hash matches; otherwise it is replaced
+ * atomically (write to a temporary name, fsync, rename). Throws when no root is usable.
+ */
+export function installAddon(bytes: Uint8Array, roots: readonly string[], version: string): string {
+  const hash = sha256(bytes);
+  const failures: string[] = [];
+  for (const root of roots) {
+    try {
+      const dir = join(root, `${version}-${hash.slice(0, 16)}`);
+      ensurePrivateDir(root);
+      ensurePrivateDir(dir);
+      const file = join(dir, ADDON_FILE);
+      if (!hasHash(file, hash)) writeAtomically(file, bytes);
+      return file;
+    } catch (error) {
+      failures.push(`${root}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  throw new Error(`assets: unable to write the SQLite addon to a private cache directory (${failures.join('; ')})`);
+}
+
+/** Creates `dir` (mode 0700) if missing; throws unless it is a real directory owned by us and not group/other writable. */
+function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const stat = lstatSync(dir);
+  if (!stat.isDirectory()) throw new Error(`${dir} is not a directory`);
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) throw new Error(`${dir} is owned by uid ${stat.uid}, not ${uid}`);
+  if ((stat.mode & 0o022) !== 0) throw new Error(`${dir} is writable by other users (mode ${(stat.mode & 0o777).toString(8)})`);
+}
+
+/** True when `file` is a regular file whose SHA-256 is `hash`; false when it is missing or differs. */
+function hasHash(file: string, hash: string): boolean {
+  try {
+    if (!lstatSync(file).isFile()) return false;
+    return sha256(readFileSync(file)) === hash;
+  } catch {
+    return false;
+  }
+}
+
+/** Writes `bytes` to a fresh temporary file beside `file`, flushes it, then renames it over `file`. */
+function writeAtomically(file: string, bytes: Uint8Array): void {
+  const temp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  const fd = openSync(temp, 'wx', 0o500);
+  try {
+    try {
+      let offset = 0;
+      while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
