@@ -1,0 +1,167 @@
+-- feedsub's database for a new install. Later changes are numbered migrations in src/db/migrations.ts.
+-- Times are ISO 8601 UTC strings with milliseconds (they sort as text). Ids are 24 hex chars.
+
+CREATE TABLE applications (
+  id          TEXT PRIMARY KEY,
+  name        TEXT NOT NULL UNIQUE,
+  created_at  TEXT NOT NULL
+);
+
+CREATE TABLE api_keys (
+  id              TEXT PRIMARY KEY,
+  application_id  TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
+  name            TEXT,
+  prefix          TEXT NOT NULL,          -- first characters of the key, for recognising it in lists
+  hash            TEXT NOT NULL UNIQUE,   -- SHA-256 hex of the whole key; the key itself is never stored
+  created_at      TEXT NOT NULL,
+  last_used_at    TEXT,
+  revoked_at      TEXT
+);
+
+CREATE TABLE endpoints (
+  id                    TEXT PRIMARY KEY,
+  application_id        TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
+  title                 TEXT NOT NULL,
+  url                   TEXT NOT NULL,
+  secret                TEXT NOT NULL,   -- whsec_…; signs every delivery
+  previous_secret       TEXT,            -- during rotation deliveries carry both signatures
+  previous_secret_until TEXT,
+  status                TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'disabled')),
+  disabled_reason       TEXT,
+  failing_since         TEXT,            -- first failure of the current run of failures; NULL after a success
+  created_at            TEXT NOT NULL,
+  updated_at            TEXT NOT NULL
+);
+CREATE INDEX endpoints_by_application ON endpoints(application_id, id);
+
+-- One record per normalized feed URL, shared by every subscription to it, across applications.
+CREATE TABLE feeds (
+  id                   TEXT PRIMARY KEY,
+  url                  TEXT NOT NULL,         -- the normalized subscribed URL, without credentials
+  credentials          TEXT,                  -- user:password given in the subscribed URL; sent as Basic auth, never returned
+  credential_key       TEXT NOT NULL DEFAULT '',  -- hash of credentials: a private feed is never shared with a subscription that lacks them
+  fetch_url            TEXT NOT NULL,         -- what is fetched: url, a discovered feed, or a permanent redirect target
+  discovered_url       TEXT,                  -- set when url was an HTML page and a feed link was found in it
+  title                TEXT,
+  site_url             TEXT,
+  format               TEXT,
+  status               TEXT NOT NULL DEFAULT 'pending'
+                       CHECK (status IN ('pending', 'active', 'error', 'gone', 'identity_changed')),
+  baseline_at          TEXT,                  -- first successful parse; entries seen then are never sent
+  etag                 TEXT,
+  last_modified        TEXT,
+  body_hash            TEXT,
+  last_polled_at       TEXT,
+  last_success_at      TEXT,
+  next_poll_at         TEXT NOT NULL,
+  lease_until          TEXT,
+  interval_seconds     INTEGER,
+  ttl_seconds          INTEGER,
+  last_http_status     INTEGER,
+  error_count          INTEGER NOT NULL DEFAULT 0,   -- consecutive failures; reset by a success
+  network_error_count  INTEGER NOT NULL DEFAULT 0,   -- totals by kind
+  http_error_count     INTEGER NOT NULL DEFAULT 0,
+  parse_error_count    INTEGER NOT NULL DEFAULT 0,
+  last_error           TEXT,
+  last_error_at        TEXT,
+  degraded             TEXT,                  -- last parse recovered from malformed XML: why
+  redirect_url         TEXT,                  -- pending permanent redirect target
+  redirect_count       INTEGER NOT NULL DEFAULT 0,
+  entry_count          INTEGER NOT NULL DEFAULT 0,
+  hub_url              TEXT,
+  self_url             TEXT,
+  created_at           TEXT NOT NULL,
+  updated_at           TEXT NOT NULL,
+  UNIQUE (url, credential_key)
+);
+CREATE INDEX feeds_due ON feeds(next_poll_at) WHERE status <> 'gone';
+
+CREATE TABLE subscriptions (
+  id              TEXT PRIMARY KEY,
+  application_id  TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
+  endpoint_id     TEXT NOT NULL REFERENCES endpoints(id),
+  feed_id         TEXT NOT NULL REFERENCES feeds(id),
+  url             TEXT NOT NULL,            -- normalized URL as subscribed
+  metadata        TEXT,                     -- the client's JSON text exactly as given, NULL when absent
+  status          TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'paused')),
+  last_sequence   INTEGER NOT NULL DEFAULT 0,
+  created_at      TEXT NOT NULL,
+  updated_at      TEXT NOT NULL,
+  UNIQUE (endpoint_id, url)
+);
+CREATE INDEX subscriptions_by_application ON subscriptions(application_id, id);
+CREATE INDEX subscriptions_by_feed ON subscriptions(feed_id, status);
+
+-- Every entry key a feed has shown, kept after the entry leaves the feed (a tombstone) so it is never resent.
+CREATE TABLE entries (
+  feed_id        TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
+  key            TEXT NOT NULL,
+  first_seen_at  TEXT NOT NULL,
+  PRIMARY KEY (feed_id, key)
+) WITHOUT ROWID;
+
+-- Entries held back by the churn guard until an operator accepts or discards them.
+CREATE TABLE held_entries (
+  feed_id     TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
+  key         TEXT NOT NULL,
+  entry       TEXT NOT NULL,      -- normalized entry JSON
+  position    INTEGER NOT NULL,
+  held_at     TEXT NOT NULL,
+  PRIMARY KEY (feed_id, key)
+) WITHOUT ROWID;
+
+CREATE TABLE events (
+  id               TEXT PRIMARY KEY,
+  application_id   TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
+  endpoint_id      TEXT NOT NULL REFERENCES endpoints(id) ON DELETE CASCADE,
+  subscription_id  TEXT REFERENCES subscriptions(id) ON DELETE CASCADE,   -- NULL for endpoint.test
+  type             TEXT NOT NULL,
+  sequence         INTEGER,
+  body             TEXT NOT NULL,    -- the exact bytes sent on every attempt
+  status           TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed', 'dead')),
+  attempt_count    INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at  TEXT NOT NULL,
+  lease_until      TEXT,
+  last_status_code INTEGER,
+  last_error       TEXT,
+  created_at       TEXT NOT NULL,
+  delivered_at     TEXT,
+  updated_at       TEXT NOT NULL
+);
+CREATE INDEX events_due ON events(next_attempt_at) WHERE status IN ('pending', 'failed');
+CREATE INDEX events_by_subscription ON events(subscription_id, sequence);
+CREATE INDEX events_by_application ON events(application_id, id);
+CREATE INDEX events_by_endpoint ON events(endpoint_id, id);
+
+CREATE TABLE attempts (
+  id             TEXT PRIMARY KEY,
+  event_id       TEXT NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+  endpoint_id    TEXT NOT NULL,
+  started_at     TEXT NOT NULL,
+  status_code    INTEGER,
+  duration_ms    INTEGER NOT NULL,
+  error          TEXT,
+  response_body  TEXT
+);
+CREATE INDEX attempts_by_event ON attempts(event_id, started_at);
+
+CREATE TABLE idempotency_keys (
+  application_id  TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
+  key             TEXT NOT NULL,
+  method          TEXT NOT NULL,
+  path            TEXT NOT NULL,
+  request_hash    TEXT NOT NULL,
+  status          INTEGER NOT NULL,
+  response        TEXT NOT NULL,
+  created_at      TEXT NOT NULL,
+  PRIMARY KEY (application_id, key)
+) WITHOUT ROWID;
+
+CREATE TABLE sessions (
+  id_hash         TEXT PRIMARY KEY,        -- SHA-256 of the cookie value
+  application_id  TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
+  api_key_id      TEXT NOT NULL REFERENCES api_keys(id) ON DELETE CASCADE,
+  csrf_token      TEXT NOT NULL,
+  created_at      TEXT NOT NULL,
+  last_seen_at    TEXT NOT NULL
+);

@@ -1,0 +1,95 @@
+// Endpoint use-cases shared by the API, the dashboard and the CLI.
+import { randomBytes } from 'node:crypto';
+import * as v from 'valibot';
+import { conflict, invalid, notFound } from '../errors.ts';
+import { newId } from '../ids.ts';
+import {
+  countEndpointSubscriptions, deleteEndpoint, getEndpoint, insertEndpoint, listEndpoints, updateEndpoint, type EndpointRow,
+} from '../store/endpoints.ts';
+import type { Page, PageQuery } from '../store/page.ts';
+import type { Ctx } from './context.ts';
+import { privateHostIssue } from './urls.ts';
+import { HttpUrl, Title, validate } from './validate.ts';
+
+export type EndpointView = {
+  id: string; title: string; url: string; status: 'active' | 'disabled'; disabled_reason: string | null;
+  created_at: string; updated_at: string;
+};
+
+export const CreateEndpointInput = v.strictObject({ title: Title, url: HttpUrl });
+export const UpdateEndpointInput = v.strictObject({
+  title: v.optional(Title),
+  url: v.optional(HttpUrl),
+  status: v.optional(v.picklist(['active', 'disabled'], 'must be "active" or "disabled"')),
+});
+
+/** A new Standard Webhooks signing secret: whsec_ + base64 of 24 random bytes. */
+export function newSecret(): string {
+  return 'whsec_' + randomBytes(24).toString('base64');
+}
+
+/** The API view of an endpoint (never its secret). */
+export function endpointView(row: EndpointRow): EndpointView {
+  const { id, title, url, status, disabled_reason, created_at, updated_at } = row;
+  return { id, title, url, status, disabled_reason, created_at, updated_at };
+}
+
+/** Creates an endpoint; the result carries its secret (the only response that does, with GET …/secret). */
+export function createEndpoint(ctx: Ctx, applicationId: string, input: unknown): EndpointView & { secret: string } {
+  const body = validate(CreateEndpointInput, input);
+  checkPrivate(ctx, body.url);
+  const now = ctx.clock.now();
+  const row = { id: newId(now), application_id: applicationId, title: body.title, url: body.url, secret: newSecret(), created_at: now.toISOString() };
+  insertEndpoint(ctx.db, row);
+  return { ...endpointView(requireEndpoint(ctx, applicationId, row.id)), secret: row.secret };
+}
+
+/** The application's endpoint; 404 when unknown or another application's. */
+export function requireEndpoint(ctx: Ctx, applicationId: string, id: string): EndpointRow {
+  const row = getEndpoint(ctx.db, applicationId, id);
+  if (!row) throw notFound('Endpoint');
+  return row;
+}
+
+/** One page of endpoints, newest first. */
+export function listEndpointViews(ctx: Ctx, applicationId: string, q: PageQuery): Page<EndpointView> {
+  const page = listEndpoints(ctx.db, applicationId, q);
+  return { data: page.data.map(endpointView), next: page.next };
+}
+
+/** Changes title, url or status; re-enabling clears the reason and the failure clock and wakes the deliverer. */
+export function updateEndpointFromInput(ctx: Ctx, applicationId: string, id: string, input: unknown): EndpointView {
+  const current = requireEndpoint(ctx, applicationId, id);
+  const body = validate(UpdateEndpointInput, input);
+  if (body.url !== undefined) checkPrivate(ctx, body.url);
+  const patch: Parameters<typeof updateEndpoint>[3] = {};
+  if (body.title !== undefined) patch.title = body.title;
+  if (body.url !== undefined) patch.url = body.url;
+  if (body.status === 'active' && current.status !== 'active') Object.assign(patch, { status: 'active', disabled_reason: null, failing_since: null });
+  if (body.status === 'disabled' && current.status !== 'disabled') Object.assign(patch, { status: 'disabled', disabled_reason: 'disabled by the application' });
+  const row = updateEndpoint(ctx.db, applicationId, id, patch, ctx.clock.now())!;
+  if (patch.status === 'active') ctx.nudgeDeliverer();
+  return endpointView(row);
+}
+
+/** Deletes an endpoint; 409 while subscriptions use it (delete or move them first). */
+export function removeEndpoint(ctx: Ctx, applicationId: string, id: string): void {
+  ctx.db.transaction(() => {
+    requireEndpoint(ctx, applicationId, id);
+    const n = countEndpointSubscriptions(ctx.db, id);
+    if (n > 0) throw conflict(`The endpoint is used by ${n} subscription(s); delete them or move them to another endpoint first.`, { subscriptions: n });
+    deleteEndpoint(ctx.db, applicationId, id);
+  })();
+}
+
+/** The endpoint's current signing secret (and the previous one while a rotation's grace period lasts). */
+export function endpointSecret(ctx: Ctx, applicationId: string, id: string): { secret: string; previous_secret: string | null; previous_secret_expires_at: string | null } {
+  const row = requireEndpoint(ctx, applicationId, id);
+  const live = row.previous_secret_until !== null && row.previous_secret_until > ctx.clock.now().toISOString();
+  return { secret: row.secret, previous_secret: live ? row.previous_secret : null, previous_secret_expires_at: live ? row.previous_secret_until : null };
+}
+
+function checkPrivate(ctx: Ctx, url: string): void {
+  const issue = privateHostIssue('url', url, ctx.config.network.allow_private);
+  if (issue) throw invalid([issue]);
+}

@@ -1,0 +1,98 @@
+// The only wiring: open the database → HTTP server → loops; stop in the fixed order HTTP → loops → database.
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { quietCtx, type Ctx } from './actions/context.ts';
+import { systemClock, type Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import { openDatabase, type Db } from './db/open.ts';
+import { createHttpApp } from './http/server.ts';
+import type { Logger } from './log.ts';
+import { deliverTick } from './worker/deliverer.ts';
+import { createWorkers, type Workers } from './worker/index.ts';
+import { pollTick } from './worker/poller.ts';
+
+export type RunningApp = { url: string; dbFile: string; ctx: Ctx; workers: Workers; stop(): Promise<void> };
+
+/** The database file inside the configured data directory. */
+export function databaseFile(config: Config): string {
+  return resolve(join(config.storage.data_dir, 'feedsub.db'));
+}
+
+/** Opens the database for a one-shot command (keys, poll --once, backup); the caller closes it. */
+export function openForCommand(config: Config, clock: Clock = systemClock): { ctx: Ctx; db: Db } {
+  const db = openDatabase(databaseFile(config));
+  return { ctx: quietCtx(db, clock, config), db };
+}
+
+/** Starts the daemon: database, HTTP server, poller, deliverer and maintenance loops. */
+export async function startApp(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningApp> {
+  const dbFile = databaseFile(config);
+  const db = openDatabase(dbFile);
+  const ctx: Ctx = { ...quietCtx(db, clock, config) };
+  const workers = createWorkers(ctx, logger);
+  ctx.nudgePoller = workers.poller.nudge;
+  ctx.nudgeDeliverer = workers.deliverer.nudge;
+  const app = createHttpApp(ctx, logger);
+  let server: ServerType;
+  try {
+    server = await listen(app.fetch, config.server.host, config.server.port);
+  } catch (err) {
+    await workers.close();
+    db.close();
+    throw err;
+  }
+  const port = (server.address() as AddressInfo).port;
+  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  const url = `http://${host}:${port}`;
+  workers.start();
+  logger.info('feedsub: listening', { url, database: dbFile });
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= (async () => {
+    const timeoutMs = config.server.shutdown_timeout_seconds * 1000;
+    await closeServer(server, timeoutMs);
+    await workers.stop(timeoutMs);
+    await workers.close();
+    db.close();
+    logger.info('feedsub: stopped');
+  })());
+  return { url, dbFile, ctx, workers, stop };
+}
+
+function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
+  return new Promise((resolvePromise, reject) => {
+    const server = serve({ fetch, hostname, port }, () => resolvePromise(server));
+    server.once('error', reject);
+  });
+}
+
+/** Stops accepting connections, lets in-flight requests finish, then drops idle keep-alive sockets. */
+function closeServer(server: ServerType, timeoutMs: number): Promise<void> {
+  return new Promise((resolvePromise) => {
+    const force = setTimeout(() => { (server as { closeAllConnections?: () => void }).closeAllConnections?.(); }, timeoutMs);
+    server.close(() => { clearTimeout(force); resolvePromise(); });
+    (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+  });
+}
+
+/** Fetches every active feed once regardless of schedule, queues events, makes the first attempt of everything due. */
+export async function runPollOnce(config: Config, logger: Logger): Promise<string> {
+  const { ctx, db } = openForCommand(config);
+  const workers = createWorkers(ctx, logger);
+  try {
+    const { summary: p } = await pollTick(ctx, workers.pollerDeps, { all: true });
+    let delivered = 0;
+    let failed = 0;
+    for (let round = 0; round < 1000; round++) { // bounded: each round sends the next event of every subscription
+      const { summary: d } = await deliverTick(ctx, workers.delivererDeps);
+      if (d.attempted === 0) break;
+      delivered += d.delivered;
+      failed += d.failed + d.dead;
+      if (d.failed + d.dead === d.attempted) break;
+    }
+    return `feeds fetched ${p.fetched}, not modified ${p.notModified}, failed ${p.failed}, new entries ${p.newEntries}, events delivered ${delivered}, events failed ${failed}`;
+  } finally {
+    await workers.close();
+    db.close();
+  }
+}

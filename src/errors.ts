@@ -1,0 +1,37 @@
+// Typed errors that handlers throw and the HTTP error funnel maps to RFC 9457 problem+json.
+export type FieldIssue = { path: string; message: string };
+
+/** An error a client caused; `status` is the HTTP status it maps to. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly title: string;
+  readonly errors: FieldIssue[] | undefined;
+  readonly extra: Record<string, unknown> | undefined;
+  readonly headers: Record<string, string> | undefined;
+  constructor(status: number, title: string, detail: string, opts: { errors?: FieldIssue[]; extra?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
+    super(detail);
+    this.status = status;
+    this.title = title;
+    this.errors = opts.errors;
+    this.extra = opts.extra;
+    this.headers = opts.headers;
+  }
+}
+
+/** 400 with every invalid field listed. */
+export const invalid = (errors: FieldIssue[], detail = 'The request has invalid fields.') =>
+  new ApiError(400, 'Invalid request', detail, { errors });
+
+/** 404 for a resource that does not exist or belongs to another application (never 403). */
+export const notFound = (what: string) => new ApiError(404, 'Not found', `${what} not found.`);
+
+/** 409 conflict, with extra members such as the existing resource's id. */
+export const conflict = (detail: string, extra?: Record<string, unknown>) =>
+  new ApiError(409, 'Conflict', detail, extra ? { extra } : {});
+
+/** 401 for a missing, unknown or revoked API key. */
+export const unauthorized = (detail = 'A valid API key is required in the Authorization header.') =>
+  new ApiError(401, 'Unauthorized', detail);
+
+/** An operator-facing configuration error: the CLI prints it on one line and exits 2. */
+export class ConfigError extends Error {}

@@ -1,0 +1,23 @@
+// /v1/endpoints: register webhook URLs, read and change them, reveal their signing secret.
+import { Hono } from 'hono';
+import type { Ctx } from '../../actions/context.ts';
+import {
+  createEndpoint, endpointSecret, endpointView, listEndpointViews, removeEndpoint, requireEndpoint, updateEndpointFromInput,
+} from '../../actions/endpoints.ts';
+import type { ApiEnv } from '../auth.ts';
+import { pageQuery, readJson } from '../body.ts';
+import { sendJson } from '../json.ts';
+
+/** The endpoints sub-app. */
+export function endpointsApi(ctx: Ctx): Hono<ApiEnv> {
+  return new Hono<ApiEnv>()
+    .post('/', async (c) => sendJson(c, 201, createEndpoint(ctx, c.get('applicationId'), (await readJson(c)).value)))
+    .get('/', (c) => sendJson(c, 200, listEndpointViews(ctx, c.get('applicationId'), pageQuery(c))))
+    .get('/:id', (c) => sendJson(c, 200, endpointView(requireEndpoint(ctx, c.get('applicationId'), c.req.param('id')))))
+    .get('/:id/secret', (c) => sendJson(c, 200, endpointSecret(ctx, c.get('applicationId'), c.req.param('id'))))
+    .patch('/:id', async (c) => sendJson(c, 200, updateEndpointFromInput(ctx, c.get('applicationId'), c.req.param('id'), (await readJson(c)).value)))
+    .delete('/:id', (c) => {
+      removeEndpoint(ctx, c.get('applicationId'), c.req.param('id'));
+      return c.body(null, 204);
+    });
+}

@@ -1,0 +1,12 @@
+// /v1/feeds: the shared feed records, readable by applications subscribed to them.
+import { Hono } from 'hono';
+import type { Ctx } from '../../actions/context.ts';
+import { requireFeedView } from '../../actions/feeds.ts';
+import type { ApiEnv } from '../auth.ts';
+import { sendJson } from '../json.ts';
+
+/** The feeds sub-app. */
+export function feedsApi(ctx: Ctx): Hono<ApiEnv> {
+  return new Hono<ApiEnv>()
+    .get('/:id', (c) => sendJson(c, 200, requireFeedView(ctx, c.get('applicationId'), c.req.param('id'))));
+}

@@ -1,0 +1,27 @@
+// /v1: authentication, idempotency and body limits in front of one sub-app per resource.
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Ctx } from '../../actions/context.ts';
+import { ApiError } from '../../errors.ts';
+import { idempotency, requireKey, type ApiEnv } from '../auth.ts';
+import { endpointsApi } from './endpoints.ts';
+import { feedsApi } from './feeds.ts';
+import { openapiDocument } from './openapi.ts';
+import { subscriptionsApi } from './subscriptions.ts';
+
+/** The /v1 sub-app. The OpenAPI document is public; everything else needs a key. */
+export function v1Api(ctx: Ctx): Hono<ApiEnv> {
+  const maxBytes = ctx.config.server.max_body_bytes;
+  const api = new Hono<ApiEnv>();
+  api.get('/openapi.json', (c) => c.json(openapiDocument()));
+  api.use('*', requireKey(ctx));
+  api.use('*', bodyLimit({
+    maxSize: maxBytes,
+    onError: () => { throw new ApiError(413, 'Payload too large', `The request body exceeds ${maxBytes} bytes.`); },
+  }));
+  api.use('*', idempotency(ctx));
+  api.route('/endpoints', endpointsApi(ctx));
+  api.route('/subscriptions', subscriptionsApi(ctx));
+  api.route('/feeds', feedsApi(ctx));
+  return api;
+}

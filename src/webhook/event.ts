@@ -1,0 +1,77 @@
+// Webhook event bodies: built once when the event is created, stored, and sent byte-identical on every attempt.
+import type { Entry } from '../feed/types.ts';
+import { RawJson, toJson } from '../rawjson.ts';
+
+export const MAX_ENTRIES_PER_EVENT = 100;
+export const MAX_EVENT_BYTES = 256 * 1024;
+
+export type EventEntry = Entry & { id: string };
+export type EventSubscription = { id: string; url: string; metadata: string | null };
+export type EventFeed = { id: string; url: string; title: string | null; site_url: string | null };
+export type BuiltEvent = { id: string; sequence: number; body: string; entryCount: number };
+
+/** Splits new entries into events of ≤ 100 entries and ≤ 256 KiB each, numbered from `firstSequence`.
+ *  An entry too large on its own is sent with content and summary removed and `truncated: true`. */
+export function buildEntryEvents(input: {
+  subscription: EventSubscription; feed: EventFeed; entries: EventEntry[]; now: Date; firstSequence: number; newId: () => string;
+}): BuiltEvent[] {
+  const envelopeBytes = Buffer.byteLength(entriesBody(input, 0, [])) + 16; // + room for the sequence digits
+  const batches: string[][] = [];
+  let current: string[] = [];
+  let bytes = envelopeBytes;
+  for (const entry of input.entries) {
+    const text = fitEntry(entry, MAX_EVENT_BYTES - envelopeBytes);
+    const size = Buffer.byteLength(text) + 1;
+    if (current.length > 0 && (current.length >= MAX_ENTRIES_PER_EVENT || bytes + size > MAX_EVENT_BYTES)) {
+      batches.push(current);
+      current = [];
+      bytes = envelopeBytes;
+    }
+    current.push(text);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches.map((batch, i) => {
+    const sequence = input.firstSequence + i;
+    return { id: input.newId(), sequence, body: entriesBody(input, sequence, batch), entryCount: batch.length };
+  });
+}
+
+/** The body of an endpoint.test event. */
+export function buildTestEvent(endpointId: string, now: Date): string {
+  return JSON.stringify({ type: 'endpoint.test', timestamp: now.toISOString(), data: { endpoint: { id: endpointId }, message: 'This is a test event from feedsub.' } });
+}
+
+/** Entry order inside events: oldest first, so a receiver can append in order (feeds list newest first). */
+export function deliveryOrder<T>(documentOrder: T[]): T[] {
+  return [...documentOrder].reverse();
+}
+
+function entriesBody(input: { subscription: EventSubscription; feed: EventFeed; now: Date }, sequence: number, entryTexts: string[]): string {
+  const metadata = input.subscription.metadata === null ? null : new RawJson(input.subscription.metadata);
+  const { id, url, title, site_url } = input.feed;
+  return toJson({
+    type: 'subscription.entries',
+    timestamp: input.now.toISOString(),
+    data: {
+      sequence,
+      subscription: { id: input.subscription.id, url: input.subscription.url, metadata },
+      feed: { id, url, title, site_url },
+      entries: new RawJson(`[${entryTexts.join(',')}]`),
+      metadata,
+    },
+  });
+}
+
+function fitEntry(entry: EventEntry, budget: number): string {
+  const ordered = {
+    id: entry.id, guid: entry.guid, url: entry.url, title: entry.title, summary: entry.summary, content: entry.content,
+    authors: entry.authors, categories: entry.categories, enclosures: entry.enclosures,
+    published_at: entry.published_at, updated_at: entry.updated_at,
+  };
+  const text = JSON.stringify(ordered);
+  if (Buffer.byteLength(text) <= budget) return text;
+  const slim = JSON.stringify({ ...ordered, content: null, summary: null, truncated: true });
+  if (Buffer.byteLength(slim) <= budget) return slim;
+  return JSON.stringify({ ...ordered, title: ordered.title?.slice(0, 1000) ?? null, content: null, summary: null, categories: [], enclosures: ordered.enclosures.slice(0, 10), truncated: true });
+}

@@ -1,0 +1,72 @@
+// One webhook delivery attempt over HTTP: never throws, never follows redirects, keeps the first 4 KiB of the response.
+import type { Dispatcher } from 'undici';
+import { request } from 'undici';
+import { headerValue, parseRetryAfter, type HeaderMap } from '../feed/fetch-headers.ts';
+import { ForbiddenAddressError } from '../feed/netguard.ts';
+
+export const RESPONSE_SNIPPET_BYTES = 4096;
+
+export type SendResult = {
+  ok: boolean; statusCode: number | null; durationMs: number; error: string | null;
+  responseBody: string | null; retryAfterSeconds: number | null;
+};
+
+/** POSTs `body` with `headers`; 2xx within `timeoutMs` is ok, anything else (3xx included) is a failure with its reason. */
+export async function sendWebhook(opts: {
+  url: string; headers: Record<string, string>; body: string; agent: Dispatcher; timeoutMs: number; userAgent: string; now: () => Date;
+}): Promise<SendResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  try {
+    const res = await request(opts.url, {
+      method: 'POST',
+      body: opts.body,
+      headers: { ...opts.headers, 'user-agent': opts.userAgent },
+      dispatcher: opts.agent,
+      signal: AbortSignal.timeout(opts.timeoutMs),
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+    });
+    const responseBody = await readSnippet(res.body);
+    const statusCode = res.statusCode;
+    const ok = statusCode >= 200 && statusCode < 300;
+    const retryAfterSeconds = statusCode === 429 || statusCode === 503 ? parseRetryAfter(headerValue(res.headers as HeaderMap, 'retry-after'), opts.now()) : null;
+    const error = ok ? null : statusCode >= 300 && statusCode < 400 ? `webhook: receiver answered ${statusCode} (redirects are not followed)` : `webhook: receiver answered ${statusCode}`;
+    return { ok, statusCode, durationMs: elapsed(), error, responseBody, retryAfterSeconds };
+  } catch (err) {
+    return { ok: false, statusCode: null, durationMs: elapsed(), error: describe(err, opts.url, opts.timeoutMs), responseBody: null, retryAfterSeconds: null };
+  }
+}
+
+async function readSnippet(body: Dispatcher.ResponseData['body']): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      const buf = chunk as Buffer;
+      chunks.push(buf);
+      size += buf.length;
+      if (size >= RESPONSE_SNIPPET_BYTES) break;
+    }
+  } catch {
+    // A receiver that resets while we read its reply still answered with a status; keep what arrived.
+  } finally {
+    body.destroy();
+  }
+  if (size === 0) return null;
+  return Buffer.concat(chunks).subarray(0, RESPONSE_SNIPPET_BYTES).toString('utf8');
+}
+
+function describe(err: unknown, url: string, timeoutMs: number): string {
+  let host = url;
+  try { host = new URL(url).host; } catch { /* keep the raw url */ }
+  if (err instanceof ForbiddenAddressError || (err instanceof Error && err.cause instanceof ForbiddenAddressError)) {
+    return `webhook: refused to connect to ${host}: ${(err instanceof ForbiddenAddressError ? err : (err.cause as Error)).message}`;
+  }
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') {
+    return `webhook: no answer from ${host} within ${timeoutMs} ms`;
+  }
+  const code = e.code ?? e.cause?.code;
+  return `webhook: unable to reach ${host}: ${code ?? e.message ?? String(err)}`;
+}

@@ -1,0 +1,54 @@
+// Builds the loops and what they share (guarded HTTP agents, parse pool, concurrency limits) from the config.
+import type { Ctx } from '../actions/context.ts';
+import { createLimiter } from '../feed/limiter.ts';
+import { createGuardedAgent } from '../feed/netguard.ts';
+import { createParsePool } from '../feed/parse-pool.ts';
+import type { Logger } from '../log.ts';
+import { FEEDSUB_VERSION } from '../version.ts';
+import { deliverTick, type DelivererDeps } from './deliverer.ts';
+import { createLoop, type Loop } from './loop.ts';
+import { pollTick, type PollerDeps } from './poller.ts';
+import { noTelemetry, type Telemetry } from './telemetry.ts';
+
+export type Workers = {
+  poller: Loop; deliverer: Loop; pollerDeps: PollerDeps; delivererDeps: DelivererDeps;
+  start(): void;
+  /** Stops the loops, each awaiting its in-flight tick up to `timeoutMs`. */
+  stop(timeoutMs: number): Promise<void>;
+  /** Releases agents and worker threads; after stop(). */
+  close(): Promise<void>;
+};
+
+/** The User-Agent feedsub identifies itself with, unless poll.user_agent overrides it. */
+export function userAgent(ctx: Ctx): string {
+  return ctx.config.poll.user_agent || `feedsub/${FEEDSUB_VERSION} (+https://github.com/feedsub/feedsub)`;
+}
+
+/** Creates (but does not start) the poller and deliverer loops. */
+export function createWorkers(ctx: Ctx, logger: Logger, telemetry: Telemetry = noTelemetry): Workers {
+  const { poll, delivery, network } = ctx.config;
+  const feedAgent = createGuardedAgent({ allowPrivate: network.allow_private, connectTimeoutMs: poll.connect_timeout_seconds * 1000 });
+  const hookAgent = createGuardedAgent({ allowPrivate: network.allow_private, connectTimeoutMs: Math.min(10, delivery.timeout_seconds) * 1000 });
+  const pool = createParsePool();
+  const pollerDeps: PollerDeps = {
+    refresh: {
+      agent: feedAgent, parse: (text, opts) => pool.parse(text, opts), userAgent: userAgent(ctx), maxBodyBytes: poll.max_body_bytes,
+      connectTimeoutMs: poll.connect_timeout_seconds * 1000, totalTimeoutMs: poll.timeout_seconds * 1000,
+    },
+    limiter: createLimiter({ global: poll.concurrency, perHost: poll.per_host_concurrency }),
+    logger: logger.child({ loop: 'poller' }),
+    telemetry,
+  };
+  const delivererDeps: DelivererDeps = {
+    agent: hookAgent, userAgent: userAgent(ctx), telemetry, logger: logger.child({ loop: 'deliverer' }),
+    limiter: createLimiter({ global: delivery.concurrency, perHost: delivery.per_endpoint_concurrency }),
+  };
+  const poller = createLoop('poller', async () => (await pollTick(ctx, pollerDeps)).nextDelayMs, { idleMs: 60_000, logger });
+  const deliverer = createLoop('deliverer', async () => (await deliverTick(ctx, delivererDeps)).nextDelayMs, { idleMs: 60_000, logger });
+  return {
+    poller, deliverer, pollerDeps, delivererDeps,
+    start() { poller.start(); deliverer.start(); },
+    async stop(timeoutMs) { await Promise.all([poller.stop(timeoutMs), deliverer.stop(timeoutMs)]); },
+    async close() { await Promise.all([feedAgent.close(), hookAgent.close(), pool.close()]); },
+  };
+}

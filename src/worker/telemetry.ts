@@ -1,0 +1,11 @@
+// What the loops report as they work; the metrics module implements it, tests and one-shot commands ignore it.
+
+export type Telemetry = {
+  /** One feed refresh finished with this outcome kind after `durationMs`. */
+  polled(outcome: 'parsed' | 'unchanged' | 'gone' | 'throttled' | 'error', durationMs: number): void;
+  /** One delivery attempt finished; `latencyMs` (event created → delivered) only when it succeeded. */
+  attempted(outcome: 'delivered' | 'retry' | 'dead', durationMs: number, latencyMs: number | null): void;
+};
+
+/** Telemetry that records nothing. */
+export const noTelemetry: Telemetry = { polled: () => {}, attempted: () => {} };
