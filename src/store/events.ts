@@ -92,3 +92,8 @@ export function countEventsByStatus(db: Db): Record<EventStatus, number> {
 export function nextEventDueAt(db: Db): string | undefined {
   return db.prepare("SELECT min(next_attempt_at) FROM events WHERE status IN ('pending', 'failed')").pluck().get() as string | undefined ?? undefined;
 }
+
+/** created_at of the oldest event still waiting for delivery (pending or failed), or undefined when none waits. */
+export function oldestPendingEventAt(db: Db): string | undefined {
+  return (db.prepare("SELECT min(created_at) FROM events WHERE status IN ('pending', 'failed')").pluck().get() as string | null) ?? undefined;
+}

@@ -97,3 +97,10 @@ export function recordFeedGone(db: Db, id: string, now: Date): void {
 export function setFeedStatus(db: Db, id: string, status: FeedStatus, now: Date): void {
   patchFeed(db, id, { status }, now);
 }
+
+/** Number of feeds in each status (every status present, zero when none), for metrics. */
+export function countFeedsByStatus(db: Db): Record<FeedStatus, number> {
+  const out: Record<FeedStatus, number> = { pending: 0, active: 0, error: 0, gone: 0, identity_changed: 0 };
+  for (const row of db.prepare('SELECT status, count(*) AS n FROM feeds GROUP BY status').all() as { status: FeedStatus; n: number }[]) out[row.status] = row.n;
+  return out;
+}
