@@ -21,7 +21,7 @@ export type SubscriptionApiView = {
   status: 'active' | 'paused'; feed_url: string; feed_status: string; created_at: string; updated_at: string;
 };
 
-const Metadata = v.nullable(v.record(v.string(), v.unknown(), 'must be a JSON object'), undefined);
+const Metadata = v.nullable(v.custom<Record<string, unknown>>((m) => typeof m === 'object' && m !== null && !Array.isArray(m), 'must be a JSON object'), undefined);
 
 export const CreateSubscriptionInput = v.strictObject({
   endpoint: IdString,

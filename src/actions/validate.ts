@@ -4,6 +4,10 @@ import { invalid, type FieldIssue } from '../errors.ts';
 
 /** Parses `input` with `schema`; throws a 400 ApiError naming every invalid field. */
 export function validate<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const wantsObject = schema.type === 'strict_object' || schema.type === 'object';
+  if (wantsObject && (input === null || typeof input !== 'object' || Array.isArray(input))) {
+    throw invalid([{ path: '(body)', message: 'must be a JSON object' }]);
+  }
   const result = v.safeParse(schema, input, { abortEarly: false });
   if (result.success) return result.output;
   throw invalid(toFieldIssues(result.issues));
