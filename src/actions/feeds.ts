@@ -1,6 +1,7 @@
 // Feed use-cases: the health view a subscriber may read.
 import { notFound } from '../errors.ts';
-import { getFeed, type FeedRow } from '../store/feeds.ts';
+import { countFeedsOfApplication, getFeed, listFeedsOfApplication, type FeedRow, type FeedStatus } from '../store/feeds.ts';
+import type { Page } from '../store/page.ts';
 import { applicationUsesFeed } from '../store/subscriptions.ts';
 import type { Ctx } from './context.ts';
 
@@ -29,4 +30,15 @@ export function feedView(f: FeedRow): FeedView {
     http_error_count: f.http_error_count, parse_error_count: f.parse_error_count, last_error: f.last_error,
     last_error_at: f.last_error_at, degraded: f.degraded, entry_count: f.entry_count, created_at: f.created_at, updated_at: f.updated_at,
   };
+}
+
+/** One page of the feeds the application's subscriptions use, newest first, optionally of some statuses. */
+export function listApplicationFeeds(ctx: Ctx, applicationId: string, q: { limit: number; after?: string | undefined; statuses?: FeedStatus[] | undefined }): Page<FeedView & { subscription_count: number }> {
+  const page = listFeedsOfApplication(ctx.db, applicationId, q);
+  return { data: page.data.map((f) => ({ ...feedView(f), subscription_count: f.subscription_count })), next: page.next };
+}
+
+/** How many of the application's feeds are in each status. */
+export function countApplicationFeeds(ctx: Ctx, applicationId: string): Record<FeedStatus, number> {
+  return countFeedsOfApplication(ctx.db, applicationId);
 }

@@ -1,6 +1,7 @@
 // SQL for feeds: one record per normalized URL (and credentials), with its fetch state and health.
 import type { Db } from '../db/open.ts';
 import { newId } from '../ids.ts';
+import { toPage, type Page } from './page.ts';
 
 export type FeedStatus = 'pending' | 'active' | 'error' | 'gone' | 'identity_changed';
 export type FeedRow = {
@@ -102,5 +103,25 @@ export function setFeedStatus(db: Db, id: string, status: FeedStatus, now: Date)
 export function countFeedsByStatus(db: Db): Record<FeedStatus, number> {
   const out: Record<FeedStatus, number> = { pending: 0, active: 0, error: 0, gone: 0, identity_changed: 0 };
   for (const row of db.prepare('SELECT status, count(*) AS n FROM feeds GROUP BY status').all() as { status: FeedStatus; n: number }[]) out[row.status] = row.n;
+  return out;
+}
+
+/** The feeds an application's subscriptions use, newest first, optionally of some statuses, with how many of its subscriptions use each. */
+export function listFeedsOfApplication(db: Db, applicationId: string, q: { limit: number; after?: string | undefined; statuses?: FeedStatus[] | undefined }): Page<FeedRow & { subscription_count: number }> {
+  const statuses = q.statuses ?? [];
+  const rows = db.prepare(`SELECT f.*, (SELECT count(*) FROM subscriptions s WHERE s.feed_id = f.id AND s.application_id = @app) AS subscription_count
+    FROM feeds f WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.application_id = @app)
+      ${statuses.length ? `AND f.status IN (${statuses.map((_, i) => `@s${i}`).join(', ')})` : ''} ${q.after ? 'AND f.id < @after' : ''}
+    ORDER BY f.id DESC LIMIT @limit`)
+    .all({ app: applicationId, limit: q.limit + 1, ...(q.after ? { after: q.after } : {}), ...Object.fromEntries(statuses.map((s, i) => [`s${i}`, s])) }) as (FeedRow & { subscription_count: number })[];
+  return toPage(rows, q.limit);
+}
+
+/** How many of the feeds an application's subscriptions use are in each status. */
+export function countFeedsOfApplication(db: Db, applicationId: string): Record<FeedStatus, number> {
+  const out: Record<FeedStatus, number> = { pending: 0, active: 0, error: 0, gone: 0, identity_changed: 0 };
+  const rows = db.prepare(`SELECT f.status, count(*) AS n FROM feeds f
+    WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.application_id = ?) GROUP BY f.status`).all(applicationId) as { status: FeedStatus; n: number }[];
+  for (const row of rows) out[row.status] = row.n;
   return out;
 }
