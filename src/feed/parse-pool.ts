@@ -28,118 +28,141 @@ type Slot = { worker: Worker; ready: boolean; job: Job | null };
  *  worker_threads (default size 1-2); small bodies parse inline. parse() rejects with
  *  FeedParseError like parseFeed. close() terminates workers. Works under tsx (dev/tests). */
 export function createParsePool(opts: ParsePoolOptions = {}): ParsePool {
-  const size = Math.max(1, opts.size ?? Math.min(2, Math.max(1, availableParallelism() - 1)));
-  const threshold = opts.thresholdBytes ?? 1024 * 1024;
-  const timeoutMs = opts.timeoutMs ?? 60_000;
-  const spawn = opts.spawn ?? defaultSpawn;
-  const slots: Slot[] = [];
-  const queue: Job[] = [];
-  const readyWaiters: Array<() => void> = [];
-  let inline = false;
-  let closed = false;
-  let nextId = 1;
+  return new WorkerPool(opts);
+}
 
-  const settleReady = () => {
-    if (inline || slots.every((s) => s.ready)) readyWaiters.splice(0).forEach((w) => w());
-  };
-  const fallBackInline = () => {
-    inline = true;
-    for (const s of slots.splice(0)) {
-      if (s.job) queue.unshift(s.job);
-      void s.worker.terminate();
+class WorkerPool implements ParsePool {
+  readonly #threshold: number;
+  readonly #timeoutMs: number;
+  readonly #spawn: () => Worker;
+  readonly #slots: Slot[] = [];
+  readonly #queue: Job[] = [];
+  readonly #readyWaiters: Array<() => void> = [];
+  #inline = false;
+  #closed = false;
+  #nextId = 1;
+
+  constructor(opts: ParsePoolOptions) {
+    const size = Math.max(1, opts.size ?? Math.min(2, Math.max(1, availableParallelism() - 1)));
+    this.#threshold = opts.thresholdBytes ?? 1024 * 1024;
+    this.#timeoutMs = opts.timeoutMs ?? 60_000;
+    this.#spawn = opts.spawn ?? defaultSpawn;
+    for (let i = 0; i < size && !this.#inline; i++) this.#start();
+  }
+
+  get mode(): 'worker' | 'inline' {
+    return this.#inline ? 'inline' : 'worker';
+  }
+
+  ready(): Promise<'worker' | 'inline'> {
+    return new Promise((resolve) => {
+      this.#readyWaiters.push(() => resolve(this.mode));
+      this.#settleReady();
+    });
+  }
+
+  parse(text: string, opts: ParseOptions): Promise<ParsedFeed> {
+    if (this.#closed) return Promise.reject(new Error('parse pool: closed'));
+    return new Promise<ParsedFeed>((resolve, reject) => {
+      const req = { id: this.#nextId++, text, opts: { baseUrl: opts.baseUrl, contentLocation: opts.contentLocation ?? null } };
+      const job: Job = { req, resolve, reject };
+      if (this.#inline || text.length <= this.#threshold) return runInline(job);
+      this.#queue.push(job);
+      this.#dispatch();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const job of this.#queue.splice(0)) job.reject(new Error('parse pool: closed'));
+    await Promise.all(this.#slots.splice(0).map(async (s) => {
+      this.#finish(s, (j) => j.reject(new Error('parse pool: closed')));
+      await s.worker.terminate();
+    }));
+    this.#settleReady();
+  }
+
+  #start(): void {
+    let worker: Worker;
+    try {
+      worker = this.#spawn();
+    } catch {
+      return this.#fallBackInline();
     }
-    for (const job of queue.splice(0)) runInline(job);
-    settleReady();
-  };
-  const finish = (slot: Slot, settle: (job: Job) => void) => {
-    const job = slot.job;
-    slot.job = null;
-    slot.worker.unref();
-    if (job) {
-      clearTimeout(job.timer);
-      settle(job);
-    }
-  };
-  const dispatch = () => {
-    for (const slot of slots) {
-      if (slot.job || queue.length === 0) continue;
-      const job = queue.shift()!;
+    const slot: Slot = { worker, ready: false, job: null };
+    this.#slots.push(slot);
+    worker.unref();
+    worker.on('message', (m: ParseReply) => this.#onReply(slot, m));
+    worker.on('error', (e) => this.#onDeath(slot, `failed: ${e.message}`));
+    worker.on('exit', (code) => this.#onDeath(slot, `exited with code ${code}`));
+  }
+
+  #dispatch(): void {
+    for (const slot of this.#slots) {
+      const job = slot.job ? undefined : this.#queue.shift();
+      if (!job) continue;
       slot.job = job;
       slot.worker.ref();
       job.timer = setTimeout(() => {
-        finish(slot, (j) => j.reject(new FeedParseError(`parse: timed out after ${timeoutMs} ms`)));
-        replace(slot);
-      }, timeoutMs);
+        this.#finish(slot, (j) => j.reject(new FeedParseError(`parse: timed out after ${this.#timeoutMs} ms`)));
+        this.#replace(slot);
+      }, this.#timeoutMs);
+      job.timer.unref(); // the busy worker is ref'd; the timer alone must not hold the process open
       slot.worker.postMessage(job.req);
     }
-  };
-  const replace = (slot: Slot) => {
-    void slot.worker.terminate();
-    const at = slots.indexOf(slot);
-    if (at !== -1) slots.splice(at, 1);
-    if (!closed && !inline) start();
-    dispatch();
-  };
-  const onReply = (slot: Slot, reply: ParseReply) => {
+  }
+
+  #onReply(slot: Slot, reply: ParseReply): void {
     if (reply.type === 'ready') {
       slot.ready = true;
-      settleReady();
-      return;
+      return this.#settleReady();
     }
     if (slot.job?.req.id !== reply.id) return;
-    if (reply.type === 'result') finish(slot, (j) => j.resolve(reply.feed));
-    else finish(slot, (j) => j.reject(reply.parseError ? new FeedParseError(reply.message) : new Error(reply.message)));
-    dispatch();
-  };
-  const onDeath = (slot: Slot, why: string) => {
-    if (closed || !slots.includes(slot)) return;
-    if (!slot.ready) return fallBackInline(); // the worker never started: this runtime cannot host it
-    finish(slot, (j) => j.reject(new FeedParseError(`parse: worker ${why}`)));
-    replace(slot);
-  };
-  const start = () => {
-    let worker: Worker;
-    try {
-      worker = spawn();
-    } catch {
-      return fallBackInline();
-    }
-    const slot: Slot = { worker, ready: false, job: null };
-    slots.push(slot);
-    worker.unref();
-    worker.on('message', (m: ParseReply) => onReply(slot, m));
-    worker.on('error', (e) => onDeath(slot, `failed: ${e.message}`));
-    worker.on('exit', (code) => onDeath(slot, `exited with code ${code}`));
-  };
+    if (reply.type === 'result') this.#finish(slot, (j) => j.resolve(reply.feed));
+    else this.#finish(slot, (j) => j.reject(reply.parseError ? new FeedParseError(reply.message) : new Error(reply.message)));
+    this.#dispatch();
+  }
 
-  for (let i = 0; i < size && !inline; i++) start();
-  return {
-    get mode() {
-      return inline ? 'inline' : 'worker';
-    },
-    ready: () => new Promise((resolve) => {
-      readyWaiters.push(() => resolve(inline ? 'inline' : 'worker'));
-      settleReady();
-    }),
-    parse(text, parseOpts) {
-      if (closed) return Promise.reject(new Error('parse pool: closed'));
-      return new Promise<ParsedFeed>((resolve, reject) => {
-        const job: Job = { req: { id: nextId++, text, opts: { baseUrl: parseOpts.baseUrl, contentLocation: parseOpts.contentLocation ?? null } }, resolve, reject };
-        if (inline || text.length <= threshold) return runInline(job);
-        queue.push(job);
-        dispatch();
-      });
-    },
-    async close() {
-      closed = true;
-      for (const job of queue.splice(0)) job.reject(new Error('parse pool: closed'));
-      await Promise.all(slots.splice(0).map(async (s) => {
-        if (s.job) finish(s, (j) => j.reject(new Error('parse pool: closed')));
-        await s.worker.terminate();
-      }));
-      settleReady();
-    },
-  };
+  #onDeath(slot: Slot, why: string): void {
+    if (this.#closed || !this.#slots.includes(slot)) return;
+    if (!slot.ready) return this.#fallBackInline(); // the worker never started: this runtime cannot host it
+    this.#finish(slot, (j) => j.reject(new FeedParseError(`parse: worker ${why}`)));
+    this.#replace(slot);
+  }
+
+  #finish(slot: Slot, settle: (job: Job) => void): void {
+    const job = slot.job;
+    slot.job = null;
+    slot.worker.unref();
+    if (!job) return;
+    clearTimeout(job.timer);
+    settle(job);
+  }
+
+  #replace(slot: Slot): void {
+    void slot.worker.terminate();
+    const at = this.#slots.indexOf(slot);
+    if (at !== -1) this.#slots.splice(at, 1);
+    if (!this.#closed && !this.#inline) this.#start();
+    this.#dispatch();
+  }
+
+  #fallBackInline(): void {
+    this.#inline = true;
+    for (const s of this.#slots.splice(0)) {
+      if (s.job) {
+        clearTimeout(s.job.timer);
+        this.#queue.unshift(s.job);
+      }
+      void s.worker.terminate();
+    }
+    for (const job of this.#queue.splice(0)) runInline(job);
+    this.#settleReady();
+  }
+
+  #settleReady(): void {
+    if (this.#inline || this.#slots.every((s) => s.ready)) this.#readyWaiters.splice(0).forEach((w) => w());
+  }
 }
 
 function runInline(job: Job): void {
