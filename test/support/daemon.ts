@@ -1,0 +1,53 @@
+// Runs `feedsub` (tsx src/main.ts) as a child process for end-to-end tests; every child is killed by PID.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const TSX = `${ROOT}node_modules/.bin/tsx`;
+const MAIN = `${ROOT}src/main.ts`;
+
+/** Runs a one-shot command to completion. */
+export function runCli(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(TSX, [MAIN, ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A free TCP port on 127.0.0.1 (bound then released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export type Daemon = { url: string; child: ChildProcess; output: () => string; stop(signal?: NodeJS.Signals): Promise<number | null>; kill(): void };
+
+/** Starts `feedsub serve` and resolves once /healthz answers 200 (bounded wait). */
+export async function startDaemon(opts: { dataDir: string; env?: Record<string, string>; args?: string[] }): Promise<Daemon> {
+  const port = await freePort();
+  const child = spawn(TSX, [MAIN, 'serve', '--port', String(port), '--data-dir', opts.dataDir, ...(opts.args ?? [])], {
+    env: { ...process.env, FEEDSUB_LOG_FORMAT: 'json', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`feedsub exited early (${child.exitCode}): ${out}`);
+    try {
+      if ((await fetch(`${url}/healthz`)).status === 200) break;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error(`feedsub did not become healthy: ${out}`); }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url, child, output: () => out,
+    async stop(signal = 'SIGTERM') { if (child.exitCode === null) child.kill(signal); return exited; },
+    kill() { if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL'); },
+  };
+}
