@@ -132,6 +132,8 @@ CREATE INDEX events_due ON events(next_attempt_at) WHERE status IN ('pending', '
 CREATE INDEX events_by_subscription ON events(subscription_id, sequence);
 CREATE INDEX events_by_application ON events(application_id, id);
 CREATE INDEX events_by_endpoint ON events(endpoint_id, id);
+CREATE INDEX events_delivered ON events(delivered_at) WHERE status = 'delivered';   -- retention
+CREATE INDEX events_dead ON events(created_at) WHERE status = 'dead';
 
 CREATE TABLE attempts (
   id             TEXT PRIMARY KEY,

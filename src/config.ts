@@ -42,6 +42,7 @@ export const ConfigSchema = v.strictObject({
     disable_after_seconds: v.optional(seconds, 432_000),
     retention_days: v.optional(int(1, 3650), 30),
     secret_rotation_grace_seconds: v.optional(seconds, 86_400),
+    retry_after_max_seconds: v.optional(seconds, 3600),
   }), {}),
   log: v.optional(v.strictObject({
     level: v.optional(v.picklist(['debug', 'info', 'warn', 'error']), 'info'),
