@@ -10,6 +10,7 @@ import { createHttpApp } from './http/server.ts';
 import type { Logger } from './log.ts';
 import { deliverTick } from './worker/deliverer.ts';
 import { createWorkers, type Workers } from './worker/index.ts';
+import { createMetrics } from './worker/metrics.ts';
 import { pollTick } from './worker/poller.ts';
 
 export type RunningApp = { url: string; dbFile: string; ctx: Ctx; workers: Workers; stop(): Promise<void> };
@@ -30,10 +31,11 @@ export async function startApp(config: Config, logger: Logger, clock: Clock = sy
   const dbFile = databaseFile(config);
   const db = openDatabase(dbFile);
   const ctx: Ctx = { ...quietCtx(db, clock, config) };
-  const workers = createWorkers(ctx, logger);
+  const metrics = createMetrics(ctx);
+  const workers = createWorkers(ctx, logger, metrics.telemetry);
   ctx.nudgePoller = workers.poller.nudge;
   ctx.nudgeDeliverer = workers.deliverer.nudge;
-  const app = createHttpApp(ctx, logger);
+  const app = createHttpApp(ctx, logger, metrics.registry);
   let server: ServerType;
   try {
     server = await listen(app.fetch, config.server.host, config.server.port);

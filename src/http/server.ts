@@ -1,15 +1,19 @@
 // The HTTP application: /healthz, /v1 (API), and the error funnel; app.ts serves it with @hono/node-server.
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
+import type { Registry } from 'prom-client';
 import type { Ctx } from '../actions/context.ts';
 import type { Logger } from '../log.ts';
 import { v1Api } from './api/index.ts';
 import { errorHandler, notFoundHandler, problem } from './errors.ts';
+import { metricsHandler } from './metrics.ts';
 
-/** Builds the Hono app over a context; no network listening here, so tests call app.request(). */
-export function createHttpApp(ctx: Ctx, logger: Logger): Hono {
+/** Builds the Hono app over a context; no network listening here, so tests call app.request(). /metrics only with a registry. */
+export function createHttpApp(ctx: Ctx, logger: Logger, registry?: Registry): Hono {
   const app = new Hono();
   app.onError(errorHandler(logger));
   app.notFound(notFoundHandler);
+  app.use('*', accessLog(logger));
+  if (registry) app.get('/metrics', metricsHandler(registry, ctx.config.metrics.token));
   app.get('/healthz', (c) => {
     try {
       ctx.db.prepare('SELECT 1').get();
@@ -21,4 +25,19 @@ export function createHttpApp(ctx: Ctx, logger: Logger): Hono {
   });
   app.route('/v1', v1Api(ctx));
   return app;
+}
+
+/** One line per request after it is answered. Probes (/healthz, /metrics) log at debug: a load balancer or Prometheus
+ *  calls them every few seconds and would drown the outcome lines; everything else at info. */
+function accessLog(logger: Logger): MiddlewareHandler {
+  return async (c, next) => {
+    const started = performance.now();
+    await next();
+    const probe = c.req.path === '/healthz' || c.req.path === '/metrics';
+    const applicationId = (c.var as Record<string, unknown>).applicationId;
+    logger[probe ? 'debug' : 'info']('http: request', {
+      method: c.req.method, path: c.req.path, status: c.res.status, duration_ms: Math.round(performance.now() - started),
+      ...(typeof applicationId === 'string' ? { application_id: applicationId } : {}),
+    });
+  };
 }

@@ -1,0 +1,77 @@
+// Prometheus metrics: a private registry per app, counters and histograms fed through Telemetry, gauges read from the database at scrape time.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { countEventsByStatus, oldestPendingEventAt } from '../store/events.ts';
+import { countFeedsByStatus } from '../store/feeds.ts';
+import { FEEDSUB_VERSION } from '../version.ts';
+import type { Telemetry } from './telemetry.ts';
+
+export type Metrics = { registry: Registry; telemetry: Telemetry };
+
+const POLL_OUTCOMES = ['parsed', 'unchanged', 'gone', 'throttled', 'error'] as const;
+const ATTEMPT_OUTCOMES = ['delivered', 'retry', 'dead'] as const;
+// Feed fetches are bounded by poll.timeout_seconds (30 s by default, at most 600 s).
+const FETCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+// Receivers answer in milliseconds to seconds; delivery.timeout_seconds is 15 s by default.
+const ATTEMPT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60];
+// Event created → delivered spans the first try (sub-second) to the end of the retry schedule (about 33 h).
+const LATENCY_BUCKETS = [0.1, 0.5, 1, 5, 15, 60, 300, 1800, 7200, 21_600, 86_400, 172_800];
+
+/** Builds a new registry (never prom-client's global one, so several apps can live in one process) with every metric. */
+export function createMetrics(source: { db: Db; clock: Clock }): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  registerDatabaseGauges(registry, source);
+  new Gauge({ name: 'feedsub_build_info', help: 'Always 1; the version label says which feedsub runs.', labelNames: ['version'], registers: [registry] })
+    .set({ version: FEEDSUB_VERSION }, 1);
+  return { registry, telemetry: registerTelemetry(registry) };
+}
+
+/** Counters and histograms moved by the poller and the deliverer. */
+function registerTelemetry(registry: Registry): Telemetry {
+  const registers = [registry];
+  const polls = new Counter({ name: 'feedsub_polls_total', help: 'Feed refreshes by outcome (parsed, unchanged, gone, throttled, error).', labelNames: ['outcome'], registers });
+  const fetchSeconds = new Histogram({ name: 'feedsub_fetch_duration_seconds', help: 'Time to fetch a feed (request to end of body), every outcome.', buckets: FETCH_BUCKETS, registers });
+  const attempts = new Counter({ name: 'feedsub_delivery_attempts_total', help: 'Webhook delivery attempts by outcome (delivered, retry, dead).', labelNames: ['outcome'], registers });
+  const attemptSeconds = new Histogram({ name: 'feedsub_delivery_attempt_duration_seconds', help: 'Time of one webhook HTTP attempt, every outcome.', buckets: ATTEMPT_BUCKETS, registers });
+  const latencySeconds = new Histogram({ name: 'feedsub_delivery_latency_seconds', help: 'Time from an event\'s creation to its successful delivery.', buckets: LATENCY_BUCKETS, registers });
+  // Every label value starts at 0 so rate() and increase() see the series from the first scrape.
+  for (const outcome of POLL_OUTCOMES) polls.inc({ outcome }, 0);
+  for (const outcome of ATTEMPT_OUTCOMES) attempts.inc({ outcome }, 0);
+  return {
+    polled(outcome, durationMs) {
+      polls.inc({ outcome });
+      fetchSeconds.observe(durationMs / 1000);
+    },
+    attempted(outcome, durationMs, latencyMs) {
+      attempts.inc({ outcome });
+      attemptSeconds.observe(durationMs / 1000);
+      if (latencyMs !== null) latencySeconds.observe(Math.max(0, latencyMs) / 1000);
+    },
+  };
+}
+
+/** Gauges whose value is the database's state, read by SQL in src/store when Prometheus scrapes. */
+function registerDatabaseGauges(registry: Registry, { db, clock }: { db: Db; clock: Clock }): void {
+  const registers = [registry];
+  new Gauge({
+    name: 'feedsub_feeds', help: 'Feeds by status (pending, active, error, gone, identity_changed).', labelNames: ['status'], registers,
+    collect() { for (const [status, n] of Object.entries(countFeedsByStatus(db))) this.set({ status }, n); },
+  });
+  new Gauge({
+    name: 'feedsub_events', help: 'Webhook events by status (pending, failed = waiting for a retry, delivered, dead).', labelNames: ['status'], registers,
+    collect() { for (const [status, n] of Object.entries(countEventsByStatus(db))) this.set({ status }, n); },
+  });
+  new Gauge({
+    name: 'feedsub_queue_depth', help: 'Events waiting for delivery (pending + failed), including those of disabled endpoints and paused subscriptions.', registers,
+    collect() { const c = countEventsByStatus(db); this.set(c.pending + c.failed); },
+  });
+  new Gauge({
+    name: 'feedsub_oldest_pending_event_age_seconds', help: 'Age of the oldest event waiting for delivery; 0 when none waits.', registers,
+    collect() {
+      const oldest = oldestPendingEventAt(db);
+      this.set(oldest === undefined ? 0 : Math.max(0, (clock.now().getTime() - Date.parse(oldest)) / 1000));
+    },
+  });
+}
