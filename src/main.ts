@@ -4,6 +4,7 @@ import { cac } from 'cac';
 import { databaseFile, openForCommand, runPollOnce, startApp } from './app.ts';
 import { createKey, listKeys, revokeKey } from './actions/keys.ts';
 import { loadConfig, type Config } from './config.ts';
+import { backupDatabase, BackupExistsError } from './db/backup.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger, type Logger } from './log.ts';
 import { versionLine } from './version.ts';
@@ -83,6 +84,21 @@ cli.command('poll', 'poll --once: fetch every active feed once, queue events, tr
     if (!flags.once) usage('poll needs --once (the daemon polls continuously: use feedsub serve)');
     const config = configFrom(flags);
     console.log(await runPollOnce(config, loggerFor(config)));
+  });
+
+cli.command('backup <file>', 'Write a consistent copy of the database to FILE, also while serve runs')
+  .option('--force', 'Overwrite FILE if it exists')
+  .option('--config <file>', 'TOML config file')
+  .option('--data-dir <dir>', 'Where the SQLite database lives')
+  .action(async (file: string, flags: Flags & { force?: boolean }) => {
+    const config = configFrom(flags);
+    try {
+      const done = await backupDatabase(databaseFile(config), String(file), { force: flags.force === true });
+      console.log(`Backed up ${databaseFile(config)} to ${done.file}: ${(done.bytes / 1048576).toFixed(2)} MiB (${done.bytes} bytes, ${done.pages} pages) in ${Math.round(done.durationMs)} ms.`);
+    } catch (err) {
+      if (err instanceof BackupExistsError) usage(err.message);
+      throw err;
+    }
   });
 
 cli.help();
