@@ -8,7 +8,7 @@ import { ADDON_ASSET, PARSE_WORKER_ASSET, SCHEMA_ASSET } from '../src/db/assets.
 import { bundleMain, bundleParseWorker } from './sea/bundle.ts';
 import { makeExecutable } from './sea/inject.ts';
 import { runOrThrow } from './sea/run.ts';
-import { ensureToolchain } from './sea/toolchain.ts';
+import { DEFAULT_NODE_SPEC, ensureToolchain } from './sea/toolchain.ts';
 import type { Toolchain } from './sea/toolchain.ts';
 
 interface BuildOptions {
@@ -62,7 +62,7 @@ async function buildExecutable(options: BuildOptions): Promise<void> {
   const toolchain = await ensureToolchain(options.root, options.nodeSpec, options.log);
   options.log(
     `toolchain: ${toolchain.reused ? 'reused' : 'built'} ${relative(options.root, toolchain.dir)} ` +
-      `(node ${toolchain.nodeVersion}, better-sqlite3 ${toolchain.betterSqlite3Version}) in ${seconds(started)}`,
+      `(node ${toolchain.nodeVersion}, better-sqlite3 ${toolchain.betterSqlite3Version} built with node ${toolchain.headersVersion} headers) in ${seconds(started)}`,
   );
   mkdirSync(join(options.root, 'build', 'sea'), { recursive: true });
   const workDir = mkdtempSync(join(options.root, 'build', 'sea', 'run-'));
@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     options: {
       out: { type: 'string', default: join(root, 'dist', 'feedsub') },
       entry: { type: 'string', default: 'src/main.ts' },
-      node: { type: 'string', default: process.env.FEEDSUB_SEA_NODE ?? '24' },
+      node: { type: 'string', default: DEFAULT_NODE_SPEC },
       'no-strip': { type: 'boolean', default: false },
     },
   });

@@ -8,8 +8,9 @@ export interface Toolchain {
   /** The Node binary the executable is made from (and that prepares the SEA blob). */
   nodeBinary: string;
   nodeVersion: string;
-  /** better_sqlite3.node compiled for nodeVersion. */
+  /** better_sqlite3.node compiled for nodeVersion's ABI (against headersVersion's headers). */
   addon: string;
+  headersVersion: string;
   betterSqlite3Version: string;
   dir: string;
   reused: boolean;
@@ -18,13 +19,28 @@ export interface Toolchain {
 interface Manifest {
   nodeSpec: string;
   nodeVersion: string;
+  headersVersion: string;
   betterSqlite3Version: string;
   nodeBinary: string;
   addon: string;
 }
 
+/** The npm `node` version range the executable embeds by default: the current LTS line. */
+export const DEFAULT_NODE_SPEC = '24';
+
+// Node 24.19.0 changed the header-only node::ObjectWrap (node_object_wrap.h): its destructor now calls
+// RemoveEnvironmentCleanupHook, which aborts the process ("Assertion failed: (env) != nullptr") when V8 collects an
+// object outside any context, e.g. a better-sqlite3 Statement in a GC between callbacks (nodejs/node#65446, open;
+// still in 24.21.0). The code comes from the headers the addon is compiled against, not from the runtime, so the
+// addon is compiled against 24.18.1's headers, the last 24.x without the change; within a major the addon ABI is
+// stable (NODE_MODULE_VERSION 137). checkAddon() below reproduces the crash, so a toolchain that has it never builds.
+const ADDON_HEADERS: Record<string, string> = { '24': '24.18.1' };
+
+// The npm package holding one platform's Node binary and headers (what the `node` package's preinstall fetches).
+const PLATFORM_PACKAGE = `${process.platform === 'darwin' && process.arch === 'arm64' ? 'node-bin' : 'node'}-${process.platform}-${process.arch}`;
+
 // Bump when the way the toolchain is made changes, so old folders are not reused.
-const RECIPE = 1;
+const RECIPE = 2;
 
 /** Returns the exact better-sqlite3 version installed in the project (the one the tests use). */
 export function projectBetterSqlite3Version(root: string): string {
@@ -49,7 +65,8 @@ export function cachedToolchain(root: string, nodeSpec: string, betterSqlite3Ver
   const nodeBinary = resolve(dir, manifest.nodeBinary);
   const addon = resolve(dir, manifest.addon);
   if (!existsSync(nodeBinary) || !existsSync(addon)) return undefined;
-  return { nodeBinary, nodeVersion: manifest.nodeVersion, addon, betterSqlite3Version, dir, reused: true };
+  const { nodeVersion, headersVersion } = manifest;
+  return { nodeBinary, nodeVersion, addon, headersVersion, betterSqlite3Version, dir, reused: true };
 }
 
 /**
@@ -67,12 +84,14 @@ export async function ensureToolchain(root: string, nodeSpec: string, log: (line
   try {
     log(`toolchain: npm install node@${nodeSpec} (build-only, in ${relative(root, staging)})`);
     const node = await installNode(join(staging, 'node'), nodeSpec);
-    log(`toolchain: node ${node.version}; compiling better-sqlite3 ${betterSqlite3Version} against its headers`);
-    const addon = await buildAddon(join(staging, 'better-sqlite3'), betterSqlite3Version, node.headersDir, log);
-    await checkAddonLoads(node.binary, join(staging, 'better-sqlite3'), log);
+    const headers = await addonHeaders(join(staging, 'headers'), node);
+    log(`toolchain: node ${node.version}; compiling better-sqlite3 ${betterSqlite3Version} against node ${headers.version} headers`);
+    const addon = await buildAddon(join(staging, 'better-sqlite3'), betterSqlite3Version, headers.dir, log);
+    await checkAddon(node.binary, join(staging, 'better-sqlite3'), log);
     const manifest: Manifest = {
       nodeSpec,
       nodeVersion: node.version,
+      headersVersion: headers.version,
       betterSqlite3Version,
       nodeBinary: relative(staging, node.binary),
       addon: relative(staging, addon),
@@ -108,11 +127,23 @@ async function installNode(dir: string, nodeSpec: string): Promise<{ binary: str
   if (version.replace(/^v/, '').split('.')[0] !== wantedMajor) {
     throw new Error(`build: npm's node@${nodeSpec} gave ${version}`);
   }
-  const platformPackage = `${process.platform === 'darwin' && process.arch === 'arm64' ? 'node-bin' : 'node'}-${process.platform}-${process.arch}`;
-  const candidates = [join(dir, 'node_modules', 'node', 'node_modules', platformPackage), join(dir, 'node_modules', platformPackage)];
+  const candidates = [join(dir, 'node_modules', 'node', 'node_modules', PLATFORM_PACKAGE), join(dir, 'node_modules', PLATFORM_PACKAGE)];
   const headersDir = candidates.find((c) => existsSync(join(c, 'include', 'node', 'node_version.h')));
   if (!headersDir) throw new Error(`build: no include/node headers in ${candidates.join(' or ')}`);
   return { binary, version, headersDir };
+}
+
+/** Returns the headers to compile the addon against: ADDON_HEADERS' pinned version for this major, else the runtime's. */
+async function addonHeaders(dir: string, node: { version: string; headersDir: string }): Promise<{ version: string; dir: string }> {
+  const runtime = node.version.replace(/^v/, '');
+  const pinned = ADDON_HEADERS[runtime.split('.')[0] ?? ''];
+  if (!pinned || pinned === runtime) return { version: runtime, dir: node.headersDir };
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true }));
+  await runOrThrow('npm', ['install', '--no-audit', '--no-fund', `${PLATFORM_PACKAGE}@${pinned}`], { cwd: dir });
+  const headersDir = join(dir, 'node_modules', PLATFORM_PACKAGE);
+  if (!existsSync(join(headersDir, 'include', 'node', 'node_version.h'))) throw new Error(`build: no headers in ${headersDir}`);
+  return { version: pinned, dir: headersDir };
 }
 
 /** Installs better-sqlite3@version into `dir`, compiled from source against the headers in `nodedir`. */
@@ -133,14 +164,27 @@ async function buildAddon(dir: string, version: string, nodedir: string, log: (l
   return addon;
 }
 
-/** Opens an in-memory database with the new addon under the new Node, so an ABI mismatch fails the build here. */
-async function checkAddonLoads(nodeBinary: string, dir: string, log: (line: string) => void): Promise<void> {
-  const script =
-    "const D = require('better-sqlite3'); const db = new D(':memory:');" +
-    "console.log(db.prepare('select sqlite_version() AS v').get().v, process.versions.modules)";
-  const output = await runOrThrow(nodeBinary, ['-e', script], { cwd: dir });
+// Loads the addon under the new Node (an ABI mismatch fails here), then prepares many statements and lets the GC
+// collect them between callbacks: with the ObjectWrap regression above this aborts within milliseconds.
+const ADDON_CHECK = `
+const Database = require('better-sqlite3');
+const db = new Database(':memory:');
+let round = 0;
+function step() {
+  for (let i = 0; i < 500; i++) db.prepare('SELECT ' + (i % 97) + ' AS v').get();
+  const junk = [];
+  for (let i = 0; i < 20000; i++) junk.push({ i, s: 'x'.repeat(20) });
+  if (++round < 200) return setImmediate(step);
+  console.log(db.prepare('SELECT sqlite_version() AS v').get().v, process.versions.modules);
+}
+step();
+`;
+
+/** Fails the build when the new addon does not load, or crashes when its statements are garbage collected. */
+async function checkAddon(nodeBinary: string, dir: string, log: (line: string) => void): Promise<void> {
+  const output = await runOrThrow(nodeBinary, ['-e', ADDON_CHECK], { cwd: dir, timeoutMs: 120_000 });
   const [sqlite, abi] = output.trim().split(' ');
-  log(`toolchain: addon loads under the new node (SQLite ${sqlite ?? '?'}, NODE_MODULE_VERSION ${abi ?? '?'})`);
+  log(`toolchain: addon loads and survives GC of statements under the new node (SQLite ${sqlite ?? '?'}, NODE_MODULE_VERSION ${abi ?? '?'})`);
 }
 
 /**
