@@ -70,8 +70,8 @@ export function recordPollSuccess(db: Db, id: string, state: Pick<FeedRow, 'stat
   patchFeed(db, id, { ...state, last_polled_at: t, last_success_at: t, error_count: 0 }, now);
 }
 
-/** A 304 or an identical body: only validators, status and schedule change. */
-export function recordPollUnchanged(db: Db, id: string, state: Pick<FeedRow, 'etag' | 'last_modified' | 'last_http_status' | 'next_poll_at' | 'interval_seconds'>, status: FeedStatus, now: Date): void {
+/** A 304 or an identical body: only validators, status, redirect tracking and schedule change. */
+export function recordPollUnchanged(db: Db, id: string, state: Pick<FeedRow, 'etag' | 'last_modified' | 'last_http_status' | 'next_poll_at' | 'interval_seconds' | 'fetch_url' | 'discovered_url' | 'redirect_url' | 'redirect_count'>, status: FeedStatus, now: Date): void {
   const t = now.toISOString();
   patchFeed(db, id, { ...state, status, last_polled_at: t, last_success_at: t, error_count: 0 }, now);
 }
@@ -94,9 +94,9 @@ export function recordFeedGone(db: Db, id: string, now: Date): void {
   patchFeed(db, id, { status: 'gone', last_http_status: 410, last_error: 'fetch: the server answered 410 Gone; polling stopped', last_error_at: t, last_polled_at: t }, now);
 }
 
-/** Sets a feed's status (identity change accepted or discarded, operator actions). */
-export function setFeedStatus(db: Db, id: string, status: FeedStatus, now: Date): void {
-  patchFeed(db, id, { status }, now);
+/** A churn hold was resolved: its `count` keys are now known and the feed is active again. */
+export function recordHoldReleased(db: Db, id: string, count: number, now: Date): void {
+  db.prepare("UPDATE feeds SET status = 'active', entry_count = entry_count + ?, updated_at = ? WHERE id = ?").run(count, now.toISOString(), id);
 }
 
 /** Number of feeds in each status (every status present, zero when none), for metrics. */

@@ -1,19 +1,16 @@
 // The poller's tick: claim due feeds with a lease, refresh them concurrently, then store each outcome in ONE transaction.
 import type { Ctx } from '../actions/context.ts';
+import { queueEntryEvents, toEventEntry } from '../actions/entry-events.ts';
 import { isIdentityChurn } from '../feed/identity.ts';
 import type { Limiter } from '../feed/limiter.ts';
 import { refreshFeed, type RefreshDeps, type RefreshOutcome } from '../feed/refresh.ts';
 import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
 import type { Entry } from '../feed/types.ts';
-import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import { holdEntries, insertKeys, unseenKeys } from '../store/entries.ts';
-import { insertEvent } from '../store/events.ts';
 import {
   claimDueFeeds, nextFeedDueAt, recordFeedGone, recordPollFailure, recordPollSuccess, recordPollThrottled, recordPollUnchanged, type FeedRow,
 } from '../store/feeds.ts';
-import { activeSubscriptionsOfFeed, allocateSequences } from '../store/subscriptions.ts';
-import { buildEntryEvents, deliveryOrder, type EventEntry } from '../webhook/event.ts';
 import type { Telemetry } from './telemetry.ts';
 
 export type PollSummary = { fetched: number; notModified: number; failed: number; newEntries: number; events: number };
@@ -62,7 +59,7 @@ function applyOutcome(ctx: Ctx, feed: FeedRow, outcome: RefreshOutcome, now: Dat
     case 'unchanged': {
       const next = nextPoll({ kind: 'unchanged', cacheSeconds: outcome.meta.cacheSeconds, previousIntervalSeconds: feed.interval_seconds }, limits);
       const status = feed.status === 'identity_changed' ? 'identity_changed' : 'active';
-      recordPollUnchanged(ctx.db, feed.id, { etag: outcome.meta.etag ?? feed.etag, last_modified: outcome.meta.lastModified ?? feed.last_modified, last_http_status: outcome.meta.status, next_poll_at: at(next.delaySeconds), interval_seconds: next.intervalSeconds }, status, now);
+      recordPollUnchanged(ctx.db, feed.id, { etag: outcome.meta.etag ?? feed.etag, last_modified: outcome.meta.lastModified ?? feed.last_modified, last_http_status: outcome.meta.status, next_poll_at: at(next.delaySeconds), interval_seconds: next.intervalSeconds, ...redirectState(feed, outcome.meta.permanentRedirectTo, null) }, status, now);
       return { newEntries: 0, events: 0 };
     }
     case 'gone':
@@ -97,7 +94,7 @@ function applyParsed(ctx: Ctx, feed: FeedRow, outcome: Extract<RefreshOutcome, {
     status = 'identity_changed';
   } else if (fresh.length > 0) {
     added = insertKeys(ctx.db, feed.id, fresh.map((f) => f.key), now);
-    events = queueEntryEvents(ctx, feed, parsed.title, parsed.site_url, fresh.map((f) => toEventEntry(f.key, f.entry, now)), now);
+    events = queueEntryEvents(ctx, feed, parsed, fresh.map((f) => toEventEntry(f.key, f.entry, now)), now);
   }
   const next = nextPoll({ kind: 'success', publishedAt: parsed.entries.map((e) => e.published_at), ttlSeconds: parsed.ttl_seconds, cacheSeconds: meta.cacheSeconds, previousIntervalSeconds: feed.interval_seconds }, limits);
   const moved = redirectState(feed, meta.permanentRedirectTo, outcome.discoveredUrl);
@@ -110,24 +107,6 @@ function applyParsed(ctx: Ctx, feed: FeedRow, outcome: Extract<RefreshOutcome, {
   return { newEntries: feed.baseline_at === null ? 0 : fresh.length, events };
 }
 
-/** Creates the events of every active subscription of the feed; returns how many. */
-function queueEntryEvents(ctx: Ctx, feed: FeedRow, title: string | null, siteUrl: string | null, entries: EventEntry[], now: Date): number {
-  let count = 0;
-  for (const sub of activeSubscriptionsOfFeed(ctx.db, feed.id)) {
-    const built = buildEntryEvents({
-      subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },
-      feed: { id: feed.id, url: feed.discovered_url ?? feed.url, title, site_url: siteUrl },
-      entries: deliveryOrder(entries), now, firstSequence: sub.last_sequence + 1, newId: () => newId(now),
-    });
-    allocateSequences(ctx.db, sub.id, built.length);
-    for (const e of built) {
-      insertEvent(ctx.db, { id: e.id, application_id: sub.application_id, endpoint_id: sub.endpoint_id, subscription_id: sub.id, type: 'subscription.entries', sequence: e.sequence, body: e.body }, now);
-    }
-    count += built.length;
-  }
-  return count;
-}
-
 /** Entries whose key is unseen, once each, in document order. */
 function uniqueFresh(entries: Entry[], keys: string[], unseen: Set<string>): { key: string; entry: Entry; position: number }[] {
   const taken = new Set<string>();
@@ -138,11 +117,6 @@ function uniqueFresh(entries: Entry[], keys: string[], unseen: Set<string>): { k
     out.push({ key, entry: entries[i]!, position: i });
   });
   return out;
-}
-
-/** An entry as events carry it: its key as id; an undated entry gets its first-seen time. */
-export function toEventEntry(key: string, entry: Entry, firstSeen: Date): EventEntry {
-  return { id: key, ...entry, published_at: entry.published_at ?? firstSeen.toISOString() };
 }
 
 /** A discovered feed URL replaces the fetch URL at once; a permanent redirect only after repeated sightings (never 302/307). */

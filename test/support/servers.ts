@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type OriginFeed = { body: string | Buffer; contentType?: string; headers?: Record<string, string>; status?: number };
+export type OriginFeed = { body: string | Buffer; contentType?: string; headers?: Record<string, string>; status?: number; etag?: boolean };
 export type Origin = {
   url: string;
   /** Serves `feed` at `path` (with an ETag derived from the body, honouring If-None-Match). */
@@ -20,9 +20,9 @@ export async function startOrigin(): Promise<Origin> {
     const feed = feeds.get((req.url ?? '/').split('?')[0]!);
     if (!feed) { res.writeHead(404).end('not found'); return; }
     const body = typeof feed.body === 'string' ? Buffer.from(feed.body) : feed.body;
-    const etag = `"${hashOf(body)}"`;
-    if ((feed.status ?? 200) === 200 && req.headers['if-none-match'] === etag) { res.writeHead(304, { etag }).end(); return; }
-    res.writeHead(feed.status ?? 200, { 'content-type': feed.contentType ?? 'application/rss+xml', etag, ...feed.headers });
+    const etag = feed.etag === false ? undefined : `"${hashOf(body)}"`;
+    if (etag && (feed.status ?? 200) === 200 && req.headers['if-none-match'] === etag) { res.writeHead(304, { etag }).end(); return; }
+    res.writeHead(feed.status ?? 200, { 'content-type': feed.contentType ?? 'application/rss+xml', ...(etag ? { etag } : {}), ...feed.headers });
     res.end(body);
   });
   const url = await listen(server);

@@ -39,6 +39,15 @@ export const PATHS: Record<string, Record<string, Schema>> = {
   '/v1/endpoints/{id}/secret': {
     get: { summary: 'Reveal the signing secret (and the previous one during a rotation)', parameters: [idParam], responses: { 200: json(ref('EndpointSecret')), ...errors } },
   },
+  '/v1/endpoints/{id}/rotate-secret': {
+    post: { summary: 'Replace the signing secret; the previous one also signs deliveries for delivery.secret_rotation_grace_seconds (24 h)', parameters: [idParam, idempotencyHeader], responses: { 200: json(ref('EndpointSecret')), ...errors } },
+  },
+  '/v1/endpoints/{id}/test': {
+    post: { summary: 'Send a signed endpoint.test event now (once, never retried) and return the attempt', parameters: [idParam, idempotencyHeader], responses: { 200: json(ref('TestEventResult')), ...errors } },
+  },
+  '/v1/endpoints/{id}/recover': {
+    post: { summary: 'Queue again every dead or failed event of the endpoint created since a time; returns how many', parameters: [idParam, idempotencyHeader], requestBody: body(ref('RecoverInput')), responses: { 200: json(ref('RecoverResult')), ...errors } },
+  },
   '/v1/subscriptions': {
     post: { summary: 'Subscribe an endpoint to a feed URL', parameters: [idempotencyHeader], requestBody: body(ref('SubscriptionCreate')), responses: { 201: json(ref('Subscription'), 'Created'), 409: problemResponse('Duplicate; `existing_id` names it'), ...errors } },
     get: { summary: 'List subscriptions, newest first', parameters: [...pageParams, { name: 'endpoint', in: 'query', schema: id }], responses: { 200: json(page('Subscription')), ...errors } },
@@ -50,6 +59,21 @@ export const PATHS: Record<string, Record<string, Schema>> = {
   },
   '/v1/feeds/{id}': {
     get: { summary: 'Read a feed record one of your subscriptions uses', parameters: [idParam], responses: { 200: json(ref('Feed')), ...errors } },
+  },
+  '/v1/feeds/{id}/accept-identity-change': {
+    post: { summary: 'Resolve a GUID-churn hold: deliver the held entries or discard them (mark seen)', parameters: [idParam], requestBody: body({ type: 'object', additionalProperties: false, required: ['action'], properties: { action: { enum: ['deliver', 'discard'] } } }), responses: { 200: json({ allOf: [ref('Feed'), { type: 'object', properties: { released: { type: 'integer' }, events: { type: 'integer' } } }] }), 409: problemResponse('Nothing is held'), ...errors } },
+  },
+  '/v1/events': {
+    get: {
+      summary: 'List events, newest first', responses: { 200: json(page('Event')), ...errors },
+      parameters: [...pageParams, { name: 'subscription', in: 'query', schema: id }, { name: 'endpoint', in: 'query', schema: id }, { name: 'status', in: 'query', schema: { enum: ['pending', 'delivered', 'failed', 'dead'] } }],
+    },
+  },
+  '/v1/events/{id}': {
+    get: { summary: 'Read an event with its payload and attempts', parameters: [idParam], responses: { 200: json(ref('EventDetail')), ...errors } },
+  },
+  '/v1/events/{id}/resend': {
+    post: { summary: 'Queue a delivered, dead or failed event again (same webhook-id and body, fresh retry schedule, in sequence order)', parameters: [idParam, idempotencyHeader], responses: { 200: json(ref('Event')), 409: problemResponse('Not tried yet, or being sent right now'), ...errors } },
   },
   '/v1/openapi.json': {
     get: { summary: 'This document', security: [], responses: { 200: json({ type: 'object' }) } },
@@ -67,7 +91,13 @@ export const SCHEMAS: Record<string, Schema> = {
   SubscriptionCreate: { type: 'object', additionalProperties: false, required: ['endpoint', 'url'], properties: { endpoint: id, url: str({ format: 'uri', maxLength: 2048 }), metadata: nullable({ type: 'object', description: 'At most 16 KiB; returned and delivered exactly as given.' }) } },
   SubscriptionUpdate: { type: 'object', additionalProperties: false, properties: { endpoint: id, metadata: nullable({ type: 'object' }), status: { enum: ['active', 'paused'] } } },
   Subscription: { type: 'object', required: ['id', 'application', 'url', 'feed', 'endpoint', 'metadata', 'created_at'], properties: { id, application: id, url: str(), feed: id, endpoint: id, metadata: nullable({ type: 'object' }), status: { enum: ['active', 'paused'] }, feed_url: str({ description: 'The URL actually fetched (a discovered feed when url is a web page).' }), feed_status: str(), created_at: time, updated_at: time } },
-  Feed: { type: 'object', required: ['id', 'url', 'status'], properties: { id, url: str(), feed_url: str(), discovered_url: nullable(str()), title: nullable(str()), site_url: nullable(str()), format: nullable(str()), status: { enum: ['pending', 'active', 'error', 'gone', 'identity_changed'] }, last_polled_at: nullable(time), last_success_at: nullable(time), next_poll_at: nullable(time), interval_seconds: nullable({ type: 'integer' }), last_http_status: nullable({ type: 'integer' }), error_count: { type: 'integer' }, network_error_count: { type: 'integer' }, http_error_count: { type: 'integer' }, parse_error_count: { type: 'integer' }, last_error: nullable(str()), last_error_at: nullable(time), degraded: nullable(str()), entry_count: { type: 'integer' }, created_at: time, updated_at: time } },
+  Feed: { type: 'object', required: ['id', 'url', 'status'], properties: { id, url: str(), feed_url: str(), discovered_url: nullable(str()), title: nullable(str()), site_url: nullable(str()), format: nullable(str()), status: { enum: ['pending', 'active', 'error', 'gone', 'identity_changed'] }, last_polled_at: nullable(time), last_success_at: nullable(time), next_poll_at: nullable(time), interval_seconds: nullable({ type: 'integer' }), last_http_status: nullable({ type: 'integer' }), error_count: { type: 'integer' }, network_error_count: { type: 'integer' }, http_error_count: { type: 'integer' }, parse_error_count: { type: 'integer' }, last_error: nullable(str()), last_error_at: nullable(time), degraded: nullable(str()), entry_count: { type: 'integer' }, held_entries: { type: 'integer', description: 'Entries held back because the feed\'s identities changed (status identity_changed).' }, created_at: time, updated_at: time } },
+  Event: { type: 'object', required: ['id', 'type', 'status', 'endpoint', 'subscription', 'sequence', 'attempt_count', 'created_at'], properties: { id, type: { enum: ['subscription.entries', 'endpoint.test'] }, status: { enum: ['pending', 'delivered', 'failed', 'dead'], description: 'pending: not tried yet; failed: an attempt failed and a retry is scheduled; dead: every retry failed.' }, endpoint: id, subscription: nullable(id), sequence: nullable({ type: 'integer', description: '1, 2, 3… per subscription (data.sequence in the payload).' }), attempt_count: { type: 'integer', description: 'Attempts since the event was last queued (a resend starts again at 0).' }, next_attempt_at: nullable(time), last_status_code: nullable({ type: 'integer' }), last_error: nullable(str()), created_at: time, delivered_at: nullable(time), updated_at: time } },
+  Attempt: { type: 'object', required: ['started_at', 'status_code', 'duration_ms', 'error', 'response_body'], properties: { started_at: time, status_code: nullable({ type: 'integer' }), duration_ms: { type: 'integer' }, error: nullable(str()), response_body: nullable(str({ description: 'The first 4 KiB of the receiver\'s answer.' })) } },
+  EventDetail: { allOf: [ref('Event'), { type: 'object', required: ['payload', 'attempts'], properties: { payload: { type: 'object', description: 'The webhook body, exactly as sent on every attempt.' }, attempts: { type: 'array', items: ref('Attempt') } } }] },
+  TestEventResult: { type: 'object', required: ['event', 'delivered', 'attempt'], properties: { event: id, delivered: { type: 'boolean' }, attempt: ref('Attempt') } },
+  RecoverInput: { type: 'object', additionalProperties: false, required: ['since'], properties: { since: time } },
+  RecoverResult: { type: 'object', required: ['count'], properties: { count: { type: 'integer' } } },
 };
 
 /** The whole document. */
