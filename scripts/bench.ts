@@ -1,0 +1,148 @@
+// make bench: feedsub against a local origin of N feeds and a local receiver (separate process), beside the raw limits.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { parseAtomFeed, parseRssFeed } from 'feedsmith';
+import { Agent, request } from 'undici';
+import { quietCtx } from '../src/actions/context.ts';
+import { createEndpoint } from '../src/actions/endpoints.ts';
+import { createKey } from '../src/actions/keys.ts';
+import { createSubscription } from '../src/actions/subscriptions.ts';
+import { systemClock } from '../src/clock.ts';
+import { defaultConfig, withConfig } from '../src/config.ts';
+import { openDatabase } from '../src/db/open.ts';
+import { silentLogger } from '../src/log.ts';
+import { webhookHeaders } from '../src/webhook/sign.ts';
+import { deliverTick } from '../src/worker/deliverer.ts';
+import { createWorkers } from '../src/worker/index.ts';
+import { pollTick } from '../src/worker/poller.ts';
+
+const N = Number(process.env.BENCH_FEEDS ?? 1000);
+const CONCURRENCY = 16;
+const rows: [string, string, string][] = [];
+const row = (what: string, value: string, note = '') => { rows.push([what, value, note]); };
+const rate = (n: number, ms: number) => `${(n / (ms / 1000)).toFixed(0)}/s`;
+
+async function main(): Promise<void> {
+  const origin = spawn(process.execPath, ['--import', 'tsx', new URL('./bench-origin.ts', import.meta.url).pathname, String(N)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve) => createInterface({ input: origin.stdout! }).once('line', resolve));
+  const base = `http://127.0.0.1:${port.trim()}`;
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-bench-'));
+  try {
+    await run(base, dir);
+  } finally {
+    origin.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const width = [Math.max(...rows.map((r) => r[0].length)), Math.max(...rows.map((r) => r[1].length))];
+  console.log(`\nfeedsub bench: ${N} feeds (~50 KB each, half RSS, half Atom), poll concurrency ${CONCURRENCY}, node ${process.version}\n`);
+  console.log(`| ${'measure'.padEnd(width[0]!)} | ${'value'.padEnd(width[1]!)} | note`);
+  console.log(`|${'-'.repeat(width[0]! + 2)}|${'-'.repeat(width[1]! + 2)}|------`);
+  for (const [a, b, c] of rows) console.log(`| ${a.padEnd(width[0]!)} | ${b.padEnd(width[1]!)} | ${c}`);
+}
+
+async function run(base: string, dir: string): Promise<void> {
+  const config = withConfig(defaultConfig(), {
+    storage: { data_dir: dir }, network: { allow_private: true },
+    poll: { concurrency: CONCURRENCY, per_host_concurrency: CONCURRENCY }, delivery: { concurrency: 32, per_endpoint_concurrency: 32 },
+  });
+  const db = openDatabase(join(dir, 'feedsub.db'));
+  const ctx = quietCtx(db, systemClock, config);
+  const workers = createWorkers(ctx, silentLogger);
+  const app = createKey(ctx, 'bench', null).application.id;
+  const endpoint = createEndpoint(ctx, app, { title: 'bench', url: `${base}/hook` });
+  for (let i = 0; i < N; i++) createSubscription(ctx, app, { endpoint: endpoint.id, url: `${base}/feeds/${i}.xml`, metadata: { feed: i } });
+  const round = (query: string) => request(`${base}/_round?${query}`, { method: 'POST' }).then((r) => r.body.json());
+  const poll = async (label: string, note: string) => {
+    const t = performance.now();
+    const { summary } = await pollTick(ctx, workers.pollerDeps, { all: true });
+    const ms = performance.now() - t;
+    row(label, rate(summary.fetched, ms), `${note}; ${summary.fetched} fetched, ${summary.notModified} unchanged, ${summary.failed} failed, ${summary.newEntries} new entries, ${(ms / 1000).toFixed(2)} s`);
+    return summary;
+  };
+
+  await poll('feeds polled/s, first fetch (parse, baseline)', 'every body parsed and keyed');
+  await poll('feeds polled/s, 304 path', 'conditional GET answered 304, no parse');
+  await round('change=0&etags=0');
+  await poll('feeds polled/s, same-body path', 'no validators; 200 with an identical body hash, no parse');
+  await round('change=0.2&add=2&etags=1');
+  const changed = await poll('feeds polled/s, changed path (20 % changed)', '80 % answer 304, 20 % parsed with 2 new entries');
+  row('entries detected', String(changed.newEntries), `expected ${Math.round(N * 0.2) * 2}`);
+  await round('change=1&add=1');
+  const all = await poll('feeds polled/s, changed path (all changed)', 'every feed parsed with 1 new entry');
+  row('events queued', String(changed.events + all.events), 'one per subscription per changed round');
+
+  const t = performance.now();
+  let delivered = 0;
+  for (let i = 0; i < 10_000; i++) {
+    const { summary } = await deliverTick(ctx, workers.delivererDeps);
+    delivered += summary.delivered;
+    if (summary.attempted === 0) break;
+  }
+  const deliverMs = performance.now() - t;
+  const deliveryRate = delivered / (deliverMs / 1000);
+  row('events delivered/s', rate(delivered, deliverMs), `${delivered} events, signed, to the local receiver`);
+  const lat = db.prepare("SELECT (julianday(delivered_at) - julianday(created_at)) * 86400000 AS ms FROM events WHERE status = 'delivered' ORDER BY ms").pluck().all() as number[];
+  const pct = (p: number) => `${(lat[Math.min(lat.length - 1, Math.floor(lat.length * p))] ?? 0).toFixed(0)} ms`;
+  row('event created → delivered, p50', pct(0.5), 'a burst of all events at once; includes queueing');
+  row('event created → delivered, p99', pct(0.99), '');
+  await workers.close();
+  db.close();
+
+  const bodies = await rawGets(base);
+  row('raw: undici conditional GET rate', bodies.rate, `same origin, concurrency ${CONCURRENCY}, answered 304`);
+  const tp = performance.now();
+  for (const [i, b] of bodies.bodies.entries()) (i % 2 === 0 ? parseRssFeed : parseAtomFeed)(b);
+  row('raw: feedsmith parse rate', rate(bodies.bodies.length, performance.now() - tp), 'same bodies, one thread, no normalization');
+  const post = await rawPosts(base, 1000);
+  row('raw: signed POST rate', `${post.toFixed(0)}/s`, 'same receiver, concurrency 32, undici');
+  row('delivery vs raw POST', `${((deliveryRate / post) * 100).toFixed(0)} %`, 'target ≥ 50 %');
+  row('peak RSS', `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`, 'whole bench process');
+}
+
+async function rawGets(base: string): Promise<{ rate: string; bodies: string[] }> {
+  const agent = new Agent({ connections: CONCURRENCY });
+  const bodies: string[] = [];
+  const etags: string[] = [];
+  for (let i = 0; i < N; i++) {
+    const r = await request(`${base}/feeds/${i}.xml`, { dispatcher: agent });
+    etags.push(String(r.headers.etag));
+    bodies.push(await r.body.text());
+  }
+  let next = 0;
+  const t = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next < N) {
+      const i = next++;
+      const r = await request(`${base}/feeds/${i}.xml`, { dispatcher: agent, headers: { 'if-none-match': etags[i]! } });
+      await r.body.dump();
+    }
+  }));
+  const ms = performance.now() - t;
+  await agent.close();
+  return { rate: rate(N, ms), bodies };
+}
+
+async function rawPosts(base: string, count: number): Promise<number> {
+  const agent = new Agent({ connections: 32 });
+  const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+  const body = JSON.stringify({ type: 'subscription.entries', data: { entries: [{ title: 'x'.repeat(2000) }] } });
+  let next = 0;
+  const t = performance.now();
+  await Promise.all(Array.from({ length: 32 }, async () => {
+    while (next < count) {
+      next++;
+      const id = `msg_${next}`;
+      const r = await request(`${base}/hook`, { method: 'POST', dispatcher: agent, body, headers: webhookHeaders([secret], id, Math.floor(Date.now() / 1000), body) });
+      await r.body.dump();
+    }
+  }));
+  const ms = performance.now() - t;
+  await agent.close();
+  return count / (ms / 1000);
+}
+
+await main();
