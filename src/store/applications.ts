@@ -1,19 +1,20 @@
 // SQL for applications: the owners of API keys and of everything created with them.
 import type { Db } from '../db/open.ts';
+import { prepared } from './sql.ts';
 import { newId } from '../ids.ts';
 
 export type Application = { id: string; name: string; created_at: string };
 
 /** Returns the application named `name`, creating it when missing. */
 export function upsertApplication(db: Db, name: string, now: Date): Application {
-  const found = db.prepare('SELECT * FROM applications WHERE name = ?').get(name) as Application | undefined;
+  const found = prepared(db, 'SELECT * FROM applications WHERE name = ?').get(name) as Application | undefined;
   if (found) return found;
   const app: Application = { id: newId(now), name, created_at: now.toISOString() };
-  db.prepare('INSERT INTO applications (id, name, created_at) VALUES (@id, @name, @created_at)').run(app);
+  prepared(db, 'INSERT INTO applications (id, name, created_at) VALUES (@id, @name, @created_at)').run(app);
   return app;
 }
 
 /** Returns the application with this id, or undefined. */
 export function getApplication(db: Db, id: string): Application | undefined {
-  return db.prepare('SELECT * FROM applications WHERE id = ?').get(id) as Application | undefined;
+  return prepared(db, 'SELECT * FROM applications WHERE id = ?').get(id) as Application | undefined;
 }

@@ -1,5 +1,6 @@
 // SQL for feeds: one record per normalized URL (and credentials), with its fetch state and health.
 import type { Db } from '../db/open.ts';
+import { prepared } from './sql.ts';
 import { newId } from '../ids.ts';
 import { toPage, type Page } from './page.ts';
 
@@ -18,22 +19,22 @@ export type FeedRow = {
 
 /** Returns the feed for this URL and credentials, creating it (due now) when missing. */
 export function upsertFeed(db: Db, url: string, credentials: string | null, credentialKey: string, now: Date): FeedRow {
-  const found = db.prepare('SELECT * FROM feeds WHERE url = ? AND credential_key = ?').get(url, credentialKey) as FeedRow | undefined;
+  const found = prepared(db, 'SELECT * FROM feeds WHERE url = ? AND credential_key = ?').get(url, credentialKey) as FeedRow | undefined;
   if (found) return found;
   const t = now.toISOString();
-  return db.prepare(`INSERT INTO feeds (id, url, credentials, credential_key, fetch_url, next_poll_at, created_at, updated_at)
+  return prepared(db, `INSERT INTO feeds (id, url, credentials, credential_key, fetch_url, next_poll_at, created_at, updated_at)
                      VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`)
     .get(newId(now), url, credentials, credentialKey, url, t, t, t) as FeedRow;
 }
 
 /** Returns the feed with this id, or undefined. */
 export function getFeed(db: Db, id: string): FeedRow | undefined {
-  return db.prepare('SELECT * FROM feeds WHERE id = ?').get(id) as FeedRow | undefined;
+  return prepared(db, 'SELECT * FROM feeds WHERE id = ?').get(id) as FeedRow | undefined;
 }
 
 /** Makes a feed due now (a new subscription to a feed that is waiting out a long interval, or an operator's request). */
 export function makeFeedDue(db: Db, id: string, now: Date): void {
-  db.prepare('UPDATE feeds SET next_poll_at = ? WHERE id = ? AND next_poll_at > ? AND status <> ?').run(now.toISOString(), id, now.toISOString(), 'gone');
+  prepared(db, 'UPDATE feeds SET next_poll_at = ? WHERE id = ? AND next_poll_at > ? AND status <> ?').run(now.toISOString(), id, now.toISOString(), 'gone');
 }
 
 type FeedPatch = Partial<Omit<FeedRow, 'id' | 'url' | 'credentials' | 'credential_key' | 'created_at'>>;
@@ -41,14 +42,14 @@ type FeedPatch = Partial<Omit<FeedRow, 'id' | 'url' | 'credentials' | 'credentia
 function patchFeed(db: Db, id: string, patch: FeedPatch, now: Date, increments: Partial<Record<'error_count' | 'network_error_count' | 'http_error_count' | 'parse_error_count', number>> = {}): void {
   const sets = Object.keys(patch).map((k) => `${k} = @${k}`);
   for (const [k, n] of Object.entries(increments)) sets.push(`${k} = ${k} + ${Number(n)}`);
-  db.prepare(`UPDATE feeds SET ${[...sets, 'updated_at = @updated_at', 'lease_until = NULL'].join(', ')} WHERE id = @id`)
+  prepared(db, `UPDATE feeds SET ${[...sets, 'updated_at = @updated_at', 'lease_until = NULL'].join(', ')} WHERE id = @id`)
     .run({ ...patch, updated_at: now.toISOString(), id });
 }
 
 /** Leases up to `limit` feeds that have an active subscription and are due (or all of them with `ignoreSchedule`). */
 export function claimDueFeeds(db: Db, now: Date, leaseMs: number, limit: number, ignoreSchedule = false): FeedRow[] {
   const t = now.toISOString();
-  return db.prepare(`
+  return prepared(db, `
     UPDATE feeds SET lease_until = @lease
     WHERE id IN (
       SELECT f.id FROM feeds f
@@ -60,7 +61,7 @@ export function claimDueFeeds(db: Db, now: Date, leaseMs: number, limit: number,
 
 /** The earliest next_poll_at among pollable feeds, to sleep until then; undefined when none. */
 export function nextFeedDueAt(db: Db): string | undefined {
-  return (db.prepare(`SELECT min(next_poll_at) FROM feeds f WHERE status <> 'gone'
+  return (prepared(db, `SELECT min(next_poll_at) FROM feeds f WHERE status <> 'gone'
                       AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')`).pluck().get() as string | null) ?? undefined;
 }
 
@@ -96,20 +97,20 @@ export function recordFeedGone(db: Db, id: string, now: Date): void {
 
 /** A churn hold was resolved: its `count` keys are now known and the feed is active again. */
 export function recordHoldReleased(db: Db, id: string, count: number, now: Date): void {
-  db.prepare("UPDATE feeds SET status = 'active', entry_count = entry_count + ?, updated_at = ? WHERE id = ?").run(count, now.toISOString(), id);
+  prepared(db, "UPDATE feeds SET status = 'active', entry_count = entry_count + ?, updated_at = ? WHERE id = ?").run(count, now.toISOString(), id);
 }
 
 /** Number of feeds in each status (every status present, zero when none), for metrics. */
 export function countFeedsByStatus(db: Db): Record<FeedStatus, number> {
   const out: Record<FeedStatus, number> = { pending: 0, active: 0, error: 0, gone: 0, identity_changed: 0 };
-  for (const row of db.prepare('SELECT status, count(*) AS n FROM feeds GROUP BY status').all() as { status: FeedStatus; n: number }[]) out[row.status] = row.n;
+  for (const row of prepared(db, 'SELECT status, count(*) AS n FROM feeds GROUP BY status').all() as { status: FeedStatus; n: number }[]) out[row.status] = row.n;
   return out;
 }
 
 /** The feeds an application's subscriptions use, newest first, optionally of some statuses, with how many of its subscriptions use each. */
 export function listFeedsOfApplication(db: Db, applicationId: string, q: { limit: number; after?: string | undefined; statuses?: FeedStatus[] | undefined }): Page<FeedRow & { subscription_count: number }> {
   const statuses = q.statuses ?? [];
-  const rows = db.prepare(`SELECT f.*, (SELECT count(*) FROM subscriptions s WHERE s.feed_id = f.id AND s.application_id = @app) AS subscription_count
+  const rows = prepared(db, `SELECT f.*, (SELECT count(*) FROM subscriptions s WHERE s.feed_id = f.id AND s.application_id = @app) AS subscription_count
     FROM feeds f WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.application_id = @app)
       ${statuses.length ? `AND f.status IN (${statuses.map((_, i) => `@s${i}`).join(', ')})` : ''} ${q.after ? 'AND f.id < @after' : ''}
     ORDER BY f.id DESC LIMIT @limit`)
@@ -120,7 +121,7 @@ export function listFeedsOfApplication(db: Db, applicationId: string, q: { limit
 /** How many of the feeds an application's subscriptions use are in each status. */
 export function countFeedsOfApplication(db: Db, applicationId: string): Record<FeedStatus, number> {
   const out: Record<FeedStatus, number> = { pending: 0, active: 0, error: 0, gone: 0, identity_changed: 0 };
-  const rows = db.prepare(`SELECT f.status, count(*) AS n FROM feeds f
+  const rows = prepared(db, `SELECT f.status, count(*) AS n FROM feeds f
     WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.application_id = ?) GROUP BY f.status`).all(applicationId) as { status: FeedStatus; n: number }[];
   for (const row of rows) out[row.status] = row.n;
   return out;
