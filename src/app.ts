@@ -50,15 +50,32 @@ export async function startApp(config: Config, logger: Logger, clock: Clock = sy
   workers.start();
   logger.info('feedsub: listening', { url, database: dbFile });
   let stopping: Promise<void> | undefined;
+  // One budget for the whole stop: the loops keep working while HTTP drains, so in-flight work shares the deadline.
   const stop = () => (stopping ??= (async () => {
-    const timeoutMs = config.server.shutdown_timeout_seconds * 1000;
-    await closeServer(server, timeoutMs);
-    await workers.stop(timeoutMs);
-    await workers.close();
+    const started = Date.now();
+    const deadline = started + config.server.shutdown_timeout_seconds * 1000;
+    const left = () => Math.max(0, deadline - Date.now());
+    await closeServer(server, left());
+    await workers.stop(left());
+    // Closing an HTTP agent waits for its open requests; past the deadline those were abandoned, so do not wait for them.
+    if (!(await settlesWithin(workers.close(), left() + CLOSE_GRACE_MS))) logger.warn('feedsub: abandoned open connections at shutdown', {});
     db.close();
-    logger.info('feedsub: stopped');
+    logger.info('feedsub: stopped', { duration_ms: Date.now() - started });
   })());
   return { url, dbFile, ctx, workers, stop };
+}
+
+const CLOSE_GRACE_MS = 1000;
+
+/** True when `promise` settles within `ms`; false (leaving it running) otherwise. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<false>((resolvePromise) => { timer = setTimeout(() => resolvePromise(false), ms); });
+  try {
+    return await Promise.race([promise.then(() => true, () => true), limit]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
