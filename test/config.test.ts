@@ -71,3 +71,12 @@ describe('config', () => {
     });
   }
 });
+
+describe('documentation of the config', () => {
+  it('lists every key in the README configuration table', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    for (const [section, values] of Object.entries(defaultConfig() as unknown as Record<string, Record<string, unknown>>)) {
+      for (const key of Object.keys(values)) assert.ok(readme.includes(`| \`${section}.${key}\` |`), `${section}.${key} in README`);
+    }
+  });
+});
