@@ -6,6 +6,7 @@ import { newId } from '../ids.ts';
 import {
   countEndpointSubscriptions, deleteEndpoint, getEndpoint, insertEndpoint, listEndpoints, updateEndpoint, type EndpointRow,
 } from '../store/endpoints.ts';
+import { hastenEndpointRetries, requeueEndpointEvents } from '../store/events.ts';
 import type { Page, PageQuery } from '../store/page.ts';
 import type { Ctx } from './context.ts';
 import { privateHostIssue } from './urls.ts';
@@ -57,7 +58,8 @@ export function listEndpointViews(ctx: Ctx, applicationId: string, q: PageQuery)
   return { data: page.data.map(endpointView), next: page.next };
 }
 
-/** Changes title, url or status; re-enabling clears the reason and the failure clock and wakes the deliverer. */
+/** Changes title, url or status; re-enabling clears the reason and the failure clock, makes waiting retries due now
+ *  and wakes the deliverer. */
 export function updateEndpointFromInput(ctx: Ctx, applicationId: string, id: string, input: unknown): EndpointView {
   const current = requireEndpoint(ctx, applicationId, id);
   const body = validate(UpdateEndpointInput, input);
@@ -67,7 +69,11 @@ export function updateEndpointFromInput(ctx: Ctx, applicationId: string, id: str
   if (body.url !== undefined) patch.url = body.url;
   if (body.status === 'active' && current.status !== 'active') Object.assign(patch, { status: 'active', disabled_reason: null, failing_since: null });
   if (body.status === 'disabled' && current.status !== 'disabled') Object.assign(patch, { status: 'disabled', disabled_reason: 'disabled by the application' });
-  const row = updateEndpoint(ctx.db, applicationId, id, patch, ctx.clock.now())!;
+  const now = ctx.clock.now();
+  const row = ctx.db.transaction(() => {
+    if (patch.status === 'active') hastenEndpointRetries(ctx.db, id, now);
+    return updateEndpoint(ctx.db, applicationId, id, patch, now)!;
+  })();
   if (patch.status === 'active') ctx.nudgeDeliverer();
   return endpointView(row);
 }
@@ -87,6 +93,29 @@ export function endpointSecret(ctx: Ctx, applicationId: string, id: string): { s
   const row = requireEndpoint(ctx, applicationId, id);
   const live = row.previous_secret_until !== null && row.previous_secret_until > ctx.clock.now().toISOString();
   return { secret: row.secret, previous_secret: live ? row.previous_secret : null, previous_secret_expires_at: live ? row.previous_secret_until : null };
+}
+
+/** A new signing secret; the previous one keeps signing too for delivery.secret_rotation_grace_seconds. */
+export function rotateEndpointSecret(ctx: Ctx, applicationId: string, id: string): ReturnType<typeof endpointSecret> {
+  const current = requireEndpoint(ctx, applicationId, id);
+  const now = ctx.clock.now();
+  const until = new Date(now.getTime() + ctx.config.delivery.secret_rotation_grace_seconds * 1000).toISOString();
+  updateEndpoint(ctx.db, applicationId, id, { secret: newSecret(), previous_secret: current.secret, previous_secret_until: until }, now);
+  return endpointSecret(ctx, applicationId, id);
+}
+
+export const RecoverInput = v.strictObject({
+  since: v.pipe(v.string('must be a date-time string'), v.check((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time')),
+});
+
+/** Queues again every dead or failed event of the endpoint created at or after `since` (fresh retry schedule, due now,
+ *  in sequence order per subscription); returns how many. */
+export function recoverEndpoint(ctx: Ctx, applicationId: string, id: string, input: unknown): { count: number } {
+  requireEndpoint(ctx, applicationId, id);
+  const since = new Date(validate(RecoverInput, input).since).toISOString();
+  const count = requeueEndpointEvents(ctx.db, id, since, ctx.clock.now());
+  if (count > 0) ctx.nudgeDeliverer();
+  return { count };
 }
 
 function checkPrivate(ctx: Ctx, url: string): void {

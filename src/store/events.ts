@@ -2,6 +2,7 @@
 import type { Db } from '../db/open.ts';
 import { newId } from '../ids.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
+import { prepared } from './sql.ts';
 
 export type EventStatus = 'pending' | 'delivered' | 'failed' | 'dead';
 export type EventRow = {
@@ -18,55 +19,69 @@ export type AttemptRow = {
 /** Queues an event, due at `dueAt` (now by default). */
 export function insertEvent(db: Db, e: Pick<EventRow, 'id' | 'application_id' | 'endpoint_id' | 'subscription_id' | 'type' | 'sequence' | 'body'>, now: Date, dueAt: Date = now): void {
   const t = now.toISOString();
-  db.prepare(`INSERT INTO events (id, application_id, endpoint_id, subscription_id, type, sequence, body, next_attempt_at, created_at, updated_at)
+  prepared(db, `INSERT INTO events (id, application_id, endpoint_id, subscription_id, type, sequence, body, next_attempt_at, created_at, updated_at)
               VALUES (@id, @application_id, @endpoint_id, @subscription_id, @type, @sequence, @body, @due, @t, @t)`)
     .run({ ...e, due: dueAt.toISOString(), t });
 }
 
-/** Leases up to `limit` due events for `leaseMs`. An event is due only when its endpoint is active, its subscription is
- *  not paused, and every earlier event of its subscription is delivered or dead (per-subscription FIFO). */
-export function claimDueEvents(db: Db, now: Date, leaseMs: number, limit: number): EventRow[] {
+/** Which events a claim may take: at most `limit` in all, and per endpoint at most `perEndpoint` minus the attempts
+ *  already in flight to it (`busy`: endpoint id → count). */
+export type ClaimLimits = { limit: number; perEndpoint: number; busy?: Record<string, number> };
+
+// An event can be sent when its endpoint is active, its subscription is not paused, and no earlier event of its
+// subscription is still undelivered (pending or failed): per-subscription FIFO. Dead events no longer hold the line.
+const SENDABLE = `
+  FROM events e
+  JOIN endpoints ep ON ep.id = e.endpoint_id AND ep.status = 'active'
+  LEFT JOIN subscriptions s ON s.id = e.subscription_id
+  WHERE e.status IN ('pending', 'failed') AND (s.id IS NULL OR s.status = 'active')
+    AND (e.subscription_id IS NULL OR NOT EXISTS (
+      SELECT 1 FROM events p WHERE p.subscription_id = e.subscription_id AND p.sequence < e.sequence AND p.status IN ('pending', 'failed')))`;
+
+/** Leases the due, sendable events (see SENDABLE) for `leaseMs`, earliest due first, within `limits`. */
+export function claimDueEvents(db: Db, now: Date, leaseMs: number, limits: ClaimLimits): EventRow[] {
   const t = now.toISOString();
-  return db.prepare(`
+  if (limits.limit <= 0) return [];
+  const rows = prepared(db, `
     UPDATE events SET lease_until = @lease, updated_at = @t
     WHERE id IN (
-      SELECT e.id FROM events e
-      JOIN endpoints ep ON ep.id = e.endpoint_id AND ep.status = 'active'
-      LEFT JOIN subscriptions s ON s.id = e.subscription_id
-      WHERE e.status IN ('pending', 'failed') AND e.next_attempt_at <= @t
-        AND (e.lease_until IS NULL OR e.lease_until <= @t)
-        AND (s.id IS NULL OR s.status = 'active')
-        AND (e.subscription_id IS NULL OR NOT EXISTS (
-          SELECT 1 FROM events p WHERE p.subscription_id = e.subscription_id AND p.sequence < e.sequence AND p.status IN ('pending', 'failed')))
-      ORDER BY e.next_attempt_at, e.sequence LIMIT @limit)
-    RETURNING *`).all({ lease: new Date(now.getTime() + leaseMs).toISOString(), t, limit }) as EventRow[];
+      SELECT id FROM (
+        SELECT e.id, e.endpoint_id, e.next_attempt_at, e.sequence,
+               row_number() OVER (PARTITION BY e.endpoint_id ORDER BY e.next_attempt_at, e.sequence, e.id) AS place
+        ${SENDABLE}
+          AND e.next_attempt_at <= @t AND (e.lease_until IS NULL OR e.lease_until <= @t))
+      WHERE place <= @perEndpoint - coalesce(json_extract(@busy, '$."' || endpoint_id || '"'), 0)
+      ORDER BY next_attempt_at, sequence LIMIT @limit)
+    RETURNING *`).all({
+    lease: new Date(now.getTime() + leaseMs).toISOString(), t, limit: limits.limit, perEndpoint: limits.perEndpoint, busy: JSON.stringify(limits.busy ?? {}),
+  }) as EventRow[];
+  return rows.sort((a, b) => (a.next_attempt_at < b.next_attempt_at ? -1 : a.next_attempt_at > b.next_attempt_at ? 1 : 0));
 }
 
 /** Records one attempt and its outcome on the event. Call inside a transaction with the endpoint update. */
 export function recordAttempt(db: Db, a: Omit<AttemptRow, 'id'>, outcome: { status: EventStatus; nextAttemptAt: string | null }, now: Date): void {
   const t = now.toISOString();
-  db.prepare(`INSERT INTO attempts (id, event_id, endpoint_id, started_at, status_code, duration_ms, error, response_body)
+  prepared(db, `INSERT INTO attempts (id, event_id, endpoint_id, started_at, status_code, duration_ms, error, response_body)
               VALUES (@id, @event_id, @endpoint_id, @started_at, @status_code, @duration_ms, @error, @response_body)`).run({ ...a, id: newId(now) });
-  db.prepare(`UPDATE events SET status = @status, attempt_count = attempt_count + 1, lease_until = NULL,
+  prepared(db, `UPDATE events SET status = @status, attempt_count = attempt_count + 1, lease_until = NULL,
                 next_attempt_at = coalesce(@next, next_attempt_at), last_status_code = @code, last_error = @error,
                 delivered_at = CASE WHEN @status = 'delivered' THEN @t ELSE delivered_at END, updated_at = @t
               WHERE id = @id`).run({ status: outcome.status, next: outcome.nextAttemptAt, code: a.status_code, error: a.error, t, id: a.event_id });
 }
 
-
 /** Releases a lease without an attempt (e.g. the endpoint became disabled while the event waited). */
 export function releaseEvent(db: Db, id: string): void {
-  db.prepare('UPDATE events SET lease_until = NULL WHERE id = ?').run(id);
+  prepared(db, 'UPDATE events SET lease_until = NULL WHERE id = ?').run(id);
 }
 
 /** The application's event, or undefined. */
 export function getEvent(db: Db, applicationId: string, id: string): EventRow | undefined {
-  return db.prepare('SELECT * FROM events WHERE id = ? AND application_id = ?').get(id, applicationId) as EventRow | undefined;
+  return prepared(db, 'SELECT * FROM events WHERE id = ? AND application_id = ?').get(id, applicationId) as EventRow | undefined;
 }
 
 /** The attempts of an event, oldest first. */
 export function listAttempts(db: Db, eventId: string): AttemptRow[] {
-  return db.prepare('SELECT * FROM attempts WHERE event_id = ? ORDER BY started_at, id').all(eventId) as AttemptRow[];
+  return prepared(db, 'SELECT * FROM attempts WHERE event_id = ? ORDER BY started_at, id').all(eventId) as AttemptRow[];
 }
 
 /** One page of the application's events, newest first, with optional filters. */
@@ -77,23 +92,60 @@ export function listEvents(db: Db, applicationId: string, q: PageQuery & { subsc
   if (q.endpoint) { where.push('endpoint_id = ?'); params.push(q.endpoint); }
   if (q.status) { where.push('status = ?'); params.push(q.status); }
   const c = cursor(q.after);
-  const rows = db.prepare(`SELECT * FROM events WHERE ${where.join(' AND ')}${c.sql} ORDER BY id DESC LIMIT ?`).all(...params, ...c.params, q.limit + 1) as EventRow[];
+  const rows = prepared(db, `SELECT * FROM events WHERE ${where.join(' AND ')}${c.sql} ORDER BY id DESC LIMIT ?`).all(...params, ...c.params, q.limit + 1) as EventRow[];
   return toPage(rows, q.limit);
 }
 
 /** Counts of events by status, for summaries and metrics. */
 export function countEventsByStatus(db: Db): Record<EventStatus, number> {
   const out: Record<EventStatus, number> = { pending: 0, delivered: 0, failed: 0, dead: 0 };
-  for (const row of db.prepare('SELECT status, count(*) AS n FROM events GROUP BY status').all() as { status: EventStatus; n: number }[]) out[row.status] = row.n;
+  for (const row of prepared(db, 'SELECT status, count(*) AS n FROM events GROUP BY status').all() as { status: EventStatus; n: number }[]) out[row.status] = row.n;
   return out;
 }
 
-/** The earliest time an event could become due, to sleep until then; undefined when nothing waits. */
+/** The earliest time a sendable event (see SENDABLE) becomes due or its lease ends, to sleep until then; undefined when
+ *  nothing can be sent (events behind a disabled endpoint, a paused subscription or an earlier event do not count). */
 export function nextEventDueAt(db: Db): string | undefined {
-  return db.prepare("SELECT min(next_attempt_at) FROM events WHERE status IN ('pending', 'failed')").pluck().get() as string | undefined ?? undefined;
+  return (prepared(db, `SELECT min(max(e.next_attempt_at, coalesce(e.lease_until, ''))) ${SENDABLE}`).pluck().get() as string | null) ?? undefined;
+}
+
+/** Queues an event again with a fresh retry schedule, due now (resend). Returns false when it is being sent right now
+ *  (leased) or still waiting for its first attempt. Its attempts so far are kept. */
+export function requeueEvent(db: Db, id: string, now: Date): boolean {
+  const t = now.toISOString();
+  return prepared(db, `UPDATE events SET status = 'pending', attempt_count = 0, next_attempt_at = @t, lease_until = NULL, updated_at = @t
+                     WHERE id = @id AND status IN ('delivered', 'dead', 'failed') AND (lease_until IS NULL OR lease_until <= @t)`)
+    .run({ id, t }).changes > 0;
+}
+
+/** Queues again, with a fresh retry schedule, every dead or failed event of the endpoint created at or after `since`
+ *  (test pings excepted, and events being sent right now); returns how many (recover). */
+export function requeueEndpointEvents(db: Db, endpointId: string, since: string, now: Date): number {
+  const t = now.toISOString();
+  return prepared(db, `UPDATE events SET status = 'pending', attempt_count = 0, next_attempt_at = @t, lease_until = NULL, updated_at = @t
+                     WHERE endpoint_id = @endpointId AND status IN ('dead', 'failed') AND created_at >= @since AND type <> 'endpoint.test'
+                       AND (lease_until IS NULL OR lease_until <= @t)`)
+    .run({ endpointId, since, t }).changes;
+}
+
+/** Makes the endpoint's events that wait for a retry due now (the endpoint was re-enabled); their attempt counts stay. */
+export function hastenEndpointRetries(db: Db, endpointId: string, now: Date): number {
+  const t = now.toISOString();
+  return prepared(db, "UPDATE events SET next_attempt_at = @t, updated_at = @t WHERE endpoint_id = @endpointId AND status = 'failed' AND next_attempt_at > @t")
+    .run({ endpointId, t }).changes;
+}
+
+/** Deletes up to `limit` events (their attempts cascade) that were delivered before `before`, or are test pings that
+ *  died before it; returns how many. Pending, failed and other dead events are kept until handled. */
+export function pruneFinishedEvents(db: Db, before: string, limit: number): number {
+  const delivered = prepared(db, `DELETE FROM events WHERE id IN (
+      SELECT id FROM events WHERE status = 'delivered' AND delivered_at < ? LIMIT ?)`).run(before, limit).changes;
+  const pings = prepared(db, `DELETE FROM events WHERE id IN (
+      SELECT id FROM events WHERE status = 'dead' AND created_at < ? AND type = 'endpoint.test' LIMIT ?)`).run(before, Math.max(0, limit - delivered)).changes;
+  return delivered + pings;
 }
 
 /** created_at of the oldest event still waiting for delivery (pending or failed), or undefined when none waits. */
 export function oldestPendingEventAt(db: Db): string | undefined {
-  return (db.prepare("SELECT min(created_at) FROM events WHERE status IN ('pending', 'failed')").pluck().get() as string | null) ?? undefined;
+  return (prepared(db, "SELECT min(created_at) FROM events WHERE status IN ('pending', 'failed')").pluck().get() as string | null) ?? undefined;
 }

@@ -63,6 +63,8 @@ function entriesBody(input: { subscription: EventSubscription; feed: EventFeed; 
   });
 }
 
+/** The entry's JSON text within `budget` bytes: whole; else without content and summary; else with every field cut
+ *  to a bounded size (an entry with thousands of authors or a megabyte title). Cut entries carry `truncated: true`. */
 function fitEntry(entry: EventEntry, budget: number): string {
   const ordered = {
     id: entry.id, guid: entry.guid, url: entry.url, title: entry.title, summary: entry.summary, content: entry.content,
@@ -73,5 +75,10 @@ function fitEntry(entry: EventEntry, budget: number): string {
   if (Buffer.byteLength(text) <= budget) return text;
   const slim = JSON.stringify({ ...ordered, content: null, summary: null, truncated: true });
   if (Buffer.byteLength(slim) <= budget) return slim;
-  return JSON.stringify({ ...ordered, title: ordered.title?.slice(0, 1000) ?? null, content: null, summary: null, categories: [], enclosures: ordered.enclosures.slice(0, 10), truncated: true });
+  const cut = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
+  return JSON.stringify({
+    ...ordered, guid: cut(ordered.guid, 2048), url: cut(ordered.url, 2048), title: cut(ordered.title, 1000), content: null, summary: null,
+    authors: ordered.authors.slice(0, 10).map((a) => a.slice(0, 200)), categories: ordered.categories.slice(0, 10).map((c) => c.slice(0, 200)),
+    enclosures: ordered.enclosures.slice(0, 10).map((e) => ({ ...e, url: e.url.slice(0, 2048), type: cut(e.type, 200) })), truncated: true,
+  });
 }

@@ -1,6 +1,9 @@
 // Standard Webhooks v1 signatures: base64 HMAC-SHA256 of "{id}.{timestamp}.{body}" keyed with the secret's bytes.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
+/** What signing needs of an endpoint: its secret and, during a rotation, the previous one and when it stops. */
+export type EndpointSecrets = { secret: string; previous_secret: string | null; previous_secret_until: string | null };
+
 /** The key bytes of a secret: base64 after the `whsec_` prefix (Standard Webhooks §Signature scheme). */
 function secretBytes(secret: string): Buffer {
   return Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
@@ -10,6 +13,13 @@ function secretBytes(secret: string): Buffer {
 export function signature(secret: string, id: string, timestampSeconds: number, body: string): string {
   const mac = createHmac('sha256', secretBytes(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64');
   return `v1,${mac}`;
+}
+
+/** The secrets to sign with at `now`: the current one, then the previous one while a rotation's grace period lasts. */
+export function signingSecrets(endpoint: EndpointSecrets, now: Date): string[] {
+  const previous = endpoint.previous_secret;
+  const live = previous !== null && endpoint.previous_secret_until !== null && endpoint.previous_secret_until > now.toISOString();
+  return live ? [endpoint.secret, previous] : [endpoint.secret];
 }
 
 /** The headers of one delivery attempt; several secrets (during rotation) give space-separated signatures. */

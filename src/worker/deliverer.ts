@@ -1,37 +1,91 @@
-// The deliverer's tick: claim due events (per-subscription FIFO), POST them signed, record each attempt and decide retries.
+// The deliverer's tick: claim due events into free concurrency slots (per-subscription FIFO, global and per-endpoint
+// caps), POST them signed, record each attempt and decide retries, dead events and endpoint disabling.
 import type { Dispatcher } from 'undici';
 import type { Ctx } from '../actions/context.ts';
-import type { Limiter } from '../feed/limiter.ts';
 import type { Logger } from '../log.ts';
 import { disableEndpoint, getEndpointById, markEndpointFailing, markEndpointHealthy, type EndpointRow } from '../store/endpoints.ts';
 import { claimDueEvents, nextEventDueAt, recordAttempt, releaseEvent, type EventRow } from '../store/events.ts';
 import { nextRetry } from '../webhook/retry.ts';
 import { sendWebhook, type SendResult } from '../webhook/send.ts';
-import { webhookHeaders } from '../webhook/sign.ts';
+import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
 import type { Telemetry } from './telemetry.ts';
 
-export type DelivererDeps = { agent: Dispatcher; limiter: Limiter; logger: Logger; telemetry: Telemetry; userAgent: string; random?: () => number };
+/** Attempts in flight, shared by every tick of one deliverer: the concurrency slots in use. */
+export type InFlight = { total: number; byEndpoint: Map<string, number>; running: Set<Promise<void>> };
+export type DelivererDeps = {
+  agent: Dispatcher; logger: Logger; telemetry: Telemetry; userAgent: string; random?: () => number;
+  inFlight: InFlight;
+  /** Called after each attempt settles (the loop's nudge), so a freed slot is refilled at once. */
+  onSettled?: () => void;
+};
 export type DeliverySummary = { attempted: number; delivered: number; failed: number; dead: number };
+export type Outcome = 'delivered' | 'retry' | 'dead';
 
-const MAX_RETRY_AFTER_SECONDS = 3600;
+/** A lease outlives the attempt it covers (bounded by delivery.timeout_seconds) by this much, so a crashed process's
+ *  claims are taken over soon after, while a live one always records its attempt before the lease ends. */
+export const LEASE_MARGIN_MS = 10_000;
+const IDLE_MS = 60_000;
 
-/** One delivery tick. Returns what happened and the ms until something may be due. */
-export async function deliverTick(ctx: Ctx, deps: DelivererDeps): Promise<{ summary: DeliverySummary; nextDelayMs: number }> {
-  const summary: DeliverySummary = { attempted: 0, delivered: 0, failed: 0, dead: 0 };
-  const now = ctx.clock.now();
-  const leaseMs = (ctx.config.delivery.timeout_seconds + 30) * 1000;
-  const events = claimDueEvents(ctx.db, now, leaseMs, ctx.config.delivery.concurrency * 2);
-  await Promise.all(events.map((event) => deps.limiter.run(event.endpoint_id, () => deliverOne(ctx, deps, event, summary))));
-  if (summary.attempted > 0) return { summary, nextDelayMs: 0 };
-  const due = nextEventDueAt(ctx.db);
-  const wait = due === undefined ? 60_000 : Date.parse(due) - ctx.clock.now().getTime();
-  return { summary, nextDelayMs: Math.min(60_000, Math.max(1000, wait)) };
+/** No attempt in flight. */
+export function createInFlight(): InFlight {
+  return { total: 0, byEndpoint: new Map(), running: new Set() };
 }
 
-/** The secrets to sign with: the current one, plus the previous one while a rotation's grace period lasts. */
-export function signingSecrets(endpoint: EndpointRow, now: Date): string[] {
-  const previousLive = endpoint.previous_secret !== null && endpoint.previous_secret_until !== null && endpoint.previous_secret_until > now.toISOString();
-  return previousLive ? [endpoint.secret, endpoint.previous_secret!] : [endpoint.secret];
+/** One delivery tick: claims the due events that fit in the free slots and starts their attempts. With `wait` (the
+ *  default; one-shot commands and tests) it resolves once they are recorded and `summary` counts them; the loop passes
+ *  wait: false and is nudged through `onSettled`. `nextDelayMs`: when something may next be due. Never rejects on a
+ *  failed attempt. */
+export async function deliverTick(ctx: Ctx, deps: DelivererDeps, opts: { wait?: boolean } = {}): Promise<{ summary: DeliverySummary; started: number; nextDelayMs: number }> {
+  const summary: DeliverySummary = { attempted: 0, delivered: 0, failed: 0, dead: 0 };
+  const { delivery } = ctx.config;
+  const now = ctx.clock.now();
+  const events = claimDueEvents(ctx.db, now, delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS, {
+    limit: delivery.concurrency - deps.inFlight.total, perEndpoint: delivery.per_endpoint_concurrency, busy: Object.fromEntries(deps.inFlight.byEndpoint),
+  });
+  const runs = events.map((event) => track(ctx, deps, event, summary));
+  if (opts.wait ?? true) {
+    await Promise.all(runs);
+    if (events.length > 0) return { summary, started: events.length, nextDelayMs: 0 };
+  }
+  const due = nextEventDueAt(ctx.db);
+  const wait = due === undefined ? IDLE_MS : Date.parse(due) - ctx.clock.now().getTime();
+  return { summary, started: events.length, nextDelayMs: Math.min(IDLE_MS, Math.max(1000, wait)) };
+}
+
+/** Resolves true once every attempt in flight has been recorded, false when `timeoutMs` passed first (graceful stop). */
+export async function drainDeliveries(inFlight: InFlight, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+  try {
+    while (inFlight.running.size > 0) {
+      if (!(await Promise.race([Promise.allSettled([...inFlight.running]).then(() => true), timeout]))) return false;
+    }
+    return true;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs one attempt in a slot; the slot is freed and `onSettled` called whatever happens. */
+function track(ctx: Ctx, deps: DelivererDeps, event: EventRow, summary: DeliverySummary): Promise<void> {
+  const { inFlight } = deps;
+  inFlight.total += 1;
+  inFlight.byEndpoint.set(event.endpoint_id, (inFlight.byEndpoint.get(event.endpoint_id) ?? 0) + 1);
+  const run: Promise<void> = deliverOne(ctx, deps, event, summary)
+    .catch((err: unknown) => {
+      // The lease stays, so the event is tried again once it expires: at-least-once even when recording failed.
+      deps.logger.error('deliver: unable to record attempt', { event_id: event.id, endpoint_id: event.endpoint_id, error: err instanceof Error ? err.message : String(err) });
+    })
+    .finally(() => {
+      inFlight.total -= 1;
+      const left = (inFlight.byEndpoint.get(event.endpoint_id) ?? 1) - 1;
+      if (left > 0) inFlight.byEndpoint.set(event.endpoint_id, left);
+      else inFlight.byEndpoint.delete(event.endpoint_id);
+      inFlight.running.delete(run);
+      deps.onSettled?.();
+    });
+  inFlight.running.add(run);
+  return run;
 }
 
 async function deliverOne(ctx: Ctx, deps: DelivererDeps, event: EventRow, summary: DeliverySummary): Promise<void> {
@@ -43,35 +97,47 @@ async function deliverOne(ctx: Ctx, deps: DelivererDeps, event: EventRow, summar
     url: endpoint.url, body: event.body, headers: webhookHeaders(signingSecrets(endpoint, startedAt), event.id, timestamp, event.body),
     agent: deps.agent, timeoutMs: ctx.config.delivery.timeout_seconds * 1000, userAgent: deps.userAgent, now: () => ctx.clock.now(),
   });
-  const outcome = ctx.db.transaction(() => recordOutcome(ctx, deps, event, endpoint, result, startedAt))();
+  const { outcome, disabled } = ctx.db.transaction(() => recordOutcome(ctx, deps, event, endpoint, result, startedAt))();
   summary.attempted += 1;
   summary[outcome === 'delivered' ? 'delivered' : outcome === 'dead' ? 'dead' : 'failed'] += 1;
   const latency = outcome === 'delivered' ? ctx.clock.now().getTime() - Date.parse(event.created_at) : null;
   deps.telemetry.attempted(outcome, result.durationMs, latency);
-  const fields = { event_id: event.id, endpoint_id: endpoint.id, attempt: event.attempt_count + 1, status_code: result.statusCode, duration_ms: result.durationMs, outcome };
+  const fields = { event_id: event.id, endpoint_id: endpoint.id, subscription_id: event.subscription_id, attempt: event.attempt_count + 1, status_code: result.statusCode, duration_ms: result.durationMs, outcome };
   if (result.ok) deps.logger.info('deliver: event delivered', fields);
   else deps.logger.warn('deliver: attempt failed', { ...fields, error: result.error });
+  if (disabled) deps.logger.warn('deliver: endpoint disabled', { endpoint_id: endpoint.id, reason: disabled });
 }
 
-/** Stores the attempt, the event's new state and the endpoint's health; runs in one transaction. */
-function recordOutcome(ctx: Ctx, deps: DelivererDeps, event: EventRow, endpoint: EndpointRow, result: SendResult, startedAt: Date): 'delivered' | 'retry' | 'dead' {
+/** Stores the attempt, the event's new state and the endpoint's health; runs in one transaction.
+ *  Returns the outcome and, when this attempt disabled the endpoint, why. */
+function recordOutcome(ctx: Ctx, deps: DelivererDeps, event: EventRow, endpoint: EndpointRow, result: SendResult, startedAt: Date): { outcome: Outcome; disabled: string | null } {
   const now = ctx.clock.now();
+  const { delivery } = ctx.config;
   const attempt = { event_id: event.id, endpoint_id: endpoint.id, started_at: startedAt.toISOString(), status_code: result.statusCode, duration_ms: result.durationMs, error: result.error, response_body: result.responseBody };
   if (result.ok) {
     recordAttempt(ctx.db, attempt, { status: 'delivered', nextAttemptAt: null }, now);
     markEndpointHealthy(ctx.db, endpoint.id);
-    return 'delivered';
+    return { outcome: 'delivered', disabled: null };
   }
   const decision = nextRetry({
-    attempt: event.attempt_count + 1, schedule: ctx.config.delivery.retry_schedule_seconds, now, random: deps.random,
-    retryAfterSeconds: result.retryAfterSeconds, maxRetryAfterSeconds: MAX_RETRY_AFTER_SECONDS,
+    attempt: event.attempt_count + 1, schedule: delivery.retry_schedule_seconds, now, random: deps.random,
+    retryAfterSeconds: result.retryAfterSeconds, maxRetryAfterSeconds: delivery.retry_after_max_seconds,
   });
   recordAttempt(ctx.db, attempt, decision.kind === 'dead' ? { status: 'dead', nextAttemptAt: null } : { status: 'failed', nextAttemptAt: decision.at.toISOString() }, now);
   const failingSince = markEndpointFailing(ctx.db, endpoint.id, now);
+  let disabled: string | null = null;
   if (result.statusCode === 410) {
-    disableEndpoint(ctx.db, endpoint.id, 'the receiver answered 410 Gone', now);
-  } else if (now.getTime() - Date.parse(failingSince) >= ctx.config.delivery.disable_after_seconds * 1000) {
-    disableEndpoint(ctx.db, endpoint.id, `every delivery failed for ${Math.round(ctx.config.delivery.disable_after_seconds / 3600)} hours (since ${failingSince})`, now);
+    disabled = 'the receiver answered 410 Gone';
+  } else if (now.getTime() - Date.parse(failingSince) >= delivery.disable_after_seconds * 1000) {
+    disabled = `every delivery failed for ${describeSeconds(delivery.disable_after_seconds)} (since ${failingSince})`;
   }
-  return decision.kind === 'dead' ? 'dead' : 'retry';
+  if (disabled) disableEndpoint(ctx.db, endpoint.id, disabled, now);
+  return { outcome: decision.kind === 'dead' ? 'dead' : 'retry', disabled };
+}
+
+/** "5 days", "6 hours", "90 seconds": the largest whole unit. */
+function describeSeconds(s: number): string {
+  const unit = s % 86_400 === 0 ? ['day', 86_400] as const : s % 3600 === 0 ? ['hour', 3600] as const : s % 60 === 0 ? ['minute', 60] as const : ['second', 1] as const;
+  const n = s / unit[1];
+  return `${n} ${unit[0]}${n === 1 ? '' : 's'}`;
 }

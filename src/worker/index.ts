@@ -5,15 +5,16 @@ import { createGuardedAgent } from '../feed/netguard.ts';
 import { createParsePool } from '../feed/parse-pool.ts';
 import type { Logger } from '../log.ts';
 import { FEEDSUB_VERSION } from '../version.ts';
-import { deliverTick, type DelivererDeps } from './deliverer.ts';
+import { createInFlight, deliverTick, drainDeliveries, type DelivererDeps } from './deliverer.ts';
 import { createLoop, type Loop } from './loop.ts';
+import { createMaintenance } from './maintenance.ts';
 import { pollTick, type PollerDeps } from './poller.ts';
 import { noTelemetry, type Telemetry } from './telemetry.ts';
 
 export type Workers = {
-  poller: Loop; deliverer: Loop; pollerDeps: PollerDeps; delivererDeps: DelivererDeps;
+  poller: Loop; deliverer: Loop; maintenance: Loop; pollerDeps: PollerDeps; delivererDeps: DelivererDeps;
   start(): void;
-  /** Stops the loops, each awaiting its in-flight tick up to `timeoutMs`. */
+  /** Stops the loops, each awaiting its in-flight tick, then waits for delivery attempts in flight; `timeoutMs` in all. */
   stop(timeoutMs: number): Promise<void>;
   /** Releases agents and worker threads; after stop(). */
   close(): Promise<void>;
@@ -24,7 +25,7 @@ export function userAgent(ctx: Ctx): string {
   return ctx.config.poll.user_agent || `feedsub/${FEEDSUB_VERSION} (+https://github.com/feedsub/feedsub)`;
 }
 
-/** Creates (but does not start) the poller and deliverer loops. */
+/** Creates (but does not start) the poller, deliverer and maintenance loops. */
 export function createWorkers(ctx: Ctx, logger: Logger, telemetry: Telemetry = noTelemetry): Workers {
   const { poll, delivery, network } = ctx.config;
   const feedAgent = createGuardedAgent({ allowPrivate: network.allow_private, connectTimeoutMs: poll.connect_timeout_seconds * 1000 });
@@ -41,14 +42,22 @@ export function createWorkers(ctx: Ctx, logger: Logger, telemetry: Telemetry = n
   };
   const delivererDeps: DelivererDeps = {
     agent: hookAgent, userAgent: userAgent(ctx), telemetry, logger: logger.child({ loop: 'deliverer' }),
-    limiter: createLimiter({ global: delivery.concurrency, perHost: delivery.per_endpoint_concurrency }),
+    inFlight: createInFlight(), onSettled: () => deliverer.nudge(),
   };
   const poller = createLoop('poller', async () => (await pollTick(ctx, pollerDeps)).nextDelayMs, { idleMs: 60_000, logger });
-  const deliverer = createLoop('deliverer', async () => (await deliverTick(ctx, delivererDeps)).nextDelayMs, { idleMs: 60_000, logger });
+  // Ticks start attempts without awaiting them; each finished attempt nudges the loop to refill its slot.
+  const deliverer = createLoop('deliverer', async () => (await deliverTick(ctx, delivererDeps, { wait: false })).nextDelayMs, { idleMs: 60_000, logger });
+  const maintenance = createMaintenance(ctx, logger);
   return {
-    poller, deliverer, pollerDeps, delivererDeps,
-    start() { poller.start(); deliverer.start(); },
-    async stop(timeoutMs) { await Promise.all([poller.stop(timeoutMs), deliverer.stop(timeoutMs)]); },
+    poller, deliverer, maintenance, pollerDeps, delivererDeps,
+    start() { poller.start(); deliverer.start(); maintenance.start(); },
+    async stop(timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      await Promise.all([poller.stop(timeoutMs), deliverer.stop(timeoutMs), maintenance.stop(timeoutMs)]);
+      if (!(await drainDeliveries(delivererDeps.inFlight, Math.max(0, deadline - Date.now())))) {
+        logger.warn('deliver: stopped with attempts in flight; they are retried after their lease ends', { in_flight: delivererDeps.inFlight.total });
+      }
+    },
     async close() { await Promise.all([feedAgent.close(), hookAgent.close(), pool.close()]); },
   };
 }

@@ -1,9 +1,11 @@
-// /v1/endpoints: register webhook URLs, read and change them, reveal their signing secret.
+// /v1/endpoints: register webhook URLs, read and change them, reveal and rotate their signing secret, test, recover.
 import { Hono } from 'hono';
 import type { Ctx } from '../../actions/context.ts';
 import {
-  createEndpoint, endpointSecret, endpointView, listEndpointViews, removeEndpoint, requireEndpoint, updateEndpointFromInput,
+  createEndpoint, endpointSecret, endpointView, listEndpointViews, recoverEndpoint, removeEndpoint, requireEndpoint, rotateEndpointSecret,
+  updateEndpointFromInput,
 } from '../../actions/endpoints.ts';
+import { sendTestEvent } from '../../actions/events.ts';
 import type { ApiEnv } from '../auth.ts';
 import { pageQuery, readJson } from '../body.ts';
 import { sendJson } from '../json.ts';
@@ -16,6 +18,9 @@ export function endpointsApi(ctx: Ctx): Hono<ApiEnv> {
     .get('/:id', (c) => sendJson(c, 200, endpointView(requireEndpoint(ctx, c.get('applicationId'), c.req.param('id')))))
     .get('/:id/secret', (c) => sendJson(c, 200, endpointSecret(ctx, c.get('applicationId'), c.req.param('id'))))
     .patch('/:id', async (c) => sendJson(c, 200, updateEndpointFromInput(ctx, c.get('applicationId'), c.req.param('id'), (await readJson(c)).value)))
+    .post('/:id/rotate-secret', (c) => sendJson(c, 200, rotateEndpointSecret(ctx, c.get('applicationId'), c.req.param('id'))))
+    .post('/:id/test', async (c) => sendJson(c, 200, await sendTestEvent(ctx, c.get('applicationId'), c.req.param('id'))))
+    .post('/:id/recover', async (c) => sendJson(c, 200, recoverEndpoint(ctx, c.get('applicationId'), c.req.param('id'), (await readJson(c)).value)))
     .delete('/:id', (c) => {
       removeEndpoint(ctx, c.get('applicationId'), c.req.param('id'));
       return c.body(null, 204);

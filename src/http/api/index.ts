@@ -5,6 +5,7 @@ import type { Ctx } from '../../actions/context.ts';
 import { ApiError } from '../../errors.ts';
 import { idempotency, requireKey, type ApiEnv } from '../auth.ts';
 import { endpointsApi } from './endpoints.ts';
+import { eventsApi } from './events.ts';
 import { feedsApi } from './feeds.ts';
 import { openapiDocument } from './openapi.ts';
 import { subscriptionsApi } from './subscriptions.ts';
@@ -23,5 +24,6 @@ export function v1Api(ctx: Ctx): Hono<ApiEnv> {
   api.route('/endpoints', endpointsApi(ctx));
   api.route('/subscriptions', subscriptionsApi(ctx));
   api.route('/feeds', feedsApi(ctx));
+  api.route('/events', eventsApi(ctx));
   return api;
 }

@@ -1,0 +1,12 @@
+// SQL for database housekeeping that belongs to no table: WAL checkpoints.
+import type { Db } from '../db/open.ts';
+
+export type CheckpointResult = { busy: boolean; walPages: number; checkpointedPages: number };
+
+/** Copies the WAL into the database and truncates it to zero bytes (PRAGMA wal_checkpoint(TRUNCATE)); `busy` when
+ *  another connection's reader or writer kept it from finishing (it is then simply tried again later). */
+export function checkpointWal(db: Db): CheckpointResult {
+  const row = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number; log: number; checkpointed: number }[];
+  const r = row[0] ?? { busy: 0, log: 0, checkpointed: 0 };
+  return { busy: r.busy !== 0, walPages: r.log, checkpointedPages: r.checkpointed };
+}
