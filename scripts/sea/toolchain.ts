@@ -1,6 +1,7 @@
 // Build-only toolchain of the executable: Node 24 from the npm registry's `node` package and better-sqlite3 compiled
-// against its headers, kept under build/toolchain/<key>/ and reused while the versions match.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// for it, kept under build/toolchain/<key>/ (just `node`, `better_sqlite3.node`, toolchain.json) and reused while the
+// versions match.
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { run, runOrThrow } from './run.ts';
 
@@ -40,7 +41,7 @@ const ADDON_HEADERS: Record<string, string> = { '24': '24.18.1' };
 const PLATFORM_PACKAGE = `${process.platform === 'darwin' && process.arch === 'arm64' ? 'node-bin' : 'node'}-${process.platform}-${process.arch}`;
 
 // Bump when the way the toolchain is made changes, so old folders are not reused.
-const RECIPE = 2;
+const RECIPE = 3;
 
 /** Returns the exact better-sqlite3 version installed in the project (the one the tests use). */
 export function projectBetterSqlite3Version(root: string): string {
@@ -88,13 +89,14 @@ export async function ensureToolchain(root: string, nodeSpec: string, log: (line
     log(`toolchain: node ${node.version}; compiling better-sqlite3 ${betterSqlite3Version} against node ${headers.version} headers`);
     const addon = await buildAddon(join(staging, 'better-sqlite3'), betterSqlite3Version, headers.dir, log);
     await checkAddon(node.binary, join(staging, 'better-sqlite3'), log);
+    keepOnly(staging, { 'node': node.binary, 'better_sqlite3.node': addon });
     const manifest: Manifest = {
       nodeSpec,
       nodeVersion: node.version,
       headersVersion: headers.version,
       betterSqlite3Version,
-      nodeBinary: relative(staging, node.binary),
-      addon: relative(staging, addon),
+      nodeBinary: 'node',
+      addon: 'better_sqlite3.node',
     };
     writeFileSync(join(staging, 'toolchain.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     publish(staging, dir);
@@ -104,6 +106,16 @@ export async function ensureToolchain(root: string, nodeSpec: string, log: (line
   const built = cachedToolchain(root, nodeSpec, betterSqlite3Version);
   if (!built) throw new Error(`build: toolchain missing from ${dir} after building it`);
   return { ...built, reused: false };
+}
+
+/** Moves each source file to `staging/<name>` and removes everything else in staging (npm trees, headers, objects). */
+function keepOnly(staging: string, keep: Record<string, string>): void {
+  const kept = join(staging, '.kept');
+  mkdirSync(kept);
+  for (const [name, source] of Object.entries(keep)) renameSync(source, join(kept, name));
+  for (const entry of readdirSync(staging)) if (entry !== '.kept') rmSync(join(staging, entry), { recursive: true, force: true });
+  for (const name of Object.keys(keep)) renameSync(join(kept, name), join(staging, name));
+  rmSync(kept, { recursive: true });
 }
 
 /** Renames the finished staging folder to `dir`; when another build got there first, keeps theirs. */
