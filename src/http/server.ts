@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import type { Ctx } from '../actions/context.ts';
 import type { Logger } from '../log.ts';
 import { v1Api } from './api/index.ts';
+import { dashboardApp } from './dashboard/index.tsx';
 import { errorHandler, notFoundHandler, problem } from './errors.ts';
 import { metricsHandler } from './metrics.ts';
 
@@ -24,6 +25,7 @@ export function createHttpApp(ctx: Ctx, logger: Logger, registry?: Registry): Ho
     }
   });
   app.route('/v1', v1Api(ctx));
+  app.route('/dashboard', dashboardApp(ctx, logger));
   return app;
 }
 

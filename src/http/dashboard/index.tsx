@@ -1,0 +1,57 @@
+// The /dashboard sub-app: assets, security headers, sessions, sign-in (rate limited) and one sub-app per page.
+import { Hono, type MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Ctx } from '../../actions/context.ts';
+import { ApiError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import { assetsApp } from './assets.ts';
+import { endpointPage } from './endpoint.tsx';
+import { endpointsPage } from './endpoints.tsx';
+import { dashboardErrorHandler, notFoundPage } from './errors.tsx';
+import { eventsPage } from './events.tsx';
+import { feedsPage } from './feeds.tsx';
+import { showOverview } from './overview.tsx';
+import { FailureLimiter } from './ratelimit.ts';
+import { loadSession, loginTokens, requireSession, type DashEnv } from './session.ts';
+import { postHome, showSignIn, type SignInDeps } from './signin.tsx';
+import { subscriptionPage } from './subscription.tsx';
+import { subscriptionsPage } from './subscriptions.tsx';
+
+export type DashboardOptions = {
+  /** Failed sign-ins a client address may make before it must wait (default 10)… */
+  signInFailures?: number;
+  /** …refilled evenly over this many seconds (default 600: 10 failures per 10 minutes). */
+  signInWindowSeconds?: number;
+};
+
+/** No inline scripts or styles, no framing, no referrer leaks, nothing cached (pages show secrets). */
+const securityHeaders: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.header('content-security-policy', "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+  c.header('x-content-type-options', 'nosniff');
+  c.header('referrer-policy', 'same-origin');
+  c.header('cache-control', 'no-store');
+};
+
+/** Builds the dashboard over the same actions as the API. The sign-in rate limiter and the sign-in token key belong
+ *  to this instance (no module state), so each app built — and each test — starts fresh. */
+export function dashboardApp(ctx: Ctx, logger: Logger, opts: DashboardOptions = {}): Hono<DashEnv> {
+  const failures = opts.signInFailures ?? 10;
+  const deps: SignInDeps = {
+    limiter: new FailureLimiter({ capacity: failures, refillMs: ((opts.signInWindowSeconds ?? 600) * 1000) / failures }),
+    login: loginTokens(),
+  };
+  const maxBytes = ctx.config.server.max_body_bytes;
+  const app = new Hono<DashEnv>();
+  app.onError(dashboardErrorHandler(logger));
+  app.route('/assets', assetsApp());
+  app.use('*', securityHeaders);
+  app.use('*', bodyLimit({ maxSize: maxBytes, onError: () => { throw new ApiError(413, 'Form too large', `The form exceeds ${maxBytes} bytes.`); } }));
+  app.use('*', loadSession(ctx));
+  app.get('/', (c) => (c.get('session') ? showOverview(ctx, c) : showSignIn(ctx, deps, c)));
+  app.post('/', (c) => postHome(ctx, deps, c));
+  app.use('*', requireSession());
+  for (const page of [endpointsPage, endpointPage, subscriptionsPage, subscriptionPage, eventsPage, feedsPage]) app.route('/', page(ctx));
+  app.all('*', (c) => notFoundPage(c));
+  return app;
+}
