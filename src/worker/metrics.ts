@@ -2,7 +2,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
-import { countEventsByStatus, oldestPendingEventAt } from '../store/events.ts';
+import { countEventsByStatus, countWaitingEvents, oldestPendingEventAt } from '../store/events.ts';
 import { countFeedsByStatus } from '../store/feeds.ts';
 import { FEEDSUB_VERSION } from '../version.ts';
 import type { Telemetry } from './telemetry.ts';
@@ -65,7 +65,7 @@ function registerDatabaseGauges(registry: Registry, { db, clock }: { db: Db; clo
   });
   new Gauge({
     name: 'feedsub_queue_depth', help: 'Events waiting for delivery (pending + failed), including those of disabled endpoints and paused subscriptions.', registers,
-    collect() { const c = countEventsByStatus(db); this.set(c.pending + c.failed); },
+    collect() { this.set(countWaitingEvents(db)); },
   });
   new Gauge({
     name: 'feedsub_oldest_pending_event_age_seconds', help: 'Age of the oldest event waiting for delivery; 0 when none waits.', registers,
