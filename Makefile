@@ -24,5 +24,8 @@ typecheck: deps
 bench: deps
 	$(TSX) scripts/bench.ts
 
+build: deps
+	$(TSX) scripts/build.ts
+
 clean:
 	rm -rf dist build

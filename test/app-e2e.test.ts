@@ -129,7 +129,7 @@ describe('end to end: poll a local origin, deliver signed webhooks to a local re
 
   it('decodes a Latin-1 feed and delivers correct UTF-8', async () => {
     const path = '/latin1.xml';
-    const doc = (titles: string[]) => Buffer.from(`<?xml version="1.0" encoding="ISO-8859-1"?><rss version="2.0"><channel><title>Caf\u00e9</title>${titles.map((t, i) => `<item><guid>l${i}-${t}</guid><title>${t}</title></item>`).join('')}</channel></rss>`, 'latin1');
+    const doc = (titles: string[]) => Buffer.from(`<?xml version="1.0" encoding="ISO-8859-1"?><rss version="2.0"><channel><title>Caf\u00e9</title>${titles.map((t) => `<item><guid>${encodeURIComponent(t)}</guid><title>${t}</title></item>`).join('')}</channel></rss>`, 'latin1');
     origin.set(path, { body: doc(['d\u00e9j\u00e0 vu']), contentType: 'application/xml' });
     const s = await subscribe(path);
     await waitForFeed(s.feed, (f) => f.status === 'active', 'became active');
