@@ -34,7 +34,7 @@ button { font: inherit; padding: .4rem .85rem; border-radius: 6px; border: 1px s
 button.secondary { background: #fff; color: var(--accent); } button.danger { background: #fff; color: var(--bad); border-color: var(--bad); }
 form.inline { display: inline; margin: 0 .4rem .4rem 0; }
 .actions { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; }
-.spaced { margin-top: .7rem; } label.inline-label { display: inline; font-weight: 600; }
+h1.mono { font-size: 1.15rem; } .spaced { margin-top: .7rem; } label.inline-label { display: inline; font-weight: 600; }
 .notice { padding: .6rem .9rem; border-radius: 6px; margin: 0 0 1rem; background: #e8f1ff; border: 1px solid #b8d0fb; }
 .notice.error { background: #fdecea; border-color: #f1b7b2; } .notice.ok { background: #e7f5ec; border-color: #b3dcc1; }
 .badge { display: inline-block; padding: .05rem .5rem; border-radius: 999px; font-size: .8rem; font-weight: 600; background: #e9edf2; color: var(--muted); }

@@ -2,12 +2,12 @@
 import { Badge, Empty, Time } from './components.tsx';
 import type { EventView } from '../../actions/events.ts';
 
-/** Recent events with status, attempts and the last result; an empty state when there are none. */
+/** Recent events with status, tries since last queued and the last result; an empty state when there are none. */
 export function EventsTable(p: { rows: EventView[]; empty: string }) {
   if (p.rows.length === 0) return <Empty>{p.empty}</Empty>;
   return (
     <table>
-      <thead><tr><th>Event</th><th>Type</th><th>Status</th><th>Attempts</th><th>Last result</th><th>Created</th></tr></thead>
+      <thead><tr><th>Event</th><th>Type</th><th>Status</th><th>Tries</th><th>Last result</th><th>Created</th></tr></thead>
       <tbody>
         {p.rows.map((e) => (
           <tr>

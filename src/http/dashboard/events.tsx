@@ -57,7 +57,7 @@ function EventCard(p: { ctx: Ctx; c: Context<DashEnv>; e: EventView; filters: Fi
       <dl class="facts spaced">
         {p.e.subscription ? <><dt>Subscription</dt><dd><a href={`/dashboard/subscriptions/${p.e.subscription}`} class="mono">{p.e.subscription}</a></dd></> : null}
         <dt>Endpoint</dt><dd><a href={`/dashboard/endpoints/${p.e.endpoint}`} class="mono">{p.e.endpoint}</a></dd>
-        <dt>Attempts</dt><dd>{p.e.attempt_count}{p.e.next_attempt_at ? <span class="muted"> — next <Time at={p.e.next_attempt_at} /></span> : null}</dd>
+        <dt>Attempts</dt><dd>{detail?.attempts.length ?? 0}{detail && detail.attempts.length !== p.e.attempt_count ? <span class="muted"> ({p.e.attempt_count} since it was last queued)</span> : null}{p.e.next_attempt_at ? <span class="muted"> — next <Time at={p.e.next_attempt_at} /></span> : null}</dd>
         {p.e.delivered_at ? <><dt>Delivered</dt><dd><Time at={p.e.delivered_at} /></dd></> : null}
         {p.e.last_error ? <><dt>Last error</dt><dd class="error-text">{p.e.last_error}</dd></> : null}
       </dl>

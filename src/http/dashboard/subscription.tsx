@@ -70,7 +70,7 @@ function page(ctx: Ctx, c: Context<DashEnv>, state: State = {}, status: Contentf
         </div>
       </section>
       <h2>Feed health</h2>
-      <section class="card"><FeedHealth f={feed} /></section>
+      <section class="card" id="feed-health"><FeedHealth f={feed} /></section>
       <h2>Recent events</h2>
       <EventsTable rows={events.data} empty={feed.status === 'pending' ? 'No events yet: the feed has not been fetched. Its first fetch records the current entries as a baseline; later entries are sent.' : 'No events yet: new entries of the feed will be sent here.'} />
       <p><a href={`/dashboard/events?subscription=${sub.id}`}>All events of this subscription →</a></p>

@@ -1,0 +1,145 @@
+// The dashboard in a real browser (Debian's Chromium via playwright-core) against the real server, a local feed origin
+// and a local webhook receiver: sign in, create an endpoint and a subscription, watch the feed and an event, resend, sign out.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { rss, startOrigin, startReceiver, type Origin, type Receiver } from '../support/servers.ts';
+import { browserMissing, CHROMIUM, createKey, startDaemon, type Daemon } from './daemon.ts';
+
+const SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
+const missing = browserMissing();
+if (missing && process.env.CI === 'true') throw new Error(`browser test: ${missing}; CI must run it`);
+
+/** Reloads `page` until `check` passes, at most `tries` times `everyMs` apart; the last failure is rethrown. */
+async function until(page: Page, what: string, check: () => Promise<void>, tries = 60, everyMs = 250): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (i >= tries) throw new Error(`${what}: still failing after ${tries} tries`, { cause: err });
+    }
+    await page.waitForTimeout(everyMs);
+    await page.reload();
+  }
+}
+
+describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : false }, () => {
+  let dir: string;
+  let daemon: Daemon | undefined;
+  let origin: Origin;
+  let receiver: Receiver;
+  let context: BrowserContext | undefined;
+  let page: Page;
+  let key: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'feedsub-browser-'));
+    origin = await startOrigin();
+    receiver = await startReceiver();
+    origin.set('/feed.xml', { body: rss([{ guid: 'first', title: 'First post', link: 'http://example.com/1' }], 'Team blog') });
+    key = createKey(join(dir, 'data'), 'demo');
+    daemon = await startDaemon(join(dir, 'data'));
+    context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+      executablePath: CHROMIUM, headless: true, viewport: { width: 1280, height: 860 }, timeout: 30_000,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    context.setDefaultTimeout(15_000);
+    page = context.pages()[0] ?? await context.newPage();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+
+  after(async () => {
+    await context?.close();
+    await daemon?.stop();
+    await origin?.close();
+    await receiver?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+  it('signs in with a key made by `keys create`', async () => {
+    await page.goto(`${daemon!.url}/dashboard`);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    assert.match(await page.locator('header .who').innerText(), /Application demo/);
+  });
+
+  it('creates an endpoint and shows its signing secret', async () => {
+    await page.getByRole('link', { name: 'Endpoints', exact: true }).click();
+    await page.getByLabel('Title').fill('Team receiver');
+    await page.getByLabel('URL').fill(`${receiver.url}/hooks/feedsub`);
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    await page.getByRole('heading', { name: 'Team receiver' }).waitFor();
+    assert.match(await page.locator('#secret').innerText(), /^whsec_/);
+  });
+
+  it('creates a subscription to the origin\'s feed and sees the feed become healthy', async () => {
+    await page.getByRole('link', { name: 'Subscriptions', exact: true }).click();
+    await page.getByLabel('Endpoint').selectOption({ label: `Team receiver — ${receiver.url}/hooks/feedsub` });
+    await page.getByLabel('Feed URL').fill(`${origin.url}/feed.xml`);
+    await page.getByLabel('Metadata (JSON object, optional)').fill('{"channel": "#news", "team": 7}');
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    await page.getByRole('heading', { name: `${origin.url}/feed.xml` }).waitFor();
+    await until(page, 'feed healthy', async () => {
+      assert.equal(await page.locator('#feed-health .badge').innerText({ timeout: 2000 }), 'active');
+    });
+    assert.match(await page.locator('#feed-health').innerText(), /Team blog/);
+  });
+
+  it('sees an event arrive at the receiver after the feed gains an entry', async () => {
+    origin.set('/feed.xml', { body: rss([{ guid: 'second', title: 'Second post', link: 'http://example.com/2' }, { guid: 'first', title: 'First post', link: 'http://example.com/1' }], 'Team blog') });
+    const [delivery] = await receiver.waitFor(1, 30_000);
+    const body = JSON.parse(delivery!.body) as { type: string; data: { entries: { title: string }[]; metadata: unknown } };
+    assert.equal(body.type, 'subscription.entries');
+    assert.deepEqual(body.data.entries.map((e) => e.title), ['Second post']);
+    assert.deepEqual(body.data.metadata, { channel: '#news', team: 7 });
+    await page.getByRole('link', { name: 'Events', exact: true }).click();
+    await until(page, 'event shown as delivered', async () => {
+      assert.equal(await page.locator(`#event-${delivery!.id} .badge`).innerText({ timeout: 2000 }), 'delivered');
+    });
+  });
+
+  it('resends the event: the receiver gets the same webhook-id and body again', async () => {
+    const first = receiver.deliveries[0]!;
+    await page.locator(`#event-${first.id}`).getByRole('button', { name: 'Resend' }).click();
+    await page.getByText('Event queued to be sent again').waitFor();
+    const deliveries = await receiver.waitFor(2, 30_000);
+    assert.equal(deliveries[1]!.id, first.id);
+    assert.equal(deliveries[1]!.body, first.body);
+    await until(page, 'two attempts shown', async () => {
+      assert.match(await page.locator(`#event-${first.id} summary`).first().innerText({ timeout: 2000 }), /Attempts \(2\)/);
+    });
+    assert.ok(await page.locator('time.local').count() > 0, 'the script shows times in local time');
+  });
+
+  it('saves a screenshot of each main page', async () => {
+    const base = `${daemon!.url}/dashboard`;
+    const subscription = await page.locator('a[href^="/dashboard/subscriptions/"]').first().getAttribute('href');
+    const endpoint = await page.locator('a[href^="/dashboard/endpoints/"]').first().getAttribute('href');
+    const pages: [string, string][] = [
+      ['overview', base], ['endpoints', `${base}/endpoints`], ['endpoint', `${daemon!.url}${endpoint}`],
+      ['subscriptions', `${base}/subscriptions`], ['subscription', `${daemon!.url}${subscription}`], ['events', `${base}/events`], ['feeds', `${base}/feeds`],
+    ];
+    for (const [name, url] of pages) {
+      const res = await page.goto(url);
+      assert.equal(res?.status(), 200, name);
+      await page.locator('details').evaluateAll((all) => all.forEach((d) => d.setAttribute('open', '')));
+      await shot(name);
+    }
+  });
+
+  it('signs out, after which pages ask to sign in again', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByText('You are signed out').waitFor();
+    await page.goto(`${daemon!.url}/dashboard/endpoints`);
+    assert.match(page.url(), /\/dashboard\?next=%2Fdashboard%2Fendpoints$/);
+    await page.getByLabel('API key').waitFor();
+  });
+});
