@@ -78,6 +78,22 @@ export function ActionButton(p: { to: string; csrf: string; action: string; labe
   );
 }
 
+/** A delete form that needs a ticked box, so a stray click deletes nothing (no JavaScript confirm needed). */
+export function ConfirmDelete(p: { to: string; csrf: string; confirm: string; button: string; error: string | undefined }) {
+  return (
+    <form method="post" action={p.to} class="card">
+      <Csrf token={p.csrf} />
+      <input type="hidden" name="_action" value="delete" />
+      <div class={p.error ? 'field invalid' : 'field'}>
+        <input type="checkbox" id="delete-confirm" name="confirm" value="yes" />{' '}
+        <label for="delete-confirm" class="inline-label">{p.confirm}</label>
+        {p.error ? <p class="error" id="delete-confirm-error">{p.error}</p> : null}
+      </div>
+      <button type="submit" class="danger">{p.button}</button>
+    </form>
+  );
+}
+
 /** A status word in a coloured pill. */
 export function Badge(p: { status: string; label?: string }) {
   return <span class={`badge ${p.status}`}>{p.label ?? p.status.replace('_', ' ')}</span>;

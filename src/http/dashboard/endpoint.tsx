@@ -8,7 +8,7 @@ import {
 } from '../../actions/endpoints.ts';
 import { listSubscriptionViews } from '../../actions/subscriptions.ts';
 import { ApiError } from '../../errors.ts';
-import { ActionButton, Badge, Csrf, Empty, Field, Time } from './components.tsx';
+import { ActionButton, Badge, ConfirmDelete, Csrf, Empty, Field, Time } from './components.tsx';
 import { render } from './errors.tsx';
 import { EventsTable } from './events-table.tsx';
 import { formStateFrom, isFormError, noticeOf, readForm, statusOf, type FormState } from './form.ts';
@@ -35,6 +35,18 @@ function SecretBox(p: { ctx: Ctx; c: Context<DashEnv>; e: EndpointView }) {
   );
 }
 
+function RecoverForm(p: { here: string; csrf: string; form: FormState }) {
+  return (
+    <form method="post" action={p.here} class="card">
+      <Csrf token={p.csrf} />
+      <input type="hidden" name="_action" value="recover" />
+      <Field name="since" label="Re-send every failed or dead event created since" values={p.form.values} errors={p.form.errors} idPrefix="recover" required
+        hint="An ISO 8601 UTC time, e.g. 2026-01-01T00:00:00Z. Each is sent again with its webhook-id, in order per subscription." />
+      <button type="submit" class="secondary">Recover events</button>
+    </form>
+  );
+}
+
 function page(ctx: Ctx, c: Context<DashEnv>, state: EndpointState = {}, status: ContentfulStatusCode = 200) {
   const s = viewer(c);
   const e = endpointView(requireEndpoint(ctx, s.applicationId, c.req.param('id') ?? ''));
@@ -42,7 +54,6 @@ function page(ctx: Ctx, c: Context<DashEnv>, state: EndpointState = {}, status: 
   const subs = listSubscriptionViews(ctx, s.applicationId, { limit: 50, endpoint: e.id });
   const events = listEventViews(ctx, s.applicationId, { limit: 10, endpoint: e.id });
   const edit = state.edit ?? { values: { title: e.title, url: e.url }, errors: {} };
-  const remove = state.remove ?? { values: {}, errors: {} };
   const recover = state.recover ?? { values: { since: new Date(ctx.clock.now().getTime() - 7 * 86_400_000).toISOString() }, errors: {} };
   return render(c, (
     <Layout title={e.title} section="endpoints" session={s} notice={noticeOf(c)} error={state.message ?? state.edit?.message ?? state.remove?.message ?? state.recover?.message}>
@@ -74,13 +85,7 @@ function page(ctx: Ctx, c: Context<DashEnv>, state: EndpointState = {}, status: 
         <button type="submit">Save</button>
       </form>
       <h2>Recover failed deliveries</h2>
-      <form method="post" action={here} class="card">
-        <Csrf token={s.csrfToken} />
-        <input type="hidden" name="_action" value="recover" />
-        <Field name="since" label="Re-send every failed or dead event created since" values={recover.values} errors={recover.errors} idPrefix="recover" required
-          hint="An ISO 8601 UTC time, e.g. 2026-01-01T00:00:00Z. Each is sent again with its webhook-id, in order per subscription." />
-        <button type="submit" class="secondary">Recover events</button>
-      </form>
+      <RecoverForm here={here} csrf={s.csrfToken} form={recover} />
       <h2>Subscriptions using it</h2>
       {subs.data.length === 0
         ? <Empty>No subscription sends to this endpoint yet. <a href="/dashboard/subscriptions">Subscribe it to a feed</a>.</Empty>
@@ -89,16 +94,7 @@ function page(ctx: Ctx, c: Context<DashEnv>, state: EndpointState = {}, status: 
       <EventsTable rows={events.data} empty="No events sent to this endpoint yet." />
       <p><a href={`/dashboard/events?endpoint=${e.id}`}>All events of this endpoint →</a></p>
       <h2>Delete</h2>
-      <form method="post" action={here} class="card">
-        <Csrf token={s.csrfToken} />
-        <input type="hidden" name="_action" value="delete" />
-        <div class={remove.errors.confirm ? 'field invalid' : 'field'}>
-          <input type="checkbox" id="delete-confirm" name="confirm" value="yes" />{' '}
-          <label for="delete-confirm" class="inline-label">Yes, delete this endpoint and its events</label>
-          {remove.errors.confirm ? <p class="error">{remove.errors.confirm}</p> : null}
-        </div>
-        <button type="submit" class="danger">Delete endpoint</button>
-      </form>
+      <ConfirmDelete to={here} csrf={s.csrfToken} confirm="Yes, delete this endpoint and its events" button="Delete endpoint" error={state.remove?.errors.confirm} />
     </Layout>
   ), status);
 }

@@ -46,6 +46,7 @@ export function dashboardApp(ctx: Ctx, logger: Logger, opts: DashboardOptions = 
   app.onError(dashboardErrorHandler(logger));
   app.route('/assets', assetsApp());
   app.use('*', securityHeaders);
+  app.use('*', async (c, next) => (c.req.path.endsWith('/') && c.req.method === 'GET' ? c.redirect(c.req.path.replace(/\/+$/, ''), 301) : next()));
   app.use('*', bodyLimit({ maxSize: maxBytes, onError: () => { throw new ApiError(413, 'Form too large', `The form exceeds ${maxBytes} bytes.`); } }));
   app.use('*', loadSession(ctx));
   app.get('/', (c) => (c.get('session') ? showOverview(ctx, c) : showSignIn(ctx, deps, c)));

@@ -7,7 +7,7 @@ import { listEndpointViews } from '../../actions/endpoints.ts';
 import { requireFeedView, type FeedView } from '../../actions/feeds.ts';
 import { removeSubscription, requireSubscription, subscriptionView, updateSubscriptionFromInput } from '../../actions/subscriptions.ts';
 import { ApiError } from '../../errors.ts';
-import { ActionButton, Badge, Csrf, Select, TextArea, Time } from './components.tsx';
+import { ActionButton, Badge, ConfirmDelete, Csrf, Select, TextArea, Time } from './components.tsx';
 import { render } from './errors.tsx';
 import { EventsTable } from './events-table.tsx';
 import { formStateFrom, isFormError, noticeOf, readForm, statusOf, type FormState } from './form.ts';
@@ -50,7 +50,6 @@ function page(ctx: Ctx, c: Context<DashEnv>, state: State = {}, status: Contentf
   const events = listEventViews(ctx, s.applicationId, { limit: 10, subscription: sub.id });
   const here = `/dashboard/subscriptions/${sub.id}`;
   const edit = state.edit ?? { values: { endpoint: sub.endpoint, metadata: sub.metadata?.text ?? '' }, errors: {} };
-  const remove = state.remove ?? { values: {}, errors: {} };
   return render(c, (
     <Layout title={sub.url} section="subscriptions" session={s} notice={noticeOf(c)} error={state.message ?? state.edit?.message ?? state.remove?.message}>
       <p class="muted"><a href="/dashboard/subscriptions">Subscriptions</a> /</p>
@@ -83,16 +82,7 @@ function page(ctx: Ctx, c: Context<DashEnv>, state: State = {}, status: Contentf
         <button type="submit">Save</button>
       </form>
       <h2>Delete</h2>
-      <form method="post" action={here} class="card">
-        <Csrf token={s.csrfToken} />
-        <input type="hidden" name="_action" value="delete" />
-        <div class={remove.errors.confirm ? 'field invalid' : 'field'}>
-          <input type="checkbox" id="delete-confirm" name="confirm" value="yes" />{' '}
-          <label for="delete-confirm" class="inline-label">Yes, delete this subscription and its undelivered events</label>
-          {remove.errors.confirm ? <p class="error">{remove.errors.confirm}</p> : null}
-        </div>
-        <button type="submit" class="danger">Delete subscription</button>
-      </form>
+      <ConfirmDelete to={here} csrf={s.csrfToken} confirm="Yes, delete this subscription and its undelivered events" button="Delete subscription" error={state.remove?.errors.confirm} />
     </Layout>
   ), status);
 }

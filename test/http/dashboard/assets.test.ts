@@ -39,6 +39,13 @@ describe('dashboard assets and headers', () => {
     assert.match(res.text, /<h1>Not found<\/h1>/);
   });
 
+  it('sends /dashboard/ and other trailing-slash paths to the path without it', async () => {
+    const res = await w.app.request('/dashboard/');
+    assert.equal(res.status, 301);
+    assert.equal(res.headers.get('location'), '/dashboard');
+    assert.equal((await w.app.request('/dashboard/endpoints/')).headers.get('location'), '/dashboard/endpoints');
+  });
+
   it('shows the UTC time inside <time> so pages read right without JavaScript', async () => {
     const c = await new Client(w).signedIn(w.key().key);
     const page = await c.post('/dashboard/endpoints', { _action: 'create', title: 'T', url: 'http://127.0.0.1:9/h' });
