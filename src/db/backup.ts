@@ -25,6 +25,7 @@ export async function backupDatabase(source: string, dest: string, opts: { force
   const started = now();
   const target = resolve(dest);
   if (!existsSync(source)) throw new Error(`backup: no database at ${source}`);
+  if (existsSync(target) && sameFile(source, target)) throw new Error(`backup: ${target} is the database itself; choose another file`);
   if (!opts.force && existsSync(target)) throw new BackupExistsError(target);
   const temp = join(dirname(target), `.${basename(target)}.partial-${process.pid}`);
   const binding = nativeBindingPath();
@@ -49,6 +50,11 @@ export async function backupDatabase(source: string, dest: string, opts: { force
   } finally {
     db.close();
   }
+}
+
+function sameFile(a: string, b: string): boolean {
+  const [x, y] = [statSync(a), statSync(b)];
+  return x.dev === y.dev && x.ino === y.ino;
 }
 
 /** Opens the copy on its own and runs PRAGMA quick_check; throws unless it answers "ok". */

@@ -105,6 +105,11 @@ describe('backupDatabase', () => {
     }
   });
 
+  it('refuses to write over the database it copies, even with force', async () => {
+    await assert.rejects(backupDatabase(source, source, { force: true }), /is the database itself/);
+    assert.equal(db.pragma('quick_check', { simple: true }), 'ok');
+  });
+
   it('fails without creating anything when there is no database', async () => {
     await assert.rejects(backupDatabase(join(dir, 'missing.db'), join(dir, 'copy.db')), /no database at/);
     assert.deepEqual(readdirSync(dir).filter((f) => f.startsWith('copy') || f.includes('partial')), []);
