@@ -46,8 +46,12 @@ async function pollOne(ctx: Ctx, deps: PollerDeps, feed: FeedRow, summary: PollS
   summary.newEntries += result.newEntries;
   summary.events += result.events;
   deps.telemetry.polled(outcome.kind, 'meta' in outcome ? outcome.meta.durationMs : outcome.durationMs);
-  const fields = { feed_id: feed.id, outcome: outcome.kind, new_entries: result.newEntries, events: result.events, duration_ms: 'meta' in outcome ? outcome.meta.durationMs : outcome.durationMs };
+  const fields = {
+    feed_id: feed.id, outcome: outcome.kind, http_status: 'meta' in outcome ? outcome.meta.status : outcome.status,
+    new_entries: result.newEntries, events: result.events, duration_ms: 'meta' in outcome ? outcome.meta.durationMs : outcome.durationMs,
+  };
   if (outcome.kind === 'error') deps.logger.warn('poll: feed failed', { ...fields, error_class: outcome.errorClass, error: outcome.message });
+  else if (outcome.kind === 'gone') deps.logger.warn('poll: feed gone, polling stopped', fields);
   else deps.logger.info('poll: feed polled', fields);
 }
 
