@@ -117,7 +117,6 @@ CREATE TABLE events (
   subscription_id  TEXT REFERENCES subscriptions(id) ON DELETE CASCADE,   -- NULL for endpoint.test
   type             TEXT NOT NULL,
   sequence         INTEGER,
-  body             TEXT NOT NULL,    -- the exact bytes sent on every attempt
   status           TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed', 'dead')),
   attempt_count    INTEGER NOT NULL DEFAULT 0,
   next_attempt_at  TEXT NOT NULL,
@@ -126,7 +125,9 @@ CREATE TABLE events (
   last_error       TEXT,
   created_at       TEXT NOT NULL,
   delivered_at     TEXT,
-  updated_at       TEXT NOT NULL
+  updated_at       TEXT NOT NULL,
+  body             TEXT NOT NULL     -- the exact bytes sent on every attempt; last, so reading the other columns never
+                                     -- walks a large body's overflow pages
 );
 CREATE INDEX events_due ON events(next_attempt_at) WHERE status IN ('pending', 'failed');
 CREATE INDEX events_by_subscription ON events(subscription_id, sequence);
@@ -136,7 +137,7 @@ CREATE INDEX events_delivered ON events(delivered_at) WHERE status = 'delivered'
 CREATE INDEX events_dead ON events(created_at) WHERE status = 'dead';
 
 CREATE TABLE attempts (
-  id             TEXT PRIMARY KEY,
+  id             INTEGER PRIMARY KEY,   -- appended in order: recording an attempt touches no random index page for it
   event_id       TEXT NOT NULL REFERENCES events(id) ON DELETE CASCADE,
   endpoint_id    TEXT NOT NULL,
   started_at     TEXT NOT NULL,

@@ -5,7 +5,7 @@ import { conflict, invalid, notFound } from '../errors.ts';
 import { createGuardedAgent } from '../feed/netguard.ts';
 import { newId } from '../ids.ts';
 import { RawJson } from '../rawjson.ts';
-import { getEvent, insertEvent, listAttempts, listEvents, recordAttempt, requeueEvent, type AttemptRow, type EventRow, type EventStatus } from '../store/events.ts';
+import { getEvent, insertEvent, listAttempts, listEvents, recordAttempt, requeueEvent, type AttemptRow, type EventRow, type EventStatus, type EventWithBody } from '../store/events.ts';
 import type { Page, PageQuery } from '../store/page.ts';
 import { FEEDSUB_VERSION } from '../version.ts';
 import { buildTestEvent } from '../webhook/event.ts';
@@ -51,7 +51,7 @@ export function listEventViews(ctx: Ctx, applicationId: string, q: PageQuery & E
 }
 
 /** The application's event; 404 when unknown or another application's. */
-export function requireEvent(ctx: Ctx, applicationId: string, id: string): EventRow {
+export function requireEvent(ctx: Ctx, applicationId: string, id: string): EventWithBody {
   const row = getEvent(ctx.db, applicationId, id);
   if (!row) throw notFound('Event');
   return row;

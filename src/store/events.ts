@@ -1,27 +1,33 @@
 // SQL for events (one webhook message for one subscription) and their attempts.
 import type { Db } from '../db/open.ts';
-import { newId } from '../ids.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
 import { prepared } from './sql.ts';
 
 export type EventStatus = 'pending' | 'delivered' | 'failed' | 'dead';
 export type EventRow = {
   id: string; application_id: string; endpoint_id: string; subscription_id: string | null; type: string;
-  sequence: number | null; body: string; status: EventStatus; attempt_count: number; next_attempt_at: string;
+  sequence: number | null; status: EventStatus; attempt_count: number; next_attempt_at: string;
   lease_until: string | null; last_status_code: number | null; last_error: string | null;
   created_at: string; delivered_at: string | null; updated_at: string;
 };
 export type AttemptRow = {
-  id: string; event_id: string; endpoint_id: string; started_at: string; status_code: number | null;
+  id: number; event_id: string; endpoint_id: string; started_at: string; status_code: number | null;
   duration_ms: number; error: string | null; response_body: string | null;
 };
 
+/** An event with the exact body it is sent with. */
+export type EventWithBody = EventRow & { body: string };
+
+// Every column but the body, for reads that do not send or show it.
+const COLUMNS = `id, application_id, endpoint_id, subscription_id, type, sequence, status, attempt_count, next_attempt_at, lease_until,
+  last_status_code, last_error, created_at, delivered_at, updated_at`;
+
 /** Queues an event, due at `dueAt` (now by default). */
-export function insertEvent(db: Db, e: Pick<EventRow, 'id' | 'application_id' | 'endpoint_id' | 'subscription_id' | 'type' | 'sequence' | 'body'>, now: Date, dueAt: Date = now): void {
+export function insertEvent(db: Db, e: Pick<EventWithBody, 'id' | 'application_id' | 'endpoint_id' | 'subscription_id' | 'type' | 'sequence' | 'body'>, now: Date, dueAt: Date = now): void {
   const t = now.toISOString();
-  prepared(db, `INSERT INTO events (id, application_id, endpoint_id, subscription_id, type, sequence, body, next_attempt_at, created_at, updated_at)
-              VALUES (@id, @application_id, @endpoint_id, @subscription_id, @type, @sequence, @body, @due, @t, @t)`)
-    .run({ ...e, due: dueAt.toISOString(), t });
+  prepared(db, `INSERT INTO events (id, application_id, endpoint_id, subscription_id, type, sequence, next_attempt_at, created_at, updated_at, body)
+              VALUES (@id, @application_id, @endpoint_id, @subscription_id, @type, @sequence, @due, @t, @t, @body)`)
+    .run({ id: e.id, application_id: e.application_id, endpoint_id: e.endpoint_id, subscription_id: e.subscription_id, type: e.type, sequence: e.sequence, due: dueAt.toISOString(), t, body: e.body });
 }
 
 /** Which events a claim may take: at most `limit` in all, and per endpoint at most `perEndpoint` minus the attempts
@@ -38,31 +44,45 @@ const SENDABLE = `
     AND (e.subscription_id IS NULL OR NOT EXISTS (
       SELECT 1 FROM events p WHERE p.subscription_id = e.subscription_id AND p.sequence < e.sequence AND p.status IN ('pending', 'failed')))`;
 
-/** Leases the due, sendable events (see SENDABLE) for `leaseMs`, earliest due first, within `limits`. */
-export function claimDueEvents(db: Db, now: Date, leaseMs: number, limits: ClaimLimits): EventRow[] {
-  const t = now.toISOString();
+/** Rows a claim looks at, at most: the scan walks the due index lazily and usually stops after `limit` rows. */
+const MAX_CLAIM_SCAN = 5000;
+
+/** Leases the due, sendable events (see SENDABLE) for `leaseMs`, earliest due first, within `limits`. The due index is
+ *  walked lazily and stops once `limit` events are picked, so a claim costs about what it takes, not the queue's length;
+ *  endpoints already at their cap are skipped in SQL. */
+export function claimDueEvents(db: Db, now: Date, leaseMs: number, limits: ClaimLimits): EventWithBody[] {
   if (limits.limit <= 0) return [];
-  const rows = prepared(db, `
-    UPDATE events SET lease_until = @lease, updated_at = @t
-    WHERE id IN (
-      SELECT id FROM (
-        SELECT e.id, e.endpoint_id, e.next_attempt_at, e.sequence,
-               row_number() OVER (PARTITION BY e.endpoint_id ORDER BY e.next_attempt_at, e.sequence, e.id) AS place
-        ${SENDABLE}
-          AND e.next_attempt_at <= @t AND (e.lease_until IS NULL OR e.lease_until <= @t))
-      WHERE place <= @perEndpoint - coalesce(json_extract(@busy, '$."' || endpoint_id || '"'), 0)
-      ORDER BY next_attempt_at, sequence LIMIT @limit)
-    RETURNING *`).all({
-    lease: new Date(now.getTime() + leaseMs).toISOString(), t, limit: limits.limit, perEndpoint: limits.perEndpoint, busy: JSON.stringify(limits.busy ?? {}),
-  }) as EventRow[];
-  return rows.sort((a, b) => (a.next_attempt_at < b.next_attempt_at ? -1 : a.next_attempt_at > b.next_attempt_at ? 1 : 0));
+  const t = now.toISOString();
+  const room = new Map(Object.entries(limits.busy ?? {}).map(([endpoint, n]) => [endpoint, limits.perEndpoint - n]));
+  const full = [...room].filter(([, left]) => left <= 0).map(([endpoint]) => endpoint);
+  return db.transaction(() => {
+    const picked: string[] = [];
+    const candidates = prepared(db, `SELECT e.id, e.endpoint_id ${SENDABLE}
+        AND e.next_attempt_at <= @t AND (e.lease_until IS NULL OR e.lease_until <= @t)
+        AND e.endpoint_id NOT IN (SELECT value FROM json_each(@full))
+      ORDER BY e.next_attempt_at`).iterate({ t, full: JSON.stringify(full) }) as IterableIterator<{ id: string; endpoint_id: string }>;
+    let scanned = 0;
+    for (const c of candidates) {
+      const left = room.get(c.endpoint_id) ?? limits.perEndpoint;
+      if (left > 0) {
+        picked.push(c.id);
+        room.set(c.endpoint_id, left - 1);
+      }
+      if (picked.length >= limits.limit || ++scanned >= MAX_CLAIM_SCAN) { candidates.return?.(); break; }
+    }
+    if (picked.length === 0) return [];
+    const rows = prepared(db, `UPDATE events SET lease_until = @lease, updated_at = @t WHERE id IN (SELECT value FROM json_each(@ids)) RETURNING *`)
+      .all({ lease: new Date(now.getTime() + leaseMs).toISOString(), t, ids: JSON.stringify(picked) }) as EventWithBody[];
+    const order = new Map(picked.map((id, i) => [id, i]));
+    return rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+  })();
 }
 
 /** Records one attempt and its outcome on the event. Call inside a transaction with the endpoint update. */
 export function recordAttempt(db: Db, a: Omit<AttemptRow, 'id'>, outcome: { status: EventStatus; nextAttemptAt: string | null }, now: Date): void {
   const t = now.toISOString();
-  prepared(db, `INSERT INTO attempts (id, event_id, endpoint_id, started_at, status_code, duration_ms, error, response_body)
-              VALUES (@id, @event_id, @endpoint_id, @started_at, @status_code, @duration_ms, @error, @response_body)`).run({ ...a, id: newId(now) });
+  prepared(db, `INSERT INTO attempts (event_id, endpoint_id, started_at, status_code, duration_ms, error, response_body)
+              VALUES (@event_id, @endpoint_id, @started_at, @status_code, @duration_ms, @error, @response_body)`).run(a);
   prepared(db, `UPDATE events SET status = @status, attempt_count = attempt_count + 1, lease_until = NULL,
                 next_attempt_at = coalesce(@next, next_attempt_at), last_status_code = @code, last_error = @error,
                 delivered_at = CASE WHEN @status = 'delivered' THEN @t ELSE delivered_at END, updated_at = @t
@@ -74,9 +94,9 @@ export function releaseEvent(db: Db, id: string): void {
   prepared(db, 'UPDATE events SET lease_until = NULL WHERE id = ?').run(id);
 }
 
-/** The application's event, or undefined. */
-export function getEvent(db: Db, applicationId: string, id: string): EventRow | undefined {
-  return prepared(db, 'SELECT * FROM events WHERE id = ? AND application_id = ?').get(id, applicationId) as EventRow | undefined;
+/** The application's event with its body, or undefined. */
+export function getEvent(db: Db, applicationId: string, id: string): EventWithBody | undefined {
+  return prepared(db, 'SELECT * FROM events WHERE id = ? AND application_id = ?').get(id, applicationId) as EventWithBody | undefined;
 }
 
 /** The attempts of an event, oldest first. */
@@ -92,7 +112,7 @@ export function listEvents(db: Db, applicationId: string, q: PageQuery & { subsc
   if (q.endpoint) { where.push('endpoint_id = ?'); params.push(q.endpoint); }
   if (q.status) { where.push('status = ?'); params.push(q.status); }
   const c = cursor(q.after);
-  const rows = prepared(db, `SELECT * FROM events WHERE ${where.join(' AND ')}${c.sql} ORDER BY id DESC LIMIT ?`).all(...params, ...c.params, q.limit + 1) as EventRow[];
+  const rows = prepared(db, `SELECT ${COLUMNS} FROM events WHERE ${where.join(' AND ')}${c.sql} ORDER BY id DESC LIMIT ?`).all(...params, ...c.params, q.limit + 1) as EventRow[];
   return toPage(rows, q.limit);
 }
 

@@ -2,20 +2,23 @@
 // caps), POST them signed, record each attempt and decide retries, dead events and endpoint disabling.
 import type { Dispatcher } from 'undici';
 import type { Ctx } from '../actions/context.ts';
+import type { Db } from '../db/open.ts';
 import type { Logger } from '../log.ts';
 import { disableEndpoint, getEndpointById, markEndpointFailing, markEndpointHealthy, type EndpointRow } from '../store/endpoints.ts';
-import { claimDueEvents, nextEventDueAt, recordAttempt, releaseEvent, type EventRow } from '../store/events.ts';
+import { claimDueEvents, nextEventDueAt, recordAttempt, releaseEvent, type EventWithBody } from '../store/events.ts';
 import { nextRetry } from '../webhook/retry.ts';
 import { sendWebhook, type SendResult } from '../webhook/send.ts';
 import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
 import type { Telemetry } from './telemetry.ts';
 
-/** Attempts in flight, shared by every tick of one deliverer: the concurrency slots in use. */
-export type InFlight = { total: number; byEndpoint: Map<string, number>; running: Set<Promise<void>> };
+type Write = { fn: () => unknown; resolve: (value: unknown) => void; reject: (err: unknown) => void };
+/** Attempts in flight, shared by every tick of one deliverer: the concurrency slots in use, and the outcomes waiting
+ *  for the next group commit. */
+export type InFlight = { total: number; byEndpoint: Map<string, number>; running: Set<Promise<void>>; writes: Write[] };
 export type DelivererDeps = {
   agent: Dispatcher; logger: Logger; telemetry: Telemetry; userAgent: string; random?: () => number;
   inFlight: InFlight;
-  /** Called after each attempt settles (the loop's nudge), so a freed slot is refilled at once. */
+  /** Called after each attempt settles (refillOnSettle in the running daemon), so a freed slot is refilled at once. */
   onSettled?: () => void;
 };
 export type DeliverySummary = { attempted: number; delivered: number; failed: number; dead: number };
@@ -28,28 +31,57 @@ const IDLE_MS = 60_000;
 
 /** No attempt in flight. */
 export function createInFlight(): InFlight {
-  return { total: 0, byEndpoint: new Map(), running: new Set() };
+  return { total: 0, byEndpoint: new Map(), running: new Set(), writes: [] };
 }
 
 /** One delivery tick: claims the due events that fit in the free slots and starts their attempts. With `wait` (the
  *  default; one-shot commands and tests) it resolves once they are recorded and `summary` counts them; the loop passes
- *  wait: false and is nudged through `onSettled`. `nextDelayMs`: when something may next be due. Never rejects on a
- *  failed attempt. */
+ *  wait: false, and `onSettled` refills the slots as attempts finish. `nextDelayMs`: when something may next be due.
+ *  Never rejects on a failed attempt. */
 export async function deliverTick(ctx: Ctx, deps: DelivererDeps, opts: { wait?: boolean } = {}): Promise<{ summary: DeliverySummary; started: number; nextDelayMs: number }> {
   const summary: DeliverySummary = { attempted: 0, delivered: 0, failed: 0, dead: 0 };
-  const { delivery } = ctx.config;
-  const now = ctx.clock.now();
-  const events = claimDueEvents(ctx.db, now, delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS, {
-    limit: delivery.concurrency - deps.inFlight.total, perEndpoint: delivery.per_endpoint_concurrency, busy: Object.fromEntries(deps.inFlight.byEndpoint),
-  });
-  const runs = events.map((event) => track(ctx, deps, event, summary));
+  const runs = startDue(ctx, deps, summary);
   if (opts.wait ?? true) {
     await Promise.all(runs);
-    if (events.length > 0) return { summary, started: events.length, nextDelayMs: 0 };
+    if (runs.length > 0) return { summary, started: runs.length, nextDelayMs: 0 };
   }
+  // Attempts still in flight count by the end of their lease; their onSettled refills sooner.
   const due = nextEventDueAt(ctx.db);
   const wait = due === undefined ? IDLE_MS : Date.parse(due) - ctx.clock.now().getTime();
-  return { summary, started: events.length, nextDelayMs: Math.min(IDLE_MS, Math.max(1000, wait)) };
+  return { summary, started: runs.length, nextDelayMs: Math.min(IDLE_MS, Math.max(1000, wait)) };
+}
+
+/** Claims the due events that fit in the free slots and starts their attempts; returns them running. Synchronous up to
+ *  the first network write, so two callers in one process never claim the same slot. */
+export function startDue(ctx: Ctx, deps: DelivererDeps, summary: DeliverySummary = { attempted: 0, delivered: 0, failed: 0, dead: 0 }): Promise<void>[] {
+  const { delivery } = ctx.config;
+  const events = claimDueEvents(ctx.db, ctx.clock.now(), delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS, {
+    limit: delivery.concurrency - deps.inFlight.total, perEndpoint: delivery.per_endpoint_concurrency, busy: Object.fromEntries(deps.inFlight.byEndpoint),
+  });
+  const endpoints = new Map<string, EndpointRow | undefined>(); // read once per claim, not once per event
+  const endpointOf = (id: string) => (endpoints.has(id) ? endpoints.get(id) : endpoints.set(id, getEndpointById(ctx.db, id)).get(id));
+  return events.map((event) => track(ctx, deps, event, endpointOf(event.endpoint_id), summary));
+}
+
+/** The running loop's `onSettled`: once the attempts finishing in this turn of the event loop are recorded, starts what
+ *  fits in the freed slots at once (no timer between two attempts); when nothing could start, `idle()` (the loop's nudge)
+ *  works out when to look again. Does nothing once `isRunning()` is false (stopping). Never throws. */
+export function refillOnSettle(ctx: Ctx, deps: () => DelivererDeps, opts: { isRunning: () => boolean; idle: () => void }): () => void {
+  let queued = false;
+  return () => {
+    if (queued || !opts.isRunning()) return;
+    queued = true;
+    setImmediate(() => {
+      queued = false;
+      if (!opts.isRunning()) return;
+      try {
+        if (startDue(ctx, deps()).length === 0) opts.idle();
+      } catch (err) {
+        deps().logger.error('deliver: unable to claim events', { error: err instanceof Error ? err.message : String(err) });
+        opts.idle();
+      }
+    });
+  };
 }
 
 /** Resolves true once every attempt in flight has been recorded, false when `timeoutMs` passed first (graceful stop). */
@@ -67,11 +99,11 @@ export async function drainDeliveries(inFlight: InFlight, timeoutMs: number): Pr
 }
 
 /** Runs one attempt in a slot; the slot is freed and `onSettled` called whatever happens. */
-function track(ctx: Ctx, deps: DelivererDeps, event: EventRow, summary: DeliverySummary): Promise<void> {
+function track(ctx: Ctx, deps: DelivererDeps, event: EventWithBody, endpoint: EndpointRow | undefined, summary: DeliverySummary): Promise<void> {
   const { inFlight } = deps;
   inFlight.total += 1;
   inFlight.byEndpoint.set(event.endpoint_id, (inFlight.byEndpoint.get(event.endpoint_id) ?? 0) + 1);
-  const run: Promise<void> = deliverOne(ctx, deps, event, summary)
+  const run: Promise<void> = deliverOne(ctx, deps, event, endpoint, summary)
     .catch((err: unknown) => {
       // The lease stays, so the event is tried again once it expires: at-least-once even when recording failed.
       deps.logger.error('deliver: unable to record attempt', { event_id: event.id, endpoint_id: event.endpoint_id, error: err instanceof Error ? err.message : String(err) });
@@ -88,8 +120,7 @@ function track(ctx: Ctx, deps: DelivererDeps, event: EventRow, summary: Delivery
   return run;
 }
 
-async function deliverOne(ctx: Ctx, deps: DelivererDeps, event: EventRow, summary: DeliverySummary): Promise<void> {
-  const endpoint = getEndpointById(ctx.db, event.endpoint_id);
+async function deliverOne(ctx: Ctx, deps: DelivererDeps, event: EventWithBody, endpoint: EndpointRow | undefined, summary: DeliverySummary): Promise<void> {
   if (!endpoint || endpoint.status !== 'active') { releaseEvent(ctx.db, event.id); return; }
   const startedAt = ctx.clock.now();
   const timestamp = Math.floor(startedAt.getTime() / 1000);
@@ -97,7 +128,7 @@ async function deliverOne(ctx: Ctx, deps: DelivererDeps, event: EventRow, summar
     url: endpoint.url, body: event.body, headers: webhookHeaders(signingSecrets(endpoint, startedAt), event.id, timestamp, event.body),
     agent: deps.agent, timeoutMs: ctx.config.delivery.timeout_seconds * 1000, userAgent: deps.userAgent, now: () => ctx.clock.now(),
   });
-  const { outcome, disabled } = ctx.db.transaction(() => recordOutcome(ctx, deps, event, endpoint, result, startedAt))();
+  const { outcome, disabled } = await groupCommit(ctx.db, deps.inFlight, () => recordOutcome(ctx, deps, event, endpoint, result, startedAt));
   summary.attempted += 1;
   summary[outcome === 'delivered' ? 'delivered' : outcome === 'dead' ? 'dead' : 'failed'] += 1;
   const latency = outcome === 'delivered' ? ctx.clock.now().getTime() - Date.parse(event.created_at) : null;
@@ -110,7 +141,7 @@ async function deliverOne(ctx: Ctx, deps: DelivererDeps, event: EventRow, summar
 
 /** Stores the attempt, the event's new state and the endpoint's health; runs in one transaction.
  *  Returns the outcome and, when this attempt disabled the endpoint, why. */
-function recordOutcome(ctx: Ctx, deps: DelivererDeps, event: EventRow, endpoint: EndpointRow, result: SendResult, startedAt: Date): { outcome: Outcome; disabled: string | null } {
+function recordOutcome(ctx: Ctx, deps: DelivererDeps, event: EventWithBody, endpoint: EndpointRow, result: SendResult, startedAt: Date): { outcome: Outcome; disabled: string | null } {
   const now = ctx.clock.now();
   const { delivery } = ctx.config;
   const attempt = { event_id: event.id, endpoint_id: endpoint.id, started_at: startedAt.toISOString(), status_code: result.statusCode, duration_ms: result.durationMs, error: result.error, response_body: result.responseBody };
@@ -133,6 +164,32 @@ function recordOutcome(ctx: Ctx, deps: DelivererDeps, event: EventRow, endpoint:
   }
   if (disabled) disableEndpoint(ctx.db, endpoint.id, disabled, now);
   return { outcome: decision.kind === 'dead' ? 'dead' : 'retry', disabled };
+}
+
+/** Runs `fn` in one write transaction with the other outcomes recorded in the same turn of the event loop (a commit
+ *  costs more than the writes of one attempt), each in its own savepoint so one that throws is undone alone.
+ *  Resolves only after the commit; rejects every write of the batch when the commit fails. */
+function groupCommit<T>(db: Db, inFlight: InFlight, fn: () => T): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    inFlight.writes.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+    if (inFlight.writes.length === 1) setImmediate(() => flushWrites(db, inFlight));
+  });
+}
+
+function flushWrites(db: Db, inFlight: InFlight): void {
+  const batch = inFlight.writes.splice(0);
+  const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+  try {
+    db.transaction(() => {
+      for (const w of batch) {
+        try { results.push({ ok: true, value: db.transaction(w.fn)() }); } catch (error) { results.push({ ok: false, error }); }
+      }
+    })();
+  } catch (error) {
+    for (const w of batch) w.reject(error);
+    return;
+  }
+  batch.forEach((w, i) => { const r = results[i]!; if (r.ok) w.resolve(r.value); else w.reject(r.error); });
 }
 
 /** "5 days", "6 hours", "90 seconds": the largest whole unit. */

@@ -3,7 +3,7 @@ import type { Agent } from 'undici';
 import { createGuardedAgent } from '../../src/feed/netguard.ts';
 import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/log.ts';
-import { getEvent, insertEvent, listAttempts, nextEventDueAt, type EventRow } from '../../src/store/events.ts';
+import { getEvent, insertEvent, listAttempts, nextEventDueAt, type EventWithBody } from '../../src/store/events.ts';
 import { allocateSequences, getSubscription } from '../../src/store/subscriptions.ts';
 import { buildEntryEvents } from '../../src/webhook/event.ts';
 import { createInFlight, deliverTick, type DelivererDeps } from '../../src/worker/deliverer.ts';
@@ -23,7 +23,7 @@ export type DeliveryWorld = {
   tick(): ReturnType<typeof deliverTick>;
   /** Moves the clock to the next due time (undefined when nothing is due); returns it. */
   toNextDue(): string | undefined;
-  event(id: string): EventRow;
+  event(id: string): EventWithBody;
   attempts(id: string): ReturnType<typeof listAttempts>;
   close(): Promise<void>;
 };
