@@ -64,8 +64,8 @@ export function startDue(ctx: Ctx, deps: DelivererDeps, summary: DeliverySummary
 }
 
 /** The running loop's `onSettled`: once the attempts finishing in this turn of the event loop are recorded, starts what
- *  fits in the freed slots at once (no timer between two attempts); when nothing could start, `idle()` (the loop's nudge)
- *  works out when to look again. Does nothing once `isRunning()` is false (stopping). Never throws. */
+ *  fits in the freed slots at once (no timer between two attempts); when slots are free but nothing is due, `idle()`
+ *  (the loop's nudge) works out when to look again. Does nothing once `isRunning()` is false (stopping). Never throws. */
 export function refillOnSettle(ctx: Ctx, deps: () => DelivererDeps, opts: { isRunning: () => boolean; idle: () => void }): () => void {
   let queued = false;
   return () => {
@@ -75,7 +75,8 @@ export function refillOnSettle(ctx: Ctx, deps: () => DelivererDeps, opts: { isRu
       queued = false;
       if (!opts.isRunning()) return;
       try {
-        if (startDue(ctx, deps()).length === 0) opts.idle();
+        const free = ctx.config.delivery.concurrency - deps().inFlight.total;
+        if (startDue(ctx, deps()).length === 0 && free > 0) opts.idle(); // slots free but nothing due: when is something?
       } catch (err) {
         deps().logger.error('deliver: unable to claim events', { error: err instanceof Error ? err.message : String(err) });
         opts.idle();
