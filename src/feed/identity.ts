@@ -28,12 +28,13 @@ export function entryKeys(entries: Entry[], feedUrl: string): string[] {
   });
 }
 
-/** Churn guard decision: true when a feed WITH history (knownBefore > 0) presents mostly unseen
- *  keys: unseen/total > threshold (default 0.8) with total >= minItems (default 10). Pure. */
+/** Churn guard decision: true when a feed with real history (at least minItems keys known) presents mostly unseen
+ *  keys: unseen/total > threshold (default 0.8) with total >= minItems (default 10). A young feed that gains a burst of
+ *  entries is not churn: with few known keys, a big first batch is ordinary publishing. Pure. */
 export function isIdentityChurn(a: { knownBefore: number; total: number; unseen: number; threshold?: number; minItems?: number }): boolean {
   const threshold = a.threshold ?? DEFAULT_CHURN_THRESHOLD;
   const minItems = a.minItems ?? DEFAULT_CHURN_MIN_ITEMS;
-  if (a.knownBefore <= 0 || a.total <= 0 || a.total < minItems) return false;
+  if (a.knownBefore < minItems || a.total <= 0 || a.total < minItems) return false;
   return a.unseen / a.total > threshold;
 }
 

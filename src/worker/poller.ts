@@ -23,10 +23,10 @@ const PERMANENT_REDIRECTS_TO_MOVE = 3;
 export async function pollTick(ctx: Ctx, deps: PollerDeps, opts: { all?: boolean } = {}): Promise<{ summary: PollSummary; nextDelayMs: number }> {
   const summary: PollSummary = { fetched: 0, notModified: 0, failed: 0, newEntries: 0, events: 0 };
   const now = ctx.clock.now();
-  const leaseMs = (ctx.config.poll.timeout_seconds * 4 + 60) * 1000;
+  // Covers a fetch and a discovery's extra fetches (up to 5 in all) and the parse; a crashed poll's feed is retried after it.
+  const leaseMs = (ctx.config.poll.timeout_seconds * 5 + 10) * 1000;
   const feeds = claimDueFeeds(ctx.db, now, leaseMs, opts.all ? 1_000_000 : BATCH, opts.all);
   await Promise.all(feeds.map((feed) => deps.limiter.run(hostOf(feed.fetch_url), () => pollOne(ctx, deps, feed, summary))));
-  if (summary.events > 0) ctx.nudgeDeliverer();
   if (feeds.length >= BATCH && !opts.all) return { summary, nextDelayMs: 0 };
   const due = nextFeedDueAt(ctx.db);
   const wait = due === undefined ? 60_000 : Date.parse(due) - ctx.clock.now().getTime();
@@ -40,6 +40,7 @@ async function pollOne(ctx: Ctx, deps: PollerDeps, feed: FeedRow, summary: PollS
   );
   const now = ctx.clock.now();
   const result = ctx.db.transaction(() => applyOutcome(ctx, feed, outcome, now))();
+  if (result.events > 0) ctx.nudgeDeliverer(); // each feed's events go out as soon as they are stored, not after the round
   summary.fetched += 1;
   if (outcome.kind === 'unchanged') summary.notModified += 1;
   if (outcome.kind === 'error') summary.failed += 1;

@@ -82,6 +82,8 @@ test('the churn guard fires only for a feed with history presenting mostly unsee
     ['empty document', { knownBefore: 10, total: 0, unseen: 0 }, false],
     ['custom threshold', { knownBefore: 10, total: 10, unseen: 6, threshold: 0.5 }, true],
     ['custom minimum', { knownBefore: 3, total: 3, unseen: 3, minItems: 3 }, true],
+    ['a young feed (3 known) gaining a burst of 12 is ordinary publishing', { knownBefore: 3, total: 15, unseen: 12 }, false],
+    ['history of exactly the minimum counts', { knownBefore: 10, total: 12, unseen: 12 }, true],
   ];
   for (const [name, input, expected] of cases) assert.equal(isIdentityChurn(input), expected, name);
 });

@@ -28,8 +28,9 @@ export type Daemon = { url: string; child: ChildProcess; output: () => string; s
 /** Starts `feedsub serve` and resolves once /healthz answers 200 (bounded wait). */
 export async function startDaemon(opts: { dataDir: string; env?: Record<string, string>; args?: string[] }): Promise<Daemon> {
   const port = await freePort();
+  // Its own process group: tsx runs the server in a grandchild, so kill() signals the whole group.
   const child = spawn(TSX, [MAIN, 'serve', '--port', String(port), '--data-dir', opts.dataDir, ...(opts.args ?? [])], {
-    env: { ...process.env, FEEDSUB_LOG_FORMAT: 'json', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, FEEDSUB_LOG_FORMAT: 'json', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
   });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
@@ -48,6 +49,9 @@ export async function startDaemon(opts: { dataDir: string; env?: Record<string, 
   return {
     url, child, output: () => out,
     async stop(signal = 'SIGTERM') { if (child.exitCode === null) child.kill(signal); return exited; },
-    kill() { if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL'); },
+    kill() {
+      if (!child.pid) return;
+      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* the group has already exited */ }
+    },
   };
 }
