@@ -125,9 +125,7 @@ CREATE TABLE events (
   last_error       TEXT,
   created_at       TEXT NOT NULL,
   delivered_at     TEXT,
-  updated_at       TEXT NOT NULL,
-  body             TEXT NOT NULL     -- the exact bytes sent on every attempt; last, so reading the other columns never
-                                     -- walks a large body's overflow pages
+  updated_at       TEXT NOT NULL
 );
 CREATE INDEX events_due ON events(next_attempt_at) WHERE status IN ('pending', 'failed');
 CREATE INDEX events_by_subscription ON events(subscription_id, sequence);
@@ -135,6 +133,15 @@ CREATE INDEX events_by_application ON events(application_id, id);
 CREATE INDEX events_by_endpoint ON events(endpoint_id, id);
 CREATE INDEX events_delivered ON events(delivered_at) WHERE status = 'delivered';   -- retention
 CREATE INDEX events_dead ON events(created_at) WHERE status = 'dead';
+-- The per-subscription FIFO check ("is an earlier event still waiting?") probes only waiting events, whatever the history.
+CREATE INDEX events_waiting ON events(subscription_id, sequence) WHERE status IN ('pending', 'failed');
+
+-- The exact bytes sent on every attempt, apart from the event's bookkeeping: leasing an event and recording an attempt
+-- rewrite a small row, never a body of up to 256 KiB.
+CREATE TABLE event_bodies (
+  event_id  TEXT PRIMARY KEY REFERENCES events(id) ON DELETE CASCADE,
+  body      TEXT NOT NULL
+);
 
 CREATE TABLE attempts (
   id             INTEGER PRIMARY KEY,   -- appended in order: recording an attempt touches no random index page for it

@@ -25,9 +25,10 @@ const COLUMNS = `id, application_id, endpoint_id, subscription_id, type, sequenc
 /** Queues an event, due at `dueAt` (now by default). */
 export function insertEvent(db: Db, e: Pick<EventWithBody, 'id' | 'application_id' | 'endpoint_id' | 'subscription_id' | 'type' | 'sequence' | 'body'>, now: Date, dueAt: Date = now): void {
   const t = now.toISOString();
-  prepared(db, `INSERT INTO events (id, application_id, endpoint_id, subscription_id, type, sequence, next_attempt_at, created_at, updated_at, body)
-              VALUES (@id, @application_id, @endpoint_id, @subscription_id, @type, @sequence, @due, @t, @t, @body)`)
-    .run({ id: e.id, application_id: e.application_id, endpoint_id: e.endpoint_id, subscription_id: e.subscription_id, type: e.type, sequence: e.sequence, due: dueAt.toISOString(), t, body: e.body });
+  prepared(db, `INSERT INTO events (id, application_id, endpoint_id, subscription_id, type, sequence, next_attempt_at, created_at, updated_at)
+              VALUES (@id, @application_id, @endpoint_id, @subscription_id, @type, @sequence, @due, @t, @t)`)
+    .run({ id: e.id, application_id: e.application_id, endpoint_id: e.endpoint_id, subscription_id: e.subscription_id, type: e.type, sequence: e.sequence, due: dueAt.toISOString(), t });
+  prepared(db, 'INSERT INTO event_bodies (event_id, body) VALUES (?, ?)').run(e.id, e.body);
 }
 
 /** Which events a claim may take: at most `limit` in all, and per endpoint at most `perEndpoint` minus the attempts
@@ -71,10 +72,12 @@ export function claimDueEvents(db: Db, now: Date, leaseMs: number, limits: Claim
       if (picked.length >= limits.limit || ++scanned >= MAX_CLAIM_SCAN) { candidates.return?.(); break; }
     }
     if (picked.length === 0) return [];
-    const rows = prepared(db, `UPDATE events SET lease_until = @lease, updated_at = @t WHERE id IN (SELECT value FROM json_each(@ids)) RETURNING *`)
-      .all({ lease: new Date(now.getTime() + leaseMs).toISOString(), t, ids: JSON.stringify(picked) }) as EventWithBody[];
+    const ids = JSON.stringify(picked);
+    const rows = prepared(db, `UPDATE events SET lease_until = @lease, updated_at = @t WHERE id IN (SELECT value FROM json_each(@ids)) RETURNING ${COLUMNS}`)
+      .all({ lease: new Date(now.getTime() + leaseMs).toISOString(), t, ids }) as EventRow[];
+    const bodies = new Map(prepared(db, 'SELECT event_id, body FROM event_bodies WHERE event_id IN (SELECT value FROM json_each(?))').raw(true).all(ids) as [string, string][]);
     const order = new Map(picked.map((id, i) => [id, i]));
-    return rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    return rows.map((r) => ({ ...r, body: bodies.get(r.id)! })).sort((a, b) => order.get(a.id)! - order.get(b.id)!);
   })();
 }
 
@@ -96,7 +99,7 @@ export function releaseEvent(db: Db, id: string): void {
 
 /** The application's event with its body, or undefined. */
 export function getEvent(db: Db, applicationId: string, id: string): EventWithBody | undefined {
-  return prepared(db, 'SELECT * FROM events WHERE id = ? AND application_id = ?').get(id, applicationId) as EventWithBody | undefined;
+  return prepared(db, `SELECT e.*, b.body FROM events e JOIN event_bodies b ON b.event_id = e.id WHERE e.id = ? AND e.application_id = ?`).get(id, applicationId) as EventWithBody | undefined;
 }
 
 /** The attempts of an event, oldest first. */

@@ -23,7 +23,8 @@ export async function sendWebhook(opts: {
       body: opts.body,
       headers: { ...opts.headers, 'user-agent': opts.userAgent },
       dispatcher: opts.agent,
-      signal: AbortSignal.timeout(opts.timeoutMs),
+      // undici's own timers bound the wait for the answer and the (4 KiB) read of its body; an AbortSignal timer per
+      // request cost a quarter of the raw POST rate in make bench. Connecting is bounded by the agent's connect timeout.
       headersTimeout: opts.timeoutMs,
       bodyTimeout: opts.timeoutMs,
     });

@@ -55,12 +55,20 @@ describe('maintenance', () => {
       const ep = await d.endpoint();
       const n = PRUNE_BATCH * 2 + 5;
       const t = d.w.clock.now().toISOString();
-      const insert = d.w.ctx.db.prepare(`INSERT INTO events (id, application_id, endpoint_id, type, body, status, next_attempt_at, created_at, delivered_at, updated_at)
-                                          VALUES (?, ?, ?, 'endpoint.test', '{}', 'delivered', ?, ?, ?, ?)`);
-      d.w.ctx.db.transaction(() => { for (let i = 0; i < n; i++) insert.run(i.toString(16).padStart(24, '0'), d.applicationId, ep.id, t, t, t, t); })();
+      const insert = d.w.ctx.db.prepare(`INSERT INTO events (id, application_id, endpoint_id, type, status, next_attempt_at, created_at, delivered_at, updated_at)
+                                          VALUES (?, ?, ?, 'endpoint.test', 'delivered', ?, ?, ?, ?)`);
+      const body = d.w.ctx.db.prepare(`INSERT INTO event_bodies (event_id, body) VALUES (?, '{}')`);
+      d.w.ctx.db.transaction(() => {
+        for (let i = 0; i < n; i++) {
+          const id = i.toString(16).padStart(24, '0');
+          insert.run(id, d.applicationId, ep.id, t, t, t, t);
+          body.run(id);
+        }
+      })();
       d.w.clock.advance(2 * DAY);
       assert.equal((await maintenanceTick(d.w.ctx, { logger: silentLogger })).summary.events, n);
       assert.equal(d.w.ctx.db.prepare('SELECT count(*) FROM events').pluck().get(), 0);
+      assert.equal(d.w.ctx.db.prepare('SELECT count(*) FROM event_bodies').pluck().get(), 0, 'bodies go with their events');
     } finally {
       await d.close();
     }

@@ -33,7 +33,7 @@ describe('poller', () => {
   const subscribe = async (url: string, ep = endpoint) => (await w.call('POST', '/v1/subscriptions', { key, body: { endpoint: ep, url } })).body as { id: string; feed: string };
   const tick = () => pollTick(w.ctx, workers.pollerDeps);
   const later = async () => { w.clock.advance(2 * 3600 * 1000); return tick(); };
-  const events = (): EventRow[] => w.ctx.db.prepare('SELECT id, subscription_id, sequence, body FROM events ORDER BY sequence').all() as EventRow[];
+  const events = (): EventRow[] => w.ctx.db.prepare('SELECT id, subscription_id, sequence, body FROM events JOIN event_bodies ON event_id = id ORDER BY sequence').all() as EventRow[];
   const guidsOf = (e: EventRow) => (JSON.parse(e.body) as { data: { entries: { guid: string }[] } }).data.entries.map((x) => x.guid);
   const feedOf = (id: string) => getFeed(w.ctx.db, id)!;
 
