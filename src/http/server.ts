@@ -7,6 +7,7 @@ import { v1Api } from './api/index.ts';
 import { dashboardApp } from './dashboard/index.tsx';
 import { errorHandler, notFoundHandler, problem } from './errors.ts';
 import { metricsHandler } from './metrics.ts';
+import { pingDatabase } from '../store/maintenance.ts';
 
 /** Builds the Hono app over a context; no network listening here, so tests call app.request(). /metrics only with a registry. */
 export function createHttpApp(ctx: Ctx, logger: Logger, registry?: Registry): Hono {
@@ -17,7 +18,7 @@ export function createHttpApp(ctx: Ctx, logger: Logger, registry?: Registry): Ho
   if (registry) app.get('/metrics', metricsHandler(registry, ctx.config.metrics.token));
   app.get('/healthz', (c) => {
     try {
-      ctx.db.prepare('SELECT 1').get();
+      pingDatabase(ctx.db);
       return c.json({ status: 'ok' });
     } catch (err) {
       logger.error('http: health check failed', { error: err as Error });
