@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
-import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, describe, it } from 'node:test';
@@ -16,58 +15,8 @@ import { defaultConfig, withConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/open.ts';
 import { newId } from '../src/ids.ts';
 import { insertEvent } from '../src/store/events.ts';
-import { runCli } from './support/daemon.ts';
+import { runCli, startDaemon, type Daemon } from './support/daemon.ts';
 
-const ROOT = new URL('../', import.meta.url).pathname;
-
-type Daemon = { url: string; child: ChildProcess; output(): string; exited: Promise<number | null> };
-
-/** A port that was free a moment ago: bind port 0, read it, close. */
-async function freePort(): Promise<number> {
-  const probe = createTcpServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as AddressInfo;
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
-
-/** Spawns `tsx src/main.ts serve` in its own process group (tsx runs the server in a child of its own, so cleanup kills
- *  the group) and resolves once /healthz answers 200, polling at most 300 times. */
-async function startServe(dataDir: string, env: Record<string, string>): Promise<Daemon> {
-  const port = await freePort();
-  const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'src/main.ts'), 'serve', '--port', String(port), '--data-dir', dataDir], {
-    env: { ...process.env, FEEDSUB_LOG_FORMAT: 'json', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-  child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
-  const daemon = { url, child, output: () => out, exited };
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`feedsub serve exited early: ${out}`);
-    try {
-      if ((await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) })).status === 200) return daemon;
-    } catch { /* not listening yet */ }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  killGroup(daemon);
-  throw new Error(`feedsub serve did not answer /healthz: ${out}`);
-}
-
-/** Sends `signal` to the tsx process, which passes it on to the server; resolves with the exit code. */
-function signal(daemon: Daemon, name: NodeJS.Signals): Promise<number | null> {
-  daemon.child.kill(name);
-  return daemon.exited;
-}
-
-/** SIGKILLs the daemon's whole process group by its PID, unless it has already exited. */
-function killGroup(daemon: Daemon): void {
-  const { child } = daemon;
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
-}
 
 /** A webhook receiver that takes each POST and answers only when the test calls release(). */
 async function startHoldingReceiver() {
@@ -137,25 +86,25 @@ describe('feedsub serve as a process: graceful shutdown', () => {
   const daemons: Daemon[] = [];
   const cleanups: (() => Promise<void> | void)[] = [];
   afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
-  after(() => { for (const d of daemons) killGroup(d); });
+  after(() => { for (const d of daemons) void d.kill(); });
 
   async function setup(opts: { shutdownSeconds: number; withEvent?: boolean }) {
     const dir = mkdtempSync(join(tmpdir(), 'feedsub-app-'));
     const receiver = await startHoldingReceiver();
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }), () => receiver.close());
     const seeded = seed(dir, receiver.url, opts.withEvent ?? true);
-    const daemon = await startServe(dir, {
+    const daemon = await startDaemon({ dataDir: dir, env: {
       FEEDSUB_NETWORK_ALLOW_PRIVATE: 'true', FEEDSUB_SERVER_SHUTDOWN_TIMEOUT_SECONDS: String(opts.shutdownSeconds), FEEDSUB_DELIVERY_TIMEOUT_SECONDS: '120',
-    });
+    } });
     daemons.push(daemon);
-    cleanups.push(() => killGroup(daemon));
+    cleanups.push(() => void daemon.kill());
     return { dir, receiver, daemon, ...seeded };
   }
 
   it('on SIGTERM stops accepting, lets the delivery in flight finish, and exits 0', async () => {
     const { dir, receiver, daemon, eventId } = await setup({ shutdownSeconds: 30 });
     await receiver.arrival();
-    const exit = signal(daemon, 'SIGTERM');
+    const exit = daemon.stop('SIGTERM');
     await waitForOutput(daemon, /"msg":"feedsub: stopping"/);
     await assert.rejects(fetch(`${daemon.url}/healthz`), 'the listener is closed once stopping');
     receiver.release(200);
@@ -168,7 +117,7 @@ describe('feedsub serve as a process: graceful shutdown', () => {
     const { dir, receiver, daemon, eventId } = await setup({ shutdownSeconds: 1 });
     await receiver.arrival();
     // The receiver never answers and delivery.timeout_seconds is 120: only the shutdown timeout can end this.
-    assert.equal(await withTimeout(signal(daemon, 'SIGTERM'), 20_000, 'feedsub did not exit'), 0);
+    assert.equal(await withTimeout(daemon.stop('SIGTERM'), 20_000, 'feedsub did not exit'), 0);
     const state = eventState(dir, eventId);
     assert.notEqual(state.status, 'delivered');
     assert.equal(state.attempts, 0, 'an abandoned attempt is not recorded; its lease lets the next start retry it');
@@ -177,7 +126,7 @@ describe('feedsub serve as a process: graceful shutdown', () => {
   it('exits at once, with status 1, on a second signal', async () => {
     const { receiver, daemon } = await setup({ shutdownSeconds: 60 });
     await receiver.arrival();
-    const exit = signal(daemon, 'SIGTERM');
+    const exit = daemon.stop('SIGTERM');
     await waitForOutput(daemon, /"msg":"feedsub: stopping"/);
     daemon.child.kill('SIGINT');
     assert.equal(await withTimeout(exit, 20_000, 'feedsub did not exit on the second signal'), 1);
@@ -202,6 +151,6 @@ describe('feedsub serve as a process: graceful shutdown', () => {
     } finally {
       copy.close();
     }
-    assert.equal(await withTimeout(signal(daemon, 'SIGINT'), 20_000, 'feedsub did not exit'), 0);
+    assert.equal(await withTimeout(daemon.stop('SIGINT'), 20_000, 'feedsub did not exit'), 0);
   });
 });

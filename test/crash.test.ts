@@ -1,7 +1,6 @@
 // Crash safety: `feedsub serve` SIGKILLed mid-delivery several times loses no event; after restarts the receiver sees
 // every new entry at least once (it dedupes on webhook-id) and each subscription's sequence numbers have no gap.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { verifySignature } from '../src/webhook/sign.ts';
-import { freePort, runCli } from './support/daemon.ts';
+import { runCli, startDaemon, type Daemon } from './support/daemon.ts';
 import { rss, startOrigin, type Origin } from './support/servers.ts';
 
 const KILLS = 3;
@@ -21,33 +20,10 @@ const ENV = {
   FEEDSUB_DELIVERY_RETRY_SCHEDULE_SECONDS: '1,1,1,1,1,1,1,1,1,1', FEEDSUB_LOG_LEVEL: 'warn',
 };
 
-const ROOT = new URL('../', import.meta.url).pathname;
-
-type Serve = { url: string; child: ChildProcess; exited: Promise<number | null>; log: () => string };
-
-/** Starts `tsx src/main.ts serve` in its own process group: tsx runs the program in a second process, so a SIGKILL
- *  must reach the whole group (-pid) to kill the server itself. Resolves once /healthz answers (bounded). */
-async function startServe(dataDir: string): Promise<Serve> {
-  const port = await freePort();
-  const child = spawn(`${ROOT}node_modules/.bin/tsx`, [`${ROOT}src/main.ts`, 'serve', '--port', String(port), '--data-dir', dataDir], {
-    env: { ...process.env, ...ENV }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
-  });
-  let log = '';
-  child.stdout!.on('data', (d: Buffer) => { log += d.toString(); });
-  child.stderr!.on('data', (d: Buffer) => { log += d.toString(); });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
-  await until('feedsub to answer /healthz', 30_000, async () => {
-    if (child.exitCode !== null) throw new Error(`crash: feedsub exited early: ${log}`);
-    return fetch(`${url}/healthz`).then((r) => r.status === 200, () => false);
-  });
-  return { url, child, exited, log: () => log };
-}
 
 /** SIGKILLs the server's whole process group; resolves once its port refuses connections (bounded). */
-async function killServe(s: Serve): Promise<void> {
-  try { process.kill(-s.child.pid!, 'SIGKILL'); } catch { /* already gone */ }
-  await s.exited;
+async function killServe(s: Daemon): Promise<void> {
+  await s.kill();
   await until('the killed server to stop answering', 10_000, () => fetch(`${s.url}/healthz`).then(() => false, () => true));
 }
 
@@ -91,13 +67,13 @@ async function until(what: string, timeoutMs: number, check: () => boolean | Pro
 
 describe('crash safety', () => {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-crash-'));
-  const servers: Serve[] = [];
+  const servers: Daemon[] = [];
   let origin: Origin | undefined;
   let receiver: Awaited<ReturnType<typeof slowReceiver>> | undefined;
   let producer: NodeJS.Timeout | undefined;
   after(async () => {
     clearInterval(producer);
-    for (const s of servers) { try { process.kill(-s.child.pid!, 'SIGKILL'); } catch { /* already gone */ } }
+    await Promise.all(servers.map((s) => s.kill()));
     await receiver?.close();
     await origin?.close();
     rmSync(dir, { recursive: true, force: true });
@@ -115,7 +91,7 @@ describe('crash safety', () => {
     const items: Record<string, { guid: string }[]> = { '/a.xml': baseline('a'), '/b.xml': baseline('b') };
     for (const [path, list] of Object.entries(items)) origin.set(path, { body: rss(list) });
 
-    let daemon = await startServe(dir);
+    let daemon = await startDaemon({ dataDir: dir, env: ENV });
     servers.push(daemon);
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(daemon.url + path, { method, headers: { authorization: key, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
@@ -145,7 +121,7 @@ describe('crash safety', () => {
     for (let kill = 0; kill < KILLS; kill++) {
       await receiver.nextArrival(30_000);
       await killServe(daemon); // the delivery that just arrived is still waiting for its answer
-      daemon = await startServe(dir);
+      daemon = await startDaemon({ dataDir: dir, env: ENV });
       servers.push(daemon);
     }
     clearInterval(producer);
@@ -155,7 +131,7 @@ describe('crash safety', () => {
       const missing = expected.filter((g) => !seenGuids().has(g));
       const feeds = await Promise.all(Object.values(subs).map(async (s) => (await call('GET', `/v1/feeds/${s.feed}`)).body));
       const waiting = (await call('GET', '/v1/events?status=pending')).body.data;
-      throw new Error(`${err.message}; missing ${missing.join(' ')}; feeds ${JSON.stringify(feeds)}; pending ${JSON.stringify(waiting)}; log ${servers.map((x) => x.log()).join('\n---\n')}`);
+      throw new Error(`${err.message}; missing ${missing.join(' ')}; feeds ${JSON.stringify(feeds)}; pending ${JSON.stringify(waiting)}; log ${servers.map((x) => x.output()).join('\n---\n')}`);
     });
 
     // Deduplicated on webhook-id: one body per id, every signature valid, sequences 1..n per subscription.
@@ -183,8 +159,7 @@ describe('crash safety', () => {
     }
     assert.ok(events.length > KILLS);
     assert.deepEqual(events.filter((e) => !byId.has(e.id)), [], 'the receiver saw every event feedsub created');
-    daemon.child.kill('SIGTERM'); // tsx passes it on to the server, which stops gracefully
-    assert.equal(await daemon.exited, 0, daemon.log());
+    assert.equal(await daemon.stop('SIGTERM'), 0, daemon.output()); // tsx passes it on to the server, which stops gracefully
     const dupes = receiver.received.length - byId.size;
     process.stdout.write(`# crash: ${KILLS} kills, ${byId.size} events, ${receiver.received.length} deliveries (${dupes} duplicates), ${expected.length} entries\n`);
   });

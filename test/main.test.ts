@@ -9,8 +9,8 @@ describe('feedsub CLI', () => {
   const dirs: string[] = [];
   const daemons: Daemon[] = [];
   const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'feedsub-cli-')); dirs.push(d); return d; };
-  after(() => {
-    for (const d of daemons) d.kill();
+  after(async () => {
+    await Promise.all(daemons.map((d) => d.kill()));
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 

@@ -23,12 +23,22 @@ export function freePort(): Promise<number> {
   });
 }
 
-export type Daemon = { url: string; child: ChildProcess; output: () => string; stop(signal?: NodeJS.Signals): Promise<number | null>; kill(): void };
+export type Daemon = {
+  url: string; child: ChildProcess;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+  /** Resolves with the exit code once it has exited. */
+  exited: Promise<number | null>;
+  /** Sends `signal` (tsx passes it on to the server) and resolves with the exit code; SIGKILLs the group if it has not
+   *  exited within 20 s, so a cleanup never hangs. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** SIGKILLs the whole process group (tsx runs the server in a grandchild) and resolves once it has exited. */
+  kill(): Promise<void>;
+};
 
-/** Starts `feedsub serve` and resolves once /healthz answers 200 (bounded wait). */
-export async function startDaemon(opts: { dataDir: string; env?: Record<string, string>; args?: string[] }): Promise<Daemon> {
+/** Starts `feedsub serve` in its own process group and resolves once /healthz answers 200 (bounded wait). */
+export async function startDaemon(opts: { dataDir: string; env?: Record<string, string>; args?: string[]; timeoutMs?: number }): Promise<Daemon> {
   const port = await freePort();
-  // Its own process group: tsx runs the server in a grandchild, so kill() signals the whole group.
   const child = spawn(TSX, [MAIN, 'serve', '--port', String(port), '--data-dir', opts.dataDir, ...(opts.args ?? [])], {
     env: { ...process.env, FEEDSUB_LOG_FORMAT: 'json', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
   });
@@ -36,22 +46,28 @@ export async function startDaemon(opts: { dataDir: string; env?: Record<string, 
   child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
   child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`feedsub exited early (${child.exitCode}): ${out}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).status === 200) break;
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error(`feedsub did not become healthy: ${out}`); }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    url, child, output: () => out,
-    async stop(signal = 'SIGTERM') { if (child.exitCode === null) child.kill(signal); return exited; },
-    kill() {
-      if (!child.pid) return;
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* the group has already exited */ }
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const daemon: Daemon = {
+    url: `http://127.0.0.1:${port}`, child, exited, output: () => out,
+    async stop(signal = 'SIGTERM') {
+      if (!gone()) child.kill(signal);
+      const force = setTimeout(() => { void daemon.kill(); }, 20_000);
+      try { return await exited; } finally { clearTimeout(force); }
+    },
+    async kill() {
+      if (!gone() && child.pid) {
+        try { process.kill(-child.pid, 'SIGKILL'); } catch { /* the group has already exited */ }
+      }
+      await exited;
     },
   };
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  for (;;) {
+    if (gone()) throw new Error(`feedsub exited early (${child.exitCode}): ${out}`);
+    try {
+      if ((await fetch(`${daemon.url}/healthz`, { signal: AbortSignal.timeout(1000) })).status === 200) return daemon;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) { await daemon.kill(); throw new Error(`feedsub did not become healthy: ${out}`); }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
