@@ -140,4 +140,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// Not awaited: the bundle for the single executable is CommonJS, which has no top-level await; main() catches everything.
+void main();

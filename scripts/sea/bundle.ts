@@ -2,7 +2,6 @@
 import { build } from 'esbuild';
 import type { Message, Plugin } from 'esbuild';
 import { statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export interface BundleOptions {
@@ -42,22 +41,6 @@ function warningLines(warnings: readonly Message[]): string[] {
   return warnings.map((w) => `${w.location ? `${w.location.file}:${w.location.line}: ` : ''}${w.text}`);
 }
 
-// A single executable's main script must be CommonJS, which has no top-level await. src/main.ts ends with
-// `await main();` (main() catches everything itself), so for the entry file only that exact statement is bundled as
-// `void main();`: the pending promise keeps the process alive just the same. Any other top-level await still fails.
-function entryWithoutTopLevelAwait(entryFile: string): Plugin {
-  return {
-    name: 'feedsub-entry-no-tla',
-    setup(b) {
-      b.onLoad({ filter: /\.ts$/ }, async (args) => {
-        if (args.path !== entryFile) return undefined;
-        const source = await readFile(args.path, 'utf8');
-        return { contents: source.replace(/^await main\(\);[ \t]*$/m, 'void main();'), loader: 'ts' };
-      });
-    },
-  };
-}
-
 /** Writes the bundle to options.outfile and returns its size in bytes and esbuild's warnings; throws on errors. */
 export async function bundleMain(options: BundleOptions): Promise<{ bytes: number; warnings: string[] }> {
   const entryFile = join(options.root, options.entry ?? 'src/main.ts');
@@ -74,7 +57,7 @@ export async function bundleMain(options: BundleOptions): Promise<{ bytes: numbe
       'import.meta.url': '__feedsub_import_meta_url',
       __FEEDSUB_VERSION__: JSON.stringify(options.version),
     },
-    plugins: [noBindings, entryWithoutTopLevelAwait(entryFile)],
+    plugins: [noBindings],
     legalComments: 'eof',
     logLevel: 'silent',
   });

@@ -127,18 +127,11 @@ function uniqueFresh(entries: Entry[], keys: string[], unseen: Set<string>): { k
 /** A discovered feed URL replaces the fetch URL at once; a permanent redirect only after repeated sightings (never 302/307). */
 function redirectState(feed: FeedRow, permanentTo: string | null, discovered: string | null): Pick<FeedRow, 'fetch_url' | 'discovered_url' | 'redirect_url' | 'redirect_count'> {
   if (discovered) return { fetch_url: discovered, discovered_url: discovered, redirect_url: null, redirect_count: 0 };
-  const target = permanentTo ? stripCredentials(permanentTo) : null;
+  const target = permanentTo; // fetchFeed already leaves credentials out of it
   if (!target || target === feed.fetch_url) return { fetch_url: feed.fetch_url, discovered_url: feed.discovered_url, redirect_url: null, redirect_count: 0 };
   const count = feed.redirect_url === target ? feed.redirect_count + 1 : 1;
   if (count >= PERMANENT_REDIRECTS_TO_MOVE) return { fetch_url: target, discovered_url: feed.discovered_url, redirect_url: null, redirect_count: 0 };
   return { fetch_url: feed.fetch_url, discovered_url: feed.discovered_url, redirect_url: target, redirect_count: count };
-}
-
-function stripCredentials(url: string): string {
-  const u = new URL(url);
-  u.username = '';
-  u.password = '';
-  return u.toString();
 }
 
 function scheduleLimits(ctx: Ctx): ScheduleLimits {
