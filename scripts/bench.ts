@@ -8,11 +8,13 @@ import { createInterface } from 'node:readline';
 import { parseAtomFeed, parseRssFeed } from 'feedsmith';
 import { Agent, request } from 'undici';
 import { quietCtx } from '../src/actions/context.ts';
+import { CHECKPOINT_INTERVAL_MS } from '../src/app.ts';
 import { createEndpoint } from '../src/actions/endpoints.ts';
 import { createKey } from '../src/actions/keys.ts';
 import { createSubscription } from '../src/actions/subscriptions.ts';
 import { systemClock } from '../src/clock.ts';
 import { defaultConfig, withConfig } from '../src/config.ts';
+import { startCheckpointer } from '../src/db/checkpointer.ts';
 import { openDatabase } from '../src/db/open.ts';
 import { silentLogger } from '../src/log.ts';
 import { webhookHeaders } from '../src/webhook/sign.ts';
@@ -50,6 +52,8 @@ async function run(base: string, dir: string): Promise<void> {
   });
   const db = openDatabase(join(dir, 'feedsub.db'));
   const ctx = quietCtx(db, systemClock, config);
+  const checkpointer = startCheckpointer(db, { intervalMs: CHECKPOINT_INTERVAL_MS, logger: silentLogger }); // as app.ts does
+  await checkpointer.ready();
   const workers = createWorkers(ctx, silentLogger);
   ctx.nudgeDeliverer = workers.deliverer.nudge; // as app.ts wires it
   const app = createKey(ctx, 'bench', null).application.id;
@@ -97,6 +101,7 @@ async function run(base: string, dir: string): Promise<void> {
   row('event created → delivered, p50', pct(0.5), `${lat.length} events created by a poll round while the deliverer runs`);
   row('event created → delivered, p99', pct(0.99), '');
   await workers.close();
+  await checkpointer.stop();
   db.close();
 
   const bodies = await rawGets(base);

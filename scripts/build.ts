@@ -4,8 +4,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ADDON_ASSET, PARSE_WORKER_ASSET, SCHEMA_ASSET } from '../src/db/assets.ts';
-import { bundleMain, bundleParseWorker } from './sea/bundle.ts';
+import { ADDON_ASSET, SCHEMA_ASSET, WORKER_THREADS } from '../src/db/assets.ts';
+import { bundleMain, bundleWorker } from './sea/bundle.ts';
 import { makeExecutable } from './sea/inject.ts';
 import { runOrThrow } from './sea/run.ts';
 import { DEFAULT_NODE_SPEC, ensureToolchain } from './sea/toolchain.ts';
@@ -36,23 +36,28 @@ function megabytes(bytes: number): string {
 }
 
 /**
- * Bundles src/main.ts and the parse worker, and checks the main bundle starts under the toolchain's Node
- * (`--version`); returns both paths.
+ * Bundles src/main.ts and each worker thread, and checks the main bundle starts under the toolchain's Node
+ * (`--version`); returns the main bundle's path and each worker bundle's path by its asset name.
  */
-async function bundle(options: BuildOptions, toolchain: Toolchain, workDir: string, version: string): Promise<{ main: string; worker: string }> {
+async function bundle(options: BuildOptions, toolchain: Toolchain, workDir: string, version: string): Promise<{ main: string; workers: Record<string, string> }> {
   const started = performance.now();
   const target = `node${toolchain.nodeVersion.replace(/^v/, '').split('.')[0] ?? '24'}`;
   const main = join(workDir, 'feedsub.cjs');
-  const worker = join(workDir, 'parse-worker.cjs');
   const result = await bundleMain({ root: options.root, entry: options.entry, outfile: main, version, target });
-  const workerResult = await bundleParseWorker({ root: options.root, outfile: worker, version, target });
-  for (const warning of [...result.warnings, ...workerResult.warnings]) options.log(`bundle: warning: ${warning}`);
+  const workers: Record<string, string> = {};
+  const sizes: string[] = [];
+  const warnings = [...result.warnings];
+  for (const [kind, thread] of Object.entries(WORKER_THREADS)) {
+    const outfile = join(workDir, thread.asset);
+    const made = await bundleWorker(kind as keyof typeof WORKER_THREADS, { root: options.root, outfile, version, target });
+    workers[thread.asset] = outfile;
+    sizes.push(`${kind} worker ${megabytes(made.bytes)}`);
+    warnings.push(...made.warnings);
+  }
+  for (const warning of warnings) options.log(`bundle: warning: ${warning}`);
   const said = (await runOrThrow(toolchain.nodeBinary, [main, '--version'], { cwd: workDir, timeoutMs: 60_000 })).trim();
-  options.log(
-    `bundle: ${megabytes(result.bytes)} + parse worker ${megabytes(workerResult.bytes)} in ${seconds(started)}; ` +
-      `runs under ${toolchain.nodeVersion}: "${said}"`,
-  );
-  return { main, worker };
+  options.log(`bundle: ${megabytes(result.bytes)} + ${sizes.join(' + ')} in ${seconds(started)}; runs under ${toolchain.nodeVersion}: "${said}"`);
+  return { main, workers };
 }
 
 /** Runs the whole build; throws on the first failing step. */
@@ -76,7 +81,7 @@ async function buildExecutable(options: BuildOptions): Promise<void> {
       root: options.root,
       nodeBinary: toolchain.nodeBinary,
       main: bundles.main,
-      assets: { [SCHEMA_ASSET]: schema, [ADDON_ASSET]: toolchain.addon, [PARSE_WORKER_ASSET]: bundles.worker },
+      assets: { [SCHEMA_ASSET]: schema, [ADDON_ASSET]: toolchain.addon, ...bundles.workers },
       workDir,
       output: options.output,
       strip: options.strip,

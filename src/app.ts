@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { quietCtx, type Ctx } from './actions/context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { startCheckpointer } from './db/checkpointer.ts';
 import { openDatabase, type Db } from './db/open.ts';
 import { createHttpApp } from './http/server.ts';
 import type { Logger } from './log.ts';
@@ -26,12 +27,16 @@ export function openForCommand(config: Config, clock: Clock = systemClock): { ct
   return { ctx: quietCtx(db, clock, config), db };
 }
 
-/** Starts the daemon: database, HTTP server, poller, deliverer and maintenance loops. */
+/** How often the checkpoint thread copies the WAL into the database file. */
+export const CHECKPOINT_INTERVAL_MS = 200;
+
+/** Starts the daemon: database and its checkpoint thread, HTTP server, poller, deliverer and maintenance loops. */
 export async function startApp(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningApp> {
   const dbFile = databaseFile(config);
   const db = openDatabase(dbFile);
   const ctx: Ctx = { ...quietCtx(db, clock, config) };
   const metrics = createMetrics(ctx);
+  const checkpointer = startCheckpointer(db, { intervalMs: CHECKPOINT_INTERVAL_MS, logger: logger.child({ loop: 'checkpoint' }), telemetry: metrics.telemetry });
   const workers = createWorkers(ctx, logger, metrics.telemetry);
   ctx.nudgePoller = workers.poller.nudge;
   ctx.nudgeDeliverer = workers.deliverer.nudge;
@@ -41,6 +46,7 @@ export async function startApp(config: Config, logger: Logger, clock: Clock = sy
     server = await listen(app.fetch, config.server.host, config.server.port);
   } catch (err) {
     await workers.close();
+    await checkpointer.stop();
     db.close();
     throw err;
   }
@@ -59,7 +65,8 @@ export async function startApp(config: Config, logger: Logger, clock: Clock = sy
     await workers.stop(left());
     // Closing an HTTP agent waits for its open requests; past the deadline those were abandoned, so do not wait for them.
     if (!(await settlesWithin(workers.close(), left() + CLOSE_GRACE_MS))) logger.warn('feedsub: abandoned open connections at shutdown', {});
-    db.close();
+    await checkpointer.stop();
+    db.close(); // the last connection to close checkpoints what is left and removes the WAL
     logger.info('feedsub: stopped', { duration_ms: Date.now() - started });
   })());
   return { url, dbFile, ctx, workers, stop };

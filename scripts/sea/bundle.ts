@@ -3,6 +3,7 @@ import { build } from 'esbuild';
 import type { Message, Plugin } from 'esbuild';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import { WORKER_THREADS } from '../../src/db/assets.ts';
 
 export interface BundleOptions {
   root: string;
@@ -65,17 +66,20 @@ export async function bundleMain(options: BundleOptions): Promise<{ bytes: numbe
 }
 
 /**
- * Writes the parse worker's own bundle (src/feed/parse-worker.ts calling runParseWorker) to `outfile`. The executable
- * embeds it as an asset and starts it with `new Worker(source, { eval: true })`: there is no worker file on disk.
- * It gets no banner (an eval worker has no file name) and must not use import.meta.
+ * Writes the bundle of one of feedsub's worker threads (its module in WORKER_THREADS, calling its run function) to
+ * `outfile`. The executable embeds it as an asset and starts it with `new Worker(source, { eval: true })`: there is no
+ * worker file on disk. It gets no banner (an eval worker has no file name) and must not use import.meta; the SQLite
+ * addon comes through nativeBinding, as in the main bundle.
  */
-export async function bundleParseWorker(options: Omit<BundleOptions, 'entry'>): Promise<{ bytes: number; warnings: string[] }> {
+export async function bundleWorker(kind: keyof typeof WORKER_THREADS, options: Omit<BundleOptions, 'entry'>): Promise<{ bytes: number; warnings: string[] }> {
+  const thread = WORKER_THREADS[kind];
+  const module = `./${join('src/db', thread.module)}`;
   const result = await build({
     absWorkingDir: options.root,
     stdin: {
-      contents: "import { runParseWorker } from './src/feed/parse-worker.ts';\nrunParseWorker();\n",
+      contents: `import { ${thread.run} } from ${JSON.stringify(module)};\n${thread.run}();\n`,
       resolveDir: options.root,
-      sourcefile: 'parse-worker-entry.ts',
+      sourcefile: `${kind}-worker-entry.ts`,
       loader: 'ts',
     },
     outfile: options.outfile,
@@ -84,6 +88,7 @@ export async function bundleParseWorker(options: Omit<BundleOptions, 'entry'>): 
     format: 'cjs',
     target: options.target,
     define: { __FEEDSUB_VERSION__: JSON.stringify(options.version) },
+    plugins: [noBindings],
     legalComments: 'eof',
     logLevel: 'silent',
   });

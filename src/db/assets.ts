@@ -4,12 +4,14 @@ import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, ren
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { getAsset, getRawAsset, isSea } from 'node:sea';
+import { Worker } from 'node:worker_threads';
 import { FEEDSUB_VERSION } from '../version.ts';
 
 /** Asset keys of the single executable; scripts/sea/inject.ts embeds files under these names. */
 export const SCHEMA_ASSET = 'schema.sql';
 export const ADDON_ASSET = 'better_sqlite3.node';
 export const PARSE_WORKER_ASSET = 'parse-worker.cjs';
+export const CHECKPOINT_WORKER_ASSET = 'checkpoint-worker.cjs';
 const ADDON_FILE = 'better_sqlite3.node';
 
 /** Returns the text of schema.sql: the embedded asset in the executable, the repository copy in development. */
@@ -30,12 +32,24 @@ export function nativeBindingPath(): string | undefined {
   return installAddon(bytes, addonCacheRoots(process.env), FEEDSUB_VERSION);
 }
 
+/** feedsub's worker threads: the module each runs from in development (relative to this file), the function of it the
+ *  thread calls, and the asset holding its own bundle in the executable. */
+export const WORKER_THREADS = {
+  parse: { module: '../feed/parse-worker.ts', run: 'runParseWorker', asset: PARSE_WORKER_ASSET },
+  checkpoint: { module: './checkpoint-worker.ts', run: 'runCheckpointWorker', asset: CHECKPOINT_WORKER_ASSET },
+} as const;
+
 /**
- * Returns the source of the bundled parse worker embedded in the executable (start it with
- * `new Worker(source, { eval: true })`), or undefined in development, where the pool finds parse-worker.ts itself.
+ * Starts one of feedsub's worker threads with `workerData`. In the executable it runs the embedded bundle (there is no
+ * worker file on disk); in development it imports the .ts module after registering tsx's loader itself, because Node 20
+ * workers do not inherit the --import hooks.
  */
-export function parseWorkerSource(): string | undefined {
-  return isSea() ? getAsset(PARSE_WORKER_ASSET, 'utf8') : undefined;
+export function startWorkerThread(kind: keyof typeof WORKER_THREADS, workerData?: unknown): Worker {
+  const thread = WORKER_THREADS[kind];
+  if (isSea()) return new Worker(getAsset(thread.asset, 'utf8'), { eval: true, workerData });
+  const register = `await (await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})).register();`;
+  const url = new URL(thread.module, import.meta.url).href;
+  return new Worker(`(async () => { ${register} (await import(${JSON.stringify(url)})).${thread.run}(); })()`, { eval: true, workerData });
 }
 
 /**

@@ -1,6 +1,7 @@
 // Parses large feed bodies on worker threads so the event loop (API, loops) stays responsive.
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorkerThread } from '../db/assets.ts';
 import { FeedParseError, parseFeed } from './parse.ts';
 import type { ParseReply, ParseRequest } from './parse-worker.ts';
 import type { ParsedFeed, ParseOptions } from './types.ts';
@@ -9,7 +10,7 @@ export type ParsePoolOptions = {
   size?: number; // workers; default 1–2 depending on cores
   thresholdBytes?: number; // bodies up to this length parse inline; default 1 MiB
   timeoutMs?: number; // a parse running longer is killed and rejected; default 60 s
-  spawn?: () => Worker; // how to start a worker whose entry calls runParseWorker(); default: the .ts/.js beside this file
+  spawn?: () => Worker; // how to start a worker whose entry calls runParseWorker(); default: startWorkerThread('parse')
 };
 
 export type ParsePool = {
@@ -46,7 +47,7 @@ class WorkerPool implements ParsePool {
     const size = Math.max(1, opts.size ?? Math.min(2, Math.max(1, availableParallelism() - 1)));
     this.#threshold = opts.thresholdBytes ?? 1024 * 1024;
     this.#timeoutMs = opts.timeoutMs ?? 60_000;
-    this.#spawn = opts.spawn ?? defaultSpawn;
+    this.#spawn = opts.spawn ?? (() => startWorkerThread('parse'));
     for (let i = 0; i < size && !this.#inline; i++) this.#start();
   }
 
@@ -171,18 +172,4 @@ function runInline(job: Job): void {
   } catch (err) {
     job.reject(err instanceof Error ? err : new Error(String(err)));
   }
-}
-
-// Starts parse-worker beside this module. Under tsx (a .ts source tree) the worker registers tsx's
-// loader itself, because Node 20 workers do not inherit the --import hooks; a bundled build passes
-// its own `spawn` instead (import.meta.url does not point at a worker file there).
-function defaultSpawn(): Worker {
-  const self = import.meta.url;
-  if (!self) throw new Error('parse pool: no module URL to locate the worker');
-  const workerUrl = new URL(`./parse-worker${self.endsWith('.ts') ? '.ts' : '.js'}`, self).href;
-  const register = self.endsWith('.ts')
-    ? `await (await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})).register();`
-    : '';
-  const code = `(async () => { ${register} (await import(${JSON.stringify(workerUrl)})).runParseWorker(); })()`;
-  return new Worker(code, { eval: true });
 }

@@ -168,8 +168,8 @@ function recordOutcome(ctx: Ctx, deps: DelivererDeps, event: EventWithBody, endp
 }
 
 /** Runs `fn` in one write transaction with the other outcomes recorded in the same turn of the event loop (a commit
- *  costs more than the writes of one attempt), each in its own savepoint so one that throws is undone alone.
- *  Resolves only after the commit; rejects every write of the batch when the commit fails. */
+ *  costs more than the writes of one attempt). When one of them throws, the batch is rolled back and each runs again in
+ *  a transaction of its own, so only the one that throws fails. Resolves only after the commit. */
 function groupCommit<T>(db: Db, inFlight: InFlight, fn: () => T): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     inFlight.writes.push({ fn, resolve: resolve as (value: unknown) => void, reject });
@@ -179,18 +179,17 @@ function groupCommit<T>(db: Db, inFlight: InFlight, fn: () => T): Promise<T> {
 
 function flushWrites(db: Db, inFlight: InFlight): void {
   const batch = inFlight.writes.splice(0);
-  const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+  let values: unknown[];
   try {
-    db.transaction(() => {
-      for (const w of batch) {
-        try { results.push({ ok: true, value: db.transaction(w.fn)() }); } catch (error) { results.push({ ok: false, error }); }
-      }
-    })();
-  } catch (error) {
-    for (const w of batch) w.reject(error);
+    values = db.transaction(() => batch.map((w) => w.fn()))();
+  } catch {
+    // One write threw and the batch was rolled back: run each alone, so only the one that throws fails.
+    for (const w of batch) {
+      try { w.resolve(db.transaction(w.fn)()); } catch (error) { w.reject(error); }
+    }
     return;
   }
-  batch.forEach((w, i) => { const r = results[i]!; if (r.ok) w.resolve(r.value); else w.reject(r.error); });
+  batch.forEach((w, i) => w.resolve(values[i]));
 }
 
 /** "5 days", "6 hours", "90 seconds": the largest whole unit. */

@@ -1,7 +1,5 @@
 // Builds the loops and what they share (guarded HTTP agents, parse pool, concurrency limits) from the config.
-import { Worker } from 'node:worker_threads';
 import type { Ctx } from '../actions/context.ts';
-import { parseWorkerSource } from '../db/assets.ts';
 import { createLimiter } from '../feed/limiter.ts';
 import { createGuardedAgent } from '../feed/netguard.ts';
 import { createParsePool } from '../feed/parse-pool.ts';
@@ -32,9 +30,7 @@ export function createWorkers(ctx: Ctx, logger: Logger, telemetry: Telemetry = n
   const { poll, delivery, network } = ctx.config;
   const feedAgent = createGuardedAgent({ allowPrivate: network.allow_private, connectTimeoutMs: poll.connect_timeout_seconds * 1000 });
   const hookAgent = createGuardedAgent({ allowPrivate: network.allow_private, connectTimeoutMs: Math.min(10, delivery.timeout_seconds) * 1000 });
-  // Inside the single executable there is no worker file on disk: the build embeds the worker's bundle as an asset.
-  const workerSource = parseWorkerSource();
-  const pool = createParsePool(workerSource ? { spawn: () => new Worker(workerSource, { eval: true }) } : {});
+  const pool = createParsePool();
   const pollerDeps: PollerDeps = {
     refresh: {
       agent: feedAgent, parse: (text, opts) => pool.parse(text, opts), userAgent: userAgent(ctx), maxBodyBytes: poll.max_body_bytes,

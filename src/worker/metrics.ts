@@ -36,6 +36,8 @@ function registerTelemetry(registry: Registry): Telemetry {
   const attempts = new Counter({ name: 'feedsub_delivery_attempts_total', help: 'Webhook delivery attempts by outcome (delivered, retry, dead).', labelNames: ['outcome'], registers });
   const attemptSeconds = new Histogram({ name: 'feedsub_delivery_attempt_duration_seconds', help: 'Time of one webhook HTTP attempt, every outcome.', buckets: ATTEMPT_BUCKETS, registers });
   const latencySeconds = new Histogram({ name: 'feedsub_delivery_latency_seconds', help: 'Time from an event\'s creation to its successful delivery.', buckets: LATENCY_BUCKETS, registers });
+  const walFrames = new Gauge({ name: 'feedsub_wal_frames', help: 'Pages in the SQLite write-ahead log at the checkpoint thread\'s last pass.', registers });
+  const walCheckpointed = new Gauge({ name: 'feedsub_wal_checkpointed_frames', help: 'Of those pages, how many were copied into the database file.', registers });
   // Every label value starts at 0 so rate() and increase() see the series from the first scrape.
   for (const outcome of POLL_OUTCOMES) polls.inc({ outcome }, 0);
   for (const outcome of ATTEMPT_OUTCOMES) attempts.inc({ outcome }, 0);
@@ -48,6 +50,10 @@ function registerTelemetry(registry: Registry): Telemetry {
       attempts.inc({ outcome });
       attemptSeconds.observe(durationMs / 1000);
       if (latencyMs !== null) latencySeconds.observe(Math.max(0, latencyMs) / 1000);
+    },
+    checkpointed(wal, checkpointed) {
+      walFrames.set(wal);
+      walCheckpointed.set(checkpointed);
     },
   };
 }

@@ -5,7 +5,9 @@ export type Telemetry = {
   polled(outcome: 'parsed' | 'unchanged' | 'gone' | 'throttled' | 'error', durationMs: number): void;
   /** One delivery attempt finished; `latencyMs` (event created → delivered) only when it succeeded. */
   attempted(outcome: 'delivered' | 'retry' | 'dead', durationMs: number, latencyMs: number | null): void;
+  /** The checkpoint thread found the WAL `walFrames` pages long, `checkpointedFrames` of them copied into the database. */
+  checkpointed(walFrames: number, checkpointedFrames: number): void;
 };
 
 /** Telemetry that records nothing. */
-export const noTelemetry: Telemetry = { polled: () => {}, attempted: () => {} };
+export const noTelemetry: Telemetry = { polled: () => {}, attempted: () => {}, checkpointed: () => {} };

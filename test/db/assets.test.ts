@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { addonCacheRoots, installAddon, nativeBindingPath, parseWorkerSource, readSchemaSql } from '../../src/db/assets.ts';
+import { addonCacheRoots, installAddon, nativeBindingPath, readSchemaSql, startWorkerThread } from '../../src/db/assets.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'feedsub-assets-test-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -30,8 +30,14 @@ describe('development (not a single executable)', () => {
     assert.equal(nativeBindingPath(), undefined);
   });
 
-  it('has no embedded parse worker, so the pool uses its default', () => {
-    assert.equal(parseWorkerSource(), undefined);
+  it('starts a worker thread from its TypeScript module', async () => {
+    const worker = startWorkerThread('parse');
+    try {
+      const first = await new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+      assert.deepEqual(first, { type: 'ready' });
+    } finally {
+      await worker.terminate();
+    }
   });
 });
 

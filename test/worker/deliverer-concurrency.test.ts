@@ -98,6 +98,32 @@ describe('deliverer concurrency', () => {
       await d.close();
     }
   });
+
+  it('records every other attempt answered at the same moment when one attempt\'s event was deleted in flight', async () => {
+    const d = await deliveryWorld();
+    const receiver = await holdingReceiver();
+    try {
+      const ep = await d.endpoint(receiver.url + '/hook');
+      const subs = [await d.subscription(ep.id), await d.subscription(ep.id), await d.subscription(ep.id)];
+      const ids = subs.map((s) => d.queue(s, 1)[0]!);
+      const tick = deliverTick(d.w.ctx, d.deps);
+      await receiver.holding(3);
+      const gone = await d.w.call('DELETE', `/v1/subscriptions/${subs[1]}`, { key: d.key });
+      assert.equal(gone.status, 204);
+      receiver.release(); // the three answers arrive together, so their outcomes share one group commit
+      const { summary } = await tick;
+      assert.deepEqual(summary, { attempted: 2, delivered: 2, failed: 0, dead: 0 }, 'the deleted event\'s attempt is not recorded');
+      for (const id of [ids[0]!, ids[2]!]) {
+        assert.equal(d.event(id).status, 'delivered');
+        assert.equal(d.attempts(id).length, 1);
+      }
+      assert.equal(d.deps.inFlight.total, 0);
+    } finally {
+      receiver.release();
+      await receiver.close();
+      await d.close();
+    }
+  });
 });
 
 /** Waits until only the `held` hanging attempts remain in flight. */
