@@ -17,8 +17,7 @@ export function createLogger(opts: { level: LogLevel; format: 'json' | 'pretty';
   const base = opts.base ?? {};
   const emit = (level: LogLevel, msg: string, fields: LogFields = {}) => {
     if (RANK[level] < RANK[opts.level]) return;
-    const all = { ...base, ...fields };
-    write(opts.format === 'json' ? jsonLine(level, msg, all) : prettyLine(level, msg, all));
+    write(opts.format === 'json' ? jsonLine(level, msg, base, fields) : prettyLine(level, msg, { ...base, ...fields }));
   };
   return {
     debug: (m, f) => emit('debug', m, f),
@@ -32,8 +31,11 @@ export function createLogger(opts: { level: LogLevel; format: 'json' | 'pretty';
 /** A logger that drops everything (tests, one-shot commands that print their own summary). */
 export const silentLogger: Logger = createLogger({ level: 'error', format: 'json', write: () => {} });
 
-function jsonLine(level: LogLevel, msg: string, fields: LogFields): string {
-  return JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }, errorReplacer);
+// A line is written per delivery attempt and per request: one object, and JSON.stringify's fast path (no replacer)
+// unless a field holds an Error (fields are flat).
+function jsonLine(level: LogLevel, msg: string, base: LogFields, fields: LogFields): string {
+  const line = { time: new Date().toISOString(), level, msg, ...base, ...fields };
+  return JSON.stringify(line, Object.values(fields).some((v) => v instanceof Error) ? errorReplacer : undefined);
 }
 
 function prettyLine(level: LogLevel, msg: string, fields: LogFields): string {

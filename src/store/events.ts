@@ -17,6 +17,8 @@ export type AttemptRow = {
 
 /** An event with the exact body it is sent with. */
 export type EventWithBody = EventRow & { body: string };
+/** What a delivery attempt needs of a claimed event: a claim reads no more (each column is a string made per event). */
+export type ClaimedEvent = Pick<EventRow, 'id' | 'endpoint_id' | 'subscription_id' | 'attempt_count' | 'created_at'> & { body: string };
 
 // Every column but the body, for reads that do not send or show it.
 const COLUMNS = `id, application_id, endpoint_id, subscription_id, type, sequence, status, attempt_count, next_attempt_at, lease_until,
@@ -51,33 +53,37 @@ const MAX_CLAIM_SCAN = 5000;
 /** Leases the due, sendable events (see SENDABLE) for `leaseMs`, earliest due first, within `limits`. The due index is
  *  walked lazily and stops once `limit` events are picked, so a claim costs about what it takes, not the queue's length;
  *  endpoints already at their cap are skipped in SQL. */
-export function claimDueEvents(db: Db, now: Date, leaseMs: number, limits: ClaimLimits): EventWithBody[] {
+export function claimDueEvents(db: Db, now: Date, leaseMs: number, limits: ClaimLimits): ClaimedEvent[] {
   if (limits.limit <= 0) return [];
   const t = now.toISOString();
   const room = new Map(Object.entries(limits.busy ?? {}).map(([endpoint, n]) => [endpoint, limits.perEndpoint - n]));
   const full = [...room].filter(([, left]) => left <= 0).map(([endpoint]) => endpoint);
   return db.transaction(() => {
-    const picked: string[] = [];
-    const candidates = prepared(db, `SELECT e.id, e.endpoint_id ${SENDABLE}
+    const picked: ClaimedEvent[] = [];
+    const rowids: number[] = [];
+    const candidates = prepared(db, `SELECT e.rowid, e.id, e.endpoint_id, e.subscription_id, e.attempt_count, e.created_at ${SENDABLE}
         AND e.next_attempt_at <= @t AND (e.lease_until IS NULL OR e.lease_until <= @t)
         AND e.endpoint_id NOT IN (SELECT value FROM json_each(@full))
-      ORDER BY e.next_attempt_at`).iterate({ t, full: JSON.stringify(full) }) as IterableIterator<{ id: string; endpoint_id: string }>;
+      ORDER BY e.next_attempt_at`).iterate({ t, full: JSON.stringify(full) }) as IterableIterator<ClaimedEvent & { rowid: number }>;
     let scanned = 0;
     for (const c of candidates) {
       const left = room.get(c.endpoint_id) ?? limits.perEndpoint;
       if (left > 0) {
-        picked.push(c.id);
+        const { rowid, ...event } = c;
+        picked.push(event);
+        rowids.push(rowid);
         room.set(c.endpoint_id, left - 1);
       }
       if (picked.length >= limits.limit || ++scanned >= MAX_CLAIM_SCAN) { candidates.return?.(); break; }
     }
     if (picked.length === 0) return [];
-    const ids = JSON.stringify(picked);
-    const rows = prepared(db, `UPDATE events SET lease_until = @lease, updated_at = @t WHERE id IN (SELECT value FROM json_each(@ids)) RETURNING ${COLUMNS}`)
-      .all({ lease: new Date(now.getTime() + leaseMs).toISOString(), t, ids }) as EventRow[];
-    const bodies = new Map(prepared(db, 'SELECT event_id, body FROM event_bodies WHERE event_id IN (SELECT value FROM json_each(?))').raw(true).all(ids) as [string, string][]);
-    const order = new Map(picked.map((id, i) => [id, i]));
-    return rows.map((r) => ({ ...r, body: bodies.get(r.id)! })).sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    // By rowid, straight to each row: the scan already read what an attempt needs.
+    prepared(db, 'UPDATE events SET lease_until = @lease, updated_at = @t WHERE rowid IN (SELECT value FROM json_each(@rowids))')
+      .run({ lease: new Date(now.getTime() + leaseMs).toISOString(), t, rowids: JSON.stringify(rowids) });
+    const bodies = new Map(prepared(db, 'SELECT event_id, body FROM event_bodies WHERE event_id IN (SELECT value FROM json_each(?))')
+      .raw(true).all(JSON.stringify(picked.map((e) => e.id))) as [string, string][]);
+    for (const e of picked) e.body = bodies.get(e.id)!;
+    return picked;
   })();
 }
 

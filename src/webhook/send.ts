@@ -39,23 +39,31 @@ export async function sendWebhook(opts: {
   }
 }
 
-async function readSnippet(body: Dispatcher.ResponseData['body']): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      const buf = chunk as Buffer;
-      chunks.push(buf);
-      size += buf.length;
-      if (size >= RESPONSE_SNIPPET_BYTES) break;
-    }
-  } catch {
-    // A receiver that resets while we read its reply still answered with a status; keep what arrived.
-  } finally {
-    body.destroy();
-  }
-  if (size === 0) return null;
-  return Buffer.concat(chunks).subarray(0, RESPONSE_SNIPPET_BYTES).toString('utf8');
+/** The first RESPONSE_SNIPPET_BYTES of the answer (null when empty); stops reading there. Never rejects: a receiver that
+ *  resets while we read its reply still answered with a status, so what arrived is kept. Plain stream events, not an
+ *  async iterator: this runs once per delivery attempt. */
+function readSnippet(body: Dispatcher.ResponseData['body']): Promise<string | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      body.off('data', onData);
+      body.off('end', finish);
+      body.destroy(); // its abort error, if any, comes to `finish` again: the listener stays
+      resolve(size === 0 ? null : Buffer.concat(chunks, Math.min(size, RESPONSE_SNIPPET_BYTES)).toString('utf8'));
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= RESPONSE_SNIPPET_BYTES) finish();
+    };
+    body.on('data', onData);
+    body.on('end', finish);
+    body.on('error', finish);
+  });
 }
 
 function describe(err: unknown, url: string, timeoutMs: number): string {

@@ -11,7 +11,7 @@ function secretBytes(secret: string): Buffer {
 
 /** "v1,<base64>" for one secret. */
 export function signature(secret: string, id: string, timestampSeconds: number, body: string): string {
-  const mac = createHmac('sha256', secretBytes(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64');
+  const mac = createHmac('sha256', secretBytes(secret)).update(`${id}.${timestampSeconds}.`).update(body).digest('base64');
   return `v1,${mac}`;
 }
 

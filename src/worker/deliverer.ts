@@ -2,24 +2,27 @@
 // caps), POST them signed, record each attempt and decide retries, dead events and endpoint disabling.
 import type { Dispatcher } from 'undici';
 import type { Ctx } from '../actions/context.ts';
-import type { Db } from '../db/open.ts';
 import type { Logger } from '../log.ts';
 import { disableEndpoint, getEndpointById, markEndpointFailing, markEndpointHealthy, type EndpointRow } from '../store/endpoints.ts';
-import { claimDueEvents, nextEventDueAt, recordAttempt, releaseEvent, type EventWithBody } from '../store/events.ts';
+import { claimDueEvents, nextEventDueAt, recordAttempt, releaseEvent, type ClaimedEvent } from '../store/events.ts';
 import { nextRetry } from '../webhook/retry.ts';
 import { sendWebhook, type SendResult } from '../webhook/send.ts';
 import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
 import type { Telemetry } from './telemetry.ts';
 
-type Write = { fn: () => unknown; resolve: (value: unknown) => void; reject: (err: unknown) => void };
-/** Attempts in flight, shared by every tick of one deliverer: the concurrency slots in use, and the outcomes waiting
- *  for the next group commit. */
-export type InFlight = { total: number; byEndpoint: Map<string, number>; running: Set<Promise<void>>; writes: Write[] };
+/** An outcome waiting for the next group commit; `release` frees its attempt's concurrency slot. */
+type Write = { fn: () => unknown; resolve: (value: unknown) => void; reject: (err: unknown) => void; release: () => void };
+/** Attempts in flight, shared by every tick of one deliverer: the concurrency slots in use, the outcomes waiting for
+ *  the next group commit, and whether a refill is already queued for the next turn of the event loop. */
+export type InFlight = { total: number; byEndpoint: Map<string, number>; running: Set<Promise<void>>; writes: Write[]; refillQueued: boolean };
 export type DelivererDeps = {
   agent: Dispatcher; logger: Logger; telemetry: Telemetry; userAgent: string; random?: () => number;
   inFlight: InFlight;
-  /** Called after each attempt settles (refillOnSettle in the running daemon), so a freed slot is refilled at once. */
-  onSettled?: () => void;
+  /** Set by the running loop: a slot freed by a finished attempt is refilled at once, by a claim in the transaction
+   *  that records the outcome (or, for an attempt that records none, on the next turn of the event loop). `idle()`
+   *  (the loop's nudge) works out when to look again when slots are free but nothing is due. Unset, as in one-shot
+   *  commands and tests, a tick starts only what it claims itself. */
+  refill?: { isRunning: () => boolean; idle: () => void };
 };
 export type DeliverySummary = { attempted: number; delivered: number; failed: number; dead: number };
 export type Outcome = 'delivered' | 'retry' | 'dead';
@@ -31,12 +34,12 @@ const IDLE_MS = 60_000;
 
 /** No attempt in flight. */
 export function createInFlight(): InFlight {
-  return { total: 0, byEndpoint: new Map(), running: new Set(), writes: [] };
+  return { total: 0, byEndpoint: new Map(), running: new Set(), writes: [], refillQueued: false };
 }
 
 /** One delivery tick: claims the due events that fit in the free slots and starts their attempts. With `wait` (the
  *  default; one-shot commands and tests) it resolves once they are recorded and `summary` counts them; the loop passes
- *  wait: false, and `onSettled` refills the slots as attempts finish. `nextDelayMs`: when something may next be due.
+ *  wait: false, and `deps.refill` refills the slots as attempts finish. `nextDelayMs`: when something may next be due.
  *  Never rejects on a failed attempt. */
 export async function deliverTick(ctx: Ctx, deps: DelivererDeps, opts: { wait?: boolean } = {}): Promise<{ summary: DeliverySummary; started: number; nextDelayMs: number }> {
   const summary: DeliverySummary = { attempted: 0, delivered: 0, failed: 0, dead: 0 };
@@ -45,7 +48,7 @@ export async function deliverTick(ctx: Ctx, deps: DelivererDeps, opts: { wait?: 
     await Promise.all(runs);
     if (runs.length > 0) return { summary, started: runs.length, nextDelayMs: 0 };
   }
-  // Attempts still in flight count by the end of their lease; their onSettled refills sooner.
+  // Attempts still in flight count by the end of their lease; their group commit refills sooner.
   const due = nextEventDueAt(ctx.db);
   const wait = due === undefined ? IDLE_MS : Date.parse(due) - ctx.clock.now().getTime();
   return { summary, started: runs.length, nextDelayMs: Math.min(IDLE_MS, Math.max(1000, wait)) };
@@ -54,35 +57,42 @@ export async function deliverTick(ctx: Ctx, deps: DelivererDeps, opts: { wait?: 
 /** Claims the due events that fit in the free slots and starts their attempts; returns them running. Synchronous up to
  *  the first network write, so two callers in one process never claim the same slot. */
 export function startDue(ctx: Ctx, deps: DelivererDeps, summary: DeliverySummary = { attempted: 0, delivered: 0, failed: 0, dead: 0 }): Promise<void>[] {
+  return startClaimed(ctx, deps, claimFreeSlots(ctx, deps), summary);
+}
+
+/** Leases the due events that fit in the slots free now (global and per endpoint). */
+function claimFreeSlots(ctx: Ctx, deps: DelivererDeps): ClaimedEvent[] {
   const { delivery } = ctx.config;
-  const events = claimDueEvents(ctx.db, ctx.clock.now(), delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS, {
+  return claimDueEvents(ctx.db, ctx.clock.now(), delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS, {
     limit: delivery.concurrency - deps.inFlight.total, perEndpoint: delivery.per_endpoint_concurrency, busy: Object.fromEntries(deps.inFlight.byEndpoint),
   });
+}
+
+/** Starts an attempt for each claimed event, in its slot. */
+function startClaimed(ctx: Ctx, deps: DelivererDeps, events: ClaimedEvent[], summary: DeliverySummary): Promise<void>[] {
   const endpoints = new Map<string, EndpointRow | undefined>(); // read once per claim, not once per event
   const endpointOf = (id: string) => (endpoints.has(id) ? endpoints.get(id) : endpoints.set(id, getEndpointById(ctx.db, id)).get(id));
   return events.map((event) => track(ctx, deps, event, endpointOf(event.endpoint_id), summary));
 }
 
-/** The running loop's `onSettled`: once the attempts finishing in this turn of the event loop are recorded, starts what
- *  fits in the freed slots at once (no timer between two attempts); when slots are free but nothing is due, `idle()`
- *  (the loop's nudge) works out when to look again. Does nothing once `isRunning()` is false (stopping). Never throws. */
-export function refillOnSettle(ctx: Ctx, deps: () => DelivererDeps, opts: { isRunning: () => boolean; idle: () => void }): () => void {
-  let queued = false;
-  return () => {
-    if (queued || !opts.isRunning()) return;
-    queued = true;
-    setImmediate(() => {
-      queued = false;
-      if (!opts.isRunning()) return;
-      try {
-        const free = ctx.config.delivery.concurrency - deps().inFlight.total;
-        if (startDue(ctx, deps()).length === 0 && free > 0) opts.idle(); // slots free but nothing due: when is something?
-      } catch (err) {
-        deps().logger.error('deliver: unable to claim events', { error: err instanceof Error ? err.message : String(err) });
-        opts.idle();
-      }
-    });
-  };
+/** After an attempt that recorded no outcome (its endpoint became inactive, or recording failed): once this turn of the
+ *  event loop is over, starts what fits in the free slots, or calls `idle()` when slots are free but nothing is due.
+ *  Does nothing unless the loop runs. Never throws. */
+function refillSoon(ctx: Ctx, deps: DelivererDeps): void {
+  const { refill, inFlight } = deps;
+  if (!refill?.isRunning() || inFlight.refillQueued) return;
+  inFlight.refillQueued = true;
+  setImmediate(() => {
+    inFlight.refillQueued = false;
+    if (!refill.isRunning()) return;
+    try {
+      const free = ctx.config.delivery.concurrency - inFlight.total;
+      if (startDue(ctx, deps).length === 0 && free > 0) refill.idle();
+    } catch (err) {
+      deps.logger.error('deliver: unable to claim events', { error: err instanceof Error ? err.message : String(err) });
+      refill.idle();
+    }
+  });
 }
 
 /** Resolves true once every attempt in flight has been recorded, false when `timeoutMs` passed first (graceful stop). */
@@ -99,29 +109,37 @@ export async function drainDeliveries(inFlight: InFlight, timeoutMs: number): Pr
   }
 }
 
-/** Runs one attempt in a slot; the slot is freed and `onSettled` called whatever happens. */
-function track(ctx: Ctx, deps: DelivererDeps, event: EventWithBody, endpoint: EndpointRow | undefined, summary: DeliverySummary): Promise<void> {
+/** Runs one attempt in a slot. The slot is freed when the attempt's outcome is committed (where the group commit
+ *  refills it), or else when the attempt settles, whatever happens. */
+function track(ctx: Ctx, deps: DelivererDeps, event: ClaimedEvent, endpoint: EndpointRow | undefined, summary: DeliverySummary): Promise<void> {
   const { inFlight } = deps;
   inFlight.total += 1;
   inFlight.byEndpoint.set(event.endpoint_id, (inFlight.byEndpoint.get(event.endpoint_id) ?? 0) + 1);
-  const run: Promise<void> = deliverOne(ctx, deps, event, endpoint, summary)
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    inFlight.total -= 1;
+    const left = (inFlight.byEndpoint.get(event.endpoint_id) ?? 1) - 1;
+    if (left > 0) inFlight.byEndpoint.set(event.endpoint_id, left);
+    else inFlight.byEndpoint.delete(event.endpoint_id);
+  };
+  const run: Promise<void> = deliverOne(ctx, deps, event, endpoint, summary, release)
     .catch((err: unknown) => {
       // The lease stays, so the event is tried again once it expires: at-least-once even when recording failed.
       deps.logger.error('deliver: unable to record attempt', { event_id: event.id, endpoint_id: event.endpoint_id, error: err instanceof Error ? err.message : String(err) });
     })
     .finally(() => {
-      inFlight.total -= 1;
-      const left = (inFlight.byEndpoint.get(event.endpoint_id) ?? 1) - 1;
-      if (left > 0) inFlight.byEndpoint.set(event.endpoint_id, left);
-      else inFlight.byEndpoint.delete(event.endpoint_id);
       inFlight.running.delete(run);
-      deps.onSettled?.();
+      if (released) return; // the group commit that recorded the outcome refilled the slot
+      release();
+      refillSoon(ctx, deps);
     });
   inFlight.running.add(run);
   return run;
 }
 
-async function deliverOne(ctx: Ctx, deps: DelivererDeps, event: EventWithBody, endpoint: EndpointRow | undefined, summary: DeliverySummary): Promise<void> {
+async function deliverOne(ctx: Ctx, deps: DelivererDeps, event: ClaimedEvent, endpoint: EndpointRow | undefined, summary: DeliverySummary, release: () => void): Promise<void> {
   if (!endpoint || endpoint.status !== 'active') { releaseEvent(ctx.db, event.id); return; }
   const startedAt = ctx.clock.now();
   const timestamp = Math.floor(startedAt.getTime() / 1000);
@@ -129,7 +147,7 @@ async function deliverOne(ctx: Ctx, deps: DelivererDeps, event: EventWithBody, e
     url: endpoint.url, body: event.body, headers: webhookHeaders(signingSecrets(endpoint, startedAt), event.id, timestamp, event.body),
     agent: deps.agent, timeoutMs: ctx.config.delivery.timeout_seconds * 1000, userAgent: deps.userAgent, now: () => ctx.clock.now(),
   });
-  const { outcome, disabled } = await groupCommit(ctx.db, deps.inFlight, () => recordOutcome(ctx, deps, event, endpoint, result, startedAt));
+  const { outcome, disabled } = await groupCommit(ctx, deps, () => recordOutcome(ctx, deps, event, endpoint, result, startedAt), release);
   summary.attempted += 1;
   summary[outcome === 'delivered' ? 'delivered' : outcome === 'dead' ? 'dead' : 'failed'] += 1;
   const latency = outcome === 'delivered' ? ctx.clock.now().getTime() - Date.parse(event.created_at) : null;
@@ -142,7 +160,7 @@ async function deliverOne(ctx: Ctx, deps: DelivererDeps, event: EventWithBody, e
 
 /** Stores the attempt, the event's new state and the endpoint's health; runs in one transaction.
  *  Returns the outcome and, when this attempt disabled the endpoint, why. */
-function recordOutcome(ctx: Ctx, deps: DelivererDeps, event: EventWithBody, endpoint: EndpointRow, result: SendResult, startedAt: Date): { outcome: Outcome; disabled: string | null } {
+function recordOutcome(ctx: Ctx, deps: DelivererDeps, event: ClaimedEvent, endpoint: EndpointRow, result: SendResult, startedAt: Date): { outcome: Outcome; disabled: string | null } {
   const now = ctx.clock.now();
   const { delivery } = ctx.config;
   const attempt = { event_id: event.id, endpoint_id: endpoint.id, started_at: startedAt.toISOString(), status_code: result.statusCode, duration_ms: result.durationMs, error: result.error, response_body: result.responseBody };
@@ -168,28 +186,42 @@ function recordOutcome(ctx: Ctx, deps: DelivererDeps, event: EventWithBody, endp
 }
 
 /** Runs `fn` in one write transaction with the other outcomes recorded in the same turn of the event loop (a commit
- *  costs more than the writes of one attempt). When one of them throws, the batch is rolled back and each runs again in
- *  a transaction of its own, so only the one that throws fails. Resolves only after the commit. */
-function groupCommit<T>(db: Db, inFlight: InFlight, fn: () => T): Promise<T> {
+ *  costs more than the writes of one attempt). While the loop runs, the same transaction claims events for the slots
+ *  these attempts free, and they start right after the commit. When an outcome throws, the batch is rolled back and
+ *  each runs again in a transaction of its own, so only the one that throws fails. Resolves only after the commit. */
+function groupCommit<T>(ctx: Ctx, deps: DelivererDeps, fn: () => T, release: () => void): Promise<T> {
+  const { writes } = deps.inFlight;
   return new Promise<T>((resolve, reject) => {
-    inFlight.writes.push({ fn, resolve: resolve as (value: unknown) => void, reject });
-    if (inFlight.writes.length === 1) setImmediate(() => flushWrites(db, inFlight));
+    writes.push({ fn, resolve: resolve as (value: unknown) => void, reject, release });
+    if (writes.length === 1) setImmediate(() => flushWrites(ctx, deps));
   });
 }
 
-function flushWrites(db: Db, inFlight: InFlight): void {
-  const batch = inFlight.writes.splice(0);
-  let values: unknown[];
+function flushWrites(ctx: Ctx, deps: DelivererDeps): void {
+  const { db } = ctx;
+  const batch = deps.inFlight.writes.splice(0);
+  for (const w of batch) w.release(); // their HTTP exchanges are over
+  const refilling = deps.refill?.isRunning() ?? false;
+  let values: unknown[] = [];
+  let claimed: ClaimedEvent[] = [];
   try {
-    values = db.transaction(() => batch.map((w) => w.fn()))();
+    db.transaction(() => {
+      values = batch.map((w) => w.fn());
+      if (refilling) claimed = claimFreeSlots(ctx, deps);
+    })();
   } catch {
-    // One write threw and the batch was rolled back: run each alone, so only the one that throws fails.
+    // One write threw (or the claim did) and the batch was rolled back: run each alone, so only the one that throws
+    // fails; the slots are refilled on the next turn.
     for (const w of batch) {
       try { w.resolve(db.transaction(w.fn)()); } catch (error) { w.reject(error); }
     }
+    if (refilling) refillSoon(ctx, deps);
     return;
   }
   batch.forEach((w, i) => w.resolve(values[i]));
+  if (!refilling) return;
+  if (claimed.length > 0) startClaimed(ctx, deps, claimed, { attempted: 0, delivered: 0, failed: 0, dead: 0 });
+  else if (ctx.config.delivery.concurrency - deps.inFlight.total > 0) deps.refill!.idle(); // slots free, nothing due
 }
 
 /** "5 days", "6 hours", "90 seconds": the largest whole unit. */

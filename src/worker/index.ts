@@ -5,7 +5,7 @@ import { createGuardedAgent } from '../feed/netguard.ts';
 import { createParsePool } from '../feed/parse-pool.ts';
 import type { Logger } from '../log.ts';
 import { FEEDSUB_VERSION } from '../version.ts';
-import { createInFlight, deliverTick, drainDeliveries, refillOnSettle, type DelivererDeps } from './deliverer.ts';
+import { createInFlight, deliverTick, drainDeliveries, type DelivererDeps } from './deliverer.ts';
 import { createLoop, type Loop } from './loop.ts';
 import { createMaintenance } from './maintenance.ts';
 import { pollTick, type PollerDeps } from './poller.ts';
@@ -43,10 +43,10 @@ export function createWorkers(ctx: Ctx, logger: Logger, telemetry: Telemetry = n
   let delivering = false;
   const delivererDeps: DelivererDeps = {
     agent: hookAgent, userAgent: userAgent(ctx), telemetry, logger: logger.child({ loop: 'deliverer' }), inFlight: createInFlight(),
-    onSettled: refillOnSettle(ctx, () => delivererDeps, { isRunning: () => delivering, idle: () => deliverer.nudge() }),
+    refill: { isRunning: () => delivering, idle: () => deliverer.nudge() },
   };
   const poller = createLoop('poller', async () => (await pollTick(ctx, pollerDeps)).nextDelayMs, { idleMs: 60_000, logger });
-  // Ticks start attempts without awaiting them; finished attempts refill their slots (onSettled).
+  // Ticks start attempts without awaiting them; finished attempts refill their slots (DelivererDeps.refill).
   const delivererLoop = createLoop('deliverer', async () => (await deliverTick(ctx, delivererDeps, { wait: false })).nextDelayMs, { idleMs: 60_000, logger });
   const deliverer: Loop = {
     ...delivererLoop,
