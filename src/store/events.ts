@@ -61,7 +61,9 @@ export function claimDueEvents(db: Db, now: Date, leaseMs: number, limits: Claim
   return db.transaction(() => {
     const picked: ClaimedEvent[] = [];
     const rowids: number[] = [];
-    const candidates = prepared(db, `SELECT e.rowid, e.id, e.endpoint_id, e.subscription_id, e.attempt_count, e.created_at ${SENDABLE}
+    // A row read here is nearly always picked (skipped only when its endpoint's slots are full), so its body comes with it.
+    const candidates = prepared(db, `SELECT e.rowid, e.id, e.endpoint_id, e.subscription_id, e.attempt_count, e.created_at,
+          (SELECT body FROM event_bodies WHERE event_id = e.id) AS body ${SENDABLE}
         AND e.next_attempt_at <= @t AND (e.lease_until IS NULL OR e.lease_until <= @t)
         AND e.endpoint_id NOT IN (SELECT value FROM json_each(@full))
       ORDER BY e.next_attempt_at`).iterate({ t, full: JSON.stringify(full) }) as IterableIterator<ClaimedEvent & { rowid: number }>;
@@ -80,9 +82,6 @@ export function claimDueEvents(db: Db, now: Date, leaseMs: number, limits: Claim
     // By rowid, straight to each row: the scan already read what an attempt needs.
     prepared(db, 'UPDATE events SET lease_until = @lease, updated_at = @t WHERE rowid IN (SELECT value FROM json_each(@rowids))')
       .run({ lease: new Date(now.getTime() + leaseMs).toISOString(), t, rowids: JSON.stringify(rowids) });
-    const bodies = new Map(prepared(db, 'SELECT event_id, body FROM event_bodies WHERE event_id IN (SELECT value FROM json_each(?))')
-      .raw(true).all(JSON.stringify(picked.map((e) => e.id))) as [string, string][]);
-    for (const e of picked) e.body = bodies.get(e.id)!;
     return picked;
   })();
 }

@@ -28,8 +28,10 @@ export function userAgent(ctx: Ctx): string {
 /** Creates (but does not start) the poller, deliverer and maintenance loops. */
 export function createWorkers(ctx: Ctx, logger: Logger, telemetry: Telemetry = noTelemetry): Workers {
   const { poll, delivery, network } = ctx.config;
-  const feedAgent = createGuardedAgent({ allowPrivate: network.allow_private, connectTimeoutMs: poll.connect_timeout_seconds * 1000 });
-  const hookAgent = createGuardedAgent({ allowPrivate: network.allow_private, connectTimeoutMs: Math.min(10, delivery.timeout_seconds) * 1000 });
+  // Connections per origin: as many as requests can be in flight at once, so none waits for one; an unbounded pool kept
+  // growing under load and cost ~8 µs of every request (make bench).
+  const feedAgent = createGuardedAgent({ allowPrivate: network.allow_private, connectTimeoutMs: poll.connect_timeout_seconds * 1000, connections: poll.concurrency });
+  const hookAgent = createGuardedAgent({ allowPrivate: network.allow_private, connectTimeoutMs: Math.min(10, delivery.timeout_seconds) * 1000, connections: delivery.concurrency });
   const pool = createParsePool();
   const pollerDeps: PollerDeps = {
     refresh: {
