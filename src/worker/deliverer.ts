@@ -124,17 +124,22 @@ function track(ctx: Ctx, deps: DelivererDeps, event: ClaimedEvent, endpoint: End
     if (left > 0) inFlight.byEndpoint.set(event.endpoint_id, left);
     else inFlight.byEndpoint.delete(event.endpoint_id);
   };
-  const run: Promise<void> = deliverOne(ctx, deps, event, endpoint, summary, release)
-    .catch((err: unknown) => {
+  // Assigned before the finally below runs: the body always suspends at its await first.
+  let run!: Promise<void>;
+  run = (async () => {
+    try {
+      await deliverOne(ctx, deps, event, endpoint, summary, release);
+    } catch (err) {
       // The lease stays, so the event is tried again once it expires: at-least-once even when recording failed.
       deps.logger.error('deliver: unable to record attempt', { event_id: event.id, endpoint_id: event.endpoint_id, error: err instanceof Error ? err.message : String(err) });
-    })
-    .finally(() => {
+    } finally {
       inFlight.running.delete(run);
-      if (released) return; // the group commit that recorded the outcome refilled the slot
-      release();
-      refillSoon(ctx, deps);
-    });
+      if (!released) { // else the group commit that recorded the outcome refilled the slot
+        release();
+        refillSoon(ctx, deps);
+      }
+    }
+  })();
   inFlight.running.add(run);
   return run;
 }

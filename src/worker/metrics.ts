@@ -40,14 +40,16 @@ function registerTelemetry(registry: Registry): Telemetry {
   const walCheckpointed = new Gauge({ name: 'feedsub_wal_checkpointed_frames', help: 'Of those pages, how many were copied into the database file.', registers });
   // Every label value starts at 0 so rate() and increase() see the series from the first scrape.
   for (const outcome of POLL_OUTCOMES) polls.inc({ outcome }, 0);
-  for (const outcome of ATTEMPT_OUTCOMES) attempts.inc({ outcome }, 0);
+  // One child per outcome, made once: inc() with a label object hashes the labels on every attempt.
+  const attemptsBy = Object.fromEntries(ATTEMPT_OUTCOMES.map((outcome) => [outcome, attempts.labels({ outcome })])) as Record<typeof ATTEMPT_OUTCOMES[number], ReturnType<typeof attempts.labels>>;
+  for (const outcome of ATTEMPT_OUTCOMES) attemptsBy[outcome].inc(0);
   return {
     polled(outcome, durationMs) {
       polls.inc({ outcome });
       fetchSeconds.observe(durationMs / 1000);
     },
     attempted(outcome, durationMs, latencyMs) {
-      attempts.inc({ outcome });
+      attemptsBy[outcome].inc();
       attemptSeconds.observe(durationMs / 1000);
       if (latencyMs !== null) latencySeconds.observe(Math.max(0, latencyMs) / 1000);
     },
