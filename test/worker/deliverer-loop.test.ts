@@ -28,6 +28,47 @@ describe('deliverer loop', () => {
     }
   });
 
+  it('refills freed slots from the group commit without ever exceeding the global and per-endpoint caps', async () => {
+    const d = await deliveryWorld({ delivery: { concurrency: 3, per_endpoint_concurrency: 2 } });
+    let open = 0;
+    const max = { total: 0, perPath: new Map<string, number>() };
+    const openByPath = new Map<string, number>();
+    const receiver = createServer((req, res) => {
+      const path = req.url ?? '/';
+      open += 1;
+      openByPath.set(path, (openByPath.get(path) ?? 0) + 1);
+      max.total = Math.max(max.total, open);
+      max.perPath.set(path, Math.max(max.perPath.get(path) ?? 0, openByPath.get(path)!));
+      req.resume();
+      req.on('end', () => setTimeout(() => {
+        open -= 1;
+        openByPath.set(path, openByPath.get(path)! - 1);
+        res.writeHead(204).end();
+      }, 2));
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const workers = createWorkers(d.w.ctx, silentLogger);
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+      const a = await d.endpoint(`${url}/a`);
+      const b = await d.endpoint(`${url}/b`);
+      for (const ep of [a, a, a, b, b, b]) d.queue(await d.subscription(ep.id), 5);
+      workers.deliverer.start();
+      for (let i = 0; i < 500 && countEventsByStatus(d.w.ctx.db).delivered < 30; i++) await new Promise((r) => setTimeout(r, 10));
+      await workers.stop(5000);
+      assert.deepEqual(countEventsByStatus(d.w.ctx.db), { pending: 0, delivered: 30, failed: 0, dead: 0 });
+      assert.equal(max.total, 3, 'the global cap is reached and never exceeded');
+      assert.ok((max.perPath.get('/a') ?? 0) <= 2 && (max.perPath.get('/b') ?? 0) <= 2, JSON.stringify([...max.perPath]));
+      assert.deepEqual([workers.delivererDeps.inFlight.total, workers.delivererDeps.inFlight.byEndpoint.size], [0, 0]);
+    } finally {
+      await workers.stop(1000);
+      await workers.close();
+      receiver.closeAllConnections();
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+      await d.close();
+    }
+  });
+
   it('waits on stop for the attempts in flight and records them', async () => {
     const d = await deliveryWorld();
     const held: ServerResponse[] = [];
