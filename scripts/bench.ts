@@ -97,12 +97,12 @@ async function run(base: string, dir: string): Promise<void> {
     onDelivered = () => { if (delivered >= n) resolve(); };
     onDelivered();
   });
-  // Warm-up, untimed: the deliverer loop delivers this round's events, so the timed run below starts with the delivery
-  // path compiled and the receiver's POST path warm, as the raw POST loop finds them after it.
+  // Warm-up, untimed: the deliverer loop delivers this round's events, so the timed trials below start with the
+  // delivery path compiled, as the raw POST loop's trials start after its own warm-up.
   workers.deliverer.start();
   await withTimeout(deliveredReaches(changed.events), 60_000);
   await workers.deliverer.stop(5000);
-  row('events delivered, warm-up', String(changed.events), 'that round\'s events, untimed, before the timed delivery');
+  row('events delivered, warm-up', String(changed.events), 'that round\'s events, untimed, before the timed trials');
 
   await round('change=1&add=1');
   const all = await poll('feeds polled/s, changed path (all changed)', 'every feed parsed with 1 new entry');
