@@ -22,7 +22,7 @@ import { drainDeliveries } from '../src/worker/deliverer.ts';
 import { createWorkers } from '../src/worker/index.ts';
 import { createMetrics } from '../src/worker/metrics.ts';
 import type { Telemetry } from '../src/worker/telemetry.ts';
-import { pollTick } from '../src/worker/poller.ts';
+import { pollTick, type PollSummary } from '../src/worker/poller.ts';
 
 const N = Number(process.env.BENCH_FEEDS ?? 1000);
 const CONCURRENCY = 16;
@@ -97,16 +97,18 @@ async function run(base: string, dir: string): Promise<void> {
     onDelivered = () => { if (delivered >= n) resolve(); };
     onDelivered();
   });
-  // Warm-up, untimed: the deliverer loop delivers this round's events, so the timed trials below start with the
-  // delivery path compiled, as the raw POST loop's trials start after its own warm-up.
-  workers.deliverer.start();
-  await withTimeout(deliveredReaches(changed.events), 60_000);
-  await workers.deliverer.stop(5000);
-  row('events delivered, warm-up', String(changed.events), 'that round\'s events, untimed, before the timed trials');
-
   await round('change=1&add=1');
   const all = await poll('feeds polled/s, changed path (all changed)', 'every feed parsed with 1 new entry');
-  const rounds = [all];
+  // Warm-up, untimed: the deliverer loop delivers the events of the two rounds so far, so that the timed trials below
+  // start with the delivery path compiled; the raw POST loop gets as many requests before its trials.
+  const warmUp = changed.events + all.events;
+  workers.deliverer.start();
+  await withTimeout(deliveredReaches(warmUp), 60_000);
+  await workers.deliverer.stop(5000);
+  await drainDeliveries(workers.delivererDeps.inFlight, 5000);
+  row('events delivered, warm-up', String(warmUp), 'those two rounds\' events, untimed, before the timed trials');
+
+  const rounds: PollSummary[] = [];
   for (let i = 0; i < 4; i++) { // four more full rounds, so that each timed delivery trial lasts a few hundred ms
     await round('change=1&add=1');
     rounds.push((await pollTick(ctx, workers.pollerDeps, { all: true })).summary);
@@ -119,10 +121,10 @@ async function run(base: string, dir: string): Promise<void> {
   // from the machine (it is shared, and its speed drifts over seconds) does not decide the ratio.
   const eventBodies = db.prepare("SELECT b.body FROM event_bodies b JOIN events e ON e.id = b.event_id WHERE e.status = 'pending'").pluck().all() as string[];
   // The polls leave garbage in both processes and tens of MB of WAL for the checkpoint thread: pause before timing,
-  // then warm the receiver's and this process's POST paths up with the raw loop, untimed.
+  // then warm the raw loop up as the deliverer was: as many requests, untimed.
   await new Promise((r) => setTimeout(r, 1000));
   const rawAgent = new Agent({ connections: 32 }); // kept across trials, as the deliverer keeps its connections
-  await rawPosts(base, rawAgent, eventBodies);
+  await rawPosts(base, rawAgent, eventBodies.slice(0, warmUp));
   const concurrency = config.delivery.concurrency;
   // A stopped trial still finishes its attempts in flight, and its last group commit may hold as many outcomes again.
   const per = Math.floor((queued - TRIALS * 2 * concurrency) / TRIALS);
