@@ -42,7 +42,7 @@ export function createInFlight(): InFlight {
  *  wait: false, and `deps.refill` refills the slots as attempts finish. `nextDelayMs`: when something may next be due.
  *  Never rejects on a failed attempt. */
 export async function deliverTick(ctx: Ctx, deps: DelivererDeps, opts: { wait?: boolean } = {}): Promise<{ summary: DeliverySummary; started: number; nextDelayMs: number }> {
-  const summary: DeliverySummary = { attempted: 0, delivered: 0, failed: 0, dead: 0 };
+  const summary = emptySummary();
   const runs = startDue(ctx, deps, summary);
   if (opts.wait ?? true) {
     await Promise.all(runs);
@@ -56,7 +56,7 @@ export async function deliverTick(ctx: Ctx, deps: DelivererDeps, opts: { wait?: 
 
 /** Claims the due events that fit in the free slots and starts their attempts; returns them running. Synchronous up to
  *  the first network write, so two callers in one process never claim the same slot. */
-export function startDue(ctx: Ctx, deps: DelivererDeps, summary: DeliverySummary = { attempted: 0, delivered: 0, failed: 0, dead: 0 }): Promise<void>[] {
+export function startDue(ctx: Ctx, deps: DelivererDeps, summary: DeliverySummary = emptySummary()): Promise<void>[] {
   return startClaimed(ctx, deps, claimFreeSlots(ctx, deps), summary);
 }
 
@@ -86,8 +86,7 @@ function refillSoon(ctx: Ctx, deps: DelivererDeps): void {
     inFlight.refillQueued = false;
     if (!refill.isRunning()) return;
     try {
-      const free = ctx.config.delivery.concurrency - inFlight.total;
-      if (startDue(ctx, deps).length === 0 && free > 0) refill.idle();
+      startOrIdle(ctx, deps, claimFreeSlots(ctx, deps));
     } catch (err) {
       deps.logger.error('deliver: unable to claim events', { error: err instanceof Error ? err.message : String(err) });
       refill.idle();
@@ -224,9 +223,18 @@ function flushWrites(ctx: Ctx, deps: DelivererDeps): void {
     return;
   }
   batch.forEach((w, i) => w.resolve(values[i]));
-  if (!refilling) return;
-  if (claimed.length > 0) startClaimed(ctx, deps, claimed, { attempted: 0, delivered: 0, failed: 0, dead: 0 });
-  else if (ctx.config.delivery.concurrency - deps.inFlight.total > 0) deps.refill!.idle(); // slots free, nothing due
+  if (refilling) startOrIdle(ctx, deps, claimed);
+}
+
+/** The running loop's refill: starts what was claimed for the free slots or, when slots are free but nothing was due,
+ *  calls `idle()` to work out when to look again. */
+function startOrIdle(ctx: Ctx, deps: DelivererDeps, claimed: ClaimedEvent[]): void {
+  if (claimed.length > 0) startClaimed(ctx, deps, claimed, emptySummary());
+  else if (ctx.config.delivery.concurrency - deps.inFlight.total > 0) deps.refill?.idle();
+}
+
+function emptySummary(): DeliverySummary {
+  return { attempted: 0, delivered: 0, failed: 0, dead: 0 };
 }
 
 /** "5 days", "6 hours", "90 seconds": the largest whole unit. */
