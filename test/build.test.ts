@@ -17,9 +17,10 @@ import { freePort, stopChild, waitForHealthy } from '../scripts/sea/probe.ts';
 import { run } from '../scripts/sea/run.ts';
 import { buildBlocker, DEFAULT_NODE_SPEC } from '../scripts/sea/toolchain.ts';
 import { FEEDSUB_VERSION } from '../src/version.ts';
+import { CORPUS_URL } from './support/corpus.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const corpus = new URL('../../shared/corpus/', import.meta.url);
+const corpus = CORPUS_URL;
 const execFileAsync = promisify(execFile);
 
 // Building needs the npm registry's `node` package (or a toolchain already in build/) and a C++ compiler.

@@ -8,8 +8,9 @@ import { decodeFeed } from '../../src/feed/decode.ts';
 import { entryKeys } from '../../src/feed/identity.ts';
 import { FeedParseError, parseFeed, sniffDocument } from '../../src/feed/parse.ts';
 import type { ParsedFeed } from '../../src/feed/types.ts';
+import { CORPUS_DIR } from '../support/corpus.ts';
 
-const CORPUS = fileURLToPath(new URL('../../../shared/corpus/', import.meta.url));
+const CORPUS = CORPUS_DIR;
 const ORIGIN = 'http://127.0.0.1:8097/';
 
 type CorpusFile = { path: string; rel: string; contentType: string | null; contentLocation: string | null };
@@ -19,7 +20,7 @@ function walk(dir: string, depth = 0): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
     const p = join(dir, d.name);
     if (d.isDirectory()) return walk(p, depth + 1);
-    return d.name === 'SOURCES.md' || d.name.startsWith('.') ? [] : [p];
+    return d.name === 'SOURCES.md' || d.name === 'LICENSE' || d.name.startsWith('.') ? [] : [p];
   });
 }
 

@@ -4,15 +4,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { decodeFeed, demoronize, httpCharset } from '../../src/feed/decode.ts';
+import { CORPUS_URL, corpusBytes } from '../support/corpus.ts';
 
-const CORPUS = new URL('../../../shared/corpus/', import.meta.url);
-const corpus = (rel: string) => readFileSync(new URL(rel, CORPUS));
+const corpus = corpusBytes;
 const bytes = (...parts: Array<string | number[]>) =>
   Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));
 const XML = '<?xml version="1.0"?><rss version="2.0"><channel><title>x</title></channel></rss>';
 
 test('each feedparser encoding case decodes to the charset its Expect line names, served with its Header line', () => {
-  const dir = fileURLToPath(new URL('feedparser/encoding/', CORPUS));
+  const dir = fileURLToPath(new URL('feedparser/encoding/', CORPUS_URL));
   let checked = 0;
   for (const name of readdirSync(dir)) {
     const raw = readFileSync(dir + name);

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { discoverFeedLinks } from '../../src/feed/discover.ts';
+import { CORPUS_URL } from '../support/corpus.ts';
 
-const corpus = new URL('../../../shared/corpus/', import.meta.url);
+const corpus = CORPUS_URL;
 const GUESS_PATHS = ['/feed', '/rss', '/atom.xml', '/feed.xml', '/rss.xml', '/index.xml', '/feed.json'];
 
 function announced(html: string, pageUrl: string) {

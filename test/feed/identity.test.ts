@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { entryKeys, isIdentityChurn } from '../../src/feed/identity.ts';
 import { parseFeed } from '../../src/feed/parse.ts';
 import type { Entry } from '../../src/feed/types.ts';
+import { corpusBytes } from '../support/corpus.ts';
 
 const FEED = 'https://example.org/feed.xml';
 const entry = (over: Partial<Entry> = {}): Entry => ({
@@ -65,7 +66,7 @@ test('repeated guids in one document get distinct, deterministic keys', () => {
 });
 
 test('the corpus case with two entries sharing an id yields two keys', () => {
-  const text = readFileSync(new URL('../../../shared/corpus/feedparser/wellformed/node_precedence/atom10_id.xml', import.meta.url), 'utf8');
+  const text = corpusBytes('feedparser/wellformed/node_precedence/atom10_id.xml').toString('utf8');
   const feed = parseFeed(text, { baseUrl: FEED });
   assert.deepEqual(feed.entries.map((e) => e.guid), ['Correct Value', 'Correct Value']);
   assert.equal(new Set(entryKeys(feed.entries, FEED)).size, 2);

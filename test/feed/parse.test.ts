@@ -7,8 +7,9 @@ import { decodeFeed } from '../../src/feed/decode.ts';
 import { FeedParseError, parseFeed, sniffDocument } from '../../src/feed/parse.ts';
 import { parseFeedDate } from '../../src/feed/parse-dates.ts';
 import type { ParsedFeed } from '../../src/feed/types.ts';
+import { CORPUS_URL } from '../support/corpus.ts';
 
-const CORPUS = new URL('../../../shared/corpus/', import.meta.url);
+const CORPUS = CORPUS_URL;
 const ORIGIN = 'http://127.0.0.1:8097/';
 const BASE = { baseUrl: 'https://example.org/feed.xml' };
 
