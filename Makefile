@@ -1,5 +1,5 @@
 # feedsub — every target installs what is missing first, so a fresh clone needs only Node.js >= 20.19 and make.
-.PHONY: deps serve test typecheck bench build clean
+.PHONY: deps serve test lint format typecheck bench build clean
 
 NPM ?= npm
 TSX := node_modules/.bin/tsx
@@ -14,9 +14,17 @@ deps: node_modules/.feedsub-installed
 serve: deps
 	$(TSX) src/main.ts serve
 
+# The lint step (format check + type check) runs first: a tree that does not type-check is not tested.
 test: deps
 	bash scripts/test-setup.sh
+	$(NPM) run --silent lint
 	$(NPM) test
+
+lint: deps
+	$(NPM) run --silent lint
+
+format: deps
+	$(NPM) run --silent format
 
 typecheck: deps
 	node_modules/.bin/tsc --noEmit -p .
