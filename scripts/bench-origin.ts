@@ -6,7 +6,10 @@ import type { AddressInfo } from 'node:net';
 
 const count = Number(process.argv[2] ?? 1000);
 const ITEMS = 25;
-const filler = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. '.repeat(14);
+const filler =
+  'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. '.repeat(
+    14,
+  );
 const heads = new Array<number>(count).fill(ITEMS); // newest item number of each feed
 let etags = true;
 const cache = new Map<number, { body: Buffer; etag: string }>();
@@ -17,9 +20,10 @@ function render(i: number): { body: Buffer; etag: string } {
   const newest = heads[i]!;
   const nums = Array.from({ length: ITEMS }, (_, k) => newest - k);
   const date = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 3600_000);
-  const xml = i % 2 === 0
-    ? `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Feed ${i}</title><link>http://example.com/${i}/</link>${nums.map((n) => `<item><guid>feed-${i}-item-${n}</guid><title>Item ${n} of feed ${i}</title><link>http://example.com/${i}/${n}</link><pubDate>${date(n).toUTCString()}</pubDate><description>${filler}</description></item>`).join('')}</channel></rss>`
-    : `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Feed ${i}</title><id>urn:feed:${i}</id><updated>${date(newest).toISOString()}</updated><link href="http://example.com/${i}/"/>${nums.map((n) => `<entry><id>urn:feed:${i}:${n}</id><title>Item ${n} of feed ${i}</title><link href="http://example.com/${i}/${n}"/><updated>${date(n).toISOString()}</updated><summary>${filler}</summary></entry>`).join('')}</feed>`;
+  const xml =
+    i % 2 === 0
+      ? `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Feed ${i}</title><link>http://example.com/${i}/</link>${nums.map((n) => `<item><guid>feed-${i}-item-${n}</guid><title>Item ${n} of feed ${i}</title><link>http://example.com/${i}/${n}</link><pubDate>${date(n).toUTCString()}</pubDate><description>${filler}</description></item>`).join('')}</channel></rss>`
+      : `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Feed ${i}</title><id>urn:feed:${i}</id><updated>${date(newest).toISOString()}</updated><link href="http://example.com/${i}/"/>${nums.map((n) => `<entry><id>urn:feed:${i}:${n}</id><title>Item ${n} of feed ${i}</title><link href="http://example.com/${i}/${n}"/><updated>${date(n).toISOString()}</updated><summary>${filler}</summary></entry>`).join('')}</feed>`;
   const body = Buffer.from(xml);
   const made = { body, etag: `"${createHash('sha1').update(body).digest('hex')}"` };
   cache.set(i, made);
@@ -29,30 +33,54 @@ function render(i: number): { body: Buffer; etag: string } {
 let hooks = 0;
 const server = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://origin');
-  if (req.method === 'POST' && url.pathname === '/hook') { // the local webhook receiver: drain the body, answer 204
+  if (req.method === 'POST' && url.pathname === '/hook') {
+    // the local webhook receiver: drain the body, answer 204
     req.resume();
-    req.on('end', () => { hooks++; res.writeHead(204).end(); });
+    req.on('end', () => {
+      hooks++;
+      res.writeHead(204).end();
+    });
     return;
   }
-  if (req.method === 'GET' && url.pathname === '/_hooks') { res.writeHead(200).end(String(hooks)); return; }
+  if (req.method === 'GET' && url.pathname === '/_hooks') {
+    res.writeHead(200).end(String(hooks));
+    return;
+  }
   if (req.method === 'POST' && url.pathname === '/_round') {
     const share = Number(url.searchParams.get('change') ?? '0');
     const add = Number(url.searchParams.get('add') ?? '1');
     etags = url.searchParams.get('etags') !== '0';
     let changed = 0;
     for (let i = 0; i < count; i++) {
-      if ((i * 7919) % 1000 < share * 1000) { heads[i]! += add; cache.delete(i); changed++; }
+      if ((i * 7919) % 1000 < share * 1000) {
+        heads[i]! += add;
+        cache.delete(i);
+        changed++;
+      }
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ changed }));
     return;
   }
   const m = /^\/feeds\/(\d+)\.xml$/.exec(url.pathname);
   const i = m ? Number(m[1]) : -1;
-  if (i < 0 || i >= count) { res.writeHead(404).end(); return; }
+  if (i < 0 || i >= count) {
+    res.writeHead(404).end();
+    return;
+  }
   const { body, etag } = render(i);
-  if (etags && req.headers['if-none-match'] === etag) { res.writeHead(304, { etag }).end(); return; }
-  res.writeHead(200, { 'content-type': i % 2 === 0 ? 'application/rss+xml' : 'application/atom+xml', ...(etags ? { etag } : {}) }).end(body);
+  if (etags && req.headers['if-none-match'] === etag) {
+    res.writeHead(304, { etag }).end();
+    return;
+  }
+  res
+    .writeHead(200, {
+      'content-type': i % 2 === 0 ? 'application/rss+xml' : 'application/atom+xml',
+      ...(etags ? { etag } : {}),
+    })
+    .end(body);
 });
 server.keepAliveTimeout = 30_000;
-server.listen(0, '127.0.0.1', () => { process.stdout.write(`${(server.address() as AddressInfo).port}\n`); });
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`${(server.address() as AddressInfo).port}\n`);
+});
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -22,7 +22,9 @@ interface BuildOptions {
 
 /** Returns the package.json version of the repository at `root`. */
 function packageVersion(root: string): string {
-  const parsed = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: unknown };
+  const parsed = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    version?: unknown;
+  };
   if (typeof parsed.version !== 'string') throw new Error('build: package.json has no version');
   return parsed.version;
 }
@@ -39,24 +41,44 @@ function megabytes(bytes: number): string {
  * Bundles src/main.ts and each worker thread, and checks the main bundle starts under the toolchain's Node
  * (`--version`); returns the main bundle's path and each worker bundle's path by its asset name.
  */
-async function bundle(options: BuildOptions, toolchain: Toolchain, workDir: string, version: string): Promise<{ main: string; workers: Record<string, string> }> {
+async function bundle(
+  options: BuildOptions,
+  toolchain: Toolchain,
+  workDir: string,
+  version: string,
+): Promise<{ main: string; workers: Record<string, string> }> {
   const started = performance.now();
   const target = `node${toolchain.nodeVersion.replace(/^v/, '').split('.')[0] ?? '24'}`;
   const main = join(workDir, 'feedsub.cjs');
-  const result = await bundleMain({ root: options.root, entry: options.entry, outfile: main, version, target });
+  const result = await bundleMain({
+    root: options.root,
+    entry: options.entry,
+    outfile: main,
+    version,
+    target,
+  });
   const workers: Record<string, string> = {};
   const sizes: string[] = [];
   const warnings = [...result.warnings];
   for (const [kind, thread] of Object.entries(WORKER_THREADS)) {
     const outfile = join(workDir, thread.asset);
-    const made = await bundleWorker(kind as keyof typeof WORKER_THREADS, { root: options.root, outfile, version, target });
+    const made = await bundleWorker(kind as keyof typeof WORKER_THREADS, {
+      root: options.root,
+      outfile,
+      version,
+      target,
+    });
     workers[thread.asset] = outfile;
     sizes.push(`${kind} worker ${megabytes(made.bytes)}`);
     warnings.push(...made.warnings);
   }
   for (const warning of warnings) options.log(`bundle: warning: ${warning}`);
-  const said = (await runOrThrow(toolchain.nodeBinary, [main, '--version'], { cwd: workDir, timeoutMs: 60_000 })).trim();
-  options.log(`bundle: ${megabytes(result.bytes)} + ${sizes.join(' + ')} in ${seconds(started)}; runs under ${toolchain.nodeVersion}: "${said}"`);
+  const said = (
+    await runOrThrow(toolchain.nodeBinary, [main, '--version'], { cwd: workDir, timeoutMs: 60_000 })
+  ).trim();
+  options.log(
+    `bundle: ${megabytes(result.bytes)} + ${sizes.join(' + ')} in ${seconds(started)}; runs under ${toolchain.nodeVersion}: "${said}"`,
+  );
   return { main, workers };
 }
 
@@ -86,12 +108,20 @@ async function buildExecutable(options: BuildOptions): Promise<void> {
       output: options.output,
       strip: options.strip,
     });
-    options.log(`inject: blob ${megabytes(made.blobBytes)}, ${made.stripped ? 'stripped ' : options.strip ? 'unstripped (no strip on PATH) ' : ''}binary in ${seconds(injectStarted)}`);
-    const said = (await runOrThrow(options.output, ['--version'], { cwd: workDir, timeoutMs: 60_000 })).trim();
+    options.log(
+      `inject: blob ${megabytes(made.blobBytes)}, ${made.stripped ? 'stripped ' : options.strip ? 'unstripped (no strip on PATH) ' : ''}binary in ${seconds(injectStarted)}`,
+    );
+    const said = (
+      await runOrThrow(options.output, ['--version'], { cwd: workDir, timeoutMs: 60_000 })
+    ).trim();
     if (!said.includes(version) || !said.includes(toolchain.nodeVersion)) {
-      throw new Error(`build: ${options.output} --version said "${said}", expected ${version} and ${toolchain.nodeVersion}`);
+      throw new Error(
+        `build: ${options.output} --version said "${said}", expected ${version} and ${toolchain.nodeVersion}`,
+      );
     }
-    options.log(`build: ${relative(options.root, options.output)} ${megabytes(made.bytes)} ("${said}") in ${seconds(started)}`);
+    options.log(
+      `build: ${relative(options.root, options.output)} ${megabytes(made.bytes)} ("${said}") in ${seconds(started)}`,
+    );
   } finally {
     rmSync(workDir, { recursive: true, force: true });
   }

@@ -14,7 +14,13 @@ import { createWorkers, type Workers } from './worker/index.ts';
 import { createMetrics } from './worker/metrics.ts';
 import { pollTick } from './worker/poller.ts';
 
-export type RunningApp = { url: string; dbFile: string; ctx: Ctx; workers: Workers; stop(): Promise<void> };
+export type RunningApp = {
+  url: string;
+  dbFile: string;
+  ctx: Ctx;
+  workers: Workers;
+  stop(): Promise<void>;
+};
 
 /** The database file inside the configured data directory. */
 export function databaseFile(config: Config): string {
@@ -31,12 +37,20 @@ export function openForCommand(config: Config, clock: Clock = systemClock): { ct
 export const CHECKPOINT_INTERVAL_MS = 200;
 
 /** Starts the daemon: database and its checkpoint thread, HTTP server, poller, deliverer and maintenance loops. */
-export async function startApp(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningApp> {
+export async function startApp(
+  config: Config,
+  logger: Logger,
+  clock: Clock = systemClock,
+): Promise<RunningApp> {
   const dbFile = databaseFile(config);
   const db = openDatabase(dbFile);
   const ctx: Ctx = { ...quietCtx(db, clock, config) };
   const metrics = createMetrics(ctx);
-  const checkpointer = startCheckpointer(db, { intervalMs: CHECKPOINT_INTERVAL_MS, logger: logger.child({ loop: 'checkpoint' }), telemetry: metrics.telemetry });
+  const checkpointer = startCheckpointer(db, {
+    intervalMs: CHECKPOINT_INTERVAL_MS,
+    logger: logger.child({ loop: 'checkpoint' }),
+    telemetry: metrics.telemetry,
+  });
   const workers = createWorkers(ctx, logger, metrics.telemetry);
   ctx.nudgePoller = workers.poller.nudge;
   ctx.nudgeDeliverer = workers.deliverer.nudge;
@@ -57,18 +71,20 @@ export async function startApp(config: Config, logger: Logger, clock: Clock = sy
   logger.info('feedsub: listening', { url, database: dbFile });
   let stopping: Promise<void> | undefined;
   // One budget for the whole stop: the loops keep working while HTTP drains, so in-flight work shares the deadline.
-  const stop = () => (stopping ??= (async () => {
-    const started = Date.now();
-    const deadline = started + config.server.shutdown_timeout_seconds * 1000;
-    const left = () => Math.max(0, deadline - Date.now());
-    await closeServer(server, left());
-    await workers.stop(left());
-    // Closing an HTTP agent waits for its open requests; past the deadline those were abandoned, so do not wait for them.
-    if (!(await settlesWithin(workers.close(), left() + CLOSE_GRACE_MS))) logger.warn('feedsub: abandoned open connections at shutdown', {});
-    await checkpointer.stop();
-    db.close(); // the last connection to close checkpoints what is left and removes the WAL
-    logger.info('feedsub: stopped', { duration_ms: Date.now() - started });
-  })());
+  const stop = () =>
+    (stopping ??= (async () => {
+      const started = Date.now();
+      const deadline = started + config.server.shutdown_timeout_seconds * 1000;
+      const left = () => Math.max(0, deadline - Date.now());
+      await closeServer(server, left());
+      await workers.stop(left());
+      // Closing an HTTP agent waits for its open requests; past the deadline those were abandoned, so do not wait for them.
+      if (!(await settlesWithin(workers.close(), left() + CLOSE_GRACE_MS)))
+        logger.warn('feedsub: abandoned open connections at shutdown', {});
+      await checkpointer.stop();
+      db.close(); // the last connection to close checkpoints what is left and removes the WAL
+      logger.info('feedsub: stopped', { duration_ms: Date.now() - started });
+    })());
   return { url, dbFile, ctx, workers, stop };
 }
 
@@ -77,15 +93,27 @@ const CLOSE_GRACE_MS = 1000;
 /** True when `promise` settles within `ms`; false (leaving it running) otherwise. */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<false>((resolvePromise) => { timer = setTimeout(() => resolvePromise(false), ms); });
+  const limit = new Promise<false>((resolvePromise) => {
+    timer = setTimeout(() => resolvePromise(false), ms);
+  });
   try {
-    return await Promise.race([promise.then(() => true, () => true), limit]);
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      limit,
+    ]);
   } finally {
     clearTimeout(timer);
   }
 }
 
-function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
+function listen(
+  fetch: (req: Request) => Response | Promise<Response>,
+  hostname: string,
+  port: number,
+): Promise<ServerType> {
   return new Promise((resolvePromise, reject) => {
     const server = serve({ fetch, hostname, port }, () => resolvePromise(server));
     server.once('error', reject);
@@ -95,8 +123,13 @@ function listen(fetch: (req: Request) => Response | Promise<Response>, hostname:
 /** Stops accepting connections, lets in-flight requests finish, then drops idle keep-alive sockets. */
 function closeServer(server: ServerType, timeoutMs: number): Promise<void> {
   return new Promise((resolvePromise) => {
-    const force = setTimeout(() => { (server as { closeAllConnections?: () => void }).closeAllConnections?.(); }, timeoutMs);
-    server.close(() => { clearTimeout(force); resolvePromise(); });
+    const force = setTimeout(() => {
+      (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+    }, timeoutMs);
+    server.close(() => {
+      clearTimeout(force);
+      resolvePromise();
+    });
     (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
   });
 }
@@ -109,7 +142,8 @@ export async function runPollOnce(config: Config, logger: Logger): Promise<strin
     const { summary: p } = await pollTick(ctx, workers.pollerDeps, { all: true });
     let delivered = 0;
     let failed = 0;
-    for (let round = 0; round < 1000; round++) { // bounded: each round sends the next event of every subscription
+    for (let round = 0; round < 1000; round++) {
+      // bounded: each round sends the next event of every subscription
       const { summary: d } = await deliverTick(ctx, workers.delivererDeps);
       if (d.attempted === 0) break;
       delivered += d.delivered;

@@ -4,63 +4,93 @@ import { parse as parseToml } from 'smol-toml';
 import * as v from 'valibot';
 import { ConfigError } from './errors.ts';
 
-const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
+const int = (min: number, max: number) =>
+  v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
 const seconds = int(1, 31_536_000);
 const url = v.union([v.literal(''), v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//i))]);
 
 /** The options, section by section; the defaults here are the documented defaults. */
 export const ConfigSchema = v.strictObject({
-  server: v.optional(v.strictObject({
-    host: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
-    port: v.optional(int(0, 65535), 8080),
-    public_url: v.optional(url, ''),
-    shutdown_timeout_seconds: v.optional(int(1, 600), 10),
-    max_body_bytes: v.optional(int(1024, 64 * 1024 * 1024), 1_048_576),
-  }), {}),
-  storage: v.optional(v.strictObject({
-    data_dir: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
-  }), {}),
-  network: v.optional(v.strictObject({
-    allow_private: v.optional(v.boolean(), false),
-  }), {}),
-  poll: v.optional(v.strictObject({
-    interval_seconds: v.optional(seconds, 900),
-    min_interval_seconds: v.optional(seconds, 60),
-    max_interval_seconds: v.optional(seconds, 86_400),
-    concurrency: v.optional(int(1, 1000), 16),
-    per_host_concurrency: v.optional(int(1, 100), 2),
-    timeout_seconds: v.optional(int(1, 600), 30),
-    connect_timeout_seconds: v.optional(int(1, 120), 10),
-    max_body_bytes: v.optional(int(1024, 1024 * 1024 * 1024), 15 * 1024 * 1024),
-    user_agent: v.optional(v.string(), ''),
-  }), {}),
-  delivery: v.optional(v.strictObject({
-    timeout_seconds: v.optional(int(1, 300), 15),
-    retry_schedule_seconds: v.optional(v.pipe(v.array(seconds), v.maxLength(50)), [5, 300, 1800, 7200, 18000, 36000, 36000]),
-    concurrency: v.optional(int(1, 1000), 32),
-    per_endpoint_concurrency: v.optional(int(1, 100), 4),
-    disable_after_seconds: v.optional(seconds, 432_000),
-    retention_days: v.optional(int(1, 3650), 30),
-    secret_rotation_grace_seconds: v.optional(seconds, 86_400),
-    retry_after_max_seconds: v.optional(seconds, 3600),
-  }), {}),
-  log: v.optional(v.strictObject({
-    level: v.optional(v.picklist(['debug', 'info', 'warn', 'error']), 'info'),
-    format: v.optional(v.picklist(['auto', 'json', 'pretty']), 'auto'),
-  }), {}),
-  metrics: v.optional(v.strictObject({
-    token: v.optional(v.string(), ''),
-  }), {}),
-  dashboard: v.optional(v.strictObject({
-    session_idle_minutes: v.optional(int(1, 43_200), 720),
-  }), {}),
+  server: v.optional(
+    v.strictObject({
+      host: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
+      port: v.optional(int(0, 65535), 8080),
+      public_url: v.optional(url, ''),
+      shutdown_timeout_seconds: v.optional(int(1, 600), 10),
+      max_body_bytes: v.optional(int(1024, 64 * 1024 * 1024), 1_048_576),
+    }),
+    {},
+  ),
+  storage: v.optional(
+    v.strictObject({
+      data_dir: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
+    }),
+    {},
+  ),
+  network: v.optional(
+    v.strictObject({
+      allow_private: v.optional(v.boolean(), false),
+    }),
+    {},
+  ),
+  poll: v.optional(
+    v.strictObject({
+      interval_seconds: v.optional(seconds, 900),
+      min_interval_seconds: v.optional(seconds, 60),
+      max_interval_seconds: v.optional(seconds, 86_400),
+      concurrency: v.optional(int(1, 1000), 16),
+      per_host_concurrency: v.optional(int(1, 100), 2),
+      timeout_seconds: v.optional(int(1, 600), 30),
+      connect_timeout_seconds: v.optional(int(1, 120), 10),
+      max_body_bytes: v.optional(int(1024, 1024 * 1024 * 1024), 15 * 1024 * 1024),
+      user_agent: v.optional(v.string(), ''),
+    }),
+    {},
+  ),
+  delivery: v.optional(
+    v.strictObject({
+      timeout_seconds: v.optional(int(1, 300), 15),
+      retry_schedule_seconds: v.optional(
+        v.pipe(v.array(seconds), v.maxLength(50)),
+        [5, 300, 1800, 7200, 18000, 36000, 36000],
+      ),
+      concurrency: v.optional(int(1, 1000), 32),
+      per_endpoint_concurrency: v.optional(int(1, 100), 4),
+      disable_after_seconds: v.optional(seconds, 432_000),
+      retention_days: v.optional(int(1, 3650), 30),
+      secret_rotation_grace_seconds: v.optional(seconds, 86_400),
+      retry_after_max_seconds: v.optional(seconds, 3600),
+    }),
+    {},
+  ),
+  log: v.optional(
+    v.strictObject({
+      level: v.optional(v.picklist(['debug', 'info', 'warn', 'error']), 'info'),
+      format: v.optional(v.picklist(['auto', 'json', 'pretty']), 'auto'),
+    }),
+    {},
+  ),
+  metrics: v.optional(
+    v.strictObject({
+      token: v.optional(v.string(), ''),
+    }),
+    {},
+  ),
+  dashboard: v.optional(
+    v.strictObject({
+      session_idle_minutes: v.optional(int(1, 43_200), 720),
+    }),
+    {},
+  ),
 });
 
 export type Config = v.InferOutput<typeof ConfigSchema>;
 type Raw = Record<string, Record<string, unknown>>;
 
 /** Builds the effective config; throws ConfigError naming the first bad key (the CLI exits 2). */
-export function loadConfig(opts: { file?: string | undefined; env?: NodeJS.ProcessEnv; flags?: Raw } = {}): Config {
+export function loadConfig(
+  opts: { file?: string | undefined; env?: NodeJS.ProcessEnv; flags?: Raw } = {},
+): Config {
   const raw: Raw = opts.file ? readTomlFile(opts.file) : {};
   mergeInto(raw, fromEnv(opts.env ?? process.env));
   mergeInto(raw, opts.flags ?? {});
@@ -68,7 +98,9 @@ export function loadConfig(opts: { file?: string | undefined; env?: NodeJS.Proce
   if (!result.success) throw new ConfigError(describeIssue(result.issues[0], opts.file));
   const config = result.output;
   if (config.poll.min_interval_seconds > config.poll.max_interval_seconds) {
-    throw new ConfigError('config: poll.min_interval_seconds must not exceed poll.max_interval_seconds');
+    throw new ConfigError(
+      'config: poll.min_interval_seconds must not exceed poll.max_interval_seconds',
+    );
   }
   return config;
 }
@@ -79,7 +111,10 @@ export function defaultConfig(): Config {
 }
 
 /** A copy of `config` with some sections' keys replaced; for tests and wiring. */
-export function withConfig(config: Config, patch: { [S in keyof Config]?: Partial<Config[S]> }): Config {
+export function withConfig(
+  config: Config,
+  patch: { [S in keyof Config]?: Partial<Config[S]> },
+): Config {
   const out = structuredClone(config) as Record<string, Record<string, unknown>>;
   for (const [section, values] of Object.entries(patch)) Object.assign(out[section] ?? {}, values);
   return out as Config;
@@ -90,7 +125,9 @@ function readTomlFile(file: string): Raw {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(`config: unable to read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new ConfigError(
+      `config: unable to read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
   }
   try {
     return parseToml(text) as Raw;
@@ -124,19 +161,26 @@ export function coerce(section: string, key: string, value: string, source: stri
     if (value === 'false' || value === '0') return false;
     throw new ConfigError(`config: ${source} must be true or false, got ${JSON.stringify(value)}`);
   }
-  if (Array.isArray(sample)) return value.split(',').map((s) => s.trim()).filter(Boolean).map((s) => toNumber(s, source));
+  if (Array.isArray(sample))
+    return value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((s) => toNumber(s, source));
   return value;
 }
 
 function toNumber(value: string, source: string): number {
   const n = Number(value.trim());
-  if (value.trim() === '' || !Number.isFinite(n)) throw new ConfigError(`config: ${source} must be a number, got ${JSON.stringify(value)}`);
+  if (value.trim() === '' || !Number.isFinite(n))
+    throw new ConfigError(`config: ${source} must be a number, got ${JSON.stringify(value)}`);
   return n;
 }
 
 function mergeInto(target: Raw, source: Raw): void {
   for (const [section, values] of Object.entries(source)) {
-    if (values && typeof values === 'object' && !Array.isArray(values)) Object.assign((target[section] ??= {}), values);
+    if (values && typeof values === 'object' && !Array.isArray(values))
+      Object.assign((target[section] ??= {}), values);
     else target[section] = values as Record<string, unknown>;
   }
 }
@@ -145,6 +189,7 @@ function describeIssue(issue: v.BaseIssue<unknown> | undefined, file: string | u
   if (!issue) return 'config: invalid configuration';
   const path = (issue.path ?? []).map((p) => String(p.key)).join('.');
   const where = file ? ` (in ${file} or the environment)` : '';
-  if (issue.kind === 'schema' && issue.type === 'strict_object') return `config: unknown key ${path}${where}`;
+  if (issue.kind === 'schema' && issue.type === 'strict_object')
+    return `config: unknown key ${path}${where}`;
   return `config: ${path || 'config'}: ${issue.message}${where}`;
 }

@@ -8,7 +8,16 @@ export class ApiError extends Error {
   readonly errors: FieldIssue[] | undefined;
   readonly extra: Record<string, unknown> | undefined;
   readonly headers: Record<string, string> | undefined;
-  constructor(status: number, title: string, detail: string, opts: { errors?: FieldIssue[]; extra?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
+  constructor(
+    status: number,
+    title: string,
+    detail: string,
+    opts: {
+      errors?: FieldIssue[];
+      extra?: Record<string, unknown>;
+      headers?: Record<string, string>;
+    } = {},
+  ) {
     super(detail);
     this.status = status;
     this.title = title;

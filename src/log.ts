@@ -12,12 +12,21 @@ export type Logger = {
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 /** A logger writing to `write` (stderr by default); format 'pretty' is for terminals, 'json' for collectors. */
-export function createLogger(opts: { level: LogLevel; format: 'json' | 'pretty'; write?: (line: string) => void; base?: LogFields }): Logger {
+export function createLogger(opts: {
+  level: LogLevel;
+  format: 'json' | 'pretty';
+  write?: (line: string) => void;
+  base?: LogFields;
+}): Logger {
   const write = opts.write ?? ((line: string) => process.stderr.write(line + '\n'));
   const base = opts.base ?? {};
   const emit = (level: LogLevel, msg: string, fields: LogFields = {}) => {
     if (RANK[level] < RANK[opts.level]) return;
-    write(opts.format === 'json' ? jsonLine(level, msg, base, fields) : prettyLine(level, msg, { ...base, ...fields }));
+    write(
+      opts.format === 'json'
+        ? jsonLine(level, msg, base, fields)
+        : prettyLine(level, msg, { ...base, ...fields }),
+    );
   };
   return {
     debug: (m, f) => emit('debug', m, f),
@@ -29,13 +38,20 @@ export function createLogger(opts: { level: LogLevel; format: 'json' | 'pretty';
 }
 
 /** A logger that drops everything (tests, one-shot commands that print their own summary). */
-export const silentLogger: Logger = createLogger({ level: 'error', format: 'json', write: () => {} });
+export const silentLogger: Logger = createLogger({
+  level: 'error',
+  format: 'json',
+  write: () => {},
+});
 
 // A line is written per delivery attempt and per request: one object, and JSON.stringify's fast path (no replacer)
 // unless a field holds an Error (fields are flat).
 function jsonLine(level: LogLevel, msg: string, base: LogFields, fields: LogFields): string {
   const line = { time: new Date().toISOString(), level, msg, ...base, ...fields };
-  return JSON.stringify(line, Object.values(fields).some((v) => v instanceof Error) ? errorReplacer : undefined);
+  return JSON.stringify(
+    line,
+    Object.values(fields).some((v) => v instanceof Error) ? errorReplacer : undefined,
+  );
 }
 
 function prettyLine(level: LogLevel, msg: string, fields: LogFields): string {

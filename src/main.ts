@@ -9,11 +9,21 @@ import { ConfigError } from './errors.ts';
 import { createLogger, type Logger } from './log.ts';
 import { versionLine } from './version.ts';
 
-type Flags = { config?: string; host?: string; port?: string | number; dataDir?: string; json?: boolean; app?: string; name?: string; once?: boolean };
+type Flags = {
+  config?: string;
+  host?: string;
+  port?: string | number;
+  dataDir?: string;
+  json?: boolean;
+  app?: string;
+  name?: string;
+  once?: boolean;
+};
 
 const cli = cac('feedsub');
 
-cli.command('serve', 'Start the daemon: API, dashboard, poller and deliverer')
+cli
+  .command('serve', 'Start the daemon: API, dashboard, poller and deliverer')
   .option('--config <file>', 'TOML config file')
   .option('--host <host>', 'Listen address (server.host, default 127.0.0.1)')
   .option('--port <port>', 'Listen port (server.port, default 8080)')
@@ -25,7 +35,10 @@ cli.command('serve', 'Start the daemon: API, dashboard, poller and deliverer')
     let signals = 0;
     const onSignal = (signal: string) => {
       signals += 1;
-      if (signals > 1) { logger.warn('feedsub: second signal, exiting at once', { signal }); process.exit(1); }
+      if (signals > 1) {
+        logger.warn('feedsub: second signal, exiting at once', { signal });
+        process.exit(1);
+      }
       logger.info('feedsub: stopping', { signal });
       void app.stop().then(() => process.exit(0));
     };
@@ -33,7 +46,11 @@ cli.command('serve', 'Start the daemon: API, dashboard, poller and deliverer')
     process.on('SIGINT', () => onSignal('SIGINT'));
   });
 
-cli.command('keys <action> [id]', 'Manage API keys: keys create --app NAME [--name LABEL] | keys list | keys revoke KEY_ID')
+cli
+  .command(
+    'keys <action> [id]',
+    'Manage API keys: keys create --app NAME [--name LABEL] | keys list | keys revoke KEY_ID',
+  )
   .option('--app <name>', 'Application the key belongs to (created if missing)')
   .option('--name <label>', 'A label for the key')
   .option('--json', 'Print JSON')
@@ -46,37 +63,67 @@ cli.command('keys <action> [id]', 'Manage API keys: keys create --app NAME [--na
       if (action === 'create') {
         if (!flags.app || typeof flags.app !== 'string') usage('keys create needs --app NAME');
         const made = createKey(ctx, flags.app, typeof flags.name === 'string' ? flags.name : null);
-        if (flags.json) console.log(JSON.stringify({ id: made.id, application: made.application.id, application_name: made.application.name, key: made.key }));
+        if (flags.json)
+          console.log(
+            JSON.stringify({
+              id: made.id,
+              application: made.application.id,
+              application_name: made.application.name,
+              key: made.key,
+            }),
+          );
         else {
-          console.log(`Created key ${made.id} for application "${made.application.name}" (${made.application.id}).`);
+          console.log(
+            `Created key ${made.id} for application "${made.application.name}" (${made.application.id}).`,
+          );
           console.log('Store it now; it is not shown again:');
           console.log(made.key);
         }
       } else if (action === 'list') {
         const keys = listKeys(ctx);
         if (flags.json) console.log(JSON.stringify(keys));
-        else for (const k of keys) console.log(`${k.id}  ${k.prefix}…  app=${k.application_name}  name=${k.name ?? '-'}  created=${k.created_at}  last_used=${k.last_used_at ?? '-'}${k.revoked_at ? `  REVOKED ${k.revoked_at}` : ''}`);
+        else
+          for (const k of keys)
+            console.log(
+              `${k.id}  ${k.prefix}…  app=${k.application_name}  name=${k.name ?? '-'}  created=${k.created_at}  last_used=${k.last_used_at ?? '-'}${k.revoked_at ? `  REVOKED ${k.revoked_at}` : ''}`,
+            );
       } else if (action === 'revoke') {
         if (!id) usage('keys revoke needs KEY_ID');
-        if (!revokeKey(ctx, id)) { console.error(`feedsub: no live key with id ${id}`); process.exitCode = 1; }
-        else console.log(`Revoked key ${id}.`);
+        if (!revokeKey(ctx, id)) {
+          console.error(`feedsub: no live key with id ${id}`);
+          process.exitCode = 1;
+        } else console.log(`Revoked key ${id}.`);
       } else usage(`unknown keys action "${action}" (use create, list or revoke)`);
     } finally {
       db.close();
     }
   });
 
-cli.command('config <action>', 'config check: validate the configuration and print the effective values')
+cli
+  .command(
+    'config <action>',
+    'config check: validate the configuration and print the effective values',
+  )
   .option('--config <file>', 'TOML config file')
   .option('--data-dir <dir>', 'Where the SQLite database lives')
   .action((action: string, flags: Flags) => {
     if (action !== 'check') usage(`unknown config action "${action}" (use check)`);
     const config = configFrom(flags);
-    console.log(JSON.stringify({ ...config, metrics: { token: config.metrics.token ? '(set)' : '' } }, null, 2));
+    console.log(
+      JSON.stringify(
+        { ...config, metrics: { token: config.metrics.token ? '(set)' : '' } },
+        null,
+        2,
+      ),
+    );
     console.error(`config: ok (database ${databaseFile(config)})`);
   });
 
-cli.command('poll', 'poll --once: fetch every active feed once, queue events, try delivering, print a summary')
+cli
+  .command(
+    'poll',
+    'poll --once: fetch every active feed once, queue events, try delivering, print a summary',
+  )
   .option('--once', 'Run one cycle and exit (required)')
   .option('--config <file>', 'TOML config file')
   .option('--data-dir <dir>', 'Where the SQLite database lives')
@@ -86,15 +133,23 @@ cli.command('poll', 'poll --once: fetch every active feed once, queue events, tr
     console.log(await runPollOnce(config, loggerFor(config)));
   });
 
-cli.command('backup <file>', 'Write a consistent copy of the database to FILE, also while serve runs')
+cli
+  .command(
+    'backup <file>',
+    'Write a consistent copy of the database to FILE, also while serve runs',
+  )
   .option('--force', 'Overwrite FILE if it exists')
   .option('--config <file>', 'TOML config file')
   .option('--data-dir <dir>', 'Where the SQLite database lives')
   .action(async (file: string, flags: Flags & { force?: boolean }) => {
     const config = configFrom(flags);
     try {
-      const done = await backupDatabase(databaseFile(config), String(file), { force: flags.force === true });
-      console.log(`Backed up ${databaseFile(config)} to ${done.file}: ${(done.bytes / 1048576).toFixed(2)} MiB (${done.bytes} bytes, ${done.pages} pages) in ${Math.round(done.durationMs)} ms.`);
+      const done = await backupDatabase(databaseFile(config), String(file), {
+        force: flags.force === true,
+      });
+      console.log(
+        `Backed up ${databaseFile(config)} to ${done.file}: ${(done.bytes / 1048576).toFixed(2)} MiB (${done.bytes} bytes, ${done.pages} pages) in ${Math.round(done.durationMs)} ms.`,
+      );
     } catch (err) {
       if (err instanceof BackupExistsError) usage(err.message);
       throw err;
@@ -102,14 +157,17 @@ cli.command('backup <file>', 'Write a consistent copy of the database to FILE, a
   });
 
 cli.help();
-cli.option('-v, --version', 'Print feedsub\'s and the runtime\'s versions');
+cli.option('-v, --version', "Print feedsub's and the runtime's versions");
 
 function configFrom(flags: Flags): Config {
   const server: Record<string, unknown> = {};
   if (flags.host !== undefined) server.host = String(flags.host);
   if (flags.port !== undefined) {
     const port = Number(flags.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port must be an integer from 0 to 65535, got ${JSON.stringify(flags.port)}`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new ConfigError(
+        `--port must be an integer from 0 to 65535, got ${JSON.stringify(flags.port)}`,
+      );
     server.port = port;
   }
   const storage = flags.dataDir !== undefined ? { data_dir: String(flags.dataDir) } : {};
@@ -117,7 +175,8 @@ function configFrom(flags: Flags): Config {
 }
 
 function loggerFor(config: Config): Logger {
-  const format = config.log.format === 'auto' ? (process.stderr.isTTY ? 'pretty' : 'json') : config.log.format;
+  const format =
+    config.log.format === 'auto' ? (process.stderr.isTTY ? 'pretty' : 'json') : config.log.format;
   return createLogger({ level: config.log.level, format });
 }
 
@@ -128,13 +187,21 @@ function usage(message: string): never {
 async function main(): Promise<void> {
   try {
     cli.parse(process.argv, { run: false });
-    if (!cli.matchedCommand && cli.args.length > 0) usage(`unknown command "${cli.args[0]}" (see feedsub --help)`);
-    if (cli.options.version && !cli.options.help) { console.log(versionLine()); return; }
-    if (!cli.matchedCommand && !cli.options.help) { cli.outputHelp(); return; }
+    if (!cli.matchedCommand && cli.args.length > 0)
+      usage(`unknown command "${cli.args[0]}" (see feedsub --help)`);
+    if (cli.options.version && !cli.options.help) {
+      console.log(versionLine());
+      return;
+    }
+    if (!cli.matchedCommand && !cli.options.help) {
+      cli.outputHelp();
+      return;
+    }
     await cli.runMatchedCommand();
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    const expected = err instanceof ConfigError || (err instanceof Error && err.name === 'CACError');
+    const expected =
+      err instanceof ConfigError || (err instanceof Error && err.name === 'CACError');
     console.error(`feedsub: ${message}`);
     process.exit(expected ? 2 : 1);
   }

@@ -24,14 +24,18 @@ export function extractMember(text: string, key: string): string | undefined {
 /** A piece of JSON text to be written as-is by toJson (a client's metadata, exactly as given). */
 export class RawJson {
   readonly text: string;
-  constructor(text: string) { this.text = text; }
+  constructor(text: string) {
+    this.text = text;
+  }
 }
 
 /** JSON.stringify, except RawJson values are written as their raw text. */
 export function toJson(value: unknown): string {
   const raws: string[] = [];
   const nonce = randomBytes(8).toString('hex');
-  const out = JSON.stringify(value, (_key, v: unknown) => (v instanceof RawJson ? `${nonce}:${raws.push(v.text) - 1}` : v));
+  const out = JSON.stringify(value, (_key, v: unknown) =>
+    v instanceof RawJson ? `${nonce}:${raws.push(v.text) - 1}` : v,
+  );
   if (raws.length === 0) return out;
   return out.replace(new RegExp(`"${nonce}:(\\d+)"`, 'g'), (_m, i: string) => raws[Number(i)]!);
 }
@@ -53,7 +57,11 @@ export function minify(text: string): string {
 }
 
 function skipWs(text: string, i: number): number {
-  while (i < text.length && (text[i] === ' ' || text[i] === '\n' || text[i] === '\r' || text[i] === '\t')) i++;
+  while (
+    i < text.length &&
+    (text[i] === ' ' || text[i] === '\n' || text[i] === '\r' || text[i] === '\t')
+  )
+    i++;
   return i;
 }
 
@@ -73,7 +81,10 @@ function endOfValue(text: string, start: number): number {
       const c = text[i];
       if (c === '"') i = endOfString(text, i) - 1;
       else if (c === '{' || c === '[') depth++;
-      else if (c === '}' || c === ']') { depth--; if (depth === 0) return i + 1; }
+      else if (c === '}' || c === ']') {
+        depth--;
+        if (depth === 0) return i + 1;
+      }
     }
     return text.length;
   }

@@ -8,7 +8,12 @@ declare const __FEEDSUB_VERSION__: string | undefined;
 function readPackageVersion(): string {
   const text = readFileSync(new URL('../package.json', import.meta.url), 'utf8');
   const parsed: unknown = JSON.parse(text);
-  if (typeof parsed === 'object' && parsed !== null && 'version' in parsed && typeof parsed.version === 'string') {
+  if (
+    typeof parsed === 'object' &&
+    parsed !== null &&
+    'version' in parsed &&
+    typeof parsed.version === 'string'
+  ) {
     return parsed.version;
   }
   throw new Error('version: unable to read the version field of package.json');

@@ -17,15 +17,19 @@ import { newId } from '../src/ids.ts';
 import { insertEvent } from '../src/store/events.ts';
 import { runCli, startDaemon, type Daemon } from './support/daemon.ts';
 
-
 /** A webhook receiver that takes each POST and answers only when the test calls release(). */
 async function startHoldingReceiver() {
   const held: ServerResponse[] = [];
   let arrived: () => void = () => {};
-  const first = new Promise<void>((resolve) => { arrived = resolve; });
+  const first = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
   const server = createServer((req, res) => {
     req.resume();
-    req.on('end', () => { held.push(res); arrived(); });
+    req.on('end', () => {
+      held.push(res);
+      arrived();
+    });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -33,14 +37,27 @@ async function startHoldingReceiver() {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     /** Resolves when the first delivery is being held (bounded by `ms`). */
     arrival: (ms = 20_000) => withTimeout(first, ms, 'no delivery reached the receiver'),
-    release(status = 200) { for (const res of held.splice(0)) res.writeHead(status).end('ok'); },
-    async close() { server.closeAllConnections(); server.close(); await once(server, 'close'); },
+    release(status = 200) {
+      for (const res of held.splice(0)) res.writeHead(status).end('ok');
+    },
+    async close() {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
   };
 }
 
 /** Writes a key, an endpoint and one due event into a new database in `dir`; returns the event id and the key. */
-function seed(dir: string, endpointUrl: string, withEvent: boolean): { eventId: string; key: string } {
-  const config = withConfig(defaultConfig(), { storage: { data_dir: dir }, network: { allow_private: true } });
+function seed(
+  dir: string,
+  endpointUrl: string,
+  withEvent: boolean,
+): { eventId: string; key: string } {
+  const config = withConfig(defaultConfig(), {
+    storage: { data_dir: dir },
+    network: { allow_private: true },
+  });
   const db = openDatabase(join(dir, 'feedsub.db'));
   try {
     const ctx = quietCtx(db, systemClock, config);
@@ -48,7 +65,20 @@ function seed(dir: string, endpointUrl: string, withEvent: boolean): { eventId: 
     const endpoint = createEndpoint(ctx, made.application.id, { title: 'held', url: endpointUrl });
     const now = new Date();
     const eventId = newId(now);
-    if (withEvent) insertEvent(db, { id: eventId, application_id: made.application.id, endpoint_id: endpoint.id, subscription_id: null, type: 'endpoint.test', sequence: null, body: '{"type":"endpoint.test"}' }, now);
+    if (withEvent)
+      insertEvent(
+        db,
+        {
+          id: eventId,
+          application_id: made.application.id,
+          endpoint_id: endpoint.id,
+          subscription_id: null,
+          type: 'endpoint.test',
+          sequence: null,
+          body: '{"type":"endpoint.test"}',
+        },
+        now,
+      );
     return { eventId, key: made.key };
   } finally {
     db.close();
@@ -57,14 +87,21 @@ function seed(dir: string, endpointUrl: string, withEvent: boolean): { eventId: 
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${message} within ${ms} ms`)), ms); });
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${message} within ${ms} ms`)), ms);
+  });
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
 }
 
 /** Resolves once the daemon's output matches `pattern` (bounded by `ms`). */
 function waitForOutput(daemon: Daemon, pattern: RegExp, ms = 20_000): Promise<void> {
   const seen = new Promise<void>((resolve) => {
-    const check = () => { if (pattern.test(daemon.output())) { daemon.child.stderr!.off('data', check); resolve(); } };
+    const check = () => {
+      if (pattern.test(daemon.output())) {
+        daemon.child.stderr!.off('data', check);
+        resolve();
+      }
+    };
     daemon.child.stderr!.on('data', check);
     queueMicrotask(check);
   });
@@ -75,7 +112,10 @@ function eventState(dir: string, id: string): { status: string; attempts: number
   const db = new Database(join(dir, 'feedsub.db'), { readonly: true });
   try {
     const status = db.prepare('SELECT status FROM events WHERE id = ?').pluck().get(id) as string;
-    const attempts = db.prepare('SELECT count(*) FROM attempts WHERE event_id = ?').pluck().get(id) as number;
+    const attempts = db
+      .prepare('SELECT count(*) FROM attempts WHERE event_id = ?')
+      .pluck()
+      .get(id) as number;
     return { status, attempts };
   } finally {
     db.close();
@@ -85,17 +125,29 @@ function eventState(dir: string, id: string): { status: string; attempts: number
 describe('feedsub serve as a process: graceful shutdown', () => {
   const daemons: Daemon[] = [];
   const cleanups: (() => Promise<void> | void)[] = [];
-  afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
-  after(() => { for (const d of daemons) void d.kill(); });
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  after(() => {
+    for (const d of daemons) void d.kill();
+  });
 
   async function setup(opts: { shutdownSeconds: number; withEvent?: boolean }) {
     const dir = mkdtempSync(join(tmpdir(), 'feedsub-app-'));
     const receiver = await startHoldingReceiver();
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }), () => receiver.close());
+    cleanups.push(
+      () => rmSync(dir, { recursive: true, force: true }),
+      () => receiver.close(),
+    );
     const seeded = seed(dir, receiver.url, opts.withEvent ?? true);
-    const daemon = await startDaemon({ dataDir: dir, env: {
-      FEEDSUB_NETWORK_ALLOW_PRIVATE: 'true', FEEDSUB_SERVER_SHUTDOWN_TIMEOUT_SECONDS: String(opts.shutdownSeconds), FEEDSUB_DELIVERY_TIMEOUT_SECONDS: '120',
-    } });
+    const daemon = await startDaemon({
+      dataDir: dir,
+      env: {
+        FEEDSUB_NETWORK_ALLOW_PRIVATE: 'true',
+        FEEDSUB_SERVER_SHUTDOWN_TIMEOUT_SECONDS: String(opts.shutdownSeconds),
+        FEEDSUB_DELIVERY_TIMEOUT_SECONDS: '120',
+      },
+    });
     daemons.push(daemon);
     cleanups.push(() => void daemon.kill());
     return { dir, receiver, daemon, ...seeded };
@@ -120,7 +172,11 @@ describe('feedsub serve as a process: graceful shutdown', () => {
     assert.equal(await withTimeout(daemon.stop('SIGTERM'), 20_000, 'feedsub did not exit'), 0);
     const state = eventState(dir, eventId);
     assert.notEqual(state.status, 'delivered');
-    assert.equal(state.attempts, 0, 'an abandoned attempt is not recorded; its lease lets the next start retry it');
+    assert.equal(
+      state.attempts,
+      0,
+      'an abandoned attempt is not recorded; its lease lets the next start retry it',
+    );
   });
 
   it('exits at once, with status 1, on a second signal', async () => {
@@ -136,17 +192,29 @@ describe('feedsub serve as a process: graceful shutdown', () => {
   it('backs up the live database with the CLI while serving, then exits 0 on SIGINT', async () => {
     const { dir, daemon, key } = await setup({ shutdownSeconds: 10, withEvent: false });
     const created = await fetch(`${daemon.url}/v1/endpoints`, {
-      method: 'POST', headers: { authorization: key, 'content-type': 'application/json' }, body: JSON.stringify({ title: 'over http', url: 'http://127.0.0.1:9/x' }),
+      method: 'POST',
+      headers: { authorization: key, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'over http', url: 'http://127.0.0.1:9/x' }),
     });
     assert.equal(created.status, 201);
     const copyFile = join(dir, 'copy.db');
     const run = runCli(['backup', copyFile, '--data-dir', dir]);
     assert.equal(run.status, 0, run.stderr);
-    assert.match(run.stdout, /^Backed up .+ to .+copy\.db: [\d.]+ MiB \(\d+ bytes, \d+ pages\) in \d+ ms\.\n$/);
-    assert.equal(runCli(['backup', copyFile, '--data-dir', dir]).status, 2, 'an existing file needs --force');
+    assert.match(
+      run.stdout,
+      /^Backed up .+ to .+copy\.db: [\d.]+ MiB \(\d+ bytes, \d+ pages\) in \d+ ms\.\n$/,
+    );
+    assert.equal(
+      runCli(['backup', copyFile, '--data-dir', dir]).status,
+      2,
+      'an existing file needs --force',
+    );
     const copy = new Database(copyFile, { readonly: true });
     try {
-      assert.deepEqual(copy.prepare('SELECT title FROM endpoints ORDER BY id').pluck().all(), ['held', 'over http']);
+      assert.deepEqual(copy.prepare('SELECT title FROM endpoints ORDER BY id').pluck().all(), [
+        'held',
+        'over http',
+      ]);
       assert.equal(copy.prepare('SELECT count(*) FROM api_keys').pluck().get(), 1);
     } finally {
       copy.close();

@@ -3,7 +3,15 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,132 +35,180 @@ const execFileAsync = promisify(execFile);
 const blocker = await buildBlocker(root, DEFAULT_NODE_SPEC);
 if (blocker) console.log(`# build.test.ts skipped: cannot build the executable here: ${blocker}`);
 
-describe('dist/feedsub, the single executable', { skip: blocker ? `cannot build the executable: ${blocker}` : false }, () => {
-  let work = '';
-  let bin = '';
-  let dataDir = '';
-  let env: NodeJS.ProcessEnv = {};
-  const children = new Set<ChildProcess>();
-  const feedXml = readFileSync(new URL('netnewswire-rsparser/DaringFireball.rss', corpus));
-  const origin: Server = createServer((req, res) => {
-    if (req.url !== '/feed.rss') return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'application/rss+xml; charset=utf-8' }).end(feedXml);
-  });
-  let server: ChildProcess | undefined;
-  let serverLog = '';
-  let api = '';
-  let key = '';
-
-  before(async () => {
-    work = mkdtempSync(join(tmpdir(), 'feedsub-binary-'));
-    bin = join(work, 'feedsub');
-    dataDir = join(work, 'data');
-    // No Node.js anywhere the binary could look: PATH is an empty folder; caches and data live under `work`.
-    env = { PATH: join(work, 'empty-bin'), HOME: work, XDG_CACHE_HOME: join(work, 'cache'), FEEDSUB_NETWORK_ALLOW_PRIVATE: 'true' };
-    mkdirSync(join(work, 'empty-bin'));
-    const built = await run(join(root, 'node_modules', '.bin', 'tsx'), ['scripts/build.ts'], { cwd: root, timeoutMs: 30 * 60_000 });
-    assert.equal(built.code, 0, `scripts/build.ts failed:\n${built.output}`);
-    console.log(built.output.trim().replace(/^/gm, '# '));
-    copyFileSync(join(root, 'dist', 'feedsub'), bin);
-    origin.listen(0, '127.0.0.1');
-    await new Promise((resolve) => origin.once('listening', resolve));
-  }, { timeout: 30 * 60_000 });
-
-  after(async () => {
-    for (const child of children) if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL');
-    if (origin.listening) await new Promise((resolve) => origin.close(resolve));
-    if (work) rmSync(work, { recursive: true, force: true });
-  });
-
-  /** Runs the binary to completion from the work folder; rejects on a non-zero exit. */
-  async function feedsub(...args: string[]): Promise<string> {
-    const { stdout } = await execFileAsync(bin, args, { cwd: work, env, timeout: 60_000 });
-    return stdout;
-  }
-
-  async function postJson(path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-    const response = await fetch(`${api}${path}`, {
-      method: 'POST',
-      headers: { authorization: key, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
+describe(
+  'dist/feedsub, the single executable',
+  { skip: blocker ? `cannot build the executable: ${blocker}` : false },
+  () => {
+    let work = '';
+    let bin = '';
+    let dataDir = '';
+    let env: NodeJS.ProcessEnv = {};
+    const children = new Set<ChildProcess>();
+    const feedXml = readFileSync(new URL('netnewswire-rsparser/DaringFireball.rss', corpus));
+    const origin: Server = createServer((req, res) => {
+      if (req.url !== '/feed.rss') return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'application/rss+xml; charset=utf-8' }).end(feedXml);
     });
-    return { status: response.status, json: (await response.json()) as Record<string, unknown> };
-  }
+    let server: ChildProcess | undefined;
+    let serverLog = '';
+    let api = '';
+    let key = '';
 
-  it("reports feedsub's version and the embedded Node's version", async () => {
-    const line = (await feedsub('--version')).trim();
-    const major = DEFAULT_NODE_SPEC.split('.')[0] ?? '';
-    assert.match(line, new RegExp(`^feedsub ${FEEDSUB_VERSION.replaceAll('.', '\\.')} \\(node v${major}\\.\\d+\\.\\d+\\)$`));
-  });
+    before(
+      async () => {
+        work = mkdtempSync(join(tmpdir(), 'feedsub-binary-'));
+        bin = join(work, 'feedsub');
+        dataDir = join(work, 'data');
+        // No Node.js anywhere the binary could look: PATH is an empty folder; caches and data live under `work`.
+        env = {
+          PATH: join(work, 'empty-bin'),
+          HOME: work,
+          XDG_CACHE_HOME: join(work, 'cache'),
+          FEEDSUB_NETWORK_ALLOW_PRIVATE: 'true',
+        };
+        mkdirSync(join(work, 'empty-bin'));
+        const built = await run(join(root, 'node_modules', '.bin', 'tsx'), ['scripts/build.ts'], {
+          cwd: root,
+          timeoutMs: 30 * 60_000,
+        });
+        assert.equal(built.code, 0, `scripts/build.ts failed:\n${built.output}`);
+        console.log(built.output.trim().replace(/^/gm, '# '));
+        copyFileSync(join(root, 'dist', 'feedsub'), bin);
+        origin.listen(0, '127.0.0.1');
+        await new Promise((resolve) => origin.once('listening', resolve));
+      },
+      { timeout: 30 * 60_000 },
+    );
 
-  it('creates an API key in an empty folder and caches the SQLite addon privately', async () => {
-    const lines = (await feedsub('keys', 'create', '--app', 'me', '--data-dir', dataDir)).trim().split('\n');
-    key = lines.at(-1) ?? '';
-    assert.match(key, /^fsk_\S{32,}$/);
-    const cacheRoot = join(work, 'cache', 'feedsub');
-    const [versionDir, ...others] = readdirSync(cacheRoot);
-    assert.deepEqual(others, []);
-    assert.match(versionDir ?? '', new RegExp(`^${FEEDSUB_VERSION.replaceAll('.', '\\.')}-[0-9a-f]{16}$`));
-    assert.equal(statSync(join(cacheRoot, versionDir ?? '')).mode & 0o777, 0o700);
-    assert.ok(statSync(join(cacheRoot, versionDir ?? '', 'better_sqlite3.node')).size > 100_000);
-  });
-
-  it('serves /healthz, creates an endpoint and a subscription over HTTP, and polls the feed', async () => {
-    const port = await freePort();
-    server = spawn(bin, ['serve', '--port', String(port), '--data-dir', dataDir], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(server);
-    server.stdout?.on('data', (d: Buffer) => (serverLog += d.toString()));
-    server.stderr?.on('data', (d: Buffer) => (serverLog += d.toString()));
-    api = `http://127.0.0.1:${port}`;
-    await waitForHealthy(`${api}/healthz`, server, 30_000, 10).catch((error: unknown) => {
-      throw new Error(`${String(error)}\nserver output:\n${serverLog}`);
+    after(async () => {
+      for (const child of children)
+        if (child.pid !== undefined && child.exitCode === null && child.signalCode === null)
+          process.kill(child.pid, 'SIGKILL');
+      if (origin.listening) await new Promise((resolve) => origin.close(resolve));
+      if (work) rmSync(work, { recursive: true, force: true });
     });
 
-    const endpoint = await postJson('/v1/endpoints', { title: 'receiver', url: 'http://127.0.0.1:9/hook' });
-    assert.equal(endpoint.status, 201, JSON.stringify(endpoint.json));
-    const { port: originPort } = origin.address() as AddressInfo;
-    const feedUrl = `http://127.0.0.1:${originPort}/feed.rss`;
-    const subscription = await postJson('/v1/subscriptions', { endpoint: endpoint.json.id, url: feedUrl });
-    assert.equal(subscription.status, 201, JSON.stringify(subscription.json));
-
-    // A new subscription nudges the poller: within seconds the feed is fetched, parsed and its entries recorded.
-    let feed: Record<string, unknown> = {};
-    for (let i = 0; i < 200 && !feed.last_success_at; i++) {
-      const response = await fetch(`${api}/v1/feeds/${String(subscription.json.feed)}`, { headers: { authorization: key } });
-      feed = (await response.json()) as Record<string, unknown>;
-      if (!feed.last_success_at) await delay(50);
+    /** Runs the binary to completion from the work folder; rejects on a non-zero exit. */
+    async function feedsub(...args: string[]): Promise<string> {
+      const { stdout } = await execFileAsync(bin, args, { cwd: work, env, timeout: 60_000 });
+      return stdout;
     }
-    assert.equal(feed.status, 'active', `${JSON.stringify(feed)}\nserver output:\n${serverLog}`);
-    assert.ok(Number(feed.entry_count) > 0, JSON.stringify(feed));
-  });
 
-  it('serves /metrics as Prometheus text', async () => {
-    assert.ok(server, 'the server runs');
-    const response = await fetch(`${api}/metrics`);
-    const text = await response.text();
-    assert.equal(response.status, 200, text);
-    assert.match(response.headers.get('content-type') ?? '', /^text\/plain/);
-    const sample = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? [-+]?(\d+(\.\d+)?([eE][-+]?\d+)?|NaN|[-+]?Inf)( \d+)?$/;
-    const comment = /^# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|histogram|summary|untyped))$/;
-    const lines = text.split('\n').filter((line) => line !== '');
-    assert.ok(lines.some((line) => sample.test(line)), 'at least one sample');
-    for (const line of lines) assert.ok(sample.test(line) || comment.test(line), `not Prometheus text: ${line}`);
-  });
-
-  it('copies the WAL into the database on its checkpoint thread, from the embedded worker bundle', async () => {
-    assert.ok(server, 'the server runs');
-    let checkpointed = 0;
-    for (let i = 0; i < 100 && checkpointed === 0; i++) {
-      const text = await (await fetch(`${api}/metrics`)).text();
-      checkpointed = Number(/^feedsub_wal_checkpointed_frames (\d+)$/m.exec(text)?.[1] ?? 0);
-      if (checkpointed === 0) await delay(50);
+    async function postJson(
+      path: string,
+      body: unknown,
+    ): Promise<{ status: number; json: Record<string, unknown> }> {
+      const response = await fetch(`${api}${path}`, {
+        method: 'POST',
+        headers: { authorization: key, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, json: (await response.json()) as Record<string, unknown> };
     }
-    assert.ok(checkpointed > 0, `no checkpoint reported\nserver output:\n${serverLog}`);
-    assert.doesNotMatch(serverLog, /checkpoint thread failed/);
-  });
 
-  it('exits 0 on SIGTERM', async () => {
-    assert.ok(server, 'the server runs');
-    assert.equal(await stopChild(server, 'SIGTERM'), 0, serverLog);
-  });
-});
+    it("reports feedsub's version and the embedded Node's version", async () => {
+      const line = (await feedsub('--version')).trim();
+      const major = DEFAULT_NODE_SPEC.split('.')[0] ?? '';
+      assert.match(
+        line,
+        new RegExp(
+          `^feedsub ${FEEDSUB_VERSION.replaceAll('.', '\\.')} \\(node v${major}\\.\\d+\\.\\d+\\)$`,
+        ),
+      );
+    });
+
+    it('creates an API key in an empty folder and caches the SQLite addon privately', async () => {
+      const lines = (await feedsub('keys', 'create', '--app', 'me', '--data-dir', dataDir))
+        .trim()
+        .split('\n');
+      key = lines.at(-1) ?? '';
+      assert.match(key, /^fsk_\S{32,}$/);
+      const cacheRoot = join(work, 'cache', 'feedsub');
+      const [versionDir, ...others] = readdirSync(cacheRoot);
+      assert.deepEqual(others, []);
+      assert.match(
+        versionDir ?? '',
+        new RegExp(`^${FEEDSUB_VERSION.replaceAll('.', '\\.')}-[0-9a-f]{16}$`),
+      );
+      assert.equal(statSync(join(cacheRoot, versionDir ?? '')).mode & 0o777, 0o700);
+      assert.ok(statSync(join(cacheRoot, versionDir ?? '', 'better_sqlite3.node')).size > 100_000);
+    });
+
+    it('serves /healthz, creates an endpoint and a subscription over HTTP, and polls the feed', async () => {
+      const port = await freePort();
+      server = spawn(bin, ['serve', '--port', String(port), '--data-dir', dataDir], {
+        cwd: work,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.add(server);
+      server.stdout?.on('data', (d: Buffer) => (serverLog += d.toString()));
+      server.stderr?.on('data', (d: Buffer) => (serverLog += d.toString()));
+      api = `http://127.0.0.1:${port}`;
+      await waitForHealthy(`${api}/healthz`, server, 30_000, 10).catch((error: unknown) => {
+        throw new Error(`${String(error)}\nserver output:\n${serverLog}`);
+      });
+
+      const endpoint = await postJson('/v1/endpoints', {
+        title: 'receiver',
+        url: 'http://127.0.0.1:9/hook',
+      });
+      assert.equal(endpoint.status, 201, JSON.stringify(endpoint.json));
+      const { port: originPort } = origin.address() as AddressInfo;
+      const feedUrl = `http://127.0.0.1:${originPort}/feed.rss`;
+      const subscription = await postJson('/v1/subscriptions', {
+        endpoint: endpoint.json.id,
+        url: feedUrl,
+      });
+      assert.equal(subscription.status, 201, JSON.stringify(subscription.json));
+
+      // A new subscription nudges the poller: within seconds the feed is fetched, parsed and its entries recorded.
+      let feed: Record<string, unknown> = {};
+      for (let i = 0; i < 200 && !feed.last_success_at; i++) {
+        const response = await fetch(`${api}/v1/feeds/${String(subscription.json.feed)}`, {
+          headers: { authorization: key },
+        });
+        feed = (await response.json()) as Record<string, unknown>;
+        if (!feed.last_success_at) await delay(50);
+      }
+      assert.equal(feed.status, 'active', `${JSON.stringify(feed)}\nserver output:\n${serverLog}`);
+      assert.ok(Number(feed.entry_count) > 0, JSON.stringify(feed));
+    });
+
+    it('serves /metrics as Prometheus text', async () => {
+      assert.ok(server, 'the server runs');
+      const response = await fetch(`${api}/metrics`);
+      const text = await response.text();
+      assert.equal(response.status, 200, text);
+      assert.match(response.headers.get('content-type') ?? '', /^text\/plain/);
+      const sample =
+        /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? [-+]?(\d+(\.\d+)?([eE][-+]?\d+)?|NaN|[-+]?Inf)( \d+)?$/;
+      const comment =
+        /^# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|histogram|summary|untyped))$/;
+      const lines = text.split('\n').filter((line) => line !== '');
+      assert.ok(
+        lines.some((line) => sample.test(line)),
+        'at least one sample',
+      );
+      for (const line of lines)
+        assert.ok(sample.test(line) || comment.test(line), `not Prometheus text: ${line}`);
+    });
+
+    it('copies the WAL into the database on its checkpoint thread, from the embedded worker bundle', async () => {
+      assert.ok(server, 'the server runs');
+      let checkpointed = 0;
+      for (let i = 0; i < 100 && checkpointed === 0; i++) {
+        const text = await (await fetch(`${api}/metrics`)).text();
+        checkpointed = Number(/^feedsub_wal_checkpointed_frames (\d+)$/m.exec(text)?.[1] ?? 0);
+        if (checkpointed === 0) await delay(50);
+      }
+      assert.ok(checkpointed > 0, `no checkpoint reported\nserver output:\n${serverLog}`);
+      assert.doesNotMatch(serverLog, /checkpoint thread failed/);
+    });
+
+    it('exits 0 on SIGTERM', async () => {
+      assert.ok(server, 'the server runs');
+      assert.equal(await stopChild(server, 'SIGTERM'), 0, serverLog);
+    });
+  },
+);

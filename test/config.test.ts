@@ -22,7 +22,11 @@ describe('config', () => {
     const raw = parseToml(readFileSync(example, 'utf8')) as Record<string, Record<string, unknown>>;
     const defaults = defaultConfig() as unknown as Record<string, Record<string, unknown>>;
     for (const [section, values] of Object.entries(defaults)) {
-      assert.deepEqual(Object.keys(raw[section] ?? {}).sort(), Object.keys(values).sort(), `section [${section}] of config.example.toml`);
+      assert.deepEqual(
+        Object.keys(raw[section] ?? {}).sort(),
+        Object.keys(values).sort(),
+        `section [${section}] of config.example.toml`,
+      );
     }
   });
 
@@ -38,8 +42,14 @@ describe('config', () => {
   });
 
   it('applies file < environment < flags', () => {
-    const file = tomlFile('[server]\nport = 9001\nhost = "0.0.0.0"\n[poll]\ninterval_seconds = 120\n');
-    const env = { FEEDSUB_SERVER_PORT: '9002', FEEDSUB_NETWORK_ALLOW_PRIVATE: 'true', FEEDSUB_DELIVERY_RETRY_SCHEDULE_SECONDS: '1, 2,3' };
+    const file = tomlFile(
+      '[server]\nport = 9001\nhost = "0.0.0.0"\n[poll]\ninterval_seconds = 120\n',
+    );
+    const env = {
+      FEEDSUB_SERVER_PORT: '9002',
+      FEEDSUB_NETWORK_ALLOW_PRIVATE: 'true',
+      FEEDSUB_DELIVERY_RETRY_SCHEDULE_SECONDS: '1, 2,3',
+    };
     const c = loadConfig({ file, env, flags: { server: { port: 9003 } } });
     assert.equal(c.server.port, 9003);
     assert.equal(c.server.host, '0.0.0.0');
@@ -50,24 +60,56 @@ describe('config', () => {
   });
 
   it('allows poll.min_interval_seconds as low as 1', () => {
-    assert.equal(loadConfig({ env: { FEEDSUB_POLL_MIN_INTERVAL_SECONDS: '1' } }).poll.min_interval_seconds, 1);
+    assert.equal(
+      loadConfig({ env: { FEEDSUB_POLL_MIN_INTERVAL_SECONDS: '1' } }).poll.min_interval_seconds,
+      1,
+    );
   });
 
   const bad: [string, Parameters<typeof loadConfig>[0], RegExp][] = [
-    ['an unknown key in the file', { file: tomlFile('[server]\nprot = 1\n'), env: {} }, /unknown key server\.prot/],
+    [
+      'an unknown key in the file',
+      { file: tomlFile('[server]\nprot = 1\n'), env: {} },
+      /unknown key server\.prot/,
+    ],
     ['an unknown section', { file: tomlFile('[sever]\nport = 1\n'), env: {} }, /unknown key sever/],
     ['a port out of range', { env: { FEEDSUB_SERVER_PORT: '70000' } }, /server\.port/],
-    ['a non-number in the environment', { env: { FEEDSUB_POLL_INTERVAL_SECONDS: 'soon' } }, /FEEDSUB_POLL_INTERVAL_SECONDS must be a number/],
-    ['a bad boolean', { env: { FEEDSUB_NETWORK_ALLOW_PRIVATE: 'yes' } }, /FEEDSUB_NETWORK_ALLOW_PRIVATE must be true or false/],
-    ['a wrong type in the file', { file: tomlFile('[poll]\ninterval_seconds = "fast"\n'), env: {} }, /poll\.interval_seconds/],
-    ['min above max', { env: { FEEDSUB_POLL_MIN_INTERVAL_SECONDS: '600', FEEDSUB_POLL_MAX_INTERVAL_SECONDS: '60' } }, /min_interval_seconds must not exceed/],
+    [
+      'a non-number in the environment',
+      { env: { FEEDSUB_POLL_INTERVAL_SECONDS: 'soon' } },
+      /FEEDSUB_POLL_INTERVAL_SECONDS must be a number/,
+    ],
+    [
+      'a bad boolean',
+      { env: { FEEDSUB_NETWORK_ALLOW_PRIVATE: 'yes' } },
+      /FEEDSUB_NETWORK_ALLOW_PRIVATE must be true or false/,
+    ],
+    [
+      'a wrong type in the file',
+      { file: tomlFile('[poll]\ninterval_seconds = "fast"\n'), env: {} },
+      /poll\.interval_seconds/,
+    ],
+    [
+      'min above max',
+      {
+        env: { FEEDSUB_POLL_MIN_INTERVAL_SECONDS: '600', FEEDSUB_POLL_MAX_INTERVAL_SECONDS: '60' },
+      },
+      /min_interval_seconds must not exceed/,
+    ],
     ['broken TOML', { file: tomlFile('[server\nport=1'), env: {} }, /unable to parse/],
-    ['a missing file', { file: '/nonexistent/feedsub.toml', env: {} }, /unable to read \/nonexistent\/feedsub\.toml: ENOENT/],
+    [
+      'a missing file',
+      { file: '/nonexistent/feedsub.toml', env: {} },
+      /unable to read \/nonexistent\/feedsub\.toml: ENOENT/,
+    ],
     ['a bad log level', { env: { FEEDSUB_LOG_LEVEL: 'loud' } }, /log\.level/],
   ];
   for (const [name, input, message] of bad) {
     it(`rejects ${name} with a ConfigError naming it`, () => {
-      assert.throws(() => loadConfig(input), (err: unknown) => err instanceof ConfigError && message.test(err.message));
+      assert.throws(
+        () => loadConfig(input),
+        (err: unknown) => err instanceof ConfigError && message.test(err.message),
+      );
     });
   }
 });
@@ -75,8 +117,11 @@ describe('config', () => {
 describe('documentation of the config', () => {
   it('lists every key in the README configuration table', () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-    for (const [section, values] of Object.entries(defaultConfig() as unknown as Record<string, Record<string, unknown>>)) {
-      for (const key of Object.keys(values)) assert.ok(readme.includes(`| \`${section}.${key}\` |`), `${section}.${key} in README`);
+    for (const [section, values] of Object.entries(
+      defaultConfig() as unknown as Record<string, Record<string, unknown>>,
+    )) {
+      for (const key of Object.keys(values))
+        assert.ok(readme.includes(`| \`${section}.${key}\` |`), `${section}.${key} in README`);
     }
   });
 });

@@ -10,9 +10,11 @@ describe('ids', () => {
     assert.equal(a.slice(0, 8), (Date.parse('2026-01-01T00:00:00Z') / 1000).toString(16));
     assert.ok(a < b);
   });
-  it('differ within the same second', () => assert.notEqual(newId(new Date(0)), newId(new Date(0))));
+  it('differ within the same second', () =>
+    assert.notEqual(newId(new Date(0)), newId(new Date(0))));
   it('are recognized by isId', () => {
     assert.equal(isId(newId()), true);
-    for (const bad of ['', 'ABCDEF0123456789abcdef01', 'x'.repeat(24), 42, null]) assert.equal(isId(bad), false);
+    for (const bad of ['', 'ABCDEF0123456789abcdef01', 'x'.repeat(24), 42, null])
+      assert.equal(isId(bad), false);
   });
 });

@@ -10,10 +10,23 @@ function capture(level: LogLevel, format: 'json' | 'pretty') {
 describe('createLogger in json format', () => {
   it('writes one JSON object per call with time, level, message and the fields', () => {
     const { lines, logger } = capture('debug', 'json');
-    logger.info('deliver: event delivered', { event_id: 'e1', attempt: 2, duration_ms: 41, status_code: 200 });
+    logger.info('deliver: event delivered', {
+      event_id: 'e1',
+      attempt: 2,
+      duration_ms: 41,
+      status_code: 200,
+    });
     assert.equal(lines.length, 1);
     const row = JSON.parse(lines[0]!) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(row), ['time', 'level', 'msg', 'event_id', 'attempt', 'duration_ms', 'status_code']);
+    assert.deepEqual(Object.keys(row), [
+      'time',
+      'level',
+      'msg',
+      'event_id',
+      'attempt',
+      'duration_ms',
+      'status_code',
+    ]);
     assert.match(String(row.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.equal(row.level, 'info');
     assert.equal(row.msg, 'deliver: event delivered');
@@ -28,12 +41,18 @@ describe('createLogger in json format', () => {
     assert.equal((JSON.parse(lines[0]!) as { error: string }).error, 'first\nsecond');
   });
 
-  it('adds a child\'s fields to every line and lets a call override them', () => {
+  it("adds a child's fields to every line and lets a call override them", () => {
     const { lines, logger } = capture('debug', 'json');
     const child = logger.child({ loop: 'poller', feed_id: 'f0' }).child({ worker: 1 });
     child.warn('poll: feed failed', { feed_id: 'f1' });
     const { time: _time, ...row } = JSON.parse(lines[0]!) as Record<string, unknown>;
-    assert.deepEqual(row, { level: 'warn', msg: 'poll: feed failed', loop: 'poller', feed_id: 'f1', worker: 1 });
+    assert.deepEqual(row, {
+      level: 'warn',
+      msg: 'poll: feed failed',
+      loop: 'poller',
+      feed_id: 'f1',
+      worker: 1,
+    });
   });
 });
 
@@ -53,9 +72,21 @@ describe('createLogger levels', () => {
 
 describe('createLogger in pretty format', () => {
   const cases: [string, Record<string, unknown>, string][] = [
-    ['plain values stay bare', { feed_id: 'abc', duration_ms: 12, ok: true }, 'feed_id=abc duration_ms=12 ok=true'],
-    ['a string with spaces is quoted', { error: 'fetch: unable to connect' }, 'error="fetch: unable to connect"'],
-    ['a string with = or a quote is quoted', { q: 'a=b', r: 'say "hi"' }, 'q="a=b" r="say \\"hi\\""'],
+    [
+      'plain values stay bare',
+      { feed_id: 'abc', duration_ms: 12, ok: true },
+      'feed_id=abc duration_ms=12 ok=true',
+    ],
+    [
+      'a string with spaces is quoted',
+      { error: 'fetch: unable to connect' },
+      'error="fetch: unable to connect"',
+    ],
+    [
+      'a string with = or a quote is quoted',
+      { q: 'a=b', r: 'say "hi"' },
+      'q="a=b" r="say \\"hi\\""',
+    ],
     ['a newline is escaped, so one call is one line', { error: 'a\nb' }, 'error="a\\nb"'],
     ['an Error shows its message', { error: new Error('boom now') }, 'error="boom now"'],
     ['objects and null are JSON', { list: [1, 2], none: null }, 'list=[1,2] none=null'],

@@ -8,7 +8,11 @@ import { runCli, startDaemon, type Daemon } from './support/daemon.ts';
 describe('feedsub CLI', () => {
   const dirs: string[] = [];
   const daemons: Daemon[] = [];
-  const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'feedsub-cli-')); dirs.push(d); return d; };
+  const tempDir = () => {
+    const d = mkdtempSync(join(tmpdir(), 'feedsub-cli-'));
+    dirs.push(d);
+    return d;
+  };
   after(async () => {
     await Promise.all(daemons.map((d) => d.kill()));
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -32,25 +36,42 @@ describe('feedsub CLI', () => {
     assert.ok(!listed.stdout.includes(key));
     const daemon = await startDaemon({ dataDir });
     daemons.push(daemon);
-    const res = await fetch(`${daemon.url}/v1/endpoints`, { method: 'POST', headers: { authorization: key, 'content-type': 'application/json' }, body: JSON.stringify({ title: 'CLI', url: 'https://hooks.example.com/' }) });
+    const res = await fetch(`${daemon.url}/v1/endpoints`, {
+      method: 'POST',
+      headers: { authorization: key, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'CLI', url: 'https://hooks.example.com/' }),
+    });
     assert.equal(res.status, 201);
     assert.equal(await daemon.stop('SIGTERM'), 0);
   });
 
   it('keeps data across a restart and a revoked key stops working', async () => {
     const dataDir = tempDir();
-    const made = JSON.parse(runCli(['keys', 'create', '--app', 'acme', '--json', '--data-dir', dataDir]).stdout) as { id: string; key: string };
+    const made = JSON.parse(
+      runCli(['keys', 'create', '--app', 'acme', '--json', '--data-dir', dataDir]).stdout,
+    ) as { id: string; key: string };
     let daemon = await startDaemon({ dataDir });
     daemons.push(daemon);
-    const created = await (await fetch(`${daemon.url}/v1/endpoints`, { method: 'POST', headers: { authorization: made.key, 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Kept', url: 'https://kept.example.com/' }) })).json() as { id: string };
+    const created = (await (
+      await fetch(`${daemon.url}/v1/endpoints`, {
+        method: 'POST',
+        headers: { authorization: made.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'Kept', url: 'https://kept.example.com/' }),
+      })
+    ).json()) as { id: string };
     assert.equal(await daemon.stop('SIGINT'), 0);
     daemon = await startDaemon({ dataDir });
     daemons.push(daemon);
-    const got = await fetch(`${daemon.url}/v1/endpoints/${created.id}`, { headers: { authorization: made.key } });
+    const got = await fetch(`${daemon.url}/v1/endpoints/${created.id}`, {
+      headers: { authorization: made.key },
+    });
     assert.equal(((await got.json()) as { title: string }).title, 'Kept');
     const revoked = runCli(['keys', 'revoke', made.id, '--data-dir', dataDir]);
     assert.equal(revoked.status, 0, revoked.stderr);
-    assert.equal((await fetch(`${daemon.url}/v1/endpoints`, { headers: { authorization: made.key } })).status, 401);
+    assert.equal(
+      (await fetch(`${daemon.url}/v1/endpoints`, { headers: { authorization: made.key } })).status,
+      401,
+    );
     assert.equal(await daemon.stop(), 0);
   });
 
@@ -59,7 +80,10 @@ describe('feedsub CLI', () => {
     const daemon = await startDaemon({ dataDir });
     daemons.push(daemon);
     await daemon.stop();
-    const line = daemon.output().split('\n').find((l) => l.includes('listening'))!;
+    const line = daemon
+      .output()
+      .split('\n')
+      .find((l) => l.includes('listening'))!;
     const parsed = JSON.parse(line) as { url: string; database: string };
     assert.equal(parsed.url, daemon.url);
     assert.equal(parsed.database, join(dataDir, 'feedsub.db'));
@@ -71,7 +95,11 @@ describe('feedsub CLI', () => {
     ['a bad port', ['serve', '--port', 'eighty'], /--port must be an integer/],
     ['keys create without --app', ['keys', 'create'], /--app NAME/],
     ['an unknown keys action', ['keys', 'rotate'], /unknown keys action/],
-    ['a missing config file', ['config', 'check', '--config', '/nonexistent.toml'], /unable to read \/nonexistent\.toml/],
+    [
+      'a missing config file',
+      ['config', 'check', '--config', '/nonexistent.toml'],
+      /unable to read \/nonexistent\.toml/,
+    ],
     ['a bad environment value', ['config', 'check'], /FEEDSUB_SERVER_PORT must be a number/],
   ];
   for (const [name, args, message] of bad) {
@@ -84,9 +112,16 @@ describe('feedsub CLI', () => {
   }
 
   it('config check prints the effective config with the token hidden', () => {
-    const r = runCli(['config', 'check', '--data-dir', '/tmp/x'], { FEEDSUB_METRICS_TOKEN: 'sekret', FEEDSUB_POLL_INTERVAL_SECONDS: '300' });
+    const r = runCli(['config', 'check', '--data-dir', '/tmp/x'], {
+      FEEDSUB_METRICS_TOKEN: 'sekret',
+      FEEDSUB_POLL_INTERVAL_SECONDS: '300',
+    });
     assert.equal(r.status, 0, r.stderr);
-    const printed = JSON.parse(r.stdout) as { poll: { interval_seconds: number }; storage: { data_dir: string }; metrics: { token: string } };
+    const printed = JSON.parse(r.stdout) as {
+      poll: { interval_seconds: number };
+      storage: { data_dir: string };
+      metrics: { token: string };
+    };
     assert.equal(printed.poll.interval_seconds, 300);
     assert.equal(printed.storage.data_dir, '/tmp/x');
     assert.equal(printed.metrics.token, '(set)');

@@ -29,7 +29,10 @@ const BANNER = [
 const noBindings: Plugin = {
   name: 'feedsub-no-bindings',
   setup(b) {
-    b.onResolve({ filter: /^bindings$/ }, () => ({ path: 'bindings', namespace: 'feedsub-no-bindings' }));
+    b.onResolve({ filter: /^bindings$/ }, () => ({
+      path: 'bindings',
+      namespace: 'feedsub-no-bindings',
+    }));
     b.onLoad({ filter: /.*/, namespace: 'feedsub-no-bindings' }, () => ({
       contents:
         "module.exports = function () { throw new Error('feedsub: the SQLite addon must be passed through better-sqlite3 nativeBinding'); };",
@@ -39,11 +42,15 @@ const noBindings: Plugin = {
 };
 
 function warningLines(warnings: readonly Message[]): string[] {
-  return warnings.map((w) => `${w.location ? `${w.location.file}:${w.location.line}: ` : ''}${w.text}`);
+  return warnings.map(
+    (w) => `${w.location ? `${w.location.file}:${w.location.line}: ` : ''}${w.text}`,
+  );
 }
 
 /** Writes the bundle to options.outfile and returns its size in bytes and esbuild's warnings; throws on errors. */
-export async function bundleMain(options: BundleOptions): Promise<{ bytes: number; warnings: string[] }> {
+export async function bundleMain(
+  options: BundleOptions,
+): Promise<{ bytes: number; warnings: string[] }> {
   const entryFile = join(options.root, options.entry ?? 'src/main.ts');
   const result = await build({
     absWorkingDir: options.root,
@@ -71,7 +78,10 @@ export async function bundleMain(options: BundleOptions): Promise<{ bytes: numbe
  * worker file on disk. It gets no banner (an eval worker has no file name) and must not use import.meta; the SQLite
  * addon comes through nativeBinding, as in the main bundle.
  */
-export async function bundleWorker(kind: keyof typeof WORKER_THREADS, options: Omit<BundleOptions, 'entry'>): Promise<{ bytes: number; warnings: string[] }> {
+export async function bundleWorker(
+  kind: keyof typeof WORKER_THREADS,
+  options: Omit<BundleOptions, 'entry'>,
+): Promise<{ bytes: number; warnings: string[] }> {
   const thread = WORKER_THREADS[kind];
   const module = `./${join('src/db', thread.module)}`;
   const result = await build({

@@ -30,7 +30,9 @@ async function stripIfAvailable(file: string): Promise<boolean> {
 }
 
 /** Builds the executable at options.output (written under a temporary name, then renamed) and returns its size. */
-export async function makeExecutable(options: InjectOptions): Promise<{ bytes: number; blobBytes: number; stripped: boolean }> {
+export async function makeExecutable(
+  options: InjectOptions,
+): Promise<{ bytes: number; blobBytes: number; stripped: boolean }> {
   const blob = join(options.workDir, 'sea-prep.blob');
   const config = {
     main: options.main,
@@ -42,7 +44,9 @@ export async function makeExecutable(options: InjectOptions): Promise<{ bytes: n
   };
   const configFile = join(options.workDir, 'sea-config.json');
   writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
-  await runOrThrow(options.nodeBinary, ['--experimental-sea-config', configFile], { cwd: options.workDir });
+  await runOrThrow(options.nodeBinary, ['--experimental-sea-config', configFile], {
+    cwd: options.workDir,
+  });
 
   const temp = `${options.output}.tmp-${process.pid}`;
   let stripped = false;
@@ -51,7 +55,14 @@ export async function makeExecutable(options: InjectOptions): Promise<{ bytes: n
     chmodSync(temp, 0o755);
     stripped = options.strip && (await stripIfAvailable(temp));
     const postject = join(options.root, 'node_modules', 'postject', 'dist', 'cli.js');
-    await runOrThrow(process.execPath, [postject, temp, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
+    await runOrThrow(process.execPath, [
+      postject,
+      temp,
+      'NODE_SEA_BLOB',
+      blob,
+      '--sentinel-fuse',
+      SEA_FUSE,
+    ]);
     renameSync(temp, options.output);
   } finally {
     rmSync(temp, { force: true });

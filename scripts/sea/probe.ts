@@ -12,7 +12,8 @@ export async function freePort(): Promise<number> {
   const address = server.address();
   server.close();
   await once(server, 'close');
-  if (address === null || typeof address === 'string') throw new Error('probe: unable to read the listening port');
+  if (address === null || typeof address === 'string')
+    throw new Error('probe: unable to read the listening port');
   return address.port;
 }
 
@@ -20,12 +21,19 @@ export async function freePort(): Promise<number> {
  * Polls `url` every `intervalMs` until it answers 200 and returns the milliseconds waited; throws when `child` exits
  * first or `timeoutMs` passes (the loop is bounded by both).
  */
-export async function waitForHealthy(url: string, child: ChildProcess, timeoutMs = 30_000, intervalMs = 5): Promise<number> {
+export async function waitForHealthy(
+  url: string,
+  child: ChildProcess,
+  timeoutMs = 30_000,
+  intervalMs = 5,
+): Promise<number> {
   const started = performance.now();
   const deadline = started + timeoutMs;
   while (performance.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`probe: the server exited (${child.exitCode ?? child.signalCode}) before ${url} answered 200`);
+      throw new Error(
+        `probe: the server exited (${child.exitCode ?? child.signalCode}) before ${url} answered 200`,
+      );
     }
     try {
       const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
@@ -40,7 +48,11 @@ export async function waitForHealthy(url: string, child: ChildProcess, timeoutMs
 }
 
 /** Sends `signal` (default SIGTERM) and resolves with the exit code; kills with SIGKILL after `timeoutMs`. */
-export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<number | null> {
+export async function stopChild(
+  child: ChildProcess,
+  signal: NodeJS.Signals = 'SIGTERM',
+  timeoutMs = 15_000,
+): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   child.kill(signal);

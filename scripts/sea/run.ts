@@ -16,7 +16,11 @@ export interface RunResult {
 }
 
 /** Runs `command args` to completion (killed after timeoutMs, default 15 min); never throws, the result says how it ended. */
-export function run(command: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+export function run(
+  command: string,
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<RunResult> {
   return new Promise((resolve) => {
     const child = spawn(command, args, {
       cwd: options.cwd,
@@ -36,7 +40,9 @@ export function run(command: string, args: readonly string[], options: RunOption
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
-    child.on('error', (error) => resolve({ code: null, signal: null, output: `${chunks.join('')}\n${error.message}` }));
+    child.on('error', (error) =>
+      resolve({ code: null, signal: null, output: `${chunks.join('')}\n${error.message}` }),
+    );
     child.on('close', (code, signal) => {
       if (pending && options.onLine) options.onLine(pending);
       resolve({ code, signal, output: chunks.join('') });
@@ -45,7 +51,11 @@ export function run(command: string, args: readonly string[], options: RunOption
 }
 
 /** Runs the command and returns its output; throws with the output's tail when it does not exit 0. */
-export async function runOrThrow(command: string, args: readonly string[], options: RunOptions = {}): Promise<string> {
+export async function runOrThrow(
+  command: string,
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<string> {
   const result = await run(command, args, options);
   if (result.code === 0) return result.output;
   const how = result.signal ? `signal ${result.signal}` : `exit code ${String(result.code)}`;

@@ -1,7 +1,15 @@
 // Build-only toolchain of the executable: Node 24 from the npm registry's `node` package and better-sqlite3 compiled
 // for it, kept under build/toolchain/<key>/ (just `node`, `better_sqlite3.node`, toolchain.json) and reused while the
 // versions match.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { run, runOrThrow } from './run.ts';
 
@@ -47,7 +55,8 @@ const RECIPE = 3;
 export function projectBetterSqlite3Version(root: string): string {
   const text = readFileSync(join(root, 'node_modules', 'better-sqlite3', 'package.json'), 'utf8');
   const parsed = JSON.parse(text) as { version?: unknown };
-  if (typeof parsed.version !== 'string') throw new Error('build: node_modules/better-sqlite3 has no version');
+  if (typeof parsed.version !== 'string')
+    throw new Error('build: node_modules/better-sqlite3 has no version');
   return parsed.version;
 }
 
@@ -58,7 +67,11 @@ export function toolchainDir(root: string, nodeSpec: string, betterSqlite3Versio
 }
 
 /** Returns the cached toolchain for these versions, or undefined when it has not been built (or is incomplete). */
-export function cachedToolchain(root: string, nodeSpec: string, betterSqlite3Version: string): Toolchain | undefined {
+export function cachedToolchain(
+  root: string,
+  nodeSpec: string,
+  betterSqlite3Version: string,
+): Toolchain | undefined {
   const dir = toolchainDir(root, nodeSpec, betterSqlite3Version);
   const manifestFile = join(dir, 'toolchain.json');
   if (!existsSync(manifestFile)) return undefined;
@@ -67,7 +80,15 @@ export function cachedToolchain(root: string, nodeSpec: string, betterSqlite3Ver
   const addon = resolve(dir, manifest.addon);
   if (!existsSync(nodeBinary) || !existsSync(addon)) return undefined;
   const { nodeVersion, headersVersion } = manifest;
-  return { nodeBinary, nodeVersion, addon, headersVersion, betterSqlite3Version, dir, reused: true };
+  return {
+    nodeBinary,
+    nodeVersion,
+    addon,
+    headersVersion,
+    betterSqlite3Version,
+    dir,
+    reused: true,
+  };
 }
 
 /**
@@ -75,7 +96,11 @@ export function cachedToolchain(root: string, nodeSpec: string, betterSqlite3Ver
  * better-sqlite3 in a staging folder that is renamed into place when complete (so an interrupted or concurrent build
  * never leaves a half-made toolchain behind). Never touches the project's node_modules. Throws on failure.
  */
-export async function ensureToolchain(root: string, nodeSpec: string, log: (line: string) => void): Promise<Toolchain> {
+export async function ensureToolchain(
+  root: string,
+  nodeSpec: string,
+  log: (line: string) => void,
+): Promise<Toolchain> {
   const betterSqlite3Version = projectBetterSqlite3Version(root);
   const cached = cachedToolchain(root, nodeSpec, betterSqlite3Version);
   if (cached) return cached;
@@ -86,10 +111,17 @@ export async function ensureToolchain(root: string, nodeSpec: string, log: (line
     log(`toolchain: npm install node@${nodeSpec} (build-only, in ${relative(root, staging)})`);
     const node = await installNode(join(staging, 'node'), nodeSpec);
     const headers = await addonHeaders(join(staging, 'headers'), node);
-    log(`toolchain: node ${node.version}; compiling better-sqlite3 ${betterSqlite3Version} against node ${headers.version} headers`);
-    const addon = await buildAddon(join(staging, 'better-sqlite3'), betterSqlite3Version, headers.dir, log);
+    log(
+      `toolchain: node ${node.version}; compiling better-sqlite3 ${betterSqlite3Version} against node ${headers.version} headers`,
+    );
+    const addon = await buildAddon(
+      join(staging, 'better-sqlite3'),
+      betterSqlite3Version,
+      headers.dir,
+      log,
+    );
     await checkAddon(node.binary, join(staging, 'better-sqlite3'), log);
-    keepOnly(staging, { 'node': node.binary, 'better_sqlite3.node': addon });
+    keepOnly(staging, { node: node.binary, 'better_sqlite3.node': addon });
     const manifest: Manifest = {
       nodeSpec,
       nodeVersion: node.version,
@@ -113,7 +145,8 @@ function keepOnly(staging: string, keep: Record<string, string>): void {
   const kept = join(staging, '.kept');
   mkdirSync(kept);
   for (const [name, source] of Object.entries(keep)) renameSync(source, join(kept, name));
-  for (const entry of readdirSync(staging)) if (entry !== '.kept') rmSync(join(staging, entry), { recursive: true, force: true });
+  for (const entry of readdirSync(staging))
+    if (entry !== '.kept') rmSync(join(staging, entry), { recursive: true, force: true });
   for (const name of Object.keys(keep)) renameSync(join(kept, name), join(staging, name));
   rmSync(kept, { recursive: true });
 }
@@ -128,10 +161,16 @@ function publish(staging: string, dir: string): void {
 }
 
 /** Installs the npm `node` package (whose preinstall fetches node-<platform>-<arch>) into `dir`. */
-async function installNode(dir: string, nodeSpec: string): Promise<{ binary: string; version: string; headersDir: string }> {
+async function installNode(
+  dir: string,
+  nodeSpec: string,
+): Promise<{ binary: string; version: string; headersDir: string }> {
   mkdirSync(dir, { recursive: true });
   // npm 11 runs a dependency's install scripts only when allowScripts lists it; `node` needs its preinstall.
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, allowScripts: { node: true } }));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ private: true, allowScripts: { node: true } }),
+  );
   await runOrThrow('npm', ['install', '--no-audit', '--no-fund', `node@${nodeSpec}`], { cwd: dir });
   const binary = join(dir, 'node_modules', 'node', 'bin', 'node');
   const version = (await runOrThrow(binary, ['--version'])).trim();
@@ -139,39 +178,69 @@ async function installNode(dir: string, nodeSpec: string): Promise<{ binary: str
   if (version.replace(/^v/, '').split('.')[0] !== wantedMajor) {
     throw new Error(`build: npm's node@${nodeSpec} gave ${version}`);
   }
-  const candidates = [join(dir, 'node_modules', 'node', 'node_modules', PLATFORM_PACKAGE), join(dir, 'node_modules', PLATFORM_PACKAGE)];
-  const headersDir = candidates.find((c) => existsSync(join(c, 'include', 'node', 'node_version.h')));
+  const candidates = [
+    join(dir, 'node_modules', 'node', 'node_modules', PLATFORM_PACKAGE),
+    join(dir, 'node_modules', PLATFORM_PACKAGE),
+  ];
+  const headersDir = candidates.find((c) =>
+    existsSync(join(c, 'include', 'node', 'node_version.h')),
+  );
   if (!headersDir) throw new Error(`build: no include/node headers in ${candidates.join(' or ')}`);
   return { binary, version, headersDir };
 }
 
 /** Returns the headers to compile the addon against: ADDON_HEADERS' pinned version for this major, else the runtime's. */
-async function addonHeaders(dir: string, node: { version: string; headersDir: string }): Promise<{ version: string; dir: string }> {
+async function addonHeaders(
+  dir: string,
+  node: { version: string; headersDir: string },
+): Promise<{ version: string; dir: string }> {
   const runtime = node.version.replace(/^v/, '');
   const pinned = ADDON_HEADERS[runtime.split('.')[0] ?? ''];
   if (!pinned || pinned === runtime) return { version: runtime, dir: node.headersDir };
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true }));
-  await runOrThrow('npm', ['install', '--no-audit', '--no-fund', `${PLATFORM_PACKAGE}@${pinned}`], { cwd: dir });
+  await runOrThrow('npm', ['install', '--no-audit', '--no-fund', `${PLATFORM_PACKAGE}@${pinned}`], {
+    cwd: dir,
+  });
   const headersDir = join(dir, 'node_modules', PLATFORM_PACKAGE);
-  if (!existsSync(join(headersDir, 'include', 'node', 'node_version.h'))) throw new Error(`build: no headers in ${headersDir}`);
+  if (!existsSync(join(headersDir, 'include', 'node', 'node_version.h')))
+    throw new Error(`build: no headers in ${headersDir}`);
   return { version: pinned, dir: headersDir };
 }
 
 /** Installs better-sqlite3@version into `dir`, compiled from source against the headers in `nodedir`. */
-async function buildAddon(dir: string, version: string, nodedir: string, log: (line: string) => void): Promise<string> {
+async function buildAddon(
+  dir: string,
+  version: string,
+  nodedir: string,
+  log: (line: string) => void,
+): Promise<string> {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, allowScripts: { 'better-sqlite3': true } }));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ private: true, allowScripts: { 'better-sqlite3': true } }),
+  );
   // The env settings outrank ~/.npmrc (which points nodedir at the machine's Node 20). Building from source also keeps
   // prebuild-install from trying to download a prebuilt addon.
   const env = { ...process.env, npm_config_nodedir: nodedir, npm_config_build_from_source: 'true' };
   const started = Date.now();
-  await runOrThrow('npm', ['install', '--no-audit', '--no-fund', '--foreground-scripts', `better-sqlite3@${version}`], {
-    cwd: dir,
-    env,
-  });
+  await runOrThrow(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--foreground-scripts', `better-sqlite3@${version}`],
+    {
+      cwd: dir,
+      env,
+    },
+  );
   log(`toolchain: better-sqlite3 compiled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  const addon = join(dir, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+  const addon = join(
+    dir,
+    'node_modules',
+    'better-sqlite3',
+    'build',
+    'Release',
+    'better_sqlite3.node',
+  );
   if (!existsSync(addon)) throw new Error(`build: better-sqlite3 built no addon at ${addon}`);
   return addon;
 }
@@ -193,10 +262,19 @@ step();
 `;
 
 /** Fails the build when the new addon does not load, or crashes when its statements are garbage collected. */
-async function checkAddon(nodeBinary: string, dir: string, log: (line: string) => void): Promise<void> {
-  const output = await runOrThrow(nodeBinary, ['-e', ADDON_CHECK], { cwd: dir, timeoutMs: 120_000 });
+async function checkAddon(
+  nodeBinary: string,
+  dir: string,
+  log: (line: string) => void,
+): Promise<void> {
+  const output = await runOrThrow(nodeBinary, ['-e', ADDON_CHECK], {
+    cwd: dir,
+    timeoutMs: 120_000,
+  });
   const [sqlite, abi] = output.trim().split(' ');
-  log(`toolchain: addon loads and survives GC of statements under the new node (SQLite ${sqlite ?? '?'}, NODE_MODULE_VERSION ${abi ?? '?'})`);
+  log(
+    `toolchain: addon loads and survives GC of statements under the new node (SQLite ${sqlite ?? '?'}, NODE_MODULE_VERSION ${abi ?? '?'})`,
+  );
 }
 
 /**
@@ -204,13 +282,15 @@ async function checkAddon(nodeBinary: string, dir: string, log: (line: string) =
  * otherwise npm must reach the registry's `node` package and a C++ toolchain (c++, make, python3) must exist.
  */
 export async function buildBlocker(root: string, nodeSpec: string): Promise<string | undefined> {
-  if (!existsSync(join(root, 'node_modules', 'better-sqlite3', 'package.json'))) return 'node_modules is not installed';
+  if (!existsSync(join(root, 'node_modules', 'better-sqlite3', 'package.json')))
+    return 'node_modules is not installed';
   if (cachedToolchain(root, nodeSpec, projectBetterSqlite3Version(root))) return undefined;
   for (const tool of ['c++', 'make', 'python3']) {
     const found = await run('sh', ['-c', `command -v ${tool}`], { timeoutMs: 10_000 });
     if (found.code !== 0) return `no ${tool} on PATH to compile better-sqlite3`;
   }
   const view = await run('npm', ['view', `node@${nodeSpec}`, 'version'], { timeoutMs: 60_000 });
-  if (view.code !== 0) return `the npm registry's node@${nodeSpec} package is not reachable (npm view failed)`;
+  if (view.code !== 0)
+    return `the npm registry's node@${nodeSpec} package is not reachable (npm view failed)`;
   return undefined;
 }

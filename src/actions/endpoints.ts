@@ -4,7 +4,13 @@ import * as v from 'valibot';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import {
-  countEndpointSubscriptions, deleteEndpoint, getEndpoint, insertEndpoint, listEndpoints, updateEndpoint, type EndpointRow,
+  countEndpointSubscriptions,
+  deleteEndpoint,
+  getEndpoint,
+  insertEndpoint,
+  listEndpoints,
+  updateEndpoint,
+  type EndpointRow,
 } from '../store/endpoints.ts';
 import { hastenEndpointRetries, requeueEndpointEvents } from '../store/events.ts';
 import type { Page, PageQuery } from '../store/page.ts';
@@ -13,8 +19,13 @@ import { privateHostIssue } from './urls.ts';
 import { HttpUrl, Title, validate } from './validate.ts';
 
 export type EndpointView = {
-  id: string; title: string; url: string; status: 'active' | 'disabled'; disabled_reason: string | null;
-  created_at: string; updated_at: string;
+  id: string;
+  title: string;
+  url: string;
+  status: 'active' | 'disabled';
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
 };
 
 export const CreateEndpointInput = v.strictObject({ title: Title, url: HttpUrl });
@@ -36,11 +47,22 @@ export function endpointView(row: EndpointRow): EndpointView {
 }
 
 /** Creates an endpoint; the result carries its secret (the only response that does, with GET …/secret). */
-export function createEndpoint(ctx: Ctx, applicationId: string, input: unknown): EndpointView & { secret: string } {
+export function createEndpoint(
+  ctx: Ctx,
+  applicationId: string,
+  input: unknown,
+): EndpointView & { secret: string } {
   const body = validate(CreateEndpointInput, input);
   checkPrivate(ctx, body.url);
   const now = ctx.clock.now();
-  const row = { id: newId(now), application_id: applicationId, title: body.title, url: body.url, secret: newSecret(), created_at: now.toISOString() };
+  const row = {
+    id: newId(now),
+    application_id: applicationId,
+    title: body.title,
+    url: body.url,
+    secret: newSecret(),
+    created_at: now.toISOString(),
+  };
   insertEndpoint(ctx.db, row);
   return { ...endpointView(requireEndpoint(ctx, applicationId, row.id)), secret: row.secret };
 }
@@ -53,22 +75,33 @@ export function requireEndpoint(ctx: Ctx, applicationId: string, id: string): En
 }
 
 /** One page of endpoints, newest first. */
-export function listEndpointViews(ctx: Ctx, applicationId: string, q: PageQuery): Page<EndpointView> {
+export function listEndpointViews(
+  ctx: Ctx,
+  applicationId: string,
+  q: PageQuery,
+): Page<EndpointView> {
   const page = listEndpoints(ctx.db, applicationId, q);
   return { data: page.data.map(endpointView), next: page.next };
 }
 
 /** Changes title, url or status; re-enabling clears the reason and the failure clock, makes waiting retries due now
  *  and wakes the deliverer. */
-export function updateEndpointFromInput(ctx: Ctx, applicationId: string, id: string, input: unknown): EndpointView {
+export function updateEndpointFromInput(
+  ctx: Ctx,
+  applicationId: string,
+  id: string,
+  input: unknown,
+): EndpointView {
   const current = requireEndpoint(ctx, applicationId, id);
   const body = validate(UpdateEndpointInput, input);
   if (body.url !== undefined) checkPrivate(ctx, body.url);
   const patch: Parameters<typeof updateEndpoint>[3] = {};
   if (body.title !== undefined) patch.title = body.title;
   if (body.url !== undefined) patch.url = body.url;
-  if (body.status === 'active' && current.status !== 'active') Object.assign(patch, { status: 'active', disabled_reason: null, failing_since: null });
-  if (body.status === 'disabled' && current.status !== 'disabled') Object.assign(patch, { status: 'disabled', disabled_reason: 'disabled by the application' });
+  if (body.status === 'active' && current.status !== 'active')
+    Object.assign(patch, { status: 'active', disabled_reason: null, failing_since: null });
+  if (body.status === 'disabled' && current.status !== 'disabled')
+    Object.assign(patch, { status: 'disabled', disabled_reason: 'disabled by the application' });
   const now = ctx.clock.now();
   const row = ctx.db.transaction(() => {
     if (patch.status === 'active') hastenEndpointRetries(ctx.db, id, now);
@@ -83,34 +116,67 @@ export function removeEndpoint(ctx: Ctx, applicationId: string, id: string): voi
   ctx.db.transaction(() => {
     requireEndpoint(ctx, applicationId, id);
     const n = countEndpointSubscriptions(ctx.db, id);
-    if (n > 0) throw conflict(`The endpoint is used by ${n} subscription(s); delete them or move them to another endpoint first.`, { subscriptions: n });
+    if (n > 0)
+      throw conflict(
+        `The endpoint is used by ${n} subscription(s); delete them or move them to another endpoint first.`,
+        { subscriptions: n },
+      );
     deleteEndpoint(ctx.db, applicationId, id);
   })();
 }
 
 /** The endpoint's current signing secret (and the previous one while a rotation's grace period lasts). */
-export function endpointSecret(ctx: Ctx, applicationId: string, id: string): { secret: string; previous_secret: string | null; previous_secret_expires_at: string | null } {
+export function endpointSecret(
+  ctx: Ctx,
+  applicationId: string,
+  id: string,
+): { secret: string; previous_secret: string | null; previous_secret_expires_at: string | null } {
   const row = requireEndpoint(ctx, applicationId, id);
-  const live = row.previous_secret_until !== null && row.previous_secret_until > ctx.clock.now().toISOString();
-  return { secret: row.secret, previous_secret: live ? row.previous_secret : null, previous_secret_expires_at: live ? row.previous_secret_until : null };
+  const live =
+    row.previous_secret_until !== null && row.previous_secret_until > ctx.clock.now().toISOString();
+  return {
+    secret: row.secret,
+    previous_secret: live ? row.previous_secret : null,
+    previous_secret_expires_at: live ? row.previous_secret_until : null,
+  };
 }
 
 /** A new signing secret; the previous one keeps signing too for delivery.secret_rotation_grace_seconds. */
-export function rotateEndpointSecret(ctx: Ctx, applicationId: string, id: string): ReturnType<typeof endpointSecret> {
+export function rotateEndpointSecret(
+  ctx: Ctx,
+  applicationId: string,
+  id: string,
+): ReturnType<typeof endpointSecret> {
   const current = requireEndpoint(ctx, applicationId, id);
   const now = ctx.clock.now();
-  const until = new Date(now.getTime() + ctx.config.delivery.secret_rotation_grace_seconds * 1000).toISOString();
-  updateEndpoint(ctx.db, applicationId, id, { secret: newSecret(), previous_secret: current.secret, previous_secret_until: until }, now);
+  const until = new Date(
+    now.getTime() + ctx.config.delivery.secret_rotation_grace_seconds * 1000,
+  ).toISOString();
+  updateEndpoint(
+    ctx.db,
+    applicationId,
+    id,
+    { secret: newSecret(), previous_secret: current.secret, previous_secret_until: until },
+    now,
+  );
   return endpointSecret(ctx, applicationId, id);
 }
 
 export const RecoverInput = v.strictObject({
-  since: v.pipe(v.string('must be a date-time string'), v.check((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time')),
+  since: v.pipe(
+    v.string('must be a date-time string'),
+    v.check((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time'),
+  ),
 });
 
 /** Queues again every dead or failed event of the endpoint created at or after `since` (fresh retry schedule, due now,
  *  in sequence order per subscription); returns how many. */
-export function recoverEndpoint(ctx: Ctx, applicationId: string, id: string, input: unknown): { count: number } {
+export function recoverEndpoint(
+  ctx: Ctx,
+  applicationId: string,
+  id: string,
+  input: unknown,
+): { count: number } {
   requireEndpoint(ctx, applicationId, id);
   const since = new Date(validate(RecoverInput, input).since).toISOString();
   const count = requeueEndpointEvents(ctx.db, id, since, ctx.clock.now());

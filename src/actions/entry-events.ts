@@ -14,17 +14,43 @@ export function toEventEntry(key: string, entry: Entry, firstSeen: Date): EventE
 
 /** Creates the events of every active subscription of the feed for `entries` (document order); returns how many.
  *  Call inside the transaction that records the entries' keys. */
-export function queueEntryEvents(ctx: Ctx, feed: Pick<FeedRow, 'id' | 'url' | 'discovered_url'>, meta: { title: string | null; site_url: string | null }, entries: EventEntry[], now: Date): number {
+export function queueEntryEvents(
+  ctx: Ctx,
+  feed: Pick<FeedRow, 'id' | 'url' | 'discovered_url'>,
+  meta: { title: string | null; site_url: string | null },
+  entries: EventEntry[],
+  now: Date,
+): number {
   let count = 0;
   for (const sub of activeSubscriptionsOfFeed(ctx.db, feed.id)) {
     const built = buildEntryEvents({
       subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },
-      feed: { id: feed.id, url: feed.discovered_url ?? feed.url, title: meta.title, site_url: meta.site_url },
-      entries: deliveryOrder(entries), now, firstSequence: sub.last_sequence + 1, newId: () => newId(now),
+      feed: {
+        id: feed.id,
+        url: feed.discovered_url ?? feed.url,
+        title: meta.title,
+        site_url: meta.site_url,
+      },
+      entries: deliveryOrder(entries),
+      now,
+      firstSequence: sub.last_sequence + 1,
+      newId: () => newId(now),
     });
     allocateSequences(ctx.db, sub.id, built.length);
     for (const e of built) {
-      insertEvent(ctx.db, { id: e.id, application_id: sub.application_id, endpoint_id: sub.endpoint_id, subscription_id: sub.id, type: 'subscription.entries', sequence: e.sequence, body: e.body }, now);
+      insertEvent(
+        ctx.db,
+        {
+          id: e.id,
+          application_id: sub.application_id,
+          endpoint_id: sub.endpoint_id,
+          subscription_id: sub.id,
+          type: 'subscription.entries',
+          sequence: e.sequence,
+          body: e.body,
+        },
+        now,
+      );
     }
     count += built.length;
   }

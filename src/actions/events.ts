@@ -5,7 +5,18 @@ import { conflict, invalid, notFound } from '../errors.ts';
 import { createGuardedAgent } from '../feed/netguard.ts';
 import { newId } from '../ids.ts';
 import { RawJson } from '../rawjson.ts';
-import { getEvent, insertEvent, listAttempts, listEvents, recordAttempt, requeueEvent, type AttemptRow, type EventRow, type EventStatus, type EventWithBody } from '../store/events.ts';
+import {
+  getEvent,
+  insertEvent,
+  listAttempts,
+  listEvents,
+  recordAttempt,
+  requeueEvent,
+  type AttemptRow,
+  type EventRow,
+  type EventStatus,
+  type EventWithBody,
+} from '../store/events.ts';
 import type { Page, PageQuery } from '../store/page.ts';
 import { FEEDSUB_VERSION } from '../version.ts';
 import { buildTestEvent } from '../webhook/event.ts';
@@ -15,15 +26,35 @@ import type { Ctx } from './context.ts';
 import { requireEndpoint } from './endpoints.ts';
 
 export type EventView = {
-  id: string; type: string; status: EventStatus; endpoint: string; subscription: string | null; sequence: number | null;
-  attempt_count: number; next_attempt_at: string | null; last_status_code: number | null; last_error: string | null;
-  created_at: string; delivered_at: string | null; updated_at: string;
+  id: string;
+  type: string;
+  status: EventStatus;
+  endpoint: string;
+  subscription: string | null;
+  sequence: number | null;
+  attempt_count: number;
+  next_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+  updated_at: string;
 };
-export type AttemptView = { started_at: string; status_code: number | null; duration_ms: number; error: string | null; response_body: string | null };
+export type AttemptView = {
+  started_at: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  response_body: string | null;
+};
 /** One event in full: `payload` is the exact body sent on every attempt, `attempts` oldest first. */
 export type EventDetailView = EventView & { payload: RawJson; attempts: AttemptView[] };
 export type TestEventResult = { event: string; delivered: boolean; attempt: AttemptView };
-export type EventFilters = { subscription?: string | undefined; endpoint?: string | undefined; status?: string | undefined };
+export type EventFilters = {
+  subscription?: string | undefined;
+  endpoint?: string | undefined;
+  status?: string | undefined;
+};
 
 const STATUSES = ['pending', 'delivered', 'failed', 'dead'] as const;
 
@@ -31,22 +62,50 @@ const STATUSES = ['pending', 'delivered', 'failed', 'dead'] as const;
 export function eventView(e: EventRow): EventView {
   const waiting = e.status === 'pending' || e.status === 'failed';
   return {
-    id: e.id, type: e.type, status: e.status, endpoint: e.endpoint_id, subscription: e.subscription_id, sequence: e.sequence,
-    attempt_count: e.attempt_count, next_attempt_at: waiting ? e.next_attempt_at : null, last_status_code: e.last_status_code,
-    last_error: e.last_error, created_at: e.created_at, delivered_at: e.delivered_at, updated_at: e.updated_at,
+    id: e.id,
+    type: e.type,
+    status: e.status,
+    endpoint: e.endpoint_id,
+    subscription: e.subscription_id,
+    sequence: e.sequence,
+    attempt_count: e.attempt_count,
+    next_attempt_at: waiting ? e.next_attempt_at : null,
+    last_status_code: e.last_status_code,
+    last_error: e.last_error,
+    created_at: e.created_at,
+    delivered_at: e.delivered_at,
+    updated_at: e.updated_at,
   };
 }
 
 /** The API view of one attempt. */
-export function attemptView(a: Pick<AttemptRow, 'started_at' | 'status_code' | 'duration_ms' | 'error' | 'response_body'>): AttemptView {
-  return { started_at: a.started_at, status_code: a.status_code, duration_ms: a.duration_ms, error: a.error, response_body: a.response_body };
+export function attemptView(
+  a: Pick<AttemptRow, 'started_at' | 'status_code' | 'duration_ms' | 'error' | 'response_body'>,
+): AttemptView {
+  return {
+    started_at: a.started_at,
+    status_code: a.status_code,
+    duration_ms: a.duration_ms,
+    error: a.error,
+    response_body: a.response_body,
+  };
 }
 
 /** One page of the application's events, newest first; filters by subscription, endpoint and status (400 for an
  *  unknown status). Another application's ids simply match nothing. */
-export function listEventViews(ctx: Ctx, applicationId: string, q: PageQuery & EventFilters): Page<EventView> {
+export function listEventViews(
+  ctx: Ctx,
+  applicationId: string,
+  q: PageQuery & EventFilters,
+): Page<EventView> {
   const status = validateStatus(q.status);
-  const page = listEvents(ctx.db, applicationId, { limit: q.limit, after: q.after, subscription: q.subscription, endpoint: q.endpoint, status });
+  const page = listEvents(ctx.db, applicationId, {
+    limit: q.limit,
+    after: q.after,
+    subscription: q.subscription,
+    endpoint: q.endpoint,
+    status,
+  });
   return { data: page.data.map(eventView), next: page.next };
 }
 
@@ -60,7 +119,11 @@ export function requireEvent(ctx: Ctx, applicationId: string, id: string): Event
 /** The application's event with its payload and attempts; 404 when unknown or another application's. */
 export function requireEventDetail(ctx: Ctx, applicationId: string, id: string): EventDetailView {
   const row = requireEvent(ctx, applicationId, id);
-  return { ...eventView(row), payload: new RawJson(row.body), attempts: listAttempts(ctx.db, row.id).map(attemptView) };
+  return {
+    ...eventView(row),
+    payload: new RawJson(row.body),
+    attempts: listAttempts(ctx.db, row.id).map(attemptView),
+  };
 }
 
 /** Queues a delivered, dead or failed event again: same webhook-id, byte-identical body, a fresh retry schedule, due now.
@@ -72,7 +135,11 @@ export function resendEvent(ctx: Ctx, applicationId: string, id: string): EventV
     const current = requireEvent(ctx, applicationId, id);
     if (!requeueEvent(ctx.db, id, now)) {
       const leased = current.lease_until !== null && current.lease_until > now.toISOString();
-      throw conflict(leased ? 'The event is being delivered right now; resend it once this attempt is recorded.' : 'The event is already queued and has not been tried yet.');
+      throw conflict(
+        leased
+          ? 'The event is being delivered right now; resend it once this attempt is recorded.'
+          : 'The event is already queued and has not been tried yet.',
+      );
     }
     return getEvent(ctx.db, applicationId, id)!;
   })();
@@ -82,23 +149,68 @@ export function resendEvent(ctx: Ctx, applicationId: string, id: string): EventV
 
 /** Sends the endpoint a signed `endpoint.test` event now, whatever its status, and records it as an event with its one
  *  attempt (delivered, or dead: a test is never retried). `agent` defaults to a guarded one made for this call. */
-export async function sendTestEvent(ctx: Ctx, applicationId: string, endpointId: string, opts: { agent?: Dispatcher } = {}): Promise<TestEventResult> {
+export async function sendTestEvent(
+  ctx: Ctx,
+  applicationId: string,
+  endpointId: string,
+  opts: { agent?: Dispatcher } = {},
+): Promise<TestEventResult> {
   const endpoint = requireEndpoint(ctx, applicationId, endpointId);
   const timeoutMs = ctx.config.delivery.timeout_seconds * 1000;
-  const agent = opts.agent ?? createGuardedAgent({ allowPrivate: ctx.config.network.allow_private, connectTimeoutMs: Math.min(10_000, timeoutMs) });
+  const agent =
+    opts.agent ??
+    createGuardedAgent({
+      allowPrivate: ctx.config.network.allow_private,
+      connectTimeoutMs: Math.min(10_000, timeoutMs),
+    });
   const now = ctx.clock.now();
   const id = newId(now);
   const body = buildTestEvent(endpoint.id, now);
   try {
     const result = await sendWebhook({
-      url: endpoint.url, body, headers: webhookHeaders(signingSecrets(endpoint, now), id, Math.floor(now.getTime() / 1000), body),
-      agent, timeoutMs, userAgent: ctx.config.poll.user_agent || `feedsub/${FEEDSUB_VERSION} (+https://github.com/feedsub/feedsub)`, now: () => ctx.clock.now(),
+      url: endpoint.url,
+      body,
+      headers: webhookHeaders(
+        signingSecrets(endpoint, now),
+        id,
+        Math.floor(now.getTime() / 1000),
+        body,
+      ),
+      agent,
+      timeoutMs,
+      userAgent:
+        ctx.config.poll.user_agent ||
+        `feedsub/${FEEDSUB_VERSION} (+https://github.com/feedsub/feedsub)`,
+      now: () => ctx.clock.now(),
     });
-    const attempt = { started_at: now.toISOString(), status_code: result.statusCode, duration_ms: result.durationMs, error: result.error, response_body: result.responseBody };
+    const attempt = {
+      started_at: now.toISOString(),
+      status_code: result.statusCode,
+      duration_ms: result.durationMs,
+      error: result.error,
+      response_body: result.responseBody,
+    };
     ctx.db.transaction(() => {
       requireEndpoint(ctx, applicationId, endpointId); // deleted while we waited: nothing to record it against
-      insertEvent(ctx.db, { id, application_id: applicationId, endpoint_id: endpoint.id, subscription_id: null, type: 'endpoint.test', sequence: null, body }, now);
-      recordAttempt(ctx.db, { ...attempt, event_id: id, endpoint_id: endpoint.id }, { status: result.ok ? 'delivered' : 'dead', nextAttemptAt: null }, ctx.clock.now());
+      insertEvent(
+        ctx.db,
+        {
+          id,
+          application_id: applicationId,
+          endpoint_id: endpoint.id,
+          subscription_id: null,
+          type: 'endpoint.test',
+          sequence: null,
+          body,
+        },
+        now,
+      );
+      recordAttempt(
+        ctx.db,
+        { ...attempt, event_id: id, endpoint_id: endpoint.id },
+        { status: result.ok ? 'delivered' : 'dead', nextAttemptAt: null },
+        ctx.clock.now(),
+      );
     })();
     return { event: id, delivered: result.ok, attempt: attemptView(attempt) };
   } finally {
@@ -109,5 +221,8 @@ export async function sendTestEvent(ctx: Ctx, applicationId: string, endpointId:
 function validateStatus(status: string | undefined): EventStatus | undefined {
   if (status === undefined || status === '') return undefined;
   if ((STATUSES as readonly string[]).includes(status)) return status as EventStatus;
-  throw invalid([{ path: 'status', message: 'must be pending, delivered, failed or dead' }], 'The query string has invalid parameters.');
+  throw invalid(
+    [{ path: 'status', message: 'must be pending, delivered, failed or dead' }],
+    'The query string has invalid parameters.',
+  );
 }

@@ -2,8 +2,20 @@
 import * as v from 'valibot';
 import { conflict, notFound } from '../errors.ts';
 import type { Entry } from '../feed/types.ts';
-import { clearHeldEntries, countHeldEntries, insertKeys, listHeldEntries } from '../store/entries.ts';
-import { countFeedsOfApplication, getFeed, listFeedsOfApplication, recordHoldReleased, type FeedRow, type FeedStatus } from '../store/feeds.ts';
+import {
+  clearHeldEntries,
+  countHeldEntries,
+  insertKeys,
+  listHeldEntries,
+} from '../store/entries.ts';
+import {
+  countFeedsOfApplication,
+  getFeed,
+  listFeedsOfApplication,
+  recordHoldReleased,
+  type FeedRow,
+  type FeedStatus,
+} from '../store/feeds.ts';
 import type { Page } from '../store/page.ts';
 import { applicationUsesFeed } from '../store/subscriptions.ts';
 import type { Ctx } from './context.ts';
@@ -11,16 +23,37 @@ import { queueEntryEvents, toEventEntry } from './entry-events.ts';
 import { validate } from './validate.ts';
 
 export type FeedView = {
-  id: string; url: string; feed_url: string; discovered_url: string | null; title: string | null; site_url: string | null;
-  format: string | null; status: FeedRow['status']; last_polled_at: string | null; last_success_at: string | null;
-  next_poll_at: string | null; interval_seconds: number | null; last_http_status: number | null; error_count: number;
-  network_error_count: number; http_error_count: number; parse_error_count: number; last_error: string | null;
-  last_error_at: string | null; degraded: string | null; entry_count: number; held_entries: number;
-  created_at: string; updated_at: string;
+  id: string;
+  url: string;
+  feed_url: string;
+  discovered_url: string | null;
+  title: string | null;
+  site_url: string | null;
+  format: string | null;
+  status: FeedRow['status'];
+  last_polled_at: string | null;
+  last_success_at: string | null;
+  next_poll_at: string | null;
+  interval_seconds: number | null;
+  last_http_status: number | null;
+  error_count: number;
+  network_error_count: number;
+  http_error_count: number;
+  parse_error_count: number;
+  last_error: string | null;
+  last_error_at: string | null;
+  degraded: string | null;
+  entry_count: number;
+  held_entries: number;
+  created_at: string;
+  updated_at: string;
 };
 
 export const IdentityChangeInput = v.strictObject({
-  action: v.picklist(['deliver', 'discard'], 'must be "deliver" (send the held entries) or "discard" (mark them seen, send nothing)'),
+  action: v.picklist(
+    ['deliver', 'discard'],
+    'must be "deliver" (send the held entries) or "discard" (mark them seen, send nothing)',
+  ),
 });
 
 /** The feed view for an application that has a subscription to it; 404 otherwise. */
@@ -32,18 +65,36 @@ export function requireFeedView(ctx: Ctx, applicationId: string, id: string): Fe
 
 /** Resolves a GUID-churn hold on a feed (shared by every subscriber, so any of them may resolve it): "deliver" sends
  *  the held entries as events, "discard" records them as seen. 409 when the feed holds nothing. */
-export function resolveIdentityChange(ctx: Ctx, applicationId: string, id: string, input: unknown): FeedView & { released: number; events: number } {
+export function resolveIdentityChange(
+  ctx: Ctx,
+  applicationId: string,
+  id: string,
+  input: unknown,
+): FeedView & { released: number; events: number } {
   requireFeedView(ctx, applicationId, id);
   const body = validate(IdentityChangeInput, input);
   const now = ctx.clock.now();
   const result = ctx.db.transaction(() => {
     const feed = getFeed(ctx.db, id)!;
     const held = listHeldEntries(ctx.db, id);
-    if (held.length === 0) throw conflict('This feed holds no entries: its identity has not changed.');
-    insertKeys(ctx.db, id, held.map((h) => h.key), now);
-    const events = body.action === 'deliver'
-      ? queueEntryEvents(ctx, feed, feed, held.map((h) => toEventEntry(h.key, JSON.parse(h.entry) as Entry, now)), now)
-      : 0;
+    if (held.length === 0)
+      throw conflict('This feed holds no entries: its identity has not changed.');
+    insertKeys(
+      ctx.db,
+      id,
+      held.map((h) => h.key),
+      now,
+    );
+    const events =
+      body.action === 'deliver'
+        ? queueEntryEvents(
+            ctx,
+            feed,
+            feed,
+            held.map((h) => toEventEntry(h.key, JSON.parse(h.entry) as Entry, now)),
+            now,
+          )
+        : 0;
     clearHeldEntries(ctx.db, id);
     recordHoldReleased(ctx.db, id, held.length, now);
     return { released: held.length, events };
@@ -55,19 +106,44 @@ export function resolveIdentityChange(ctx: Ctx, applicationId: string, id: strin
 /** The public fields of a feed record (never its credentials). */
 export function feedView(f: FeedRow, heldEntries = 0): FeedView {
   return {
-    id: f.id, url: f.url, feed_url: f.fetch_url, discovered_url: f.discovered_url, title: f.title, site_url: f.site_url,
-    format: f.format, status: f.status, last_polled_at: f.last_polled_at, last_success_at: f.last_success_at,
-    next_poll_at: f.status === 'gone' ? null : f.next_poll_at, interval_seconds: f.interval_seconds,
-    last_http_status: f.last_http_status, error_count: f.error_count, network_error_count: f.network_error_count,
-    http_error_count: f.http_error_count, parse_error_count: f.parse_error_count, last_error: f.last_error,
-    last_error_at: f.last_error_at, degraded: f.degraded, entry_count: f.entry_count, held_entries: heldEntries, created_at: f.created_at, updated_at: f.updated_at,
+    id: f.id,
+    url: f.url,
+    feed_url: f.fetch_url,
+    discovered_url: f.discovered_url,
+    title: f.title,
+    site_url: f.site_url,
+    format: f.format,
+    status: f.status,
+    last_polled_at: f.last_polled_at,
+    last_success_at: f.last_success_at,
+    next_poll_at: f.status === 'gone' ? null : f.next_poll_at,
+    interval_seconds: f.interval_seconds,
+    last_http_status: f.last_http_status,
+    error_count: f.error_count,
+    network_error_count: f.network_error_count,
+    http_error_count: f.http_error_count,
+    parse_error_count: f.parse_error_count,
+    last_error: f.last_error,
+    last_error_at: f.last_error_at,
+    degraded: f.degraded,
+    entry_count: f.entry_count,
+    held_entries: heldEntries,
+    created_at: f.created_at,
+    updated_at: f.updated_at,
   };
 }
 
 /** One page of the feeds the application's subscriptions use, newest first, optionally of some statuses. */
-export function listApplicationFeeds(ctx: Ctx, applicationId: string, q: { limit: number; after?: string | undefined; statuses?: FeedStatus[] | undefined }): Page<FeedView & { subscription_count: number }> {
+export function listApplicationFeeds(
+  ctx: Ctx,
+  applicationId: string,
+  q: { limit: number; after?: string | undefined; statuses?: FeedStatus[] | undefined },
+): Page<FeedView & { subscription_count: number }> {
   const page = listFeedsOfApplication(ctx.db, applicationId, q);
-  return { data: page.data.map((f) => ({ ...feedView(f), subscription_count: f.subscription_count })), next: page.next };
+  return {
+    data: page.data.map((f) => ({ ...feedView(f), subscription_count: f.subscription_count })),
+    next: page.next,
+  };
 }
 
 /** How many of the application's feeds are in each status. */

@@ -1,11 +1,22 @@
 // Dashboard sessions: sign in with an API key, resume from a cookie token (idle expiry, revoked keys end it), sign out.
 import { createHash, randomBytes } from 'node:crypto';
-import { deleteIdleSessions, deleteSession, findLiveSession, insertSession, touchSession } from '../store/sessions.ts';
+import {
+  deleteIdleSessions,
+  deleteSession,
+  findLiveSession,
+  insertSession,
+  touchSession,
+} from '../store/sessions.ts';
 import type { Ctx } from './context.ts';
 import { authenticate } from './keys.ts';
 
 /** What a signed-in page knows about its viewer. */
-export type DashboardSession = { applicationId: string; applicationName: string; keyId: string; csrfToken: string };
+export type DashboardSession = {
+  applicationId: string;
+  applicationName: string;
+  keyId: string;
+  csrfToken: string;
+};
 
 /** SHA-256 hex of a session token; the only form in which tokens are stored. */
 function hashToken(token: string): string {
@@ -13,11 +24,16 @@ function hashToken(token: string): string {
 }
 
 function idleCutoff(ctx: Ctx): string {
-  return new Date(ctx.clock.now().getTime() - ctx.config.dashboard.session_idle_minutes * 60_000).toISOString();
+  return new Date(
+    ctx.clock.now().getTime() - ctx.config.dashboard.session_idle_minutes * 60_000,
+  ).toISOString();
 }
 
 /** Starts a session for a live API key; `token` goes in the cookie and is never stored. Undefined for a bad key. */
-export function signIn(ctx: Ctx, presentedKey: string): { token: string; session: DashboardSession } | undefined {
+export function signIn(
+  ctx: Ctx,
+  presentedKey: string,
+): { token: string; session: DashboardSession } | undefined {
   const who = authenticate(ctx, presentedKey.trim());
   if (!who) return undefined;
   const token = randomBytes(32).toString('base64url');
@@ -26,7 +42,14 @@ export function signIn(ctx: Ctx, presentedKey: string): { token: string; session
   const idHash = hashToken(token);
   ctx.db.transaction(() => {
     deleteIdleSessions(ctx.db, idleCutoff(ctx));
-    insertSession(ctx.db, { id_hash: idHash, application_id: who.applicationId, api_key_id: who.keyId, csrf_token: csrfToken, created_at: now, last_seen_at: now });
+    insertSession(ctx.db, {
+      id_hash: idHash,
+      application_id: who.applicationId,
+      api_key_id: who.keyId,
+      csrf_token: csrfToken,
+      created_at: now,
+      last_seen_at: now,
+    });
   })();
   const live = findLiveSession(ctx.db, idHash, idleCutoff(ctx))!;
   return { token, session: toSession(live) };
@@ -47,6 +70,16 @@ export function signOut(ctx: Ctx, token: string | undefined): void {
   if (token) deleteSession(ctx.db, hashToken(token));
 }
 
-function toSession(row: { application_id: string; application_name: string; api_key_id: string; csrf_token: string }): DashboardSession {
-  return { applicationId: row.application_id, applicationName: row.application_name, keyId: row.api_key_id, csrfToken: row.csrf_token };
+function toSession(row: {
+  application_id: string;
+  application_name: string;
+  api_key_id: string;
+  csrf_token: string;
+}): DashboardSession {
+  return {
+    applicationId: row.application_id,
+    applicationName: row.application_name,
+    keyId: row.api_key_id,
+    csrfToken: row.csrf_token,
+  };
 }

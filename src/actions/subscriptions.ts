@@ -7,7 +7,12 @@ import { getEndpoint } from '../store/endpoints.ts';
 import { upsertFeed } from '../store/feeds.ts';
 import type { Page, PageQuery } from '../store/page.ts';
 import {
-  deleteSubscription, findSubscriptionId, getSubscription, insertSubscription, listSubscriptions, updateSubscription,
+  deleteSubscription,
+  findSubscriptionId,
+  getSubscription,
+  insertSubscription,
+  listSubscriptions,
+  updateSubscription,
   type SubscriptionView,
 } from '../store/subscriptions.ts';
 import type { Ctx } from './context.ts';
@@ -17,11 +22,26 @@ import { HttpUrl, IdString, validate } from './validate.ts';
 export const METADATA_MAX_BYTES = 16 * 1024;
 
 export type SubscriptionApiView = {
-  id: string; application: string; url: string; feed: string; endpoint: string; metadata: RawJson | null;
-  status: 'active' | 'paused'; feed_url: string; feed_status: string; created_at: string; updated_at: string;
+  id: string;
+  application: string;
+  url: string;
+  feed: string;
+  endpoint: string;
+  metadata: RawJson | null;
+  status: 'active' | 'paused';
+  feed_url: string;
+  feed_status: string;
+  created_at: string;
+  updated_at: string;
 };
 
-const Metadata = v.nullable(v.custom<Record<string, unknown>>((m) => typeof m === 'object' && m !== null && !Array.isArray(m), 'must be a JSON object'), undefined);
+const Metadata = v.nullable(
+  v.custom<Record<string, unknown>>(
+    (m) => typeof m === 'object' && m !== null && !Array.isArray(m),
+    'must be a JSON object',
+  ),
+  undefined,
+);
 
 export const CreateSubscriptionInput = v.strictObject({
   endpoint: IdString,
@@ -40,16 +60,28 @@ export type RawParts = { metadata?: string | undefined };
 /** The API view; metadata is the stored JSON text, written back exactly. */
 export function subscriptionView(row: SubscriptionView): SubscriptionApiView {
   return {
-    id: row.id, application: row.application_id, url: row.url, feed: row.feed_id, endpoint: row.endpoint_id,
-    metadata: row.metadata === null ? null : new RawJson(row.metadata), status: row.status,
-    feed_url: row.feed_discovered_url ?? row.feed_fetch_url, feed_status: row.feed_status,
-    created_at: row.created_at, updated_at: row.updated_at,
+    id: row.id,
+    application: row.application_id,
+    url: row.url,
+    feed: row.feed_id,
+    endpoint: row.endpoint_id,
+    metadata: row.metadata === null ? null : new RawJson(row.metadata),
+    status: row.status,
+    feed_url: row.feed_discovered_url ?? row.feed_fetch_url,
+    feed_status: row.feed_status,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 
 /** Creates a subscription (sharing the feed record of the same normalized URL) and wakes the poller.
  *  404 for an endpoint that is not the application's; 409 with the existing id for a duplicate. */
-export function createSubscription(ctx: Ctx, applicationId: string, input: unknown, raw: RawParts = {}): SubscriptionApiView {
+export function createSubscription(
+  ctx: Ctx,
+  applicationId: string,
+  input: unknown,
+  raw: RawParts = {},
+): SubscriptionApiView {
   const body = validate(CreateSubscriptionInput, input);
   const metadata = metadataText(body.metadata, raw.metadata);
   const target = normalizeFeedUrl(body.url);
@@ -59,10 +91,21 @@ export function createSubscription(ctx: Ctx, applicationId: string, input: unkno
   const id = ctx.db.transaction(() => {
     requireOwnEndpoint(ctx, applicationId, body.endpoint);
     const existing = findSubscriptionId(ctx.db, body.endpoint, target.url);
-    if (existing) throw conflict('A subscription of this endpoint to this feed URL already exists.', { existing_id: existing });
+    if (existing)
+      throw conflict('A subscription of this endpoint to this feed URL already exists.', {
+        existing_id: existing,
+      });
     const feed = upsertFeed(ctx.db, target.url, target.credentials, target.credentialKey, now);
     const sid = newId(now);
-    insertSubscription(ctx.db, { id: sid, application_id: applicationId, endpoint_id: body.endpoint, feed_id: feed.id, url: target.url, metadata, created_at: now.toISOString() });
+    insertSubscription(ctx.db, {
+      id: sid,
+      application_id: applicationId,
+      endpoint_id: body.endpoint,
+      feed_id: feed.id,
+      url: target.url,
+      metadata,
+      created_at: now.toISOString(),
+    });
     return sid;
   })();
   ctx.nudgePoller();
@@ -77,13 +120,23 @@ export function requireSubscription(ctx: Ctx, applicationId: string, id: string)
 }
 
 /** One page of subscriptions, newest first, optionally of one endpoint. */
-export function listSubscriptionViews(ctx: Ctx, applicationId: string, q: PageQuery & { endpoint?: string | undefined }): Page<SubscriptionApiView> {
+export function listSubscriptionViews(
+  ctx: Ctx,
+  applicationId: string,
+  q: PageQuery & { endpoint?: string | undefined },
+): Page<SubscriptionApiView> {
   const page = listSubscriptions(ctx.db, applicationId, q);
   return { data: page.data.map(subscriptionView), next: page.next };
 }
 
 /** Changes metadata (null clears it), endpoint (another of the application's) or status (pause/resume). */
-export function updateSubscriptionFromInput(ctx: Ctx, applicationId: string, id: string, input: unknown, raw: RawParts = {}): SubscriptionApiView {
+export function updateSubscriptionFromInput(
+  ctx: Ctx,
+  applicationId: string,
+  id: string,
+  input: unknown,
+  raw: RawParts = {},
+): SubscriptionApiView {
   const body = validate(UpdateSubscriptionInput, input);
   const patch: Parameters<typeof updateSubscription>[3] = {};
   if (body.metadata !== undefined) patch.metadata = metadataText(body.metadata, raw.metadata);
@@ -93,7 +146,10 @@ export function updateSubscriptionFromInput(ctx: Ctx, applicationId: string, id:
     if (body.endpoint !== undefined && body.endpoint !== current.endpoint_id) {
       requireOwnEndpoint(ctx, applicationId, body.endpoint);
       const existing = findSubscriptionId(ctx.db, body.endpoint, current.url);
-      if (existing) throw conflict('That endpoint already has a subscription to this feed URL.', { existing_id: existing });
+      if (existing)
+        throw conflict('That endpoint already has a subscription to this feed URL.', {
+          existing_id: existing,
+        });
       patch.endpoint_id = body.endpoint;
     }
     return updateSubscription(ctx.db, applicationId, id, patch, ctx.clock.now())!;
@@ -104,19 +160,28 @@ export function updateSubscriptionFromInput(ctx: Ctx, applicationId: string, id:
 
 /** Deletes a subscription and its undelivered events. */
 export function removeSubscription(ctx: Ctx, applicationId: string, id: string): void {
-  if (!deleteSubscription(ctx.db, applicationId, id)) throw new ApiError(404, 'Not found', 'Subscription not found.');
+  if (!deleteSubscription(ctx.db, applicationId, id))
+    throw new ApiError(404, 'Not found', 'Subscription not found.');
 }
 
 function requireOwnEndpoint(ctx: Ctx, applicationId: string, endpointId: string): void {
   if (!getEndpoint(ctx.db, applicationId, endpointId)) {
-    throw new ApiError(404, 'Not found', 'Endpoint not found.', { errors: [{ path: 'endpoint', message: 'no endpoint with this id' }] });
+    throw new ApiError(404, 'Not found', 'Endpoint not found.', {
+      errors: [{ path: 'endpoint', message: 'no endpoint with this id' }],
+    });
   }
 }
 
 /** The metadata's stored text: the client's raw JSON when known, else JSON.stringify; null when absent. 400 past 16 KiB. */
-function metadataText(value: Record<string, unknown> | null | undefined, rawText: string | undefined): string | null {
+function metadataText(
+  value: Record<string, unknown> | null | undefined,
+  rawText: string | undefined,
+): string | null {
   if (value === undefined || value === null) return null;
   const text = rawText !== undefined ? minify(rawText) : JSON.stringify(value);
-  if (Buffer.byteLength(text) > METADATA_MAX_BYTES) throw invalid([{ path: 'metadata', message: `must be at most ${METADATA_MAX_BYTES} bytes of JSON` }]);
+  if (Buffer.byteLength(text) > METADATA_MAX_BYTES)
+    throw invalid([
+      { path: 'metadata', message: `must be at most ${METADATA_MAX_BYTES} bytes of JSON` },
+    ]);
   return text;
 }

@@ -43,10 +43,18 @@ export const HttpUrl = v.pipe(
 );
 
 /** A title of 1–200 characters. */
-export const Title = v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('is required'), v.maxLength(200, 'must be at most 200 characters'));
+export const Title = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.nonEmpty('is required'),
+  v.maxLength(200, 'must be at most 200 characters'),
+);
 
 /** An id as feedsub makes them. */
-export const IdString = v.pipe(v.string('must be a string'), v.regex(/^[0-9a-f]{24}$/, 'must be an id of 24 hex characters'));
+export const IdString = v.pipe(
+  v.string('must be a string'),
+  v.regex(/^[0-9a-f]{24}$/, 'must be an id of 24 hex characters'),
+);
 
 function isHttpUrl(s: string): boolean {
   try {

@@ -1,6 +1,16 @@
 // Runtime files (schema.sql, the SQLite native addon) read from disk in development or from the single-executable's assets.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { getAsset, getRawAsset, isSea } from 'node:sea';
@@ -36,7 +46,11 @@ export function nativeBindingPath(): string | undefined {
  *  thread calls, and the asset holding its own bundle in the executable. */
 export const WORKER_THREADS = {
   parse: { module: '../feed/parse-worker.ts', run: 'runParseWorker', asset: PARSE_WORKER_ASSET },
-  checkpoint: { module: './checkpoint-worker.ts', run: 'runCheckpointWorker', asset: CHECKPOINT_WORKER_ASSET },
+  checkpoint: {
+    module: './checkpoint-worker.ts',
+    run: 'runCheckpointWorker',
+    asset: CHECKPOINT_WORKER_ASSET,
+  },
 } as const;
 
 /**
@@ -49,7 +63,10 @@ export function startWorkerThread(kind: keyof typeof WORKER_THREADS, workerData?
   if (isSea()) return new Worker(getAsset(thread.asset, 'utf8'), { eval: true, workerData });
   const register = `await (await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})).register();`;
   const url = new URL(thread.module, import.meta.url).href;
-  return new Worker(`(async () => { ${register} (await import(${JSON.stringify(url)})).${thread.run}(); })()`, { eval: true, workerData });
+  return new Worker(
+    `(async () => { ${register} (await import(${JSON.stringify(url)})).${thread.run}(); })()`,
+    { eval: true, workerData },
+  );
 }
 
 /**
@@ -60,7 +77,8 @@ export function addonCacheRoots(env: NodeJS.ProcessEnv): string[] {
   const roots: string[] = [];
   const systemd = env.CACHE_DIRECTORY?.split(delimiter)[0];
   if (systemd && isAbsolute(systemd)) roots.push(join(systemd, 'addon'));
-  if (env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME)) roots.push(join(env.XDG_CACHE_HOME, 'feedsub'));
+  if (env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME))
+    roots.push(join(env.XDG_CACHE_HOME, 'feedsub'));
   if (env.HOME && isAbsolute(env.HOME)) roots.push(join(env.HOME, '.cache', 'feedsub'));
   roots.push(join(tmpdir(), `feedsub-${process.getuid?.() ?? 'user'}`));
   return roots;
@@ -87,7 +105,9 @@ export function installAddon(bytes: Uint8Array, roots: readonly string[], versio
       failures.push(`${root}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  throw new Error(`assets: unable to write the SQLite addon to a private cache directory (${failures.join('; ')})`);
+  throw new Error(
+    `assets: unable to write the SQLite addon to a private cache directory (${failures.join('; ')})`,
+  );
 }
 
 /** Creates `dir` (mode 0700) if missing; throws unless it is a real directory owned by us and not group/other writable. */
@@ -96,8 +116,10 @@ function ensurePrivateDir(dir: string): void {
   const stat = lstatSync(dir);
   if (!stat.isDirectory()) throw new Error(`${dir} is not a directory`);
   const uid = process.getuid?.();
-  if (uid !== undefined && stat.uid !== uid) throw new Error(`${dir} is owned by uid ${stat.uid}, not ${uid}`);
-  if ((stat.mode & 0o022) !== 0) throw new Error(`${dir} is writable by other users (mode ${(stat.mode & 0o777).toString(8)})`);
+  if (uid !== undefined && stat.uid !== uid)
+    throw new Error(`${dir} is owned by uid ${stat.uid}, not ${uid}`);
+  if ((stat.mode & 0o022) !== 0)
+    throw new Error(`${dir} is writable by other users (mode ${(stat.mode & 0o777).toString(8)})`);
 }
 
 /** True when `file` is a regular file whose SHA-256 is `hash`; false when it is missing or differs. */

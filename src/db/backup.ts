@@ -20,17 +20,25 @@ export class BackupExistsError extends Error {
  * The copy is written next to `dest` under a temporary name and moved into place only when complete and checked, so
  * `dest` never holds half a backup.
  */
-export async function backupDatabase(source: string, dest: string, opts: { force?: boolean; now?: () => number } = {}): Promise<BackupResult> {
+export async function backupDatabase(
+  source: string,
+  dest: string,
+  opts: { force?: boolean; now?: () => number } = {},
+): Promise<BackupResult> {
   const now = opts.now ?? (() => performance.now());
   const started = now();
   const target = resolve(dest);
   if (!existsSync(source)) throw new Error(`backup: no database at ${source}`);
-  if (existsSync(target) && sameFile(source, target)) throw new Error(`backup: ${target} is the database itself; choose another file`);
+  if (existsSync(target) && sameFile(source, target))
+    throw new Error(`backup: ${target} is the database itself; choose another file`);
   if (!opts.force && existsSync(target)) throw new BackupExistsError(target);
   const temp = join(dirname(target), `.${basename(target)}.partial-${process.pid}`);
   const binding = nativeBindingPath();
   // No migrations and no schema: a backup copies the file as it is, whatever version wrote it.
-  const db = new Database(source, { fileMustExist: true, ...(binding ? { nativeBinding: binding } : {}) });
+  const db = new Database(source, {
+    fileMustExist: true,
+    ...(binding ? { nativeBinding: binding } : {}),
+  });
   try {
     db.pragma('busy_timeout = 5000');
     rmSync(temp, { force: true });
@@ -43,7 +51,12 @@ export async function backupDatabase(source: string, dest: string, opts: { force
     const progress = await db.backup(temp, { progress: ({ remainingPages }) => remainingPages });
     checkCopy(temp, binding);
     place(temp, target, opts.force === true);
-    return { file: target, bytes: statSync(target).size, pages: progress.totalPages, durationMs: now() - started };
+    return {
+      file: target,
+      bytes: statSync(target).size,
+      pages: progress.totalPages,
+      durationMs: now() - started,
+    };
   } catch (err) {
     rmSync(temp, { force: true });
     throw err;
@@ -59,10 +72,14 @@ function sameFile(a: string, b: string): boolean {
 
 /** Opens the copy on its own and runs PRAGMA quick_check; throws unless it answers "ok". */
 function checkCopy(file: string, binding: string | undefined): void {
-  const copy = new Database(file, { fileMustExist: true, ...(binding ? { nativeBinding: binding } : {}) });
+  const copy = new Database(file, {
+    fileMustExist: true,
+    ...(binding ? { nativeBinding: binding } : {}),
+  });
   try {
     const result = copy.pragma('quick_check', { simple: true });
-    if (result !== 'ok') throw new Error(`backup: the copy failed its integrity check: ${String(result)}`);
+    if (result !== 'ok')
+      throw new Error(`backup: the copy failed its integrity check: ${String(result)}`);
     // The copy keeps the source's WAL mode; fold any WAL it grew while being checked back into the one file.
     copy.pragma('wal_checkpoint(TRUNCATE)');
   } finally {
@@ -74,12 +91,16 @@ function checkCopy(file: string, binding: string | undefined): void {
 /** Moves the finished copy to `target`: a hard link refuses an existing file atomically; with `force`, rename replaces it.
  *  On a file system without hard links it falls back to checking for the file and renaming. */
 function place(temp: string, target: string, force: boolean): void {
-  if (force) { renameSync(temp, target); return; }
+  if (force) {
+    renameSync(temp, target);
+    return;
+  }
   try {
     linkSync(temp, target);
     rmSync(temp, { force: true });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST' || existsSync(target)) throw new BackupExistsError(target);
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST' || existsSync(target))
+      throw new BackupExistsError(target);
     renameSync(temp, target);
   }
 }

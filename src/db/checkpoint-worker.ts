@@ -3,7 +3,11 @@
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 
-export type CheckpointWorkerData = { file: string; nativeBinding: string | undefined; intervalMs: number };
+export type CheckpointWorkerData = {
+  file: string;
+  nativeBinding: string | undefined;
+  intervalMs: number;
+};
 /** Main → worker: stop and close the connection. */
 export type CheckpointCommand = { type: 'stop' };
 /** Worker → main: 'ready' once the connection is open; a 'pass' whenever the WAL changed since the last one (its length
@@ -19,19 +23,36 @@ export function runCheckpointWorker(): void {
   const port = parentPort;
   if (!port) return;
   const { file, nativeBinding, intervalMs } = workerData as CheckpointWorkerData;
-  const db = new Database(file, { fileMustExist: true, ...(nativeBinding ? { nativeBinding } : {}) });
+  const db = new Database(file, {
+    fileMustExist: true,
+    ...(nativeBinding ? { nativeBinding } : {}),
+  });
   db.pragma('wal_autocheckpoint = 0'); // this connection never writes; it only checkpoints, below
   let last = ''; // the last pass reported, so an idle WAL reports nothing
   let timer: NodeJS.Timeout | undefined;
   const pass = () => {
     try {
       // PASSIVE copies what it can without waiting for readers or the writer, and never blocks them.
-      const row = (db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[])[0];
+      const row = (
+        db.pragma('wal_checkpoint(PASSIVE)') as {
+          busy: number;
+          log: number;
+          checkpointed: number;
+        }[]
+      )[0];
       const now = row ? `${row.log}/${row.checkpointed}` : '';
-      if (row && now !== last) port.postMessage({ type: 'pass', walFrames: row.log, checkpointedFrames: row.checkpointed } satisfies CheckpointReport);
+      if (row && now !== last)
+        port.postMessage({
+          type: 'pass',
+          walFrames: row.log,
+          checkpointedFrames: row.checkpointed,
+        } satisfies CheckpointReport);
       last = now;
     } catch (err) {
-      port.postMessage({ type: 'error', message: err instanceof Error ? err.message : String(err) } satisfies CheckpointReport);
+      port.postMessage({
+        type: 'error',
+        message: err instanceof Error ? err.message : String(err),
+      } satisfies CheckpointReport);
     }
     timer = setTimeout(pass, intervalMs);
   };

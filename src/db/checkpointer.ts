@@ -6,7 +6,11 @@ import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.ts';
 import type { Telemetry } from '../worker/telemetry.ts';
 import { nativeBindingPath, startWorkerThread } from './assets.ts';
-import type { CheckpointCommand, CheckpointReport, CheckpointWorkerData } from './checkpoint-worker.ts';
+import type {
+  CheckpointCommand,
+  CheckpointReport,
+  CheckpointWorkerData,
+} from './checkpoint-worker.ts';
 import type { Db } from './open.ts';
 
 /** The main connection's autocheckpoint while the thread runs: a WAL of this many pages (~40 MiB) is checkpointed
@@ -25,9 +29,21 @@ export type Checkpointer = {
 };
 
 /** Starts checkpointing `db`'s WAL on a worker thread every `intervalMs`; an in-memory database needs none. */
-export function startCheckpointer(db: Db, opts: { intervalMs: number; logger: Logger; telemetry?: Telemetry; spawn?: (data: CheckpointWorkerData) => Worker }): Checkpointer {
+export function startCheckpointer(
+  db: Db,
+  opts: {
+    intervalMs: number;
+    logger: Logger;
+    telemetry?: Telemetry;
+    spawn?: (data: CheckpointWorkerData) => Worker;
+  },
+): Checkpointer {
   if (db.memory) return { ready: async () => false, lastPass: undefined, stop: async () => {} };
-  const data: CheckpointWorkerData = { file: db.name, nativeBinding: nativeBindingPath(), intervalMs: opts.intervalMs };
+  const data: CheckpointWorkerData = {
+    file: db.name,
+    nativeBinding: nativeBindingPath(),
+    intervalMs: opts.intervalMs,
+  };
   const worker = (opts.spawn ?? ((d) => startWorkerThread('checkpoint', d)))(data);
   let lastPass: Checkpointer['lastPass'];
   let exited = false;
@@ -40,11 +56,16 @@ export function startCheckpointer(db: Db, opts: { intervalMs: number; logger: Lo
         lastPass = { walFrames: report.walFrames, checkpointedFrames: report.checkpointedFrames };
         opts.telemetry?.checkpointed(report.walFrames, report.checkpointedFrames);
       } else {
-        opts.logger.warn('checkpoint: unable to checkpoint the WAL; trying again', { error: report.message });
+        opts.logger.warn('checkpoint: unable to checkpoint the WAL; trying again', {
+          error: report.message,
+        });
       }
     });
     worker.on('error', (err) => {
-      opts.logger.warn('checkpoint: the checkpoint thread failed; SQLite checkpoints on commit instead', { error: err.message });
+      opts.logger.warn(
+        'checkpoint: the checkpoint thread failed; SQLite checkpoints on commit instead',
+        { error: err.message },
+      );
       resolve(false);
     });
     worker.on('exit', () => {
@@ -55,13 +76,17 @@ export function startCheckpointer(db: Db, opts: { intervalMs: number; logger: Lo
   });
   return {
     ready: () => ready,
-    get lastPass() { return lastPass; },
+    get lastPass() {
+      return lastPass;
+    },
     async stop() {
       if (exited) return;
       const gone = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
       worker.postMessage({ type: 'stop' } satisfies CheckpointCommand);
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), STOP_TIMEOUT_MS); });
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), STOP_TIMEOUT_MS);
+      });
       if ((await Promise.race([gone, late])) === 'late') await worker.terminate();
       clearTimeout(timer);
       await gone;

@@ -31,7 +31,10 @@ function migrate(db: Db): void {
     })();
     return;
   }
-  if (version > latest) throw new Error(`db: unable to open a database of schema version ${version}; this feedsub knows up to ${latest}`);
+  if (version > latest)
+    throw new Error(
+      `db: unable to open a database of schema version ${version}; this feedsub knows up to ${latest}`,
+    );
   for (let v = version; v < latest; v++) {
     db.transaction(() => {
       MIGRATIONS[v - 1]!(db);

@@ -1,34 +1,54 @@
 // Feed bytes → text: picks the charset from BOM, HTTP header, XML declaration or the bytes themselves.
 import iconv from 'iconv-lite';
 
-export type Decoded = { text: string; charset: string; source: 'bom' | 'http' | 'xml' | 'utf-8' | 'fallback' };
+export type Decoded = {
+  text: string;
+  charset: string;
+  source: 'bom' | 'http' | 'xml' | 'utf-8' | 'fallback';
+};
 
 type Wide = 'utf-16le' | 'utf-16be' | 'utf-32le' | 'utf-32be';
 
 // Labels reported under one name: latin-1 spellings, and the GB family decoded as its superset.
 const ALIASES: Record<string, string> = {
-  latin1: 'iso-8859-1', 'iso8859-1': 'iso-8859-1', 'iso_8859-1': 'iso-8859-1', l1: 'iso-8859-1',
-  utf8: 'utf-8', ascii: 'us-ascii', 'iso-646-us': 'us-ascii',
-  gb2312: 'gb18030', gbk: 'gb18030', 'x-gbk': 'gb18030', cp936: 'gb18030',
+  latin1: 'iso-8859-1',
+  'iso8859-1': 'iso-8859-1',
+  'iso_8859-1': 'iso-8859-1',
+  l1: 'iso-8859-1',
+  utf8: 'utf-8',
+  ascii: 'us-ascii',
+  'iso-646-us': 'us-ascii',
+  gb2312: 'gb18030',
+  gbk: 'gb18030',
+  'x-gbk': 'gb18030',
+  cp936: 'gb18030',
 };
 
 // windows-1252 meanings of 0x80–0x9F (WHATWG Encoding); the five undefined bytes keep their C1 code point.
 const CP1252_HIGH = [
-  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
-  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
+  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152,
+  0x8d, 0x17d, 0x8f, 0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122,
+  0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
 ];
 
 /** Replaces C1 control characters (U+0080–U+009F) with their windows-1252 meaning: in feeds they are
  *  always mis-decoded or mis-escaped windows-1252 punctuation (feedparser "demoronizes" the same way). */
 export function demoronize(text: string): string {
-  return text.replace(/[\x80-\x9f]/g, (c) => String.fromCharCode(CP1252_HIGH[c.charCodeAt(0) - 0x80]!));
+  return text.replace(/[\x80-\x9f]/g, (c) =>
+    String.fromCharCode(CP1252_HIGH[c.charCodeAt(0) - 0x80]!),
+  );
 }
 
 /** Bytes → text. Never throws. Order: BOM → HTTP charset (RFC 3023 rules) → XML declaration
  *  (also detects UTF-16/32 without BOM from the first bytes of '<?xml') → valid UTF-8 → windows-1252. */
 export function decodeFeed(bytes: Uint8Array, contentType: string | null): Decoded {
   const bom = detectBom(bytes);
-  if (bom) return { text: decodeWith(bytes.subarray(bom.skip), bom.charset), charset: bom.charset, source: 'bom' };
+  if (bom)
+    return {
+      text: decodeWith(bytes.subarray(bom.skip), bom.charset),
+      charset: bom.charset,
+      source: 'bom',
+    };
   const wide = sniffWide(bytes);
   const http = httpCharset(contentType);
   if (wide) {
@@ -60,7 +80,12 @@ export function httpCharset(contentType: string | null): string | null {
 // A declared charset is used unless the bytes contradict it: us-ascii with 8-bit bytes, UTF-8 that
 // does not validate, or a legacy single-byte charset on text that is valid non-ASCII UTF-8
 // (a mislabelled UTF-8 feed, the usual case in the wild; Miniflux makes the same call).
-function tryDeclared(bytes: Uint8Array, label: string, utf8: string | null, source: 'http' | 'xml'): Decoded | null {
+function tryDeclared(
+  bytes: Uint8Array,
+  label: string,
+  utf8: string | null,
+  source: 'http' | 'xml',
+): Decoded | null {
   const charset = canonicalLabel(label);
   if (!knownCharset(charset)) return null;
   const ascii = isAscii(bytes);
@@ -73,8 +98,10 @@ function tryDeclared(bytes: Uint8Array, label: string, utf8: string | null, sour
 
 function detectBom(b: Uint8Array): { charset: string; skip: number } | null {
   if (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) return { charset: 'utf-8', skip: 3 };
-  if (b[0] === 0x00 && b[1] === 0x00 && b[2] === 0xfe && b[3] === 0xff) return { charset: 'utf-32be', skip: 4 };
-  if (b[0] === 0xff && b[1] === 0xfe && b[2] === 0x00 && b[3] === 0x00) return { charset: 'utf-32le', skip: 4 };
+  if (b[0] === 0x00 && b[1] === 0x00 && b[2] === 0xfe && b[3] === 0xff)
+    return { charset: 'utf-32be', skip: 4 };
+  if (b[0] === 0xff && b[1] === 0xfe && b[2] === 0x00 && b[3] === 0x00)
+    return { charset: 'utf-32le', skip: 4 };
   if (b[0] === 0xfe && b[1] === 0xff) return { charset: 'utf-16be', skip: 2 };
   if (b[0] === 0xff && b[1] === 0xfe) return { charset: 'utf-16le', skip: 2 };
   return null;
@@ -91,7 +118,9 @@ function sniffWide(b: Uint8Array): Wide | null {
 }
 
 function xmlDeclaredCharset(bytes: Uint8Array): string | null {
-  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 1024)).toString('latin1');
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 1024)).toString(
+    'latin1',
+  );
   const m = /^\s*<\?xml\s[^>]*?\bencoding\s*=\s*["']\s*([A-Za-z0-9._:-]+)\s*["']/.exec(head);
   return m?.[1] ? canonicalLabel(m[1]) : null;
 }

@@ -1,6 +1,11 @@
 // Feed autodiscovery: finds feed URLs announced by an HTML page, plus common feed paths as guesses.
 
-export type DiscoveredFeed = { url: string; type: string | null; title: string | null; guessed: boolean };
+export type DiscoveredFeed = {
+  url: string;
+  type: string | null;
+  title: string | null;
+  guessed: boolean;
+};
 
 /** Announced feed types, best first (RSS Autodiscovery; Atom RFC 4287 §7; JSON Feed 1.1 "Discovery"). */
 const FEED_TYPES: readonly string[] = [
@@ -12,7 +17,15 @@ const FEED_TYPES: readonly string[] = [
 ];
 
 /** Paths tried when a page announces nothing, in the order most sites use them. */
-const COMMON_PATHS: readonly string[] = ['/feed', '/rss', '/atom.xml', '/feed.xml', '/rss.xml', '/index.xml', '/feed.json'];
+const COMMON_PATHS: readonly string[] = [
+  '/feed',
+  '/rss',
+  '/atom.xml',
+  '/feed.xml',
+  '/rss.xml',
+  '/index.xml',
+  '/feed.json',
+];
 
 type Tag = { name: string; attrs: Map<string, string> };
 
@@ -70,7 +83,9 @@ function feedFromTag(tag: Tag, base: string): (DiscoveredFeed & { rank: number }
 
 /** Start tags named link or base, outside comments, scripts, styles and templates. Linear in the input. */
 function scanTags(html: string): Tag[] {
-  const text = html.replace(/<!--[\s\S]*?(?:-->|$)/g, ' ').replace(/<(script|style|template|textarea)\b[\s\S]*?(?:<\/\1\s*>|$)/gi, ' ');
+  const text = html
+    .replace(/<!--[\s\S]*?(?:-->|$)/g, ' ')
+    .replace(/<(script|style|template|textarea)\b[\s\S]*?(?:<\/\1\s*>|$)/gi, ' ');
   const tags: Tag[] = [];
   const startRe = /<(link|base)(?=[\s/>])/gi;
   for (let m = startRe.exec(text); m !== null; m = startRe.exec(text)) {
@@ -113,13 +128,21 @@ function parseAttributes(source: string): Map<string, string> {
   return attrs;
 }
 
-const NAMED_ENTITIES: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
+const NAMED_ENTITIES: Readonly<Record<string, string>> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: '\u00a0',
+};
 
 /** Decodes numeric references and the few named ones that occur in URLs and titles. */
 function decodeEntities(value: string): string {
   return value.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, ref: string) => {
     if (ref.startsWith('#')) {
-      const code = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+      const code =
+        ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
       return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
     }
     return NAMED_ENTITIES[ref.toLowerCase()] ?? whole;

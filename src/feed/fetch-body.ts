@@ -18,11 +18,18 @@ export type BodyRead = { bytes: Buffer; hash: string; rawBytes: number };
 
 /** Decoded bytes and their sha256 hex; throws BodyError (cap, coding) or the stream's own error (stall, reset).
  *  The source is always destroyed or fully consumed when this settles. */
-export async function readBody(source: Readable, contentEncoding: string | null, maxBytes: number): Promise<BodyRead> {
+export async function readBody(
+  source: Readable,
+  contentEncoding: string | null,
+  maxBytes: number,
+): Promise<BodyRead> {
   const coding = normalizeCoding(contentEncoding);
   if (coding === null) {
     discard(source);
-    throw new BodyError('unsupported_encoding', `unsupported content-encoding "${contentEncoding ?? ''}"`);
+    throw new BodyError(
+      'unsupported_encoding',
+      `unsupported content-encoding "${contentEncoding ?? ''}"`,
+    );
   }
   const counter = { raw: 0 };
   const chunks: Buffer[] = [];
@@ -33,12 +40,15 @@ export async function readBody(source: Readable, contentEncoding: string | null,
     for await (const chunk of decoded) {
       const buf = chunk as Buffer;
       total += buf.length;
-      if (total > maxBytes) throw new BodyError('too_large', `response exceeds ${formatBytes(maxBytes)}`);
+      if (total > maxBytes)
+        throw new BodyError('too_large', `response exceeds ${formatBytes(maxBytes)}`);
       hash.update(buf);
       chunks.push(buf);
     }
   } catch (err) {
-    throw isZlibError(err) ? new BodyError('corrupt', `unable to decode ${coding} body: ${(err as Error).message}`) : err;
+    throw isZlibError(err)
+      ? new BodyError('corrupt', `unable to decode ${coding} body: ${(err as Error).message}`)
+      : err;
   } finally {
     discard(decoded);
     discard(source);
@@ -66,7 +76,11 @@ function normalizeCoding(value: string | null): Coding | null {
 
 /** The decoded stream; peeks at the first raw chunk so an empty body needs no decoder and "deflate" can be
  *  told apart as zlib-wrapped (RFC 1950, what the spec means) or raw (what some servers send). */
-async function decodedStream(source: Readable, coding: Coding, counter: { raw: number }): Promise<Readable> {
+async function decodedStream(
+  source: Readable,
+  coding: Coding,
+  counter: { raw: number },
+): Promise<Readable> {
   const it = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const first = await it.next();
   if (first.done) return Readable.from([]);
@@ -107,7 +121,10 @@ function looksLikeZlib(head: Buffer): boolean {
 
 function isZlibError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR_BROTLI') || code === 'ERR__ERROR');
+  return (
+    typeof code === 'string' &&
+    (code.startsWith('Z_') || code.startsWith('ERR_BROTLI') || code === 'ERR__ERROR')
+  );
 }
 
 /** "15 MiB", "512 KiB" or "100 bytes" for messages. */

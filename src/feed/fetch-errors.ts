@@ -22,30 +22,58 @@ type Context = {
 };
 
 const RESOLVE_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME']);
-const CONNECT_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL']);
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'EADDRNOTAVAIL',
+]);
 
 /** A message of the form "fetch: unable to connect to example.com: ECONNREFUSED"; never includes credentials
  *  because the URLs handed to undici and kept in ctx are already stripped of them. */
 export function describeError(err: unknown, ctx: Context): Described {
   const host = hostOf(ctx.url);
-  const net = (message: string): Described => ({ errorClass: 'network', status: null, message: `fetch: ${message}` });
-  if (err instanceof HopError) return { errorClass: err.errorClass, status: err.status, message: `fetch: ${err.message}` };
-  if (err instanceof BodyError) return { errorClass: 'http', status: null, message: `fetch: ${err.message}` };
-  if (err instanceof ForbiddenAddressError) return net(`unable to connect to ${host}: ${err.message}`);
-  if (ctx.aborted) return net(`no complete response from ${host} within ${seconds(ctx.settings.totalTimeoutMs)}`);
+  const net = (message: string): Described => ({
+    errorClass: 'network',
+    status: null,
+    message: `fetch: ${message}`,
+  });
+  if (err instanceof HopError)
+    return { errorClass: err.errorClass, status: err.status, message: `fetch: ${err.message}` };
+  if (err instanceof BodyError)
+    return { errorClass: 'http', status: null, message: `fetch: ${err.message}` };
+  if (err instanceof ForbiddenAddressError)
+    return net(`unable to connect to ${host}: ${err.message}`);
+  if (ctx.aborted)
+    return net(`no complete response from ${host} within ${seconds(ctx.settings.totalTimeoutMs)}`);
   const code = codeOf(err);
   const message = err instanceof Error ? err.message : String(err);
-  if (err instanceof TypeError && code === 'ERR_INVALID_URL') return { errorClass: 'http', status: null, message: 'fetch: invalid URL' };
-  if (code === 'UND_ERR_BODY_TIMEOUT') return net(`response body from ${host} stalled for ${seconds(ctx.settings.stallTimeoutMs)}`);
-  if (code === 'UND_ERR_HEADERS_TIMEOUT') return net(`no response headers from ${host} within ${seconds(ctx.settings.totalTimeoutMs)}`);
-  if (code === 'UND_ERR_CONNECT_TIMEOUT') return net(`unable to connect to ${host}: timed out after ${seconds(ctx.settings.connectTimeoutMs)}`);
+  if (err instanceof TypeError && code === 'ERR_INVALID_URL')
+    return { errorClass: 'http', status: null, message: 'fetch: invalid URL' };
+  if (code === 'UND_ERR_BODY_TIMEOUT')
+    return net(`response body from ${host} stalled for ${seconds(ctx.settings.stallTimeoutMs)}`);
+  if (code === 'UND_ERR_HEADERS_TIMEOUT')
+    return net(`no response headers from ${host} within ${seconds(ctx.settings.totalTimeoutMs)}`);
+  if (code === 'UND_ERR_CONNECT_TIMEOUT')
+    return net(
+      `unable to connect to ${host}: timed out after ${seconds(ctx.settings.connectTimeoutMs)}`,
+    );
   if (code !== null && RESOLVE_CODES.has(code)) return net(`unable to resolve ${host}: ${code}`);
   if (code !== null && CONNECT_CODES.has(code)) return net(`unable to connect to ${host}: ${code}`);
   if (code !== null && isTlsCode(code)) return net(`TLS error with ${host}: ${code}`);
-  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED') {
+  if (
+    code === 'ECONNRESET' ||
+    code === 'EPIPE' ||
+    code === 'UND_ERR_SOCKET' ||
+    code === 'UND_ERR_CLOSED'
+  ) {
     return net(`connection to ${host} closed early: ${code}`);
   }
-  return net(`unable to fetch from ${host}: ${code !== null ? `${code} ` : ''}${stripUrls(message)}`);
+  return net(
+    `unable to fetch from ${host}: ${code !== null ? `${code} ` : ''}${stripUrls(message)}`,
+  );
 }
 
 function codeOf(err: unknown): string | null {
@@ -57,7 +85,9 @@ function codeOf(err: unknown): string | null {
 }
 
 function isTlsCode(code: string): boolean {
-  return /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH|EPROTO)/.test(code);
+  return /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH|EPROTO)/.test(
+    code,
+  );
 }
 
 /** Defensive: unknown error texts could carry a URL; drop anything URL-shaped. */

@@ -7,7 +7,12 @@ import { readBody } from './fetch-body.ts';
 import { cacheSeconds, headerValue, parseRetryAfter, resolveHeaderUrl } from './fetch-headers.ts';
 import { describeError, HopError } from './fetch-errors.ts';
 
-export type FetchRequest = { url: string; etag: string | null; lastModified: string | null; lastBodyHash: string | null };
+export type FetchRequest = {
+  url: string;
+  etag: string | null;
+  lastModified: string | null;
+  lastBodyHash: string | null;
+};
 export type FetchOptions = {
   agent: Dispatcher;
   userAgent: string;
@@ -66,7 +71,10 @@ export function splitCredentials(url: string): { url: string; authorization: str
   parsed.username = '';
   parsed.password = '';
   // RFC 7617: base64 of "user:password" in UTF-8.
-  return { url: parsed.href, authorization: `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}` };
+  return {
+    url: parsed.href,
+    authorization: `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`,
+  };
 }
 
 function safeDecode(s: string): string {
@@ -97,7 +105,13 @@ export async function fetchFeed(req: FetchRequest, opts: FetchOptions): Promise<
     return await classify(final, req, opts, settings, elapsed);
   } catch (err) {
     const described = describeError(err, { url: currentUrl, settings, aborted: signal.aborted });
-    return { kind: 'error', ...described, finalUrl: currentUrl, durationMs: elapsed(), retryAfterSeconds: null };
+    return {
+      kind: 'error',
+      ...described,
+      finalUrl: currentUrl,
+      durationMs: elapsed(),
+      retryAfterSeconds: null,
+    };
   }
 }
 
@@ -117,7 +131,8 @@ async function followRedirects(
   for (let hop = 0; ; hop++) {
     onHop(url);
     const protocol = new URL(url).protocol;
-    if (protocol !== 'http:' && protocol !== 'https:') throw new HopError('http', null, `unsupported URL scheme "${protocol}"`);
+    if (protocol !== 'http:' && protocol !== 'https:')
+      throw new HopError('http', null, `unsupported URL scheme "${protocol}"`);
     visited.add(url);
     // Credentials go only to the origin they were given for (like browsers and curl without --location-trusted).
     const authorization = originOf(url) === origin ? start.authorization : null;
@@ -134,8 +149,14 @@ async function followRedirects(
     }
     await res.body.dump().catch(() => {});
     const location = resolveHeaderUrl(headerValue(res.headers, 'location'), url);
-    if (location === null) throw new HopError('http', res.statusCode, `HTTP ${res.statusCode} redirect without a valid Location`);
-    if (hop >= settings.maxRedirects) throw new HopError('http', res.statusCode, `more than ${settings.maxRedirects} redirects`);
+    if (location === null)
+      throw new HopError(
+        'http',
+        res.statusCode,
+        `HTTP ${res.statusCode} redirect without a valid Location`,
+      );
+    if (hop >= settings.maxRedirects)
+      throw new HopError('http', res.statusCode, `more than ${settings.maxRedirects} redirects`);
     const next = splitCredentials(location.split('#')[0] ?? location).url;
     if (visited.has(next)) throw new HopError('http', res.statusCode, `redirect loop at ${next}`);
     allPermanent &&= res.statusCode === 301 || res.statusCode === 308;
@@ -143,7 +164,11 @@ async function followRedirects(
   }
 }
 
-function requestHeaders(req: FetchRequest, userAgent: string, authorization: string | null): Record<string, string> {
+function requestHeaders(
+  req: FetchRequest,
+  userAgent: string,
+  authorization: string | null,
+): Record<string, string> {
   const headers: Record<string, string> = {
     'user-agent': userAgent,
     accept: ACCEPT,
@@ -172,18 +197,41 @@ async function classify(
     if (status === 304) {
       // A 304 may omit validators; the stored ones stay valid (RFC 9110 §15.4.5).
       const meta = metaOf(final, opts.now, elapsed());
-      return { kind: 'unchanged', reason: 'not_modified', ...meta, etag: meta.etag ?? req.etag, lastModified: meta.lastModified ?? req.lastModified };
+      return {
+        kind: 'unchanged',
+        reason: 'not_modified',
+        ...meta,
+        etag: meta.etag ?? req.etag,
+        lastModified: meta.lastModified ?? req.lastModified,
+      };
     }
     if (status === 410) return { kind: 'gone', ...metaOf(final, opts.now, elapsed()) };
     if ((status === 429 || status === 503) && retryAfter !== null) {
-      return { kind: 'throttled', retryAfterSeconds: retryAfter, ...metaOf(final, opts.now, elapsed()) };
+      return {
+        kind: 'throttled',
+        retryAfterSeconds: retryAfter,
+        ...metaOf(final, opts.now, elapsed()),
+      };
     }
     const message = `fetch: ${hostOf(url)} answered HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
-    return { kind: 'error', errorClass: 'http', status, message, finalUrl: url, durationMs: elapsed(), retryAfterSeconds: retryAfter };
+    return {
+      kind: 'error',
+      errorClass: 'http',
+      status,
+      message,
+      finalUrl: url,
+      durationMs: elapsed(),
+      retryAfterSeconds: retryAfter,
+    };
   }
-  const body = await readBody(res.body, headerValue(res.headers, 'content-encoding'), settings.maxBodyBytes);
+  const body = await readBody(
+    res.body,
+    headerValue(res.headers, 'content-encoding'),
+    settings.maxBodyBytes,
+  );
   const meta = metaOf(final, opts.now, elapsed());
-  if (req.lastBodyHash !== null && body.hash === req.lastBodyHash) return { kind: 'unchanged', reason: 'same_hash', ...meta };
+  if (req.lastBodyHash !== null && body.hash === req.lastBodyHash)
+    return { kind: 'unchanged', reason: 'same_hash', ...meta };
   return { kind: 'ok', body: body.bytes, bodyHash: body.hash, ...meta };
 }
 

@@ -21,7 +21,14 @@ export function entryKeys(entries: Entry[], feedUrl: string): string[] {
     // Every member of a duplicate group (not just the later ones) gets a content-derived key, so a
     // reused guid at the top of a newest-first feed cannot hide the new entry behind the old key.
     const e = entries[i]!;
-    const refined = [b, 'dup', e.url ?? '', e.title ?? '', e.published_at ?? '', e.updated_at ?? ''].join('\u0000');
+    const refined = [
+      b,
+      'dup',
+      e.url ?? '',
+      e.title ?? '',
+      e.published_at ?? '',
+      e.updated_at ?? '',
+    ].join('\u0000');
     const n = (seen.get(refined) ?? 0) + 1;
     seen.set(refined, n);
     return hash(n === 1 ? refined : `${refined}\u0000#${n}`);
@@ -31,7 +38,13 @@ export function entryKeys(entries: Entry[], feedUrl: string): string[] {
 /** Churn guard decision: true when a feed with real history (at least minItems keys known) presents mostly unseen
  *  keys: unseen/total > threshold (default 0.8) with total >= minItems (default 10). A young feed that gains a burst of
  *  entries is not churn: with few known keys, a big first batch is ordinary publishing. Pure. */
-export function isIdentityChurn(a: { knownBefore: number; total: number; unseen: number; threshold?: number; minItems?: number }): boolean {
+export function isIdentityChurn(a: {
+  knownBefore: number;
+  total: number;
+  unseen: number;
+  threshold?: number;
+  minItems?: number;
+}): boolean {
   const threshold = a.threshold ?? DEFAULT_CHURN_THRESHOLD;
   const minItems = a.minItems ?? DEFAULT_CHURN_MIN_ITEMS;
   if (a.knownBefore < minItems || a.total <= 0 || a.total < minItems) return false;

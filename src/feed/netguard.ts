@@ -42,7 +42,10 @@ const FORBIDDEN_V6: readonly (readonly [string, number])[] = [
 const BLOCKED_V4 = buildBlockList(FORBIDDEN_V4, 'ipv4');
 const BLOCKED_V6 = buildBlockList(FORBIDDEN_V6, 'ipv6');
 
-function buildBlockList(ranges: readonly (readonly [string, number])[], family: 'ipv4' | 'ipv6'): BlockList {
+function buildBlockList(
+  ranges: readonly (readonly [string, number])[],
+  family: 'ipv4' | 'ipv6',
+): BlockList {
   const list = new BlockList();
   for (const [net, prefix] of ranges) list.addSubnet(net, prefix, family);
   return list;
@@ -53,7 +56,9 @@ export class ForbiddenAddressError extends Error {
   readonly code = 'ERR_FORBIDDEN_ADDRESS';
   readonly address: string;
   constructor(address: string) {
-    super(`address ${address} is private or loopback; set network.allow_private = true to allow it`);
+    super(
+      `address ${address} is private or loopback; set network.allow_private = true to allow it`,
+    );
     this.name = 'ForbiddenAddressError';
     this.address = address;
   }
@@ -95,7 +100,8 @@ function ipv6Groups(ip: string): number[] | null {
   }
   const halves = s.split('::');
   if (halves.length > 2) return null;
-  const parse = (part: string | undefined): number[] => (part ? part.split(':').map((h) => parseInt(h, 16)) : []);
+  const parse = (part: string | undefined): number[] =>
+    part ? part.split(':').map((h) => parseInt(h, 16)) : [];
   const head = parse(halves[0]);
   const rest = halves.length === 2 ? parse(halves[1]) : [];
   const fill = 8 - head.length - rest.length;
@@ -120,10 +126,15 @@ export function createGuardedAgent(opts: GuardOptions): Agent {
 }
 
 /** Every address of the host (a literal IP is its own address); rejects if any one is forbidden. */
-async function resolveChecked(hostname: string, allowPrivate: boolean, timeoutMs: number): Promise<string[]> {
+async function resolveChecked(
+  hostname: string,
+  allowPrivate: boolean,
+  timeoutMs: number,
+): Promise<string[]> {
   const bare = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
   const addresses = isIP(bare) ? [bare] : await lookupWithTimeout(bare, timeoutMs);
-  if (addresses.length === 0) throw Object.assign(new Error(`no address for ${bare}`), { code: 'ENOTFOUND' });
+  if (addresses.length === 0)
+    throw Object.assign(new Error(`no address for ${bare}`), { code: 'ENOTFOUND' });
   // Refuse the host when ANY address is forbidden: a mixed answer is a rebinding attempt more often than not.
   const bad = allowPrivate ? undefined : addresses.find((a) => isForbiddenAddress(a));
   if (bad !== undefined) throw new ForbiddenAddressError(bad);
@@ -134,7 +145,10 @@ async function resolveChecked(hostname: string, allowPrivate: boolean, timeoutMs
 async function lookupWithTimeout(host: string, timeoutMs: number): Promise<string[]> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new errors.ConnectTimeoutError(`DNS lookup of ${host} timed out`)), timeoutMs);
+    timer = setTimeout(
+      () => reject(new errors.ConnectTimeoutError(`DNS lookup of ${host} timed out`)),
+      timeoutMs,
+    );
   });
   try {
     const found = await Promise.race([lookup(host, { all: true, verbatim: true }), timeout]);
@@ -151,7 +165,9 @@ function connectFirst(
   addresses: readonly string[],
   callback: buildConnector.Callback,
 ): void {
-  const servername = options.servername || (isIP(options.hostname.replace(/^\[|\]$/g, '')) ? undefined : options.hostname);
+  const servername =
+    options.servername ||
+    (isIP(options.hostname.replace(/^\[|\]$/g, '')) ? undefined : options.hostname);
   const attempt = (index: number): void => {
     const address = addresses[index] ?? '';
     const target: buildConnector.Options = { ...options, hostname: address };

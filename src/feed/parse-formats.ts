@@ -10,7 +10,13 @@ type AtomLink = { href?: string; rel?: string; type?: string; length?: number };
 type Person = { name?: string; email?: string; link?: string; uri?: string; url?: string };
 
 // sy:updatePeriod (RSS 1.0 Syndication module) in seconds; the update frequency divides it.
-const SY_PERIODS: Record<string, number> = { hourly: 3600, daily: 86400, weekly: 604800, monthly: 2592000, yearly: 31536000 };
+const SY_PERIODS: Record<string, number> = {
+  hourly: 3600,
+  daily: 86400,
+  weekly: 604800,
+  monthly: 2592000,
+  yearly: 31536000,
+};
 
 /** RSS 0.9x/2.0 document → normalized feed; `base` is the document base URL. */
 export function mapRss(feed: RssFeed.Feed<string>, base: string | null): Feed {
@@ -19,7 +25,8 @@ export function mapRss(feed: RssFeed.Feed<string>, base: string | null): Feed {
   return {
     format: 'rss',
     title: text(feed.title) ?? text(feed.dc?.titles?.[0]),
-    site_url: resolveUrl(feed.link, feedBase) ?? resolveUrl(pickLink(links, 'alternate')?.href, feedBase),
+    site_url:
+      resolveUrl(feed.link, feedBase) ?? resolveUrl(pickLink(links, 'alternate')?.href, feedBase),
     ttl_seconds: ttlSeconds(feed.ttl, feed.sy),
     hub_url: resolveUrl(pickLink(links, 'hub')?.href, feedBase),
     self_url: resolveUrl(pickLink(links, 'self')?.href, feedBase),
@@ -31,18 +38,31 @@ function rssEntry(item: RssFeed.Item<string>, base: string | null): Entry {
   const guid = text(item.guid?.value);
   const atomLinks = (item.atom?.links ?? []) as AtomLink[];
   // RSS 2.0: a guid is a permalink unless isPermaLink="false"; used only when <link> is missing.
-  const permalink = item.guid?.isPermaLink !== false && guid && /^https?:\/\//i.test(guid) ? guid : null;
+  const permalink =
+    item.guid?.isPermaLink !== false && guid && /^https?:\/\//i.test(guid) ? guid : null;
   const enclosures = (item.enclosures ?? []).map((e) => enclosure(e.url, e.type, e.length, base));
   return {
     guid,
-    url: resolveUrl(item.link, base) ?? resolveUrl(pickLink(atomLinks, 'alternate')?.href, base) ?? resolveUrl(permalink, base),
+    url:
+      resolveUrl(item.link, base) ??
+      resolveUrl(pickLink(atomLinks, 'alternate')?.href, base) ??
+      resolveUrl(permalink, base),
     title: text(item.title) ?? text(item.dc?.titles?.[0]),
     summary: text(item.description) ?? text(item.dc?.descriptions?.[0]),
     content: text(item.content?.encoded),
-    authors: uniq([...(item.authors ?? []).map(personName), ...(item.dc?.creators ?? []), text(item.itunes?.author)]),
+    authors: uniq([
+      ...(item.authors ?? []).map(personName),
+      ...(item.dc?.creators ?? []),
+      text(item.itunes?.author),
+    ]),
     categories: uniq([...(item.categories ?? []).map((c) => c.name), ...(item.dc?.subjects ?? [])]),
     enclosures: compact([...enclosures, ...linkEnclosures(atomLinks, base)]),
-    published_at: firstDate(item.pubDate, ...(item.dc?.dates ?? []), ...(item.dcterms?.issued ?? []), item.atom?.published),
+    published_at: firstDate(
+      item.pubDate,
+      ...(item.dc?.dates ?? []),
+      ...(item.dcterms?.issued ?? []),
+      item.atom?.published,
+    ),
     updated_at: firstDate(item.atom?.updated, ...(item.dcterms?.modified ?? [])),
   };
 }
@@ -59,11 +79,17 @@ export function mapAtom(feed: AtomFeed.Feed<string>, base: string | null): Feed 
     ttl_seconds: ttlSeconds(undefined, feed.sy),
     hub_url: resolveUrl(pickLink(links, 'hub')?.href, feedBase),
     self_url: resolveUrl(pickLink(links, 'self')?.href, feedBase),
-    entries: (feed.entries ?? []).map((e) => atomEntry(e, childBase(e.xml?.base, feedBase), feedAuthors)),
+    entries: (feed.entries ?? []).map((e) =>
+      atomEntry(e, childBase(e.xml?.base, feedBase), feedAuthors),
+    ),
   };
 }
 
-function atomEntry(entry: AtomFeed.Entry<string>, base: string | null, feedAuthors: Array<string | undefined>): Entry {
+function atomEntry(
+  entry: AtomFeed.Entry<string>,
+  base: string | null,
+  feedAuthors: Array<string | undefined>,
+): Entry {
   const links = (entry.links ?? []) as AtomLink[];
   // RFC 4287 §4.2.1: an entry without atom:author inherits its source's, then the feed's.
   const own = [...(entry.authors ?? []), ...(entry.source?.authors ?? [])].map(personName);
@@ -76,7 +102,11 @@ function atomEntry(entry: AtomFeed.Entry<string>, base: string | null, feedAutho
     authors: uniq([...(own.some(Boolean) ? own : feedAuthors), ...(entry.dc?.creators ?? [])]),
     categories: uniq((entry.categories ?? []).map((c) => c.term ?? c.label)),
     enclosures: compact(linkEnclosures(links, base)),
-    published_at: firstDate(entry.published, ...(entry.dc?.dates ?? []), ...(entry.dcterms?.issued ?? [])),
+    published_at: firstDate(
+      entry.published,
+      ...(entry.dc?.dates ?? []),
+      ...(entry.dcterms?.issued ?? []),
+    ),
     updated_at: firstDate(entry.updated, ...(entry.dcterms?.modified ?? [])),
   };
 }
@@ -113,7 +143,8 @@ export function mapRdf(feed: RdfFeed.Feed<string>, base: string | null): Feed {
 /** JSON Feed 1.0/1.1 document → normalized feed (1.0 `author` arrives as `authors` from feedsmith). */
 export function mapJson(feed: JsonFeed.Feed<string>, base: string | null): Feed {
   const feedAuthors = (feed.authors ?? []).map(personName);
-  const hub = (feed.hubs ?? []).find((h) => /websub|pubsubhubbub/i.test(h.type ?? '')) ?? feed.hubs?.[0];
+  const hub =
+    (feed.hubs ?? []).find((h) => /websub|pubsubhubbub/i.test(h.type ?? '')) ?? feed.hubs?.[0];
   return {
     format: 'json',
     title: text(feed.title),
@@ -131,7 +162,9 @@ export function mapJson(feed: JsonFeed.Feed<string>, base: string | null): Feed 
         content: text(item.content_html) ?? text(item.content_text),
         authors: uniq(own.some(Boolean) ? own : feedAuthors),
         categories: uniq(item.tags ?? []),
-        enclosures: compact((item.attachments ?? []).map((a) => enclosure(a.url, a.mime_type, a.size_in_bytes, base))),
+        enclosures: compact(
+          (item.attachments ?? []).map((a) => enclosure(a.url, a.mime_type, a.size_in_bytes, base)),
+        ),
         published_at: firstDate(item.date_published),
         updated_at: firstDate(item.date_modified),
       };
@@ -139,25 +172,39 @@ export function mapJson(feed: JsonFeed.Feed<string>, base: string | null): Feed 
   };
 }
 
-function ttlSeconds(ttlMinutes: number | undefined, sy: { updatePeriod?: string; updateFrequency?: number } | undefined): number | null {
-  if (typeof ttlMinutes === 'number' && Number.isFinite(ttlMinutes) && ttlMinutes > 0) return Math.round(ttlMinutes * 60);
+function ttlSeconds(
+  ttlMinutes: number | undefined,
+  sy: { updatePeriod?: string; updateFrequency?: number } | undefined,
+): number | null {
+  if (typeof ttlMinutes === 'number' && Number.isFinite(ttlMinutes) && ttlMinutes > 0)
+    return Math.round(ttlMinutes * 60);
   const period = sy?.updatePeriod ? SY_PERIODS[sy.updatePeriod.trim().toLowerCase()] : undefined;
   if (!period) return null;
-  const freq = typeof sy?.updateFrequency === 'number' && sy.updateFrequency > 0 ? sy.updateFrequency : 1;
+  const freq =
+    typeof sy?.updateFrequency === 'number' && sy.updateFrequency > 0 ? sy.updateFrequency : 1;
   return Math.max(1, Math.round(period / freq));
 }
 
 // Atom link choice (RFC 4287 §4.2.7.2: no rel means "alternate"); an HTML alternate wins over others.
 function pickLink(links: AtomLink[], rel: string): AtomLink | undefined {
-  const matching = links.filter((l) => (l.rel?.trim().toLowerCase() || 'alternate') === rel && l.href);
+  const matching = links.filter(
+    (l) => (l.rel?.trim().toLowerCase() || 'alternate') === rel && l.href,
+  );
   return matching.find((l) => !l.type || /html/i.test(l.type)) ?? matching[0];
 }
 
 function linkEnclosures(links: AtomLink[], base: string | null): Array<Enclosure | null> {
-  return links.filter((l) => l.rel?.trim().toLowerCase() === 'enclosure').map((l) => enclosure(l.href, l.type, l.length, base));
+  return links
+    .filter((l) => l.rel?.trim().toLowerCase() === 'enclosure')
+    .map((l) => enclosure(l.href, l.type, l.length, base));
 }
 
-function enclosure(url: string | undefined, type: string | undefined, length: number | undefined, base: string | null): Enclosure | null {
+function enclosure(
+  url: string | undefined,
+  type: string | undefined,
+  length: number | undefined,
+  base: string | null,
+): Enclosure | null {
   const resolved = resolveUrl(url, base);
   if (!resolved) return null;
   const len = typeof length === 'number' && Number.isFinite(length) && length >= 0 ? length : null;

@@ -22,7 +22,12 @@ export type ParsePool = {
   ready(): Promise<'worker' | 'inline'>;
 };
 
-type Job = { req: ParseRequest; resolve: (f: ParsedFeed) => void; reject: (e: Error) => void; timer?: NodeJS.Timeout };
+type Job = {
+  req: ParseRequest;
+  resolve: (f: ParsedFeed) => void;
+  reject: (e: Error) => void;
+  timer?: NodeJS.Timeout;
+};
 type Slot = { worker: Worker; ready: boolean; job: Job | null };
 
 /** Parses off the main thread when text.length > thresholdBytes (default 1 MiB), in a pool of
@@ -65,7 +70,11 @@ class WorkerPool implements ParsePool {
   parse(text: string, opts: ParseOptions): Promise<ParsedFeed> {
     if (this.#closed) return Promise.reject(new Error('parse pool: closed'));
     return new Promise<ParsedFeed>((resolve, reject) => {
-      const req = { id: this.#nextId++, text, opts: { baseUrl: opts.baseUrl, contentLocation: opts.contentLocation ?? null } };
+      const req = {
+        id: this.#nextId++,
+        text,
+        opts: { baseUrl: opts.baseUrl, contentLocation: opts.contentLocation ?? null },
+      };
       const job: Job = { req, resolve, reject };
       if (this.#inline || text.length <= this.#threshold) return runInline(job);
       this.#queue.push(job);
@@ -76,10 +85,12 @@ class WorkerPool implements ParsePool {
   async close(): Promise<void> {
     this.#closed = true;
     for (const job of this.#queue.splice(0)) job.reject(new Error('parse pool: closed'));
-    await Promise.all(this.#slots.splice(0).map(async (s) => {
-      this.#finish(s, (j) => j.reject(new Error('parse pool: closed')));
-      await s.worker.terminate();
-    }));
+    await Promise.all(
+      this.#slots.splice(0).map(async (s) => {
+        this.#finish(s, (j) => j.reject(new Error('parse pool: closed')));
+        await s.worker.terminate();
+      }),
+    );
     this.#settleReady();
   }
 
@@ -105,7 +116,9 @@ class WorkerPool implements ParsePool {
       slot.job = job;
       slot.worker.ref();
       job.timer = setTimeout(() => {
-        this.#finish(slot, (j) => j.reject(new FeedParseError(`parse: timed out after ${this.#timeoutMs} ms`)));
+        this.#finish(slot, (j) =>
+          j.reject(new FeedParseError(`parse: timed out after ${this.#timeoutMs} ms`)),
+        );
         this.#replace(slot);
       }, this.#timeoutMs);
       job.timer.unref(); // the busy worker is ref'd; the timer alone must not hold the process open
@@ -120,7 +133,10 @@ class WorkerPool implements ParsePool {
     }
     if (slot.job?.req.id !== reply.id) return;
     if (reply.type === 'result') this.#finish(slot, (j) => j.resolve(reply.feed));
-    else this.#finish(slot, (j) => j.reject(reply.parseError ? new FeedParseError(reply.message) : new Error(reply.message)));
+    else
+      this.#finish(slot, (j) =>
+        j.reject(reply.parseError ? new FeedParseError(reply.message) : new Error(reply.message)),
+      );
     this.#dispatch();
   }
 
@@ -162,7 +178,8 @@ class WorkerPool implements ParsePool {
   }
 
   #settleReady(): void {
-    if (this.#inline || this.#slots.every((s) => s.ready)) this.#readyWaiters.splice(0).forEach((w) => w());
+    if (this.#inline || this.#slots.every((s) => s.ready))
+      this.#readyWaiters.splice(0).forEach((w) => w());
   }
 }
 

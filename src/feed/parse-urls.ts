@@ -19,13 +19,19 @@ export function resolveUrl(raw: string | null | undefined, base: string | null):
 
 /** Base for a child scope: its xml:base resolved against the parent base when usable, else the parent
  *  (a malformed or unsafe xml:base is ignored, as feedparser does). */
-export function childBase(xmlBase: string | null | undefined, parent: string | null): string | null {
+export function childBase(
+  xmlBase: string | null | undefined,
+  parent: string | null,
+): string | null {
   return resolveUrl(xmlBase, parent) ?? parent;
 }
 
 /** Document base per RFC 3986 §5.1: Content-Location (resolved against the fetch URL) when usable,
  *  else the fetch URL itself. */
-export function documentBase(baseUrl: string, contentLocation: string | null | undefined): string | null {
+export function documentBase(
+  baseUrl: string,
+  contentLocation: string | null | undefined,
+): string | null {
   const fetched = resolveUrl(baseUrl, null);
   return resolveUrl(contentLocation, fetched) ?? fetched;
 }

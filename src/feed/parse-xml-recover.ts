@@ -8,8 +8,25 @@ const ILLEGAL_XML_CHARS = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/g;
 // Leaf elements whose content feedsmith reads raw (fast-xml-parser stop nodes): unescaped HTML inside
 // them is tolerated there, so the scan skips to their end tag instead of checking their markup.
 const RAW_ELEMENTS = new Set([
-  'title', 'link', 'description', 'summary', 'content', 'content:encoded', 'subtitle', 'rights', 'guid',
-  'comments', 'pubdate', 'category', 'name', 'email', 'uri', 'id', 'updated', 'published', 'source',
+  'title',
+  'link',
+  'description',
+  'summary',
+  'content',
+  'content:encoded',
+  'subtitle',
+  'rights',
+  'guid',
+  'comments',
+  'pubdate',
+  'category',
+  'name',
+  'email',
+  'uri',
+  'id',
+  'updated',
+  'published',
+  'source',
 ]);
 const ITEM_ELEMENTS = new Set(['item', 'entry']);
 const NAME = /[^\s/>=<"'!?]+/y;
@@ -62,7 +79,8 @@ export function checkXml(text: string, rootOffset: number): XmlCheck {
   while (i < text.length) {
     const lt = text.indexOf('<', i);
     const textEnd = lt === -1 ? text.length : lt;
-    if (stack.length === 0 && text.slice(i, textEnd).trim() !== '') return fail(i, 'text outside the root element');
+    if (stack.length === 0 && text.slice(i, textEnd).trim() !== '')
+      return fail(i, 'text outside the root element');
     if (lt === -1) break;
     const declEnd = skipMarkupDecl(text, lt);
     if (declEnd === -1) return fail(lt, 'unterminated comment, CDATA section or declaration');
@@ -74,9 +92,11 @@ export function checkXml(text: string, rootOffset: number): XmlCheck {
       NAME.lastIndex = lt + 2;
       const name = NAME.exec(text)?.[0];
       const gt = text.indexOf('>', lt);
-      if (!name || gt === -1 || text.slice(NAME.lastIndex, gt).trim() !== '') return fail(lt, 'broken end tag');
+      if (!name || gt === -1 || text.slice(NAME.lastIndex, gt).trim() !== '')
+        return fail(lt, 'broken end tag');
       const open = stack[stack.length - 1] ?? '';
-      if (open.toLowerCase() !== name.toLowerCase()) return fail(lt, `end tag </${name}> does not match <${open}>`);
+      if (open.toLowerCase() !== name.toLowerCase())
+        return fail(lt, `end tag </${name}> does not match <${open}>`);
       stack.pop();
       if (ITEM_ELEMENTS.has(localName(name))) items--;
       if (stack.length === 0) rootClosed = true;
@@ -102,7 +122,8 @@ export function checkXml(text: string, rootOffset: number): XmlCheck {
     }
     if (items === 0 && stack.length > 0) safe = { offset: i, stack: stack.slice() };
   }
-  if (stack.length > 0) return fail(text.length, `document ends inside <${stack[stack.length - 1]}>`);
+  if (stack.length > 0)
+    return fail(text.length, `document ends inside <${stack[stack.length - 1]}>`);
   return { damage: null };
 }
 
@@ -164,7 +185,11 @@ function findEndTag(text: string, name: string, from: number): number {
 }
 
 function closeTags(stack: string[]): string {
-  return stack.slice().reverse().map((n) => `</${n}>`).join('');
+  return stack
+    .slice()
+    .reverse()
+    .map((n) => `</${n}>`)
+    .join('');
 }
 
 function localName(name: string): string {

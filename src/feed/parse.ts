@@ -3,7 +3,12 @@ import { parseAtomFeed, parseJsonFeed, parseRdfFeed, parseRssFeed, ParseError } 
 import type { JsonFeed } from 'feedsmith';
 import { mapAtom, mapJson, mapRdf, mapRss } from './parse-formats.ts';
 import { documentBase } from './parse-urls.ts';
-import { checkXml, findRootElement, stripDoctype, stripIllegalXmlChars } from './parse-xml-recover.ts';
+import {
+  checkXml,
+  findRootElement,
+  stripDoctype,
+  stripIllegalXmlChars,
+} from './parse-xml-recover.ts';
 import type { FeedFormat, ParsedFeed, ParseOptions } from './types.ts';
 
 /** The text is not a feed at all (HTML, unknown XML, invalid JSON) or nothing could be recovered. */
@@ -17,7 +22,10 @@ const JSON_FEED_VERSION = /"version"\s*:\s*"https?:\/\/jsonfeed\.org\/version\//
 
 /** Cheap sniff used before parsing: 'feed' | 'html' | 'unknown'. Looks at the first 64 KiB only. */
 export function sniffDocument(text: string): 'feed' | 'html' | 'unknown' {
-  const head = text.slice(0, SNIFF_LIMIT).replace(/^\uFEFF/, '').trimStart();
+  const head = text
+    .slice(0, SNIFF_LIMIT)
+    .replace(/^\uFEFF/, '')
+    .trimStart();
   if (head.startsWith('{')) return JSON_FEED_VERSION.test(head) ? 'feed' : 'unknown';
   const root = findRootElement(head);
   if (root && localName(root.name) in XML_FORMATS) return 'feed';
@@ -58,7 +66,11 @@ export function parseFeed(text: string, opts: ParseOptions): ParsedFeed {
   return { ...parseXml(format, xml, base), degraded: notes.length ? notes.join('; ') : null };
 }
 
-function parseXml(format: FeedFormat, text: string, base: string | null): Omit<ParsedFeed, 'degraded'> {
+function parseXml(
+  format: FeedFormat,
+  text: string,
+  base: string | null,
+): Omit<ParsedFeed, 'degraded'> {
   const xml = stripDoctype(text);
   try {
     if (format === 'rss') return mapRss(parseRssFeed(xml), base);
@@ -79,7 +91,10 @@ function readJsonFeed(text: string): JsonFeed.Feed<string> | null {
   } catch (err) {
     throw new FeedParseError(`parse: invalid JSON (${describe(err)})`, { cause: err });
   }
-  const version = typeof value === 'object' && value !== null ? (value as Record<string, unknown>).version : undefined;
+  const version =
+    typeof value === 'object' && value !== null
+      ? (value as Record<string, unknown>).version
+      : undefined;
   if (typeof version !== 'string' || !/jsonfeed\.org/i.test(version)) {
     throw new FeedParseError('parse: not a feed (JSON without a jsonfeed.org version)');
   }
@@ -92,7 +107,15 @@ function readJsonFeed(text: string): JsonFeed.Feed<string> | null {
 }
 
 function emptyFeed(format: FeedFormat): Omit<ParsedFeed, 'degraded'> {
-  return { format, title: null, site_url: null, ttl_seconds: null, hub_url: null, self_url: null, entries: [] };
+  return {
+    format,
+    title: null,
+    site_url: null,
+    ttl_seconds: null,
+    hub_url: null,
+    self_url: null,
+    entries: [],
+  };
 }
 
 function localName(name: string): string {

@@ -7,7 +7,14 @@ import { entryKeys } from './identity.ts';
 import { FeedParseError, sniffDocument } from './parse.ts';
 import type { ParsedFeed, ParseOptions } from './types.ts';
 
-export type RefreshTarget = { fetchUrl: string; credentials: string | null; etag: string | null; lastModified: string | null; bodyHash: string | null; discovered: boolean };
+export type RefreshTarget = {
+  fetchUrl: string;
+  credentials: string | null;
+  etag: string | null;
+  lastModified: string | null;
+  bodyHash: string | null;
+  discovered: boolean;
+};
 export type RefreshDeps = {
   agent: Dispatcher;
   parse: (text: string, opts: ParseOptions) => Promise<ParsedFeed>;
@@ -18,51 +25,139 @@ export type RefreshDeps = {
   now: () => Date;
 };
 export type RefreshOutcome =
-  | { kind: 'parsed'; meta: FetchMeta; bodyHash: string; parsed: ParsedFeed; keys: string[]; discoveredUrl: string | null }
+  | {
+      kind: 'parsed';
+      meta: FetchMeta;
+      bodyHash: string;
+      parsed: ParsedFeed;
+      keys: string[];
+      discoveredUrl: string | null;
+    }
   | { kind: 'unchanged'; meta: FetchMeta }
   | { kind: 'gone'; meta: FetchMeta }
   | { kind: 'throttled'; meta: FetchMeta; retryAfterSeconds: number }
-  | { kind: 'error'; errorClass: 'network' | 'http' | 'parse'; message: string; status: number | null; retryAfterSeconds: number | null; durationMs: number };
+  | {
+      kind: 'error';
+      errorClass: 'network' | 'http' | 'parse';
+      message: string;
+      status: number | null;
+      retryAfterSeconds: number | null;
+      durationMs: number;
+    };
 
 const MAX_DISCOVERY_CANDIDATES = 4;
 
 /** Fetches and parses one feed. Never throws: every failure is an 'error' outcome with its class and message. */
-export async function refreshFeed(target: RefreshTarget, deps: RefreshDeps): Promise<RefreshOutcome> {
+export async function refreshFeed(
+  target: RefreshTarget,
+  deps: RefreshDeps,
+): Promise<RefreshOutcome> {
   const res = await fetchOnce(target.fetchUrl, target, deps, true);
   if (res.kind !== 'ok') return res;
   const decoded = decodeFeed(res.body, res.meta.contentType);
-  if (!target.discovered && sniffDocument(decoded.text) === 'html') return discover(decoded.text, res.meta, target, deps);
+  if (!target.discovered && sniffDocument(decoded.text) === 'html')
+    return discover(decoded.text, res.meta, target, deps);
   return parseBody(decoded.text, res.meta, res.bodyHash, null, deps);
 }
 
-type Fetched = { kind: 'ok'; meta: FetchMeta; body: Uint8Array; bodyHash: string } | Exclude<RefreshOutcome, { kind: 'parsed' }>;
+type Fetched =
+  | { kind: 'ok'; meta: FetchMeta; body: Uint8Array; bodyHash: string }
+  | Exclude<RefreshOutcome, { kind: 'parsed' }>;
 
-async function fetchOnce(url: string, target: RefreshTarget, deps: RefreshDeps, conditional: boolean): Promise<Fetched> {
+async function fetchOnce(
+  url: string,
+  target: RefreshTarget,
+  deps: RefreshDeps,
+  conditional: boolean,
+): Promise<Fetched> {
   const r = await fetchFeed(
-    { url: withCredentials(url, target.credentials), etag: conditional ? target.etag : null, lastModified: conditional ? target.lastModified : null, lastBodyHash: conditional ? target.bodyHash : null },
-    { agent: deps.agent, userAgent: deps.userAgent, maxBodyBytes: deps.maxBodyBytes, connectTimeoutMs: deps.connectTimeoutMs, totalTimeoutMs: deps.totalTimeoutMs, now: deps.now() },
+    {
+      url: withCredentials(url, target.credentials),
+      etag: conditional ? target.etag : null,
+      lastModified: conditional ? target.lastModified : null,
+      lastBodyHash: conditional ? target.bodyHash : null,
+    },
+    {
+      agent: deps.agent,
+      userAgent: deps.userAgent,
+      maxBodyBytes: deps.maxBodyBytes,
+      connectTimeoutMs: deps.connectTimeoutMs,
+      totalTimeoutMs: deps.totalTimeoutMs,
+      now: deps.now(),
+    },
   );
   switch (r.kind) {
-    case 'ok': { const { kind: _k, body, bodyHash, ...meta } = r; return { kind: 'ok', meta, body, bodyHash }; }
-    case 'unchanged': { const { kind: _k, reason: _r, ...meta } = r; return { kind: 'unchanged', meta }; }
-    case 'gone': { const { kind: _k, ...meta } = r; return { kind: 'gone', meta }; }
-    case 'throttled': { const { kind: _k, retryAfterSeconds, ...meta } = r; return { kind: 'throttled', meta, retryAfterSeconds }; }
-    case 'error': return { kind: 'error', errorClass: r.errorClass, message: r.message, status: r.status, retryAfterSeconds: r.retryAfterSeconds, durationMs: r.durationMs };
+    case 'ok': {
+      const { kind: _k, body, bodyHash, ...meta } = r;
+      return { kind: 'ok', meta, body, bodyHash };
+    }
+    case 'unchanged': {
+      const { kind: _k, reason: _r, ...meta } = r;
+      return { kind: 'unchanged', meta };
+    }
+    case 'gone': {
+      const { kind: _k, ...meta } = r;
+      return { kind: 'gone', meta };
+    }
+    case 'throttled': {
+      const { kind: _k, retryAfterSeconds, ...meta } = r;
+      return { kind: 'throttled', meta, retryAfterSeconds };
+    }
+    case 'error':
+      return {
+        kind: 'error',
+        errorClass: r.errorClass,
+        message: r.message,
+        status: r.status,
+        retryAfterSeconds: r.retryAfterSeconds,
+        durationMs: r.durationMs,
+      };
   }
 }
 
-async function parseBody(text: string, meta: FetchMeta, bodyHash: string, discoveredUrl: string | null, deps: RefreshDeps): Promise<RefreshOutcome> {
+async function parseBody(
+  text: string,
+  meta: FetchMeta,
+  bodyHash: string,
+  discoveredUrl: string | null,
+  deps: RefreshDeps,
+): Promise<RefreshOutcome> {
   try {
-    const parsed = await deps.parse(text, { baseUrl: meta.finalUrl, contentLocation: meta.contentLocation });
-    return { kind: 'parsed', meta, bodyHash, parsed, keys: entryKeys(parsed.entries, meta.finalUrl), discoveredUrl };
+    const parsed = await deps.parse(text, {
+      baseUrl: meta.finalUrl,
+      contentLocation: meta.contentLocation,
+    });
+    return {
+      kind: 'parsed',
+      meta,
+      bodyHash,
+      parsed,
+      keys: entryKeys(parsed.entries, meta.finalUrl),
+      discoveredUrl,
+    };
   } catch (err) {
-    const message = err instanceof FeedParseError ? err.message : `parse: unable to parse the feed: ${(err as Error).message}`;
-    return { kind: 'error', errorClass: 'parse', message, status: meta.status, retryAfterSeconds: null, durationMs: meta.durationMs };
+    const message =
+      err instanceof FeedParseError
+        ? err.message
+        : `parse: unable to parse the feed: ${(err as Error).message}`;
+    return {
+      kind: 'error',
+      errorClass: 'parse',
+      message,
+      status: meta.status,
+      retryAfterSeconds: null,
+      durationMs: meta.durationMs,
+    };
   }
 }
 
 /** The URL is a web page: try its advertised feed links, then common paths, and watch the first that parses. */
-async function discover(html: string, pageMeta: FetchMeta, target: RefreshTarget, deps: RefreshDeps): Promise<RefreshOutcome> {
+async function discover(
+  html: string,
+  pageMeta: FetchMeta,
+  target: RefreshTarget,
+  deps: RefreshDeps,
+): Promise<RefreshOutcome> {
   const candidates = discoverFeedLinks(html, pageMeta.finalUrl).slice(0, MAX_DISCOVERY_CANDIDATES);
   for (const candidate of candidates) {
     const res = await fetchOnce(candidate.url, target, deps, false);
@@ -73,7 +168,14 @@ async function discover(html: string, pageMeta: FetchMeta, target: RefreshTarget
     if (outcome.kind === 'parsed') return outcome;
   }
   const tried = candidates.length ? ` (tried ${candidates.map((c) => c.url).join(', ')})` : '';
-  return { kind: 'error', errorClass: 'parse', message: `discover: the URL is a web page and no feed was found in it${tried}`, status: pageMeta.status, retryAfterSeconds: null, durationMs: pageMeta.durationMs };
+  return {
+    kind: 'error',
+    errorClass: 'parse',
+    message: `discover: the URL is a web page and no feed was found in it${tried}`,
+    status: pageMeta.status,
+    retryAfterSeconds: null,
+    durationMs: pageMeta.durationMs,
+  };
 }
 
 function withCredentials(url: string, credentials: string | null): string {

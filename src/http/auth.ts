@@ -27,18 +27,46 @@ export function idempotency(ctx: Ctx): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     const key = c.req.header('idempotency-key');
     if (c.req.method !== 'POST' || key === undefined) return next();
-    if (key.length === 0 || key.length > 255) throw new ApiError(400, 'Invalid request', 'Idempotency-Key must be 1 to 255 characters.', { errors: [{ path: 'Idempotency-Key', message: 'must be 1 to 255 characters' }] });
+    if (key.length === 0 || key.length > 255)
+      throw new ApiError(400, 'Invalid request', 'Idempotency-Key must be 1 to 255 characters.', {
+        errors: [{ path: 'Idempotency-Key', message: 'must be 1 to 255 characters' }],
+      });
     const applicationId = c.get('applicationId');
-    const hash = createHash('sha256').update(`${c.req.method} ${c.req.path}\n`).update(await c.req.text()).digest('hex');
+    const hash = createHash('sha256')
+      .update(`${c.req.method} ${c.req.path}\n`)
+      .update(await c.req.text())
+      .digest('hex');
     const now = ctx.clock.now();
-    const found = findIdempotency(ctx.db, applicationId, key, new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString());
+    const found = findIdempotency(
+      ctx.db,
+      applicationId,
+      key,
+      new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString(),
+    );
     if (found) {
-      if (found.request_hash !== hash) throw new ApiError(409, 'Conflict', 'This Idempotency-Key was used with a different request.');
-      return c.body(found.response, found.status as ContentfulStatusCode, { 'content-type': 'application/json', 'idempotent-replayed': 'true' });
+      if (found.request_hash !== hash)
+        throw new ApiError(
+          409,
+          'Conflict',
+          'This Idempotency-Key was used with a different request.',
+        );
+      return c.body(found.response, found.status as ContentfulStatusCode, {
+        'content-type': 'application/json',
+        'idempotent-replayed': 'true',
+      });
     }
     await next();
     if (c.res.status >= 300) return; // only successes are replayed; a failed request may be retried with the same key
     const response = await c.res.clone().text();
-    saveIdempotency(ctx.db, { application_id: applicationId, key, method: c.req.method, path: c.req.path, request_hash: hash, status: c.res.status, response, created_at: now.toISOString() });
+    saveIdempotency(ctx.db, {
+      application_id: applicationId,
+      key,
+      method: c.req.method,
+      path: c.req.path,
+      request_hash: hash,
+      status: c.res.status,
+      response,
+      created_at: now.toISOString(),
+    });
   };
 }

@@ -4,12 +4,28 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 
-const TITLES: Record<number, string> = { 400: 'Invalid request', 404: 'Not found', 405: 'Method not allowed', 409: 'Conflict', 413: 'Payload too large', 415: 'Unsupported media type', 429: 'Too many requests' };
+const TITLES: Record<number, string> = {
+  400: 'Invalid request',
+  404: 'Not found',
+  405: 'Method not allowed',
+  409: 'Conflict',
+  413: 'Payload too large',
+  415: 'Unsupported media type',
+  429: 'Too many requests',
+};
 
 /** Writes a problem+json response. */
-export function problem(c: Context, status: number, detail: string, extra: Record<string, unknown> = {}, title = TITLES[status] ?? 'Error'): Response {
+export function problem(
+  c: Context,
+  status: number,
+  detail: string,
+  extra: Record<string, unknown> = {},
+  title = TITLES[status] ?? 'Error',
+): Response {
   const body = { type: 'about:blank', title, status, detail, ...extra };
-  return c.body(JSON.stringify(body), status as ContentfulStatusCode, { 'content-type': 'application/problem+json' });
+  return c.body(JSON.stringify(body), status as ContentfulStatusCode, {
+    'content-type': 'application/problem+json',
+  });
 }
 
 /** Hono onError handler: ApiError → its problem; unknown → logged with method, path and a generic 500 that leaks nothing. */
@@ -17,12 +33,29 @@ export function errorHandler(logger: Logger) {
   return (err: Error, c: Context): Response => {
     if (err instanceof ApiError) {
       for (const [k, v] of Object.entries(err.headers ?? {})) c.header(k, v);
-      return problem(c, err.status, err.message, { ...(err.errors ? { errors: err.errors } : {}), ...err.extra }, err.title);
+      return problem(
+        c,
+        err.status,
+        err.message,
+        { ...(err.errors ? { errors: err.errors } : {}), ...err.extra },
+        err.title,
+      );
     }
     const status = (err as { status?: unknown }).status;
-    if (typeof status === 'number' && status >= 400 && status < 500) return problem(c, status, err.message || 'Bad request.');
-    logger.error('http: unhandled error', { method: c.req.method, path: c.req.path, error: err.stack ?? err.message });
-    return problem(c, 500, 'An internal error occurred; it has been logged.', {}, 'Internal server error');
+    if (typeof status === 'number' && status >= 400 && status < 500)
+      return problem(c, status, err.message || 'Bad request.');
+    logger.error('http: unhandled error', {
+      method: c.req.method,
+      path: c.req.path,
+      error: err.stack ?? err.message,
+    });
+    return problem(
+      c,
+      500,
+      'An internal error occurred; it has been logged.',
+      {},
+      'Internal server error',
+    );
   };
 }
 

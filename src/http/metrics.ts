@@ -9,7 +9,13 @@ export function metricsHandler(registry: Registry, token: string) {
   return async (c: Context): Promise<Response> => {
     if (token !== '' && !bearerMatches(c.req.header('authorization'), token)) {
       c.header('www-authenticate', 'Bearer realm="feedsub metrics"');
-      return problem(c, 401, 'Scraping /metrics needs Authorization: Bearer <metrics.token>.', {}, 'Unauthorized');
+      return problem(
+        c,
+        401,
+        'Scraping /metrics needs Authorization: Bearer <metrics.token>.',
+        {},
+        'Unauthorized',
+      );
     }
     const text = await registry.metrics();
     return c.body(text, 200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });

@@ -39,7 +39,10 @@ function accessLog(logger: Logger): MiddlewareHandler {
     const probe = c.req.path === '/healthz' || c.req.path === '/metrics';
     const applicationId = (c.var as Record<string, unknown>).applicationId;
     logger[probe ? 'debug' : 'info']('http: request', {
-      method: c.req.method, path: c.req.path, status: c.res.status, duration_ms: Math.round(performance.now() - started),
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      duration_ms: Math.round(performance.now() - started),
       ...(typeof applicationId === 'string' ? { application_id: applicationId } : {}),
     });
   };

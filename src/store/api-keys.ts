@@ -3,20 +3,30 @@ import type { Db } from '../db/open.ts';
 import { prepared } from './sql.ts';
 
 export type ApiKeyRow = {
-  id: string; application_id: string; name: string | null; prefix: string; hash: string;
-  created_at: string; last_used_at: string | null; revoked_at: string | null;
+  id: string;
+  application_id: string;
+  name: string | null;
+  prefix: string;
+  hash: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
 };
 export type ApiKeyListed = Omit<ApiKeyRow, 'hash'> & { application_name: string };
 
 /** Stores a new key record (its hash, never the key). */
 export function insertApiKey(db: Db, row: Omit<ApiKeyRow, 'last_used_at' | 'revoked_at'>): void {
-  prepared(db, `INSERT INTO api_keys (id, application_id, name, prefix, hash, created_at)
-              VALUES (@id, @application_id, @name, @prefix, @hash, @created_at)`).run(row);
+  prepared(
+    db,
+    `INSERT INTO api_keys (id, application_id, name, prefix, hash, created_at)
+              VALUES (@id, @application_id, @name, @prefix, @hash, @created_at)`,
+  ).run(row);
 }
 
 /** Returns the live (not revoked) key with this hash, or undefined. */
 export function findLiveKeyByHash(db: Db, hash: string): ApiKeyRow | undefined {
-  return prepared(db, 'SELECT * FROM api_keys WHERE hash = ? AND revoked_at IS NULL').get(hash) as ApiKeyRow | undefined;
+  return prepared(db, 'SELECT * FROM api_keys WHERE hash = ? AND revoked_at IS NULL').get(hash) as
+    ApiKeyRow | undefined;
 }
 
 /** Returns the key with this id, revoked or not. */
@@ -27,20 +37,28 @@ export function getApiKey(db: Db, id: string): ApiKeyRow | undefined {
 /** Records a use, at most once a minute per key so reads stay cheap. */
 export function touchApiKey(db: Db, id: string, now: Date): void {
   const cutoff = new Date(now.getTime() - 60_000).toISOString();
-  prepared(db, 'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)')
-    .run(now.toISOString(), id, cutoff);
+  prepared(
+    db,
+    'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
+  ).run(now.toISOString(), id, cutoff);
 }
 
 /** Every key with its application's name, newest first; never the hash. */
 export function listApiKeys(db: Db): ApiKeyListed[] {
-  return prepared(db, `SELECT k.id, k.application_id, a.name AS application_name, k.name, k.prefix, k.created_at, k.last_used_at, k.revoked_at
-                     FROM api_keys k JOIN applications a ON a.id = k.application_id ORDER BY k.id DESC`).all() as ApiKeyListed[];
+  return prepared(
+    db,
+    `SELECT k.id, k.application_id, a.name AS application_name, k.name, k.prefix, k.created_at, k.last_used_at, k.revoked_at
+                     FROM api_keys k JOIN applications a ON a.id = k.application_id ORDER BY k.id DESC`,
+  ).all() as ApiKeyListed[];
 }
 
 /** Marks the key revoked and ends its dashboard sessions; returns false when no live key has this id. */
 export function revokeApiKey(db: Db, id: string, now: Date): boolean {
   return db.transaction(() => {
-    const changed = prepared(db, 'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now.toISOString(), id).changes;
+    const changed = prepared(
+      db,
+      'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+    ).run(now.toISOString(), id).changes;
     prepared(db, 'DELETE FROM sessions WHERE api_key_id = ?').run(id);
     return changed > 0;
   })();

@@ -4,21 +4,38 @@ import { prepared } from './sql.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
 
 export type EndpointRow = {
-  id: string; application_id: string; title: string; url: string; secret: string;
-  previous_secret: string | null; previous_secret_until: string | null;
-  status: 'active' | 'disabled'; disabled_reason: string | null; failing_since: string | null;
-  created_at: string; updated_at: string;
+  id: string;
+  application_id: string;
+  title: string;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: string | null;
+  status: 'active' | 'disabled';
+  disabled_reason: string | null;
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
 };
 
 /** Stores a new endpoint. */
-export function insertEndpoint(db: Db, row: Pick<EndpointRow, 'id' | 'application_id' | 'title' | 'url' | 'secret' | 'created_at'>): void {
-  prepared(db, `INSERT INTO endpoints (id, application_id, title, url, secret, created_at, updated_at)
-              VALUES (@id, @application_id, @title, @url, @secret, @created_at, @created_at)`).run(row);
+export function insertEndpoint(
+  db: Db,
+  row: Pick<EndpointRow, 'id' | 'application_id' | 'title' | 'url' | 'secret' | 'created_at'>,
+): void {
+  prepared(
+    db,
+    `INSERT INTO endpoints (id, application_id, title, url, secret, created_at, updated_at)
+              VALUES (@id, @application_id, @title, @url, @secret, @created_at, @created_at)`,
+  ).run(row);
 }
 
 /** Returns the application's endpoint, or undefined (also when it belongs to another application). */
 export function getEndpoint(db: Db, applicationId: string, id: string): EndpointRow | undefined {
-  return prepared(db, 'SELECT * FROM endpoints WHERE id = ? AND application_id = ?').get(id, applicationId) as EndpointRow | undefined;
+  return prepared(db, 'SELECT * FROM endpoints WHERE id = ? AND application_id = ?').get(
+    id,
+    applicationId,
+  ) as EndpointRow | undefined;
 }
 
 /** Returns an endpoint by id whatever its application (delivery side only). */
@@ -29,43 +46,83 @@ export function getEndpointById(db: Db, id: string): EndpointRow | undefined {
 /** One page of the application's endpoints, newest first. */
 export function listEndpoints(db: Db, applicationId: string, q: PageQuery): Page<EndpointRow> {
   const c = cursor(q.after);
-  const rows = prepared(db, `SELECT * FROM endpoints WHERE application_id = ?${c.sql} ORDER BY id DESC LIMIT ?`)
-    .all(applicationId, ...c.params, q.limit + 1) as EndpointRow[];
+  const rows = prepared(
+    db,
+    `SELECT * FROM endpoints WHERE application_id = ?${c.sql} ORDER BY id DESC LIMIT ?`,
+  ).all(applicationId, ...c.params, q.limit + 1) as EndpointRow[];
   return toPage(rows, q.limit);
 }
 
 /** Applies the given changes; returns the updated row, or undefined when not the application's. */
-export function updateEndpoint(db: Db, applicationId: string, id: string, patch: Partial<Pick<EndpointRow, 'title' | 'url' | 'status' | 'disabled_reason' | 'failing_since' | 'secret' | 'previous_secret' | 'previous_secret_until'>>, now: Date): EndpointRow | undefined {
+export function updateEndpoint(
+  db: Db,
+  applicationId: string,
+  id: string,
+  patch: Partial<
+    Pick<
+      EndpointRow,
+      | 'title'
+      | 'url'
+      | 'status'
+      | 'disabled_reason'
+      | 'failing_since'
+      | 'secret'
+      | 'previous_secret'
+      | 'previous_secret_until'
+    >
+  >,
+  now: Date,
+): EndpointRow | undefined {
   const keys = Object.keys(patch) as (keyof typeof patch)[];
   if (keys.length > 0) {
     const sets = keys.map((k) => `${k} = @${k}`).join(', ');
-    prepared(db, `UPDATE endpoints SET ${sets}, updated_at = @updated_at WHERE id = @id AND application_id = @application_id`)
-      .run({ ...patch, updated_at: now.toISOString(), id, application_id: applicationId });
+    prepared(
+      db,
+      `UPDATE endpoints SET ${sets}, updated_at = @updated_at WHERE id = @id AND application_id = @application_id`,
+    ).run({ ...patch, updated_at: now.toISOString(), id, application_id: applicationId });
   }
   return getEndpoint(db, applicationId, id);
 }
 
 /** Number of subscriptions using the endpoint. */
 export function countEndpointSubscriptions(db: Db, id: string): number {
-  return (prepared(db, 'SELECT count(*) AS n FROM subscriptions WHERE endpoint_id = ?').get(id) as { n: number }).n;
+  return (
+    prepared(db, 'SELECT count(*) AS n FROM subscriptions WHERE endpoint_id = ?').get(id) as {
+      n: number;
+    }
+  ).n;
 }
 
 /** Deletes the endpoint (and, by cascade, its events); returns false when not the application's. */
 export function deleteEndpoint(db: Db, applicationId: string, id: string): boolean {
-  return prepared(db, 'DELETE FROM endpoints WHERE id = ? AND application_id = ?').run(id, applicationId).changes > 0;
+  return (
+    prepared(db, 'DELETE FROM endpoints WHERE id = ? AND application_id = ?').run(id, applicationId)
+      .changes > 0
+  );
 }
 
 /** A delivery succeeded: the endpoint's run of failures ends. */
 export function markEndpointHealthy(db: Db, id: string): void {
-  prepared(db, 'UPDATE endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL').run(id);
+  prepared(
+    db,
+    'UPDATE endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL',
+  ).run(id);
 }
 
 /** A delivery failed: starts the run of failures if none; returns when the run started. */
 export function markEndpointFailing(db: Db, id: string, now: Date): string {
-  return prepared(db, 'UPDATE endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING failing_since').pluck().get(now.toISOString(), id) as string;
+  return prepared(
+    db,
+    'UPDATE endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING failing_since',
+  )
+    .pluck()
+    .get(now.toISOString(), id) as string;
 }
 
 /** Disables an endpoint with a reason shown in the API and dashboard; delivery to it stops until it is re-enabled. */
 export function disableEndpoint(db: Db, id: string, reason: string, now: Date): void {
-  prepared(db, "UPDATE endpoints SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND status = 'active'").run(reason, now.toISOString(), id);
+  prepared(
+    db,
+    "UPDATE endpoints SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND status = 'active'",
+  ).run(reason, now.toISOString(), id);
 }

@@ -10,7 +10,10 @@ export function unseenKeys(db: Db, feedId: string, keys: string[]): Set<string> 
 
 /** Records keys as seen at `now` (existing ones keep their first-seen time). Call inside a transaction. */
 export function insertKeys(db: Db, feedId: string, keys: Iterable<string>, now: Date): number {
-  const insert = prepared(db, 'INSERT OR IGNORE INTO entries (feed_id, key, first_seen_at) VALUES (?, ?, ?)');
+  const insert = prepared(
+    db,
+    'INSERT OR IGNORE INTO entries (feed_id, key, first_seen_at) VALUES (?, ?, ?)',
+  );
   let added = 0;
   const t = now.toISOString();
   for (const key of keys) added += insert.run(feedId, key, t).changes;
@@ -19,23 +22,41 @@ export function insertKeys(db: Db, feedId: string, keys: Iterable<string>, now: 
 
 /** Number of keys known for the feed. */
 export function countKeys(db: Db, feedId: string): number {
-  return prepared(db, 'SELECT count(*) FROM entries WHERE feed_id = ?').pluck().get(feedId) as number;
+  return prepared(db, 'SELECT count(*) FROM entries WHERE feed_id = ?')
+    .pluck()
+    .get(feedId) as number;
 }
 
 /** Holds entries back (churn guard). Call inside a transaction. */
-export function holdEntries(db: Db, feedId: string, held: { key: string; entry: string; position: number }[], now: Date): void {
-  const insert = prepared(db, 'INSERT OR IGNORE INTO held_entries (feed_id, key, entry, position, held_at) VALUES (?, ?, ?, ?, ?)');
+export function holdEntries(
+  db: Db,
+  feedId: string,
+  held: { key: string; entry: string; position: number }[],
+  now: Date,
+): void {
+  const insert = prepared(
+    db,
+    'INSERT OR IGNORE INTO held_entries (feed_id, key, entry, position, held_at) VALUES (?, ?, ?, ?, ?)',
+  );
   for (const h of held) insert.run(feedId, h.key, h.entry, h.position, now.toISOString());
 }
 
 /** The held entries of a feed in document order. */
-export function listHeldEntries(db: Db, feedId: string): { key: string; entry: string; position: number }[] {
-  return prepared(db, 'SELECT key, entry, position FROM held_entries WHERE feed_id = ? ORDER BY position').all(feedId) as { key: string; entry: string; position: number }[];
+export function listHeldEntries(
+  db: Db,
+  feedId: string,
+): { key: string; entry: string; position: number }[] {
+  return prepared(
+    db,
+    'SELECT key, entry, position FROM held_entries WHERE feed_id = ? ORDER BY position',
+  ).all(feedId) as { key: string; entry: string; position: number }[];
 }
 
 /** Number of held entries of a feed. */
 export function countHeldEntries(db: Db, feedId: string): number {
-  return prepared(db, 'SELECT count(*) FROM held_entries WHERE feed_id = ?').pluck().get(feedId) as number;
+  return prepared(db, 'SELECT count(*) FROM held_entries WHERE feed_id = ?')
+    .pluck()
+    .get(feedId) as number;
 }
 
 /** Drops a feed's held entries. */

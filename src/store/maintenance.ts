@@ -7,7 +7,11 @@ export type CheckpointResult = { busy: boolean; walPages: number; checkpointedPa
 /** Copies the WAL into the database and truncates it to zero bytes (PRAGMA wal_checkpoint(TRUNCATE)); `busy` when
  *  another connection's reader or writer kept it from finishing (it is then simply tried again later). */
 export function checkpointWal(db: Db): CheckpointResult {
-  const row = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number; log: number; checkpointed: number }[];
+  const row = db.pragma('wal_checkpoint(TRUNCATE)') as {
+    busy: number;
+    log: number;
+    checkpointed: number;
+  }[];
   const r = row[0] ?? { busy: 0, log: 0, checkpointed: 0 };
   return { busy: r.busy !== 0, walPages: r.log, checkpointedPages: r.checkpointed };
 }

@@ -3,29 +3,48 @@ import type { Db } from '../db/open.ts';
 import { prepared } from './sql.ts';
 
 export type SessionRow = {
-  id_hash: string; application_id: string; api_key_id: string; csrf_token: string; created_at: string; last_seen_at: string;
+  id_hash: string;
+  application_id: string;
+  api_key_id: string;
+  csrf_token: string;
+  created_at: string;
+  last_seen_at: string;
 };
 /** A live session with its application's name. */
 export type LiveSession = SessionRow & { application_name: string };
 
 /** Stores a new session. */
 export function insertSession(db: Db, row: SessionRow): void {
-  prepared(db, `INSERT INTO sessions (id_hash, application_id, api_key_id, csrf_token, created_at, last_seen_at)
-              VALUES (@id_hash, @application_id, @api_key_id, @csrf_token, @created_at, @last_seen_at)`).run(row);
+  prepared(
+    db,
+    `INSERT INTO sessions (id_hash, application_id, api_key_id, csrf_token, created_at, last_seen_at)
+              VALUES (@id_hash, @application_id, @api_key_id, @csrf_token, @created_at, @last_seen_at)`,
+  ).run(row);
 }
 
 /** The session with this hash when it was seen after `idleCutoff` and its key is not revoked; undefined otherwise. */
-export function findLiveSession(db: Db, idHash: string, idleCutoff: string): LiveSession | undefined {
-  return prepared(db, `SELECT s.*, a.name AS application_name FROM sessions s
+export function findLiveSession(
+  db: Db,
+  idHash: string,
+  idleCutoff: string,
+): LiveSession | undefined {
+  return prepared(
+    db,
+    `SELECT s.*, a.name AS application_name FROM sessions s
                      JOIN api_keys k ON k.id = s.api_key_id AND k.revoked_at IS NULL
                      JOIN applications a ON a.id = s.application_id
-                     WHERE s.id_hash = ? AND s.last_seen_at > ?`).get(idHash, idleCutoff) as LiveSession | undefined;
+                     WHERE s.id_hash = ? AND s.last_seen_at > ?`,
+  ).get(idHash, idleCutoff) as LiveSession | undefined;
 }
 
 /** Moves the idle clock forward, at most once a minute per session so page views stay read-only. */
 export function touchSession(db: Db, idHash: string, now: Date): void {
   const cutoff = new Date(now.getTime() - 60_000).toISOString();
-  prepared(db, 'UPDATE sessions SET last_seen_at = ? WHERE id_hash = ? AND last_seen_at < ?').run(now.toISOString(), idHash, cutoff);
+  prepared(db, 'UPDATE sessions SET last_seen_at = ? WHERE id_hash = ? AND last_seen_at < ?').run(
+    now.toISOString(),
+    idHash,
+    cutoff,
+  );
 }
 
 /** Deletes one session (sign-out); false when there was none. */

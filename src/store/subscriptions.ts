@@ -4,72 +4,138 @@ import { prepared } from './sql.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
 
 export type SubscriptionRow = {
-  id: string; application_id: string; endpoint_id: string; feed_id: string; url: string;
-  metadata: string | null; status: 'active' | 'paused'; last_sequence: number;
-  created_at: string; updated_at: string;
+  id: string;
+  application_id: string;
+  endpoint_id: string;
+  feed_id: string;
+  url: string;
+  metadata: string | null;
+  status: 'active' | 'paused';
+  last_sequence: number;
+  created_at: string;
+  updated_at: string;
 };
 /** A subscription with what its API view shows of the feed. */
-export type SubscriptionView = SubscriptionRow & { feed_status: string; feed_fetch_url: string; feed_discovered_url: string | null };
+export type SubscriptionView = SubscriptionRow & {
+  feed_status: string;
+  feed_fetch_url: string;
+  feed_discovered_url: string | null;
+};
 
 const VIEW = `SELECT s.*, f.status AS feed_status, f.fetch_url AS feed_fetch_url, f.discovered_url AS feed_discovered_url
               FROM subscriptions s JOIN feeds f ON f.id = s.feed_id`;
 
 /** Stores a new subscription. */
-export function insertSubscription(db: Db, row: Pick<SubscriptionRow, 'id' | 'application_id' | 'endpoint_id' | 'feed_id' | 'url' | 'metadata' | 'created_at'>): void {
-  prepared(db, `INSERT INTO subscriptions (id, application_id, endpoint_id, feed_id, url, metadata, created_at, updated_at)
-              VALUES (@id, @application_id, @endpoint_id, @feed_id, @url, @metadata, @created_at, @created_at)`).run(row);
+export function insertSubscription(
+  db: Db,
+  row: Pick<
+    SubscriptionRow,
+    'id' | 'application_id' | 'endpoint_id' | 'feed_id' | 'url' | 'metadata' | 'created_at'
+  >,
+): void {
+  prepared(
+    db,
+    `INSERT INTO subscriptions (id, application_id, endpoint_id, feed_id, url, metadata, created_at, updated_at)
+              VALUES (@id, @application_id, @endpoint_id, @feed_id, @url, @metadata, @created_at, @created_at)`,
+  ).run(row);
 }
 
 /** Returns the application's subscription with its feed's state, or undefined. */
-export function getSubscription(db: Db, applicationId: string, id: string): SubscriptionView | undefined {
-  return prepared(db, `${VIEW} WHERE s.id = ? AND s.application_id = ?`).get(id, applicationId) as SubscriptionView | undefined;
+export function getSubscription(
+  db: Db,
+  applicationId: string,
+  id: string,
+): SubscriptionView | undefined {
+  return prepared(db, `${VIEW} WHERE s.id = ? AND s.application_id = ?`).get(id, applicationId) as
+    SubscriptionView | undefined;
 }
 
 /** Returns the id of the subscription tying this endpoint to this URL, if any. */
 export function findSubscriptionId(db: Db, endpointId: string, url: string): string | undefined {
-  return (prepared(db, 'SELECT id FROM subscriptions WHERE endpoint_id = ? AND url = ?').get(endpointId, url) as { id: string } | undefined)?.id;
+  return (
+    prepared(db, 'SELECT id FROM subscriptions WHERE endpoint_id = ? AND url = ?').get(
+      endpointId,
+      url,
+    ) as { id: string } | undefined
+  )?.id;
 }
 
 /** One page of the application's subscriptions, newest first, optionally of one endpoint or feed. */
-export function listSubscriptions(db: Db, applicationId: string, q: PageQuery & { endpoint?: string | undefined; feed?: string | undefined }): Page<SubscriptionView> {
+export function listSubscriptions(
+  db: Db,
+  applicationId: string,
+  q: PageQuery & { endpoint?: string | undefined; feed?: string | undefined },
+): Page<SubscriptionView> {
   const c = cursor(q.after);
   const where = ['s.application_id = ?'];
   const params: unknown[] = [applicationId];
-  if (q.endpoint) { where.push('s.endpoint_id = ?'); params.push(q.endpoint); }
-  if (q.feed) { where.push('s.feed_id = ?'); params.push(q.feed); }
-  const rows = prepared(db, `${VIEW} WHERE ${where.join(' AND ')}${c.sql.replace('id', 's.id')} ORDER BY s.id DESC LIMIT ?`)
-    .all(...params, ...c.params, q.limit + 1) as SubscriptionView[];
+  if (q.endpoint) {
+    where.push('s.endpoint_id = ?');
+    params.push(q.endpoint);
+  }
+  if (q.feed) {
+    where.push('s.feed_id = ?');
+    params.push(q.feed);
+  }
+  const rows = prepared(
+    db,
+    `${VIEW} WHERE ${where.join(' AND ')}${c.sql.replace('id', 's.id')} ORDER BY s.id DESC LIMIT ?`,
+  ).all(...params, ...c.params, q.limit + 1) as SubscriptionView[];
   return toPage(rows, q.limit);
 }
 
 /** Applies the given changes; returns undefined when not the application's. */
-export function updateSubscription(db: Db, applicationId: string, id: string, patch: Partial<Pick<SubscriptionRow, 'metadata' | 'endpoint_id' | 'status'>>, now: Date): SubscriptionView | undefined {
+export function updateSubscription(
+  db: Db,
+  applicationId: string,
+  id: string,
+  patch: Partial<Pick<SubscriptionRow, 'metadata' | 'endpoint_id' | 'status'>>,
+  now: Date,
+): SubscriptionView | undefined {
   const keys = Object.keys(patch) as (keyof typeof patch)[];
   if (keys.length > 0) {
     const sets = keys.map((k) => `${k} = @${k}`).join(', ');
-    prepared(db, `UPDATE subscriptions SET ${sets}, updated_at = @updated_at WHERE id = @id AND application_id = @application_id`)
-      .run({ ...patch, updated_at: now.toISOString(), id, application_id: applicationId });
+    prepared(
+      db,
+      `UPDATE subscriptions SET ${sets}, updated_at = @updated_at WHERE id = @id AND application_id = @application_id`,
+    ).run({ ...patch, updated_at: now.toISOString(), id, application_id: applicationId });
   }
   return getSubscription(db, applicationId, id);
 }
 
 /** Deletes the subscription and its events; returns false when not the application's. */
 export function deleteSubscription(db: Db, applicationId: string, id: string): boolean {
-  return prepared(db, 'DELETE FROM subscriptions WHERE id = ? AND application_id = ?').run(id, applicationId).changes > 0;
+  return (
+    prepared(db, 'DELETE FROM subscriptions WHERE id = ? AND application_id = ?').run(
+      id,
+      applicationId,
+    ).changes > 0
+  );
 }
 
 /** True when the application has a subscription to this feed (so it may read the feed record). */
 export function applicationUsesFeed(db: Db, applicationId: string, feedId: string): boolean {
-  return prepared(db, 'SELECT 1 FROM subscriptions WHERE application_id = ? AND feed_id = ? LIMIT 1').get(applicationId, feedId) !== undefined;
+  return (
+    prepared(
+      db,
+      'SELECT 1 FROM subscriptions WHERE application_id = ? AND feed_id = ? LIMIT 1',
+    ).get(applicationId, feedId) !== undefined
+  );
 }
 
 /** The active subscriptions of a feed, with what an event needs (poller side). */
 export function activeSubscriptionsOfFeed(db: Db, feedId: string): SubscriptionRow[] {
-  return prepared(db, "SELECT * FROM subscriptions WHERE feed_id = ? AND status = 'active' ORDER BY id").all(feedId) as SubscriptionRow[];
+  return prepared(
+    db,
+    "SELECT * FROM subscriptions WHERE feed_id = ? AND status = 'active' ORDER BY id",
+  ).all(feedId) as SubscriptionRow[];
 }
 
 /** Allocates the next `count` sequence numbers of a subscription; returns the first. Call inside a transaction. */
 export function allocateSequences(db: Db, id: string, count: number): number {
-  const row = prepared(db, 'UPDATE subscriptions SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence').get(count, id) as { last_sequence: number };
+  const row = prepared(
+    db,
+    'UPDATE subscriptions SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence',
+  ).get(count, id) as { last_sequence: number };
   return row.last_sequence - count + 1;
 }

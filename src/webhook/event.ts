@@ -13,7 +13,12 @@ export type BuiltEvent = { id: string; sequence: number; body: string; entryCoun
 /** Splits new entries into events of ≤ 100 entries and ≤ 256 KiB each, numbered from `firstSequence`.
  *  An entry too large on its own is sent with content and summary removed and `truncated: true`. */
 export function buildEntryEvents(input: {
-  subscription: EventSubscription; feed: EventFeed; entries: EventEntry[]; now: Date; firstSequence: number; newId: () => string;
+  subscription: EventSubscription;
+  feed: EventFeed;
+  entries: EventEntry[];
+  now: Date;
+  firstSequence: number;
+  newId: () => string;
 }): BuiltEvent[] {
   const envelopeBytes = Buffer.byteLength(entriesBody(input, 0, [])) + 16; // + room for the sequence digits
   const batches: string[][] = [];
@@ -22,7 +27,10 @@ export function buildEntryEvents(input: {
   for (const entry of input.entries) {
     const text = fitEntry(entry, MAX_EVENT_BYTES - envelopeBytes);
     const size = Buffer.byteLength(text) + 1;
-    if (current.length > 0 && (current.length >= MAX_ENTRIES_PER_EVENT || bytes + size > MAX_EVENT_BYTES)) {
+    if (
+      current.length > 0 &&
+      (current.length >= MAX_ENTRIES_PER_EVENT || bytes + size > MAX_EVENT_BYTES)
+    ) {
       batches.push(current);
       current = [];
       bytes = envelopeBytes;
@@ -33,13 +41,22 @@ export function buildEntryEvents(input: {
   if (current.length > 0) batches.push(current);
   return batches.map((batch, i) => {
     const sequence = input.firstSequence + i;
-    return { id: input.newId(), sequence, body: entriesBody(input, sequence, batch), entryCount: batch.length };
+    return {
+      id: input.newId(),
+      sequence,
+      body: entriesBody(input, sequence, batch),
+      entryCount: batch.length,
+    };
   });
 }
 
 /** The body of an endpoint.test event. */
 export function buildTestEvent(endpointId: string, now: Date): string {
-  return JSON.stringify({ type: 'endpoint.test', timestamp: now.toISOString(), data: { endpoint: { id: endpointId }, message: 'This is a test event from feedsub.' } });
+  return JSON.stringify({
+    type: 'endpoint.test',
+    timestamp: now.toISOString(),
+    data: { endpoint: { id: endpointId }, message: 'This is a test event from feedsub.' },
+  });
 }
 
 /** Entry order inside events: oldest first, so a receiver can append in order (feeds list newest first). */
@@ -47,8 +64,13 @@ export function deliveryOrder<T>(documentOrder: T[]): T[] {
   return [...documentOrder].reverse();
 }
 
-function entriesBody(input: { subscription: EventSubscription; feed: EventFeed; now: Date }, sequence: number, entryTexts: string[]): string {
-  const metadata = input.subscription.metadata === null ? null : new RawJson(input.subscription.metadata);
+function entriesBody(
+  input: { subscription: EventSubscription; feed: EventFeed; now: Date },
+  sequence: number,
+  entryTexts: string[],
+): string {
+  const metadata =
+    input.subscription.metadata === null ? null : new RawJson(input.subscription.metadata);
   const { id, url, title, site_url } = input.feed;
   return toJson({
     type: 'subscription.entries',
@@ -67,9 +89,17 @@ function entriesBody(input: { subscription: EventSubscription; feed: EventFeed; 
  *  to a bounded size (an entry with thousands of authors or a megabyte title). Cut entries carry `truncated: true`. */
 function fitEntry(entry: EventEntry, budget: number): string {
   const ordered = {
-    id: entry.id, guid: entry.guid, url: entry.url, title: entry.title, summary: entry.summary, content: entry.content,
-    authors: entry.authors, categories: entry.categories, enclosures: entry.enclosures,
-    published_at: entry.published_at, updated_at: entry.updated_at,
+    id: entry.id,
+    guid: entry.guid,
+    url: entry.url,
+    title: entry.title,
+    summary: entry.summary,
+    content: entry.content,
+    authors: entry.authors,
+    categories: entry.categories,
+    enclosures: entry.enclosures,
+    published_at: entry.published_at,
+    updated_at: entry.updated_at,
   };
   const text = JSON.stringify(ordered);
   if (Buffer.byteLength(text) <= budget) return text;
@@ -77,8 +107,17 @@ function fitEntry(entry: EventEntry, budget: number): string {
   if (Buffer.byteLength(slim) <= budget) return slim;
   const cut = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
   return JSON.stringify({
-    ...ordered, guid: cut(ordered.guid, 2048), url: cut(ordered.url, 2048), title: cut(ordered.title, 1000), content: null, summary: null,
-    authors: ordered.authors.slice(0, 10).map((a) => a.slice(0, 200)), categories: ordered.categories.slice(0, 10).map((c) => c.slice(0, 200)),
-    enclosures: ordered.enclosures.slice(0, 10).map((e) => ({ ...e, url: e.url.slice(0, 2048), type: cut(e.type, 200) })), truncated: true,
+    ...ordered,
+    guid: cut(ordered.guid, 2048),
+    url: cut(ordered.url, 2048),
+    title: cut(ordered.title, 1000),
+    content: null,
+    summary: null,
+    authors: ordered.authors.slice(0, 10).map((a) => a.slice(0, 200)),
+    categories: ordered.categories.slice(0, 10).map((c) => c.slice(0, 200)),
+    enclosures: ordered.enclosures
+      .slice(0, 10)
+      .map((e) => ({ ...e, url: e.url.slice(0, 2048), type: cut(e.type, 200) })),
+    truncated: true,
   });
 }

@@ -6,8 +6,13 @@ export type RetryDecision = { kind: 'retry'; at: Date; delayMs: number } | { kin
  *  Delays come from `schedule` (seconds) with ±`jitter` (0.2 = ±20 %); a receiver's Retry-After raises the delay,
  *  bounded by `maxRetryAfterSeconds`. */
 export function nextRetry(opts: {
-  attempt: number; schedule: readonly number[]; now: Date; random?: () => number; jitter?: number;
-  retryAfterSeconds?: number | null; maxRetryAfterSeconds?: number;
+  attempt: number;
+  schedule: readonly number[];
+  now: Date;
+  random?: () => number;
+  jitter?: number;
+  retryAfterSeconds?: number | null;
+  maxRetryAfterSeconds?: number;
 }): RetryDecision {
   const base = opts.schedule[opts.attempt - 1];
   if (base === undefined) return { kind: 'dead' };

@@ -7,13 +7,23 @@ import { ForbiddenAddressError } from '../feed/netguard.ts';
 export const RESPONSE_SNIPPET_BYTES = 4096;
 
 export type SendResult = {
-  ok: boolean; statusCode: number | null; durationMs: number; error: string | null;
-  responseBody: string | null; retryAfterSeconds: number | null;
+  ok: boolean;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBody: string | null;
+  retryAfterSeconds: number | null;
 };
 
 /** POSTs `body` with `headers`; 2xx within `timeoutMs` is ok, anything else (3xx included) is a failure with its reason. */
 export async function sendWebhook(opts: {
-  url: string; headers: Record<string, string>; body: string; agent: Dispatcher; timeoutMs: number; userAgent: string; now: () => Date;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  agent: Dispatcher;
+  timeoutMs: number;
+  userAgent: string;
+  now: () => Date;
 }): Promise<SendResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -31,11 +41,25 @@ export async function sendWebhook(opts: {
     const responseBody = await readSnippet(res.body);
     const statusCode = res.statusCode;
     const ok = statusCode >= 200 && statusCode < 300;
-    const retryAfterSeconds = statusCode === 429 || statusCode === 503 ? parseRetryAfter(headerValue(res.headers as HeaderMap, 'retry-after'), opts.now()) : null;
-    const error = ok ? null : statusCode >= 300 && statusCode < 400 ? `webhook: receiver answered ${statusCode} (redirects are not followed)` : `webhook: receiver answered ${statusCode}`;
+    const retryAfterSeconds =
+      statusCode === 429 || statusCode === 503
+        ? parseRetryAfter(headerValue(res.headers as HeaderMap, 'retry-after'), opts.now())
+        : null;
+    const error = ok
+      ? null
+      : statusCode >= 300 && statusCode < 400
+        ? `webhook: receiver answered ${statusCode} (redirects are not followed)`
+        : `webhook: receiver answered ${statusCode}`;
     return { ok, statusCode, durationMs: elapsed(), error, responseBody, retryAfterSeconds };
   } catch (err) {
-    return { ok: false, statusCode: null, durationMs: elapsed(), error: describe(err, opts.url, opts.timeoutMs), responseBody: null, retryAfterSeconds: null };
+    return {
+      ok: false,
+      statusCode: null,
+      durationMs: elapsed(),
+      error: describe(err, opts.url, opts.timeoutMs),
+      responseBody: null,
+      retryAfterSeconds: null,
+    };
   }
 }
 
@@ -53,7 +77,11 @@ function readSnippet(body: Dispatcher.ResponseData['body']): Promise<string | nu
       body.off('data', onData);
       body.off('end', finish);
       body.destroy(); // its abort error, if any, comes to `finish` again: the listener stays
-      resolve(size === 0 ? null : Buffer.concat(chunks, Math.min(size, RESPONSE_SNIPPET_BYTES)).toString('utf8'));
+      resolve(
+        size === 0
+          ? null
+          : Buffer.concat(chunks, Math.min(size, RESPONSE_SNIPPET_BYTES)).toString('utf8'),
+      );
     };
     const onData = (chunk: Buffer) => {
       chunks.push(chunk);
@@ -68,12 +96,29 @@ function readSnippet(body: Dispatcher.ResponseData['body']): Promise<string | nu
 
 function describe(err: unknown, url: string, timeoutMs: number): string {
   let host = url;
-  try { host = new URL(url).host; } catch { /* keep the raw url */ }
-  if (err instanceof ForbiddenAddressError || (err instanceof Error && err.cause instanceof ForbiddenAddressError)) {
+  try {
+    host = new URL(url).host;
+  } catch {
+    /* keep the raw url */
+  }
+  if (
+    err instanceof ForbiddenAddressError ||
+    (err instanceof Error && err.cause instanceof ForbiddenAddressError)
+  ) {
     return `webhook: refused to connect to ${host}: ${(err instanceof ForbiddenAddressError ? err : (err.cause as Error)).message}`;
   }
-  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') {
+  const e = err as {
+    name?: string;
+    code?: string;
+    message?: string;
+    cause?: { code?: string; message?: string };
+  };
+  if (
+    e.name === 'TimeoutError' ||
+    e.name === 'AbortError' ||
+    e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    e.code === 'UND_ERR_BODY_TIMEOUT'
+  ) {
     return `webhook: no answer from ${host} within ${timeoutMs} ms`;
   }
   const code = e.code ?? e.cause?.code;

@@ -12,7 +12,11 @@ export type Loop = {
 };
 
 /** `tick` returns the delay in ms until the next run (or void for `idleMs`); ticks never overlap; a throwing tick is logged, not fatal. */
-export function createLoop(name: string, tick: () => Promise<number | void>, opts: { idleMs: number; logger: Logger }): Loop {
+export function createLoop(
+  name: string,
+  tick: () => Promise<number | void>,
+  opts: { idleMs: number; logger: Logger },
+): Loop {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<number | void> | undefined;
   let nudged = false;
@@ -27,12 +31,18 @@ export function createLoop(name: string, tick: () => Promise<number | void>, opt
     try {
       return await tick();
     } catch (err) {
-      opts.logger.error('loop: tick failed', { loop: name, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+      opts.logger.error('loop: tick failed', {
+        loop: name,
+        error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      });
       return undefined;
     }
   };
   const run = () => {
-    if (running) { nudged = true; return; }
+    if (running) {
+      nudged = true;
+      return;
+    }
     nudged = false;
     running = execute();
     void running.then((next) => {
@@ -42,20 +52,37 @@ export function createLoop(name: string, tick: () => Promise<number | void>, opt
   };
 
   return {
-    start() { if (!stopped) return; stopped = false; arm(0); },
-    nudge() { if (stopped) return; if (running) nudged = true; else arm(0); },
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      arm(0);
+    },
+    nudge() {
+      if (stopped) return;
+      if (running) nudged = true;
+      else arm(0);
+    },
     async stop(timeoutMs = 10_000) {
       stopped = true;
       clearTimeout(timer);
       if (!running) return;
       let limit: NodeJS.Timeout | undefined;
-      await Promise.race([running, new Promise<void>((resolve) => { limit = setTimeout(resolve, timeoutMs); })]);
+      await Promise.race([
+        running,
+        new Promise<void>((resolve) => {
+          limit = setTimeout(resolve, timeoutMs);
+        }),
+      ]);
       clearTimeout(limit);
     },
     async runOnce() {
       while (running) await running;
       running = execute();
-      try { return await running; } finally { running = undefined; }
+      try {
+        return await running;
+      } finally {
+        running = undefined;
+      }
     },
   };
 }

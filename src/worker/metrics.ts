@@ -23,25 +23,64 @@ export function createMetrics(source: { db: Db; clock: Clock }): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   registerDatabaseGauges(registry, source);
-  new Gauge({ name: 'feedsub_build_info', help: 'Always 1; the version label says which feedsub runs.', labelNames: ['version'], registers: [registry] })
-    .set({ version: FEEDSUB_VERSION }, 1);
+  new Gauge({
+    name: 'feedsub_build_info',
+    help: 'Always 1; the version label says which feedsub runs.',
+    labelNames: ['version'],
+    registers: [registry],
+  }).set({ version: FEEDSUB_VERSION }, 1);
   return { registry, telemetry: registerTelemetry(registry) };
 }
 
 /** Counters and histograms moved by the poller and the deliverer. */
 function registerTelemetry(registry: Registry): Telemetry {
   const registers = [registry];
-  const polls = new Counter({ name: 'feedsub_polls_total', help: 'Feed refreshes by outcome (parsed, unchanged, gone, throttled, error).', labelNames: ['outcome'], registers });
-  const fetchSeconds = new Histogram({ name: 'feedsub_fetch_duration_seconds', help: 'Time to fetch a feed (request to end of body), every outcome.', buckets: FETCH_BUCKETS, registers });
-  const attempts = new Counter({ name: 'feedsub_delivery_attempts_total', help: 'Webhook delivery attempts by outcome (delivered, retry, dead).', labelNames: ['outcome'], registers });
-  const attemptSeconds = new Histogram({ name: 'feedsub_delivery_attempt_duration_seconds', help: 'Time of one webhook HTTP attempt, every outcome.', buckets: ATTEMPT_BUCKETS, registers });
-  const latencySeconds = new Histogram({ name: 'feedsub_delivery_latency_seconds', help: 'Time from an event\'s creation to its successful delivery.', buckets: LATENCY_BUCKETS, registers });
-  const walFrames = new Gauge({ name: 'feedsub_wal_frames', help: 'Pages in the SQLite write-ahead log at the checkpoint thread\'s last pass.', registers });
-  const walCheckpointed = new Gauge({ name: 'feedsub_wal_checkpointed_frames', help: 'Of those pages, how many were copied into the database file.', registers });
+  const polls = new Counter({
+    name: 'feedsub_polls_total',
+    help: 'Feed refreshes by outcome (parsed, unchanged, gone, throttled, error).',
+    labelNames: ['outcome'],
+    registers,
+  });
+  const fetchSeconds = new Histogram({
+    name: 'feedsub_fetch_duration_seconds',
+    help: 'Time to fetch a feed (request to end of body), every outcome.',
+    buckets: FETCH_BUCKETS,
+    registers,
+  });
+  const attempts = new Counter({
+    name: 'feedsub_delivery_attempts_total',
+    help: 'Webhook delivery attempts by outcome (delivered, retry, dead).',
+    labelNames: ['outcome'],
+    registers,
+  });
+  const attemptSeconds = new Histogram({
+    name: 'feedsub_delivery_attempt_duration_seconds',
+    help: 'Time of one webhook HTTP attempt, every outcome.',
+    buckets: ATTEMPT_BUCKETS,
+    registers,
+  });
+  const latencySeconds = new Histogram({
+    name: 'feedsub_delivery_latency_seconds',
+    help: "Time from an event's creation to its successful delivery.",
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const walFrames = new Gauge({
+    name: 'feedsub_wal_frames',
+    help: "Pages in the SQLite write-ahead log at the checkpoint thread's last pass.",
+    registers,
+  });
+  const walCheckpointed = new Gauge({
+    name: 'feedsub_wal_checkpointed_frames',
+    help: 'Of those pages, how many were copied into the database file.',
+    registers,
+  });
   // Every label value starts at 0 so rate() and increase() see the series from the first scrape.
   for (const outcome of POLL_OUTCOMES) polls.inc({ outcome }, 0);
   // One child per outcome, made once: inc() with a label object hashes the labels on every attempt.
-  const attemptsBy = Object.fromEntries(ATTEMPT_OUTCOMES.map((outcome) => [outcome, attempts.labels({ outcome })])) as Record<typeof ATTEMPT_OUTCOMES[number], ReturnType<typeof attempts.labels>>;
+  const attemptsBy = Object.fromEntries(
+    ATTEMPT_OUTCOMES.map((outcome) => [outcome, attempts.labels({ outcome })]),
+  ) as Record<(typeof ATTEMPT_OUTCOMES)[number], ReturnType<typeof attempts.labels>>;
   for (const outcome of ATTEMPT_OUTCOMES) attemptsBy[outcome].inc(0);
   return {
     polled(outcome, durationMs) {
@@ -64,22 +103,40 @@ function registerTelemetry(registry: Registry): Telemetry {
 function registerDatabaseGauges(registry: Registry, { db, clock }: { db: Db; clock: Clock }): void {
   const registers = [registry];
   new Gauge({
-    name: 'feedsub_feeds', help: 'Feeds by status (pending, active, error, gone, identity_changed).', labelNames: ['status'], registers,
-    collect() { for (const [status, n] of Object.entries(countFeedsByStatus(db))) this.set({ status }, n); },
+    name: 'feedsub_feeds',
+    help: 'Feeds by status (pending, active, error, gone, identity_changed).',
+    labelNames: ['status'],
+    registers,
+    collect() {
+      for (const [status, n] of Object.entries(countFeedsByStatus(db))) this.set({ status }, n);
+    },
   });
   new Gauge({
-    name: 'feedsub_events', help: 'Webhook events by status (pending, failed = waiting for a retry, delivered, dead).', labelNames: ['status'], registers,
-    collect() { for (const [status, n] of Object.entries(countEventsByStatus(db))) this.set({ status }, n); },
+    name: 'feedsub_events',
+    help: 'Webhook events by status (pending, failed = waiting for a retry, delivered, dead).',
+    labelNames: ['status'],
+    registers,
+    collect() {
+      for (const [status, n] of Object.entries(countEventsByStatus(db))) this.set({ status }, n);
+    },
   });
   new Gauge({
-    name: 'feedsub_queue_depth', help: 'Events waiting for delivery (pending + failed), including those of disabled endpoints and paused subscriptions.', registers,
-    collect() { this.set(countWaitingEvents(db)); },
+    name: 'feedsub_queue_depth',
+    help: 'Events waiting for delivery (pending + failed), including those of disabled endpoints and paused subscriptions.',
+    registers,
+    collect() {
+      this.set(countWaitingEvents(db));
+    },
   });
   new Gauge({
-    name: 'feedsub_oldest_pending_event_age_seconds', help: 'Age of the oldest event waiting for delivery; 0 when none waits.', registers,
+    name: 'feedsub_oldest_pending_event_age_seconds',
+    help: 'Age of the oldest event waiting for delivery; 0 when none waits.',
+    registers,
     collect() {
       const oldest = oldestPendingEventAt(db);
-      this.set(oldest === undefined ? 0 : Math.max(0, (clock.now().getTime() - Date.parse(oldest)) / 1000));
+      this.set(
+        oldest === undefined ? 0 : Math.max(0, (clock.now().getTime() - Date.parse(oldest)) / 1000),
+      );
     },
   });
 }

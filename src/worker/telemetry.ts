@@ -2,12 +2,23 @@
 
 export type Telemetry = {
   /** One feed refresh finished with this outcome kind after `durationMs`. */
-  polled(outcome: 'parsed' | 'unchanged' | 'gone' | 'throttled' | 'error', durationMs: number): void;
+  polled(
+    outcome: 'parsed' | 'unchanged' | 'gone' | 'throttled' | 'error',
+    durationMs: number,
+  ): void;
   /** One delivery attempt finished; `latencyMs` (event created → delivered) only when it succeeded. */
-  attempted(outcome: 'delivered' | 'retry' | 'dead', durationMs: number, latencyMs: number | null): void;
+  attempted(
+    outcome: 'delivered' | 'retry' | 'dead',
+    durationMs: number,
+    latencyMs: number | null,
+  ): void;
   /** The checkpoint thread found the WAL `walFrames` pages long, `checkpointedFrames` of them copied into the database. */
   checkpointed(walFrames: number, checkpointedFrames: number): void;
 };
 
 /** Telemetry that records nothing. */
-export const noTelemetry: Telemetry = { polled: () => {}, attempted: () => {}, checkpointed: () => {} };
+export const noTelemetry: Telemetry = {
+  polled: () => {},
+  attempted: () => {},
+  checkpointed: () => {},
+};

@@ -23,8 +23,15 @@ describe('resendEvent and recoverEndpoint', () => {
       d.toNextDue();
       await d.tick();
       await d.tick();
-      assert.deepEqual(d.receiver.deliveries.map((x) => x.id), [e1, e1, e1, e2]);
-      assert.equal(new Set(d.receiver.deliveries.slice(0, 3).map((x) => x.body)).size, 1, 'byte-identical body');
+      assert.deepEqual(
+        d.receiver.deliveries.map((x) => x.id),
+        [e1, e1, e1, e2],
+      );
+      assert.equal(
+        new Set(d.receiver.deliveries.slice(0, 3).map((x) => x.body)).size,
+        1,
+        'byte-identical body',
+      );
     } finally {
       await d.close();
     }
@@ -41,7 +48,10 @@ describe('resendEvent and recoverEndpoint', () => {
       await d.tick();
       assert.equal(d.event(e!).status, 'dead');
       const view = resendEvent(d.w.ctx, d.applicationId, e!);
-      assert.deepEqual([view.status, view.attempt_count, view.next_attempt_at], ['pending', 0, d.w.clock.now().toISOString()]);
+      assert.deepEqual(
+        [view.status, view.attempt_count, view.next_attempt_at],
+        ['pending', 0, d.w.clock.now().toISOString()],
+      );
       await d.tick();
       assert.equal(d.event(e!).status, 'failed', 'one failure after a resend is not the end');
       assert.equal(d.attempts(e!).length, 3, 'earlier attempts are kept');
@@ -71,8 +81,14 @@ describe('resendEvent and recoverEndpoint', () => {
       d.toNextDue();
       await d.tick();
       await d.tick();
-      assert.deepEqual(d.receiver.deliveries.slice(sent).map((x) => x.id), [e1, e1, e2]);
-      assert.deepEqual(listEventViews(d.w.ctx, d.applicationId, { limit: 10, status: 'delivered' }).data.length, 2);
+      assert.deepEqual(
+        d.receiver.deliveries.slice(sent).map((x) => x.id),
+        [e1, e1, e2],
+      );
+      assert.deepEqual(
+        listEventViews(d.w.ctx, d.applicationId, { limit: 10, status: 'delivered' }).data.length,
+        2,
+      );
     } finally {
       await d.close();
     }
@@ -87,7 +103,11 @@ describe('resendEvent and recoverEndpoint', () => {
       await d.tick();
       d.toNextDue();
       claimDueEvents(d.w.ctx.db, d.w.clock.now(), 60_000, { limit: 1, perEndpoint: 1 });
-      assert.throws(() => resendEvent(d.w.ctx, d.applicationId, e!), (err: unknown) => err instanceof ApiError && err.status === 409 && /right now/.test(err.message));
+      assert.throws(
+        () => resendEvent(d.w.ctx, d.applicationId, e!),
+        (err: unknown) =>
+          err instanceof ApiError && err.status === 409 && /right now/.test(err.message),
+      );
     } finally {
       await d.close();
     }
@@ -102,8 +122,14 @@ describe('resendEvent and recoverEndpoint', () => {
       await d.w.call('POST', `/v1/endpoints/${ep.id}/test`, { key: d.key });
       d.queue(await d.subscription(other.id), 1);
       await d.tick();
-      assert.deepEqual(recoverEndpoint(d.w.ctx, d.applicationId, ep.id, { since: '2000-01-01T00:00:00Z' }), { count: 0 });
-      assert.deepEqual(recoverEndpoint(d.w.ctx, d.applicationId, other.id, { since: '2000-01-01T00:00:00Z' }), { count: 1 });
+      assert.deepEqual(
+        recoverEndpoint(d.w.ctx, d.applicationId, ep.id, { since: '2000-01-01T00:00:00Z' }),
+        { count: 0 },
+      );
+      assert.deepEqual(
+        recoverEndpoint(d.w.ctx, d.applicationId, other.id, { since: '2000-01-01T00:00:00Z' }),
+        { count: 1 },
+      );
     } finally {
       await d.close();
     }

@@ -29,5 +29,7 @@ export const CHROMIUM = process.env.FEEDSUB_TEST_CHROMIUM || '/usr/bin/chromium'
 
 /** Why the browser test cannot run here, or undefined when it can. In CI a missing browser is a failure, not a skip. */
 export function browserMissing(): string | undefined {
-  return existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed (run scripts/test-setup.sh as root, or apt-get install -y chromium)`;
+  return existsSync(CHROMIUM)
+    ? undefined
+    : `${CHROMIUM} is not installed (run scripts/test-setup.sh as root, or apt-get install -y chromium)`;
 }

@@ -12,20 +12,29 @@ import { browserMissing, CHROMIUM, createKey, startDaemon, type Daemon } from '.
 
 // The README shows docs/screenshots; they are rewritten only on request (FEEDSUB_UPDATE_SCREENSHOTS=1), so a test run
 // leaves the work tree clean. Otherwise they go to a temporary folder, still exercising every page.
-const SCREENSHOTS = process.env.FEEDSUB_UPDATE_SCREENSHOTS === '1'
-  ? fileURLToPath(new URL('../../docs/screenshots/', import.meta.url))
-  : mkdtempSync(join(tmpdir(), 'feedsub-screens-'));
+const SCREENSHOTS =
+  process.env.FEEDSUB_UPDATE_SCREENSHOTS === '1'
+    ? fileURLToPath(new URL('../../docs/screenshots/', import.meta.url))
+    : mkdtempSync(join(tmpdir(), 'feedsub-screens-'));
 const missing = browserMissing();
-if (missing && process.env.CI === 'true') throw new Error(`browser test: ${missing}; CI must run it`);
+if (missing && process.env.CI === 'true')
+  throw new Error(`browser test: ${missing}; CI must run it`);
 
 /** Reloads `page` until `check` passes, at most `tries` times `everyMs` apart; the last failure is rethrown. */
-async function until(page: Page, what: string, check: () => Promise<void>, tries = 60, everyMs = 250): Promise<void> {
+async function until(
+  page: Page,
+  what: string,
+  check: () => Promise<void>,
+  tries = 60,
+  everyMs = 250,
+): Promise<void> {
   for (let i = 1; ; i++) {
     try {
       await check();
       return;
     } catch (err) {
-      if (i >= tries) throw new Error(`${what}: still failing after ${tries} tries`, { cause: err });
+      if (i >= tries)
+        throw new Error(`${what}: still failing after ${tries} tries`, { cause: err });
     }
     await page.waitForTimeout(everyMs);
     await page.reload();
@@ -45,15 +54,32 @@ describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : 
     dir = mkdtempSync(join(tmpdir(), 'feedsub-browser-'));
     origin = await startOrigin();
     receiver = await startReceiver();
-    origin.set('/feed.xml', { body: rss([{ guid: 'first', title: 'First post', link: 'http://example.com/1' }], 'Team blog') });
+    origin.set('/feed.xml', {
+      body: rss(
+        [{ guid: 'first', title: 'First post', link: 'http://example.com/1' }],
+        'Team blog',
+      ),
+    });
     key = createKey(join(dir, 'data'), 'demo');
     daemon = await startDaemon(join(dir, 'data'));
     context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: CHROMIUM, headless: true, viewport: { width: 1280, height: 860 }, timeout: 30_000,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1280, height: 860 },
+      timeout: 30_000,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     context.setDefaultTimeout(15_000);
-    page = context.pages()[0] ?? await context.newPage();
+    page = context.pages()[0] ?? (await context.newPage());
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
 
@@ -65,7 +91,8 @@ describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  const shot = (name: string) =>
+    page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
   it('signs in with a key made by `keys create`', async () => {
     await page.goto(`${daemon!.url}/dashboard`);
@@ -84,29 +111,53 @@ describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : 
     assert.match(await page.locator('#secret').innerText(), /^whsec_/);
   });
 
-  it('creates a subscription to the origin\'s feed and sees the feed become healthy', async () => {
+  it("creates a subscription to the origin's feed and sees the feed become healthy", async () => {
     await page.getByRole('link', { name: 'Subscriptions', exact: true }).click();
-    await page.getByLabel('Endpoint').selectOption({ label: `Team receiver — ${receiver.url}/hooks/feedsub` });
+    await page
+      .getByLabel('Endpoint')
+      .selectOption({ label: `Team receiver — ${receiver.url}/hooks/feedsub` });
     await page.getByLabel('Feed URL').fill(`${origin.url}/feed.xml`);
-    await page.getByLabel('Metadata (JSON object, optional)').fill('{"channel": "#news", "team": 7}');
+    await page
+      .getByLabel('Metadata (JSON object, optional)')
+      .fill('{"channel": "#news", "team": 7}');
     await page.getByRole('button', { name: 'Create subscription' }).click();
     await page.getByRole('heading', { name: `${origin.url}/feed.xml` }).waitFor();
     await until(page, 'feed healthy', async () => {
-      assert.equal(await page.locator('#feed-health .badge').innerText({ timeout: 2000 }), 'active');
+      assert.equal(
+        await page.locator('#feed-health .badge').innerText({ timeout: 2000 }),
+        'active',
+      );
     });
     assert.match(await page.locator('#feed-health').innerText(), /Team blog/);
   });
 
   it('sees an event arrive at the receiver after the feed gains an entry', async () => {
-    origin.set('/feed.xml', { body: rss([{ guid: 'second', title: 'Second post', link: 'http://example.com/2' }, { guid: 'first', title: 'First post', link: 'http://example.com/1' }], 'Team blog') });
+    origin.set('/feed.xml', {
+      body: rss(
+        [
+          { guid: 'second', title: 'Second post', link: 'http://example.com/2' },
+          { guid: 'first', title: 'First post', link: 'http://example.com/1' },
+        ],
+        'Team blog',
+      ),
+    });
     const [delivery] = await receiver.waitFor(1, 30_000);
-    const body = JSON.parse(delivery!.body) as { type: string; data: { entries: { title: string }[]; metadata: unknown } };
+    const body = JSON.parse(delivery!.body) as {
+      type: string;
+      data: { entries: { title: string }[]; metadata: unknown };
+    };
     assert.equal(body.type, 'subscription.entries');
-    assert.deepEqual(body.data.entries.map((e) => e.title), ['Second post']);
+    assert.deepEqual(
+      body.data.entries.map((e) => e.title),
+      ['Second post'],
+    );
     assert.deepEqual(body.data.metadata, { channel: '#news', team: 7 });
     await page.getByRole('link', { name: 'Events', exact: true }).click();
     await until(page, 'event shown as delivered', async () => {
-      assert.equal(await page.locator(`#event-${delivery!.id} .badge`).innerText({ timeout: 2000 }), 'delivered');
+      assert.equal(
+        await page.locator(`#event-${delivery!.id} .badge`).innerText({ timeout: 2000 }),
+        'delivered',
+      );
     });
   });
 
@@ -118,23 +169,42 @@ describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : 
     assert.equal(deliveries[1]!.id, first.id);
     assert.equal(deliveries[1]!.body, first.body);
     await until(page, 'two attempts shown', async () => {
-      assert.match(await page.locator(`#event-${first.id} summary`).first().innerText({ timeout: 2000 }), /Attempts \(2\)/);
+      assert.match(
+        await page.locator(`#event-${first.id} summary`).first().innerText({ timeout: 2000 }),
+        /Attempts \(2\)/,
+      );
     });
-    assert.ok(await page.locator('time.local').count() > 0, 'the script shows times in local time');
+    assert.ok(
+      (await page.locator('time.local').count()) > 0,
+      'the script shows times in local time',
+    );
   });
 
   it('saves a screenshot of each main page', async () => {
     const base = `${daemon!.url}/dashboard`;
-    const subscription = await page.locator('a[href^="/dashboard/subscriptions/"]').first().getAttribute('href');
-    const endpoint = await page.locator('a[href^="/dashboard/endpoints/"]').first().getAttribute('href');
+    const subscription = await page
+      .locator('a[href^="/dashboard/subscriptions/"]')
+      .first()
+      .getAttribute('href');
+    const endpoint = await page
+      .locator('a[href^="/dashboard/endpoints/"]')
+      .first()
+      .getAttribute('href');
     const pages: [string, string][] = [
-      ['overview', base], ['endpoints', `${base}/endpoints`], ['endpoint', `${daemon!.url}${endpoint}`],
-      ['subscriptions', `${base}/subscriptions`], ['subscription', `${daemon!.url}${subscription}`], ['events', `${base}/events`], ['feeds', `${base}/feeds`],
+      ['overview', base],
+      ['endpoints', `${base}/endpoints`],
+      ['endpoint', `${daemon!.url}${endpoint}`],
+      ['subscriptions', `${base}/subscriptions`],
+      ['subscription', `${daemon!.url}${subscription}`],
+      ['events', `${base}/events`],
+      ['feeds', `${base}/feeds`],
     ];
     for (const [name, url] of pages) {
       const res = await page.goto(url);
       assert.equal(res?.status(), 200, name);
-      await page.locator('details').evaluateAll((all) => all.forEach((d) => d.setAttribute('open', '')));
+      await page
+        .locator('details')
+        .evaluateAll((all) => all.forEach((d) => d.setAttribute('open', '')));
       await shot(name);
     }
   });

@@ -1,11 +1,26 @@
 // Tests for src/db/assets.ts: development fallbacks and the private addon cache the executable writes.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { addonCacheRoots, installAddon, nativeBindingPath, readSchemaSql, startWorkerThread } from '../../src/db/assets.ts';
+import {
+  addonCacheRoots,
+  installAddon,
+  nativeBindingPath,
+  readSchemaSql,
+  startWorkerThread,
+} from '../../src/db/assets.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'feedsub-assets-test-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -33,7 +48,10 @@ describe('development (not a single executable)', () => {
   it('starts a worker thread from its TypeScript module', async () => {
     const worker = startWorkerThread('parse');
     try {
-      const first = await new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+      const first = await new Promise((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
       assert.deepEqual(first, { type: 'ready' });
     } finally {
       await worker.terminate();
@@ -45,7 +63,11 @@ describe('addonCacheRoots', () => {
   const temp = join(tmpdir(), `feedsub-${process.getuid?.() ?? 'user'}`);
   const cases: Array<{ name: string; env: NodeJS.ProcessEnv; expected: string[] }> = [
     { name: 'only the temp folder when nothing is set', env: {}, expected: [temp] },
-    { name: 'HOME/.cache before the temp folder', env: { HOME: '/home/a' }, expected: ['/home/a/.cache/feedsub', temp] },
+    {
+      name: 'HOME/.cache before the temp folder',
+      env: { HOME: '/home/a' },
+      expected: ['/home/a/.cache/feedsub', temp],
+    },
     {
       name: 'XDG_CACHE_HOME before HOME',
       env: { XDG_CACHE_HOME: '/x', HOME: '/home/a' },
@@ -56,7 +78,11 @@ describe('addonCacheRoots', () => {
       env: { CACHE_DIRECTORY: '/var/cache/feedsub:/var/cache/other', HOME: '/home/a' },
       expected: ['/var/cache/feedsub/addon', '/home/a/.cache/feedsub', temp],
     },
-    { name: 'relative paths ignored', env: { XDG_CACHE_HOME: 'rel', HOME: 'also-rel', CACHE_DIRECTORY: 'x' }, expected: [temp] },
+    {
+      name: 'relative paths ignored',
+      env: { XDG_CACHE_HOME: 'rel', HOME: 'also-rel', CACHE_DIRECTORY: 'x' },
+      expected: [temp],
+    },
   ];
   for (const c of cases) {
     it(`lists ${c.name}`, () => assert.deepEqual(addonCacheRoots(c.env), c.expected));
@@ -126,7 +152,8 @@ describe('installAddon', () => {
     writeFileSync(b, 'x');
     assert.throws(
       () => installAddon(addon, [a, b], '1.2.3'),
-      (error: unknown) => error instanceof Error && error.message.includes(a) && error.message.includes(b),
+      (error: unknown) =>
+        error instanceof Error && error.message.includes(a) && error.message.includes(b),
     );
   });
 });

@@ -24,7 +24,11 @@ for (let i = 0; i < 2000000; i++) {
 }`;
 
 function countWritten(db: Database.Database): { count: number; max: number } {
-  return db.prepare("SELECT count(*) AS count, coalesce(max(CAST(substr(name, 2) AS INTEGER)), -1) AS max FROM applications WHERE name LIKE 'w%'").get() as { count: number; max: number };
+  return db
+    .prepare(
+      "SELECT count(*) AS count, coalesce(max(CAST(substr(name, 2) AS INTEGER)), -1) AS max FROM applications WHERE name LIKE 'w%'",
+    )
+    .get() as { count: number; max: number };
 }
 
 describe('backupDatabase', () => {
@@ -43,17 +47,31 @@ describe('backupDatabase', () => {
     rmSync(dir, { recursive: true, force: true });
   });
   after(() => {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
+    for (const child of children)
+      if (child.exitCode === null && child.signalCode === null && child.pid)
+        process.kill(child.pid, 'SIGKILL');
   });
 
   it('copies a consistent snapshot while another process keeps writing', async () => {
     const seed = db.prepare('INSERT INTO applications (id, name, created_at) VALUES (?, ?, ?)');
-    db.transaction(() => { for (let i = 0; i < 30_000; i++) seed.run('e' + i.toString(16).padStart(23, '0'), `seed-${i}-${'x'.repeat(60)}`, '2026-01-01T00:00:00.000Z'); })();
-    const writer = spawn(process.execPath, ['-e', WRITER, source], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    db.transaction(() => {
+      for (let i = 0; i < 30_000; i++)
+        seed.run(
+          'e' + i.toString(16).padStart(23, '0'),
+          `seed-${i}-${'x'.repeat(60)}`,
+          '2026-01-01T00:00:00.000Z',
+        );
+    })();
+    const writer = spawn(process.execPath, ['-e', WRITER, source], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     children.push(writer);
     const exited = once(writer, 'exit');
     await new Promise<void>((resolve, reject) => {
-      writer.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(); });
+      writer.stdout!.on('data', (d: Buffer) => {
+        if (d.toString().includes('ready')) resolve();
+      });
       writer.once('exit', (code) => reject(new Error(`writer exited early (${code})`)));
     });
     const before = countWritten(db).count;
@@ -66,11 +84,24 @@ describe('backupDatabase', () => {
     const copy = new Database(join(dir, 'copy.db'), { readonly: true, fileMustExist: true });
     try {
       assert.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
-      assert.equal(copy.pragma('user_version', { simple: true }), db.pragma('user_version', { simple: true }));
-      assert.equal(copy.prepare("SELECT count(*) FROM applications WHERE name LIKE 'seed-%'").pluck().get(), 30_000);
+      assert.equal(
+        copy.pragma('user_version', { simple: true }),
+        db.pragma('user_version', { simple: true }),
+      );
+      assert.equal(
+        copy.prepare("SELECT count(*) FROM applications WHERE name LIKE 'seed-%'").pluck().get(),
+        30_000,
+      );
       const written = countWritten(copy);
-      assert.ok(written.count >= before && written.count <= afterBackup, `${written.count} rows in [${before}, ${afterBackup}]`);
-      assert.equal(written.max, written.count - 1, 'a snapshot holds a prefix of the writer\'s commits, without gaps');
+      assert.ok(
+        written.count >= before && written.count <= afterBackup,
+        `${written.count} rows in [${before}, ${afterBackup}]`,
+      );
+      assert.equal(
+        written.max,
+        written.count - 1,
+        "a snapshot holds a prefix of the writer's commits, without gaps",
+      );
     } finally {
       copy.close();
     }
@@ -95,7 +126,10 @@ describe('backupDatabase', () => {
     writeFileSync(dest, 'keep me');
     await assert.rejects(backupDatabase(source, dest), BackupExistsError);
     assert.equal(readFileSync(dest, 'utf8'), 'keep me');
-    assert.deepEqual(readdirSync(dir).filter((f) => f.includes('partial')), []);
+    assert.deepEqual(
+      readdirSync(dir).filter((f) => f.includes('partial')),
+      [],
+    );
     await backupDatabase(source, dest, { force: true });
     const copy = new Database(dest, { readonly: true, fileMustExist: true });
     try {
@@ -111,7 +145,13 @@ describe('backupDatabase', () => {
   });
 
   it('fails without creating anything when there is no database', async () => {
-    await assert.rejects(backupDatabase(join(dir, 'missing.db'), join(dir, 'copy.db')), /no database at/);
-    assert.deepEqual(readdirSync(dir).filter((f) => f.startsWith('copy') || f.includes('partial')), []);
+    await assert.rejects(
+      backupDatabase(join(dir, 'missing.db'), join(dir, 'copy.db')),
+      /no database at/,
+    );
+    assert.deepEqual(
+      readdirSync(dir).filter((f) => f.startsWith('copy') || f.includes('partial')),
+      [],
+    );
   });
 });

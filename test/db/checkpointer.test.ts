@@ -20,31 +20,49 @@ async function until(test: () => boolean, what: string): Promise<void> {
 
 describe('checkpointer', () => {
   let dir: string;
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'feedsub-checkpoint-')); });
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'feedsub-checkpoint-'));
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('copies committed WAL frames into the database file on its own thread and reports the WAL to telemetry', async () => {
     const file = join(dir, 'copy.db');
     const db = openDatabase(file);
     const reported: [number, number][] = [];
-    const telemetry: Telemetry = { ...noTelemetry, checkpointed: (wal, done) => reported.push([wal, done]) };
+    const telemetry: Telemetry = {
+      ...noTelemetry,
+      checkpointed: (wal, done) => reported.push([wal, done]),
+    };
     const checkpointer = startCheckpointer(db, { intervalMs: 10, logger: silentLogger, telemetry });
     try {
       assert.equal(await checkpointer.ready(), true);
       const before = statSync(file).size;
       db.exec('CREATE TABLE filler (v TEXT)');
       const insert = db.prepare('INSERT INTO filler VALUES (?)');
-      db.transaction(() => { for (let i = 0; i < 200; i++) insert.run('x'.repeat(1000)); })();
-      await until(() => (checkpointer.lastPass?.checkpointedFrames ?? 0) > 0 && checkpointer.lastPass?.checkpointedFrames === checkpointer.lastPass?.walFrames, 'every frame checkpointed');
-      assert.ok(statSync(file).size > before + 150_000, 'the rows are in the database file, not only in the WAL');
-      assert.deepEqual(reported.at(-1), [checkpointer.lastPass!.walFrames, checkpointer.lastPass!.checkpointedFrames]);
+      db.transaction(() => {
+        for (let i = 0; i < 200; i++) insert.run('x'.repeat(1000));
+      })();
+      await until(
+        () =>
+          (checkpointer.lastPass?.checkpointedFrames ?? 0) > 0 &&
+          checkpointer.lastPass?.checkpointedFrames === checkpointer.lastPass?.walFrames,
+        'every frame checkpointed',
+      );
+      assert.ok(
+        statSync(file).size > before + 150_000,
+        'the rows are in the database file, not only in the WAL',
+      );
+      assert.deepEqual(reported.at(-1), [
+        checkpointer.lastPass!.walFrames,
+        checkpointer.lastPass!.checkpointedFrames,
+      ]);
     } finally {
       await checkpointer.stop();
       db.close();
     }
   });
 
-  it('leaves SQLite\'s own checkpoint on commit only as a backstop while it runs, and gives it back when stopped', async () => {
+  it("leaves SQLite's own checkpoint on commit only as a backstop while it runs, and gives it back when stopped", async () => {
     const db = openDatabase(join(dir, 'backstop.db'));
     try {
       assert.equal(autocheckpoint(db), 1000);
@@ -59,12 +77,21 @@ describe('checkpointer', () => {
     }
   });
 
-  it('falls back to SQLite\'s checkpoint on commit when the thread cannot start', async () => {
+  it("falls back to SQLite's checkpoint on commit when the thread cannot start", async () => {
     const db = openDatabase(join(dir, 'fallback.db'));
     const warnings: string[] = [];
-    const logger = { ...silentLogger, warn: (message: string) => { warnings.push(message); } };
+    const logger = {
+      ...silentLogger,
+      warn: (message: string) => {
+        warnings.push(message);
+      },
+    };
     try {
-      const checkpointer = startCheckpointer(db, { intervalMs: 10, logger, spawn: () => new Worker('throw new Error("no thread here")', { eval: true }) });
+      const checkpointer = startCheckpointer(db, {
+        intervalMs: 10,
+        logger,
+        spawn: () => new Worker('throw new Error("no thread here")', { eval: true }),
+      });
       assert.equal(await checkpointer.ready(), false);
       await until(() => autocheckpoint(db) === 1000 && warnings.length > 0, 'the fallback');
       assert.match(warnings[0] ?? '', /checkpoint thread failed/);

@@ -13,7 +13,12 @@ import { CORPUS_DIR } from '../support/corpus.ts';
 const CORPUS = CORPUS_DIR;
 const ORIGIN = 'http://127.0.0.1:8097/';
 
-type CorpusFile = { path: string; rel: string; contentType: string | null; contentLocation: string | null };
+type CorpusFile = {
+  path: string;
+  rel: string;
+  contentType: string | null;
+  contentLocation: string | null;
+};
 
 function walk(dir: string, depth = 0): string[] {
   assert.ok(depth < 10, 'corpus tree deeper than expected');
@@ -28,10 +33,20 @@ function walk(dir: string, depth = 0): string[] {
 function describeFile(path: string): CorpusFile {
   const rel = relative(CORPUS, path);
   const probe = decodeFeed(readFileSync(path), null).text.slice(0, 2048);
-  const header = (name: string) => new RegExp(`Header:\\s*${name}:\\s*(.*)`, 'i').exec(probe)?.[1]?.trim() ?? null;
-  const byExtension = rel.endsWith('.json') ? 'application/feed+json' : rel.endsWith('.html') ? 'text/html' : 'application/xml';
+  const header = (name: string) =>
+    new RegExp(`Header:\\s*${name}:\\s*(.*)`, 'i').exec(probe)?.[1]?.trim() ?? null;
+  const byExtension = rel.endsWith('.json')
+    ? 'application/feed+json'
+    : rel.endsWith('.html')
+      ? 'text/html'
+      : 'application/xml';
   const fallback = rel.startsWith('feedparser/') ? 'text/xml' : byExtension;
-  return { path, rel, contentType: header('Content-type') ?? fallback, contentLocation: header('Content-Location') };
+  return {
+    path,
+    rel,
+    contentType: header('Content-type') ?? fallback,
+    contentLocation: header('Content-Location'),
+  };
 }
 
 function parseFile(f: CorpusFile): ParsedFeed {
@@ -66,16 +81,23 @@ test('every corpus file either parses or is rejected with FeedParseError, and HT
       assert.ok(err instanceof FeedParseError, `${f.rel} threw ${String(err)}`);
       const reason = err.message.replace(/\(.*\)|<[^>]*>|line \d+|\d+/g, '…');
       rejected.set(reason, [...(rejected.get(reason) ?? []), f.rel]);
-      if (f.rel.endsWith('.html')) assert.equal(sniffDocument(text), 'html', `${f.rel} should sniff as HTML`);
+      if (f.rel.endsWith('.html'))
+        assert.equal(sniffDocument(text), 'html', `${f.rel} should sniff as HTML`);
     }
   }
   const rejectedCount = [...rejected.values()].reduce((n, l) => n + l.length, 0);
-  console.log(`corpus: files=${files.length} parsed=${parsed} (entries=${entries}) degraded=${degraded} rejected=${rejectedCount}`);
+  console.log(
+    `corpus: files=${files.length} parsed=${parsed} (entries=${entries}) degraded=${degraded} rejected=${rejectedCount}`,
+  );
   for (const d of degradedFiles) console.log(`  degraded ${d}`);
-  for (const [reason, list] of rejected) console.log(`  rejected ${list.length} × ${reason}: ${list.join(', ')}`);
+  for (const [reason, list] of rejected)
+    console.log(`  rejected ${list.length} × ${reason}: ${list.join(', ')}`);
   assert.equal(parsed + rejectedCount, files.length);
   for (const f of files.filter((x) => x.rel.endsWith('.html'))) {
-    assert.ok([...rejected.values()].some((l) => l.includes(f.rel)), `${f.rel} (HTML) should be rejected`);
+    assert.ok(
+      [...rejected.values()].some((l) => l.includes(f.rel)),
+      `${f.rel} (HTML) should be rejected`,
+    );
   }
 });
 
@@ -89,6 +111,10 @@ test('keys are stable across two parses of every parsed corpus file', () => {
     }
     const url = ORIGIN + f.rel;
     assert.deepEqual(entryKeys(parseFile(f).entries, url), entryKeys(first.entries, url), f.rel);
-    assert.equal(new Set(entryKeys(first.entries, url)).size, first.entries.length, `${f.rel}: keys collide`);
+    assert.equal(
+      new Set(entryKeys(first.entries, url)).size,
+      first.entries.length,
+      `${f.rel}: keys collide`,
+    );
   }
 });

@@ -20,7 +20,9 @@ const FEED = `<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>$
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 
 /** A server on 127.0.0.1:0 answering from a route table; records the last request's headers per path. */
-async function startServer(routes: Record<string, Handler>): Promise<{ server: Server; base: string; seen: Map<string, IncomingMessage['headers']> }> {
+async function startServer(
+  routes: Record<string, Handler>,
+): Promise<{ server: Server; base: string; seen: Map<string, IncomingMessage['headers']> }> {
   const seen = new Map<string, IncomingMessage['headers']>();
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
@@ -53,9 +55,11 @@ const redirect = (status: number, location: string): Handler => send(status, '',
 /** gzip of `mib` MiB of zeros, compressed by streaming so the test never holds the plain bytes. */
 async function gzipZeros(mib: number): Promise<Buffer> {
   const zeros = Buffer.alloc(MiB);
-  const source = Readable.from((function* () {
-    for (let i = 0; i < mib; i++) yield zeros;
-  })());
+  const source = Readable.from(
+    (function* () {
+      for (let i = 0; i < mib; i++) yield zeros;
+    })(),
+  );
   const chunks: Buffer[] = [];
   for await (const chunk of source.pipe(createGzip())) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
@@ -76,7 +80,8 @@ describe('fetchFeed', () => {
       'content-location': '/canonical.xml',
     }),
     '/conditional': (req, res) => {
-      if (req.headers['if-none-match'] === '"v1"') return send(304, '', { 'cache-control': 'max-age=300' })(req, res);
+      if (req.headers['if-none-match'] === '"v1"')
+        return send(304, '', { 'cache-control': 'max-age=300' })(req, res);
       send(200, FEED, { etag: '"v1"' })(req, res);
     },
     '/gzip': send(200, gzipSync(FEED), { 'content-encoding': 'gzip' }),
@@ -85,16 +90,29 @@ describe('fetchFeed', () => {
     '/deflate': send(200, deflateSync(FEED), { 'content-encoding': 'deflate' }),
     '/deflate-raw': send(200, deflateRawSync(FEED), { 'content-encoding': 'deflate' }),
     '/gzip-empty': send(200, '', { 'content-encoding': 'gzip' }),
-    '/gzip-corrupt': send(200, Buffer.from('this is not gzip at all'), { 'content-encoding': 'gzip' }),
+    '/gzip-corrupt': send(200, Buffer.from('this is not gzip at all'), {
+      'content-encoding': 'gzip',
+    }),
     '/compress': send(200, 'x', { 'content-encoding': 'compress' }),
-    '/bomb': (_req, res) => send(200, bomb, { 'content-encoding': 'gzip', 'content-type': 'application/xml' })(_req, res),
+    '/bomb': (_req, res) =>
+      send(200, bomb, { 'content-encoding': 'gzip', 'content-type': 'application/xml' })(_req, res),
     '/endless-gzip': (_req, res) => {
       res.writeHead(200, { 'content-encoding': 'gzip' });
       const zeros = Buffer.alloc(64 * 1024);
-      const source = new Readable({ read() { this.push(zeros); } });
+      const source = new Readable({
+        read() {
+          this.push(zeros);
+        },
+      });
       const gzip = createGzip();
       gzip.on('data', (c: Buffer) => (endless.bytesWritten += c.length));
-      endless.closed = new Promise((resolve) => res.on('close', () => { source.destroy(); gzip.destroy(); resolve(); }));
+      endless.closed = new Promise((resolve) =>
+        res.on('close', () => {
+          source.destroy();
+          gzip.destroy();
+          resolve();
+        }),
+      );
       source.pipe(gzip).pipe(res);
     },
     '/big-plain': send(200, Buffer.alloc(2 * MiB, 'a')),
@@ -118,9 +136,13 @@ describe('fetchFeed', () => {
     '/max-age': send(200, 'a', { 'cache-control': 'public, s-maxage=999, max-age=600' }),
     '/max-age-age': send(200, 'a', { 'cache-control': 'max-age=600', age: '100' }),
     '/expires': send(200, 'a', { expires: 'Wed, 01 May 2024 12:05:00 GMT' }),
-    '/both': send(200, 'a', { 'cache-control': 'max-age=60', expires: 'Wed, 01 May 2024 13:00:00 GMT' }),
+    '/both': send(200, 'a', {
+      'cache-control': 'max-age=60',
+      expires: 'Wed, 01 May 2024 13:00:00 GMT',
+    }),
     '/auth': (req, res) => {
-      const ok = req.headers.authorization === `Basic ${Buffer.from('alice:p@ss wörd').toString('base64')}`;
+      const ok =
+        req.headers.authorization === `Basic ${Buffer.from('alice:p@ss wörd').toString('base64')}`;
       send(ok ? 200 : 401, ok ? 'secret feed' : 'no')(req, res);
     },
     '/auth-same-origin': redirect(302, '/auth'),
@@ -135,13 +157,19 @@ describe('fetchFeed', () => {
   };
   // /chain/<status>/<n> redirects n times with that status before landing on /feed.
   for (const status of [301, 302, 308]) {
-    for (let n = 1; n <= 12; n++) routes[`/chain/${status}/${n}`] = redirect(status, n === 1 ? '/feed' : `/chain/${status}/${n - 1}`);
+    for (let n = 1; n <= 12; n++)
+      routes[`/chain/${status}/${n}`] = redirect(
+        status,
+        n === 1 ? '/feed' : `/chain/${status}/${n - 1}`,
+      );
   }
 
   before(async () => {
     bomb = await gzipZeros(100);
     origin = await startServer(routes);
-    other = await startServer({ '/echo-auth': (req, res) => send(200, String(req.headers.authorization ?? 'none'))(req, res) });
+    other = await startServer({
+      '/echo-auth': (req, res) => send(200, String(req.headers.authorization ?? 'none'))(req, res),
+    });
     routes['/to-other-origin'] = redirect(302, `${other.base}/echo-auth`);
     agent = createGuardedAgent({ allowPrivate: true });
   });
@@ -151,10 +179,26 @@ describe('fetchFeed', () => {
     await stopServer(other.server);
   });
 
-  const get = (path: string, req: Partial<FetchRequest> = {}, opts: Partial<FetchOptions> = {}): Promise<FetchResult> =>
+  const get = (
+    path: string,
+    req: Partial<FetchRequest> = {},
+    opts: Partial<FetchOptions> = {},
+  ): Promise<FetchResult> =>
     fetchFeed(
-      { url: path.startsWith('http') ? path : `${origin.base}${path}`, etag: null, lastModified: null, lastBodyHash: null, ...req },
-      { agent, userAgent: 'feedsub/0.1.0 (+https://github.com/feedsub/feedsub)', maxBodyBytes: 15 * MiB, now: NOW, ...opts },
+      {
+        url: path.startsWith('http') ? path : `${origin.base}${path}`,
+        etag: null,
+        lastModified: null,
+        lastBodyHash: null,
+        ...req,
+      },
+      {
+        agent,
+        userAgent: 'feedsub/0.1.0 (+https://github.com/feedsub/feedsub)',
+        maxBodyBytes: 15 * MiB,
+        now: NOW,
+        ...opts,
+      },
     );
   const bodyText = (r: FetchResult): string => {
     assert.equal(r.kind, 'ok', JSON.stringify(r));
@@ -166,7 +210,10 @@ describe('fetchFeed', () => {
       await get('/feed');
       const h = origin.seen.get('/feed');
       assert.equal(h?.['user-agent'], 'feedsub/0.1.0 (+https://github.com/feedsub/feedsub)');
-      assert.equal(h?.accept, 'application/rss+xml, application/atom+xml, application/feed+json, application/json;q=0.9, application/xml;q=0.8, text/xml;q=0.8, text/html;q=0.7, */*;q=0.5');
+      assert.equal(
+        h?.accept,
+        'application/rss+xml, application/atom+xml, application/feed+json, application/json;q=0.9, application/xml;q=0.8, text/xml;q=0.8, text/html;q=0.7, */*;q=0.5',
+      );
       assert.equal(h?.['accept-encoding'], 'br, gzip, deflate');
       assert.equal(h?.['if-none-match'], undefined);
       assert.equal(h?.authorization, undefined);
@@ -189,7 +236,10 @@ describe('fetchFeed', () => {
     });
 
     it('sends the stored validators and reports a 304 as not modified, keeping validators the 304 omits', async () => {
-      const r = await get('/conditional', { etag: '"v1"', lastModified: 'Wed, 01 May 2024 10:00:00 GMT' });
+      const r = await get('/conditional', {
+        etag: '"v1"',
+        lastModified: 'Wed, 01 May 2024 10:00:00 GMT',
+      });
       const h = origin.seen.get('/conditional');
       assert.equal(h?.['if-none-match'], '"v1"');
       assert.equal(h?.['if-modified-since'], 'Wed, 01 May 2024 10:00:00 GMT');
@@ -218,7 +268,10 @@ describe('fetchFeed', () => {
 
   describe('content codings', () => {
     it('gets compressed bytes from undici request(), so decoding (and the cap) is ours', async () => {
-      const res = await request(`${origin.base}/gzip`, { dispatcher: agent, headers: { 'accept-encoding': 'gzip' } });
+      const res = await request(`${origin.base}/gzip`, {
+        dispatcher: agent,
+        headers: { 'accept-encoding': 'gzip' },
+      });
       const raw = Buffer.from(await res.body.arrayBuffer());
       assert.deepEqual([raw[0], raw[1]], [0x1f, 0x8b]);
     });
@@ -258,7 +311,9 @@ describe('fetchFeed', () => {
       assert.equal(r.message, 'fetch: response exceeds 1 MiB');
       assert.equal(r.errorClass, 'http');
       assert.ok(r.durationMs < 5000, `${r.durationMs} ms`);
-      process.stdout.write(`# gzip bomb: ${bomb.length} compressed bytes for 100 MiB; refused after ${r.durationMs} ms\n`);
+      process.stdout.write(
+        `# gzip bomb: ${bomb.length} compressed bytes for 100 MiB; refused after ${r.durationMs} ms\n`,
+      );
     });
 
     it('stops an endless gzip stream and closes the connection', async () => {
@@ -266,7 +321,9 @@ describe('fetchFeed', () => {
       assert.ok(r.kind === 'error');
       assert.equal(r.message, 'fetch: response exceeds 1 MiB');
       await endless.closed;
-      process.stdout.write(`# endless gzip: server produced ${endless.bytesWritten} compressed bytes before the client closed (${r.durationMs} ms)\n`);
+      process.stdout.write(
+        `# endless gzip: server produced ${endless.bytesWritten} compressed bytes before the client closed (${r.durationMs} ms)\n`,
+      );
     });
 
     it('caps an uncompressed body too', async () => {
@@ -286,7 +343,10 @@ describe('fetchFeed', () => {
       const r = await get('/stall', {}, { stallTimeoutMs: 300, totalTimeoutMs: 5000 });
       assert.ok(r.kind === 'error');
       assert.equal(r.errorClass, 'network');
-      assert.equal(r.message, `fetch: response body from ${new URL(origin.base).host} stalled for 300 ms`);
+      assert.equal(
+        r.message,
+        `fetch: response body from ${new URL(origin.base).host} stalled for 300 ms`,
+      );
       assert.ok(r.durationMs >= 250 && r.durationMs < 3000, `${r.durationMs} ms`);
     });
 
@@ -294,7 +354,10 @@ describe('fetchFeed', () => {
       const r = await get('/drip', {}, { stallTimeoutMs: 300, totalTimeoutMs: 600 });
       assert.ok(r.kind === 'error');
       assert.equal(r.errorClass, 'network');
-      assert.equal(r.message, `fetch: no complete response from ${new URL(origin.base).host} within 600 ms`);
+      assert.equal(
+        r.message,
+        `fetch: no complete response from ${new URL(origin.base).host} within 600 ms`,
+      );
       assert.ok(r.durationMs >= 550 && r.durationMs < 3000, `${r.durationMs} ms`);
     });
 
@@ -310,7 +373,10 @@ describe('fetchFeed', () => {
       await stopServer(closed.server);
       const r = await get(`${closed.base}/feed`);
       assert.ok(r.kind === 'error');
-      assert.equal(r.message, `fetch: unable to connect to ${new URL(closed.base).host}: ECONNREFUSED`);
+      assert.equal(
+        r.message,
+        `fetch: unable to connect to ${new URL(closed.base).host}: ECONNREFUSED`,
+      );
       assert.equal(r.status, null);
     });
   });
@@ -399,7 +465,10 @@ describe('fetchFeed', () => {
         origin.seen.delete('/chain/301/1');
         const r = await get('/chain/301/1', {}, { agent: strict });
         assert.ok(r.kind === 'error');
-        assert.match(r.message, /is private or loopback; set network\.allow_private = true to allow it$/);
+        assert.match(
+          r.message,
+          /is private or loopback; set network\.allow_private = true to allow it$/,
+        );
         assert.equal(origin.seen.has('/chain/301/1'), false);
       } finally {
         await strict.close();
@@ -440,7 +509,10 @@ describe('fetchFeed', () => {
     it('reports other statuses as http errors, with any Retry-After', async () => {
       const r = await get('/teapot');
       assert.ok(r.kind === 'error');
-      assert.equal(r.message, `fetch: ${new URL(origin.base).host} answered HTTP 500 Internal Server Error`);
+      assert.equal(
+        r.message,
+        `fetch: ${new URL(origin.base).host} answered HTTP 500 Internal Server Error`,
+      );
       assert.equal(r.retryAfterSeconds, 30);
     });
 
@@ -470,7 +542,8 @@ describe('fetchFeed', () => {
   });
 
   describe('credentials in the URL', () => {
-    const secretUrl = (path: string): string => `http://alice:p%40ss%20w%C3%B6rd@${new URL(origin.base).host}${path}`;
+    const secretUrl = (path: string): string =>
+      `http://alice:p%40ss%20w%C3%B6rd@${new URL(origin.base).host}${path}`;
 
     it('sends them as Basic auth and keeps them out of the result', async () => {
       const r = await get(secretUrl('/auth'));
@@ -504,10 +577,26 @@ describe('fetchFeed', () => {
 describe('splitCredentials', () => {
   const cases: [string, string, string | null][] = [
     ['https://example.com/feed', 'https://example.com/feed', null],
-    ['https://user:pass@example.com/feed', 'https://example.com/feed', `Basic ${Buffer.from('user:pass').toString('base64')}`],
-    ['https://user@example.com/feed', 'https://example.com/feed', `Basic ${Buffer.from('user:').toString('base64')}`],
-    ['https://u%C3%A9:p%40ss%3A@example.com/', 'https://example.com/', `Basic ${Buffer.from('ué:p@ss:').toString('base64')}`],
-    ['https://u:%ZZ@example.com/', 'https://example.com/', `Basic ${Buffer.from('u:%ZZ').toString('base64')}`],
+    [
+      'https://user:pass@example.com/feed',
+      'https://example.com/feed',
+      `Basic ${Buffer.from('user:pass').toString('base64')}`,
+    ],
+    [
+      'https://user@example.com/feed',
+      'https://example.com/feed',
+      `Basic ${Buffer.from('user:').toString('base64')}`,
+    ],
+    [
+      'https://u%C3%A9:p%40ss%3A@example.com/',
+      'https://example.com/',
+      `Basic ${Buffer.from('ué:p@ss:').toString('base64')}`,
+    ],
+    [
+      'https://u:%ZZ@example.com/',
+      'https://example.com/',
+      `Basic ${Buffer.from('u:%ZZ').toString('base64')}`,
+    ],
     ['not a url', 'not a url', null],
   ];
   for (const [input, url, authorization] of cases) {

@@ -9,39 +9,86 @@ import { corpusBytes } from '../support/corpus.ts';
 
 const FEED = 'https://example.org/feed.xml';
 const entry = (over: Partial<Entry> = {}): Entry => ({
-  guid: null, url: null, title: null, summary: null, content: null, authors: [], categories: [],
-  enclosures: [], published_at: null, updated_at: null, ...over,
+  guid: null,
+  url: null,
+  title: null,
+  summary: null,
+  content: null,
+  authors: [],
+  categories: [],
+  enclosures: [],
+  published_at: null,
+  updated_at: null,
+  ...over,
 });
 const key = (e: Entry) => entryKeys([e], FEED)[0]!;
 const enc = (url: string) => ({ url, type: null, length: null });
 
 test('keys are 32 lowercase hex characters, one per entry, in input order', () => {
-  const keys = entryKeys([entry({ guid: 'a' }), entry({ guid: 'b' }), entry({ url: 'https://x/1' })], FEED);
+  const keys = entryKeys(
+    [entry({ guid: 'a' }), entry({ guid: 'b' }), entry({ url: 'https://x/1' })],
+    FEED,
+  );
   assert.equal(keys.length, 3);
   for (const k of keys) assert.match(k, /^[0-9a-f]{32}$/);
-  assert.deepEqual(entryKeys([entry({ guid: 'b' }), entry({ guid: 'a' })], FEED), [keys[1], keys[0]]);
+  assert.deepEqual(entryKeys([entry({ guid: 'b' }), entry({ guid: 'a' })], FEED), [
+    keys[1],
+    keys[0],
+  ]);
   assert.deepEqual(entryKeys([], FEED), []);
 });
 
 test('the key comes from guid, then url, then first enclosure, then title+content+date', () => {
-  const full = { guid: 'g', url: 'https://x/u', enclosures: [enc('https://x/e.mp3')], title: 't', content: 'c', published_at: '2020-01-01T00:00:00.000Z' };
+  const full = {
+    guid: 'g',
+    url: 'https://x/u',
+    enclosures: [enc('https://x/e.mp3')],
+    title: 't',
+    content: 'c',
+    published_at: '2020-01-01T00:00:00.000Z',
+  };
   const cases: Array<[string, Partial<Entry>, Partial<Entry>]> = [
     ['guid wins over everything else', full, { guid: 'g' }],
     ['url when there is no guid', { ...full, guid: null }, { url: 'https://x/u' }],
     ['url when the guid is blank', { ...full, guid: '  ' }, { url: 'https://x/u' }],
-    ['first enclosure when there is no url', { ...full, guid: null, url: null }, { enclosures: [enc('https://x/e.mp3')] }],
-    ['title+content+date as a last resort', { ...full, guid: null, url: null, enclosures: [] }, { title: 't', content: 'c', published_at: '2020-01-01T00:00:00.000Z' }],
+    [
+      'first enclosure when there is no url',
+      { ...full, guid: null, url: null },
+      { enclosures: [enc('https://x/e.mp3')] },
+    ],
+    [
+      'title+content+date as a last resort',
+      { ...full, guid: null, url: null, enclosures: [] },
+      { title: 't', content: 'c', published_at: '2020-01-01T00:00:00.000Z' },
+    ],
   ];
   for (const [name, a, b] of cases) assert.equal(key(entry(a)), key(entry(b)), name);
 });
 
 test('fields outside the identity source do not change the key', () => {
   const base = key(entry({ guid: 'post-1', title: 'Old title' }));
-  assert.equal(key(entry({ guid: 'post-1', title: 'Edited title', content: 'new', updated_at: '2024-01-01T00:00:00.000Z' })), base);
+  assert.equal(
+    key(
+      entry({
+        guid: 'post-1',
+        title: 'Edited title',
+        content: 'new',
+        updated_at: '2024-01-01T00:00:00.000Z',
+      }),
+    ),
+    base,
+  );
   assert.equal(key(entry({ guid: '  post-1 ' })), base, 'guid is trimmed');
-  assert.notEqual(key(entry({ guid: 'Post-1' })), base, 'guids are case-sensitive, never normalized');
+  assert.notEqual(
+    key(entry({ guid: 'Post-1' })),
+    base,
+    'guids are case-sensitive, never normalized',
+  );
   const byText = key(entry({ title: 't', content: 'c', published_at: '2020-01-01T00:00:00.000Z' }));
-  assert.notEqual(key(entry({ title: 't', content: 'c2', published_at: '2020-01-01T00:00:00.000Z' })), byText);
+  assert.notEqual(
+    key(entry({ title: 't', content: 'c2', published_at: '2020-01-01T00:00:00.000Z' })),
+    byText,
+  );
 });
 
 test('a guid and a url with the same text do not collide', () => {
@@ -54,21 +101,39 @@ test('keys do not depend on the feed URL, so a moved feed keeps its history', ()
 });
 
 test('repeated guids in one document get distinct, deterministic keys', () => {
-  const dupes = [entry({ guid: 'same', title: 'one' }), entry({ guid: 'same', title: 'two' }), entry({ guid: 'same', title: 'one' }), entry({ guid: 'other' })];
+  const dupes = [
+    entry({ guid: 'same', title: 'one' }),
+    entry({ guid: 'same', title: 'two' }),
+    entry({ guid: 'same', title: 'one' }),
+    entry({ guid: 'other' }),
+  ];
   const keys = entryKeys(dupes, FEED);
   assert.equal(new Set(keys).size, 4);
   assert.deepEqual(entryKeys(dupes, FEED), keys, 'same document, same keys');
   assert.equal(keys[3], key(entry({ guid: 'other' })), 'unique guids keep their plain key');
   // Content-derived, not position-derived: a new entry reusing the guid at the top does not shift the old one's key.
-  const [old] = entryKeys([entry({ guid: 'same', title: 'one' }), entry({ guid: 'same', title: 'two' })], FEED);
-  const [, oldAfter] = entryKeys([entry({ guid: 'same', title: 'zero' }), entry({ guid: 'same', title: 'one' }), entry({ guid: 'same', title: 'two' })], FEED);
+  const [old] = entryKeys(
+    [entry({ guid: 'same', title: 'one' }), entry({ guid: 'same', title: 'two' })],
+    FEED,
+  );
+  const [, oldAfter] = entryKeys(
+    [
+      entry({ guid: 'same', title: 'zero' }),
+      entry({ guid: 'same', title: 'one' }),
+      entry({ guid: 'same', title: 'two' }),
+    ],
+    FEED,
+  );
   assert.equal(oldAfter, old);
 });
 
 test('the corpus case with two entries sharing an id yields two keys', () => {
   const text = corpusBytes('feedparser/wellformed/node_precedence/atom10_id.xml').toString('utf8');
   const feed = parseFeed(text, { baseUrl: FEED });
-  assert.deepEqual(feed.entries.map((e) => e.guid), ['Correct Value', 'Correct Value']);
+  assert.deepEqual(
+    feed.entries.map((e) => e.guid),
+    ['Correct Value', 'Correct Value'],
+  );
   assert.equal(new Set(entryKeys(feed.entries, FEED)).size, 2);
 });
 
@@ -78,12 +143,20 @@ test('the churn guard fires only for a feed with history presenting mostly unsee
     ['9 of 10 unseen is above 80 %', { knownBefore: 50, total: 10, unseen: 9 }, true],
     ['exactly 80 % is not above the threshold', { knownBefore: 50, total: 10, unseen: 8 }, false],
     ['a normal update', { knownBefore: 50, total: 20, unseen: 2 }, false],
-    ['first fetch (no history) is the baseline, never churn', { knownBefore: 0, total: 50, unseen: 50 }, false],
+    [
+      'first fetch (no history) is the baseline, never churn',
+      { knownBefore: 0, total: 50, unseen: 50 },
+      false,
+    ],
     ['too few items to judge', { knownBefore: 9, total: 9, unseen: 9 }, false],
     ['empty document', { knownBefore: 10, total: 0, unseen: 0 }, false],
     ['custom threshold', { knownBefore: 10, total: 10, unseen: 6, threshold: 0.5 }, true],
     ['custom minimum', { knownBefore: 3, total: 3, unseen: 3, minItems: 3 }, true],
-    ['a young feed (3 known) gaining a burst of 12 is ordinary publishing', { knownBefore: 3, total: 15, unseen: 12 }, false],
+    [
+      'a young feed (3 known) gaining a burst of 12 is ordinary publishing',
+      { knownBefore: 3, total: 15, unseen: 12 },
+      false,
+    ],
     ['history of exactly the minimum counts', { knownBefore: 10, total: 12, unseen: 12 }, true],
   ];
   for (const [name, input, expected] of cases) assert.equal(isIdentityChurn(input), expected, name);

@@ -64,7 +64,8 @@ describe('createLimiter', () => {
     const h = harness(3, 1);
     for (let i = 0; i < 6; i++) void h.submit('a.example', `a${i}`);
     await settle();
-    for (let round = 0; round < 6 && h.running.size > 0; round++) await h.finish([...h.running.keys()][0] ?? '');
+    for (let round = 0; round < 6 && h.running.size > 0; round++)
+      await h.finish([...h.running.keys()][0] ?? '');
     assert.deepEqual(h.started, ['a0', 'a1', 'a2', 'a3', 'a4', 'a5']);
   });
 
@@ -83,14 +84,18 @@ describe('createLimiter', () => {
     for (let i = 0; i < 3; i++) void h.submit('x', `x${i}`);
     for (let i = 0; i < 3; i++) void h.submit('y', `y${i}`);
     await settle();
-    for (let round = 0; round < 6 && h.running.size > 0; round++) await h.finish([...h.running.keys()][0] ?? '');
+    for (let round = 0; round < 6 && h.running.size > 0; round++)
+      await h.finish([...h.running.keys()][0] ?? '');
     assert.deepEqual(h.started, ['x0', 'y0', 'x1', 'y1', 'x2', 'y2']);
   });
 
   it('resolves with the value and rejects with the error of the task', async () => {
     const limiter = createLimiter({ global: 2, perHost: 1 });
     assert.equal(await limiter.run('h', async () => 42), 42);
-    await assert.rejects(limiter.run('h', async () => Promise.reject(new Error('boom'))), /boom/);
+    await assert.rejects(
+      limiter.run('h', async () => Promise.reject(new Error('boom'))),
+      /boom/,
+    );
   });
 
   it('frees the slot when the task throws synchronously', async () => {

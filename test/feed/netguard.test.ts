@@ -4,7 +4,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
-import { createGuardedAgent, ForbiddenAddressError, isForbiddenAddress } from '../../src/feed/netguard.ts';
+import {
+  createGuardedAgent,
+  ForbiddenAddressError,
+  isForbiddenAddress,
+} from '../../src/feed/netguard.ts';
 
 describe('isForbiddenAddress', () => {
   const cases: [string, boolean][] = [
@@ -86,7 +90,10 @@ describe('isForbiddenAddress', () => {
 describe('ForbiddenAddressError', () => {
   it('tells the operator which address and which setting', () => {
     const err = new ForbiddenAddressError('127.0.0.1');
-    assert.equal(err.message, 'address 127.0.0.1 is private or loopback; set network.allow_private = true to allow it');
+    assert.equal(
+      err.message,
+      'address 127.0.0.1 is private or loopback; set network.allow_private = true to allow it',
+    );
     assert.equal(err.address, '127.0.0.1');
     assert.ok(err instanceof Error);
   });
@@ -118,11 +125,17 @@ describe('createGuardedAgent', () => {
       const agent = createGuardedAgent({ allowPrivate: false });
       const seen = { requests, connections };
       try {
-        await assert.rejects(request(`http://${host}:${port}/`, { dispatcher: agent }), (err: unknown) => {
-          assert.ok(err instanceof ForbiddenAddressError, String(err));
-          assert.match(err.message, /is private or loopback; set network\.allow_private = true to allow it$/);
-          return true;
-        });
+        await assert.rejects(
+          request(`http://${host}:${port}/`, { dispatcher: agent }),
+          (err: unknown) => {
+            assert.ok(err instanceof ForbiddenAddressError, String(err));
+            assert.match(
+              err.message,
+              /is private or loopback; set network\.allow_private = true to allow it$/,
+            );
+            return true;
+          },
+        );
         assert.equal(requests, seen.requests);
         assert.equal(connections, seen.connections);
       } finally {
@@ -162,10 +175,13 @@ describe('createGuardedAgent', () => {
   it('reports an unresolvable host as a DNS error', async () => {
     const agent = createGuardedAgent({ allowPrivate: false });
     try {
-      await assert.rejects(request('http://does-not-exist.invalid/', { dispatcher: agent }), (err: unknown) => {
-        assert.equal((err as { code?: string }).code, 'ENOTFOUND');
-        return true;
-      });
+      await assert.rejects(
+        request('http://does-not-exist.invalid/', { dispatcher: agent }),
+        (err: unknown) => {
+          assert.equal((err as { code?: string }).code, 'ENOTFOUND');
+          return true;
+        },
+      );
     } finally {
       await agent.close();
     }

@@ -8,9 +8,12 @@ import { createParsePool } from '../../src/feed/parse-pool.ts';
 const OPTS = { baseUrl: 'https://example.org/feed.xml', contentLocation: null };
 
 function bigFeed(items: number): string {
-  const body = Array.from({ length: items }, (_, i) =>
-    `<item><guid isPermaLink="false">id-${i}</guid><title>Item ${i} &amp; more</title><link>/posts/${i}</link>` +
-    `<pubDate>Mon, 0${(i % 9) + 1} Jan 2024 10:00:00 GMT</pubDate><description><![CDATA[<p>${'lorem ipsum '.repeat(30)}</p>]]></description></item>`);
+  const body = Array.from(
+    { length: items },
+    (_, i) =>
+      `<item><guid isPermaLink="false">id-${i}</guid><title>Item ${i} &amp; more</title><link>/posts/${i}</link>` +
+      `<pubDate>Mon, 0${(i % 9) + 1} Jan 2024 10:00:00 GMT</pubDate><description><![CDATA[<p>${'lorem ipsum '.repeat(30)}</p>]]></description></item>`,
+  );
   return `<?xml version="1.0"?><rss version="2.0"><channel><title>Big</title><link>/</link>${body.join('\n')}</channel></rss>`;
 }
 
@@ -33,7 +36,10 @@ test('a feed over 1 MiB parses in a worker and yields the same result as inline'
 test('a worker rejects non-feeds with FeedParseError, like parseFeed', async () => {
   const pool = createParsePool({ size: 1, thresholdBytes: 10 });
   try {
-    await assert.rejects(pool.parse('<!DOCTYPE html><html><body>hello</body></html>', OPTS), FeedParseError);
+    await assert.rejects(
+      pool.parse('<!DOCTYPE html><html><body>hello</body></html>', OPTS),
+      FeedParseError,
+    );
     assert.equal(pool.mode, 'worker');
   } finally {
     await pool.close();
@@ -41,8 +47,13 @@ test('a worker rejects non-feeds with FeedParseError, like parseFeed', async () 
 });
 
 test('small bodies and pools without workers parse inline', async () => {
-  const failing = createParsePool({ spawn: () => { throw new Error('no workers here'); } });
-  const small = '<rss version="2.0"><channel><title>s</title><item><guid>1</guid></item></channel></rss>';
+  const failing = createParsePool({
+    spawn: () => {
+      throw new Error('no workers here');
+    },
+  });
+  const small =
+    '<rss version="2.0"><channel><title>s</title><item><guid>1</guid></item></channel></rss>';
   try {
     assert.equal(failing.mode, 'inline');
     assert.equal(await failing.ready(), 'inline');
@@ -60,9 +71,16 @@ test('small bodies and pools without workers parse inline', async () => {
 });
 
 test('a worker that cannot start makes the pool fall back to inline and finish queued work', async () => {
-  const pool = createParsePool({ size: 1, thresholdBytes: 10, spawn: () => new Worker('throw new Error("boom")', { eval: true }) });
+  const pool = createParsePool({
+    size: 1,
+    thresholdBytes: 10,
+    spawn: () => new Worker('throw new Error("boom")', { eval: true }),
+  });
   try {
-    const feed = await pool.parse('<rss version="2.0"><channel><title>t</title></channel></rss>', OPTS);
+    const feed = await pool.parse(
+      '<rss version="2.0"><channel><title>t</title></channel></rss>',
+      OPTS,
+    );
     assert.equal(feed.title, 't');
     assert.equal(pool.mode, 'inline');
   } finally {
@@ -74,11 +92,17 @@ test('a parse that exceeds the timeout is rejected and the worker replaced', asy
   let spawned = 0;
   const silent = () => {
     spawned++;
-    return new Worker("require('node:worker_threads').parentPort.postMessage({ type: 'ready' }); setInterval(() => {}, 1000);", { eval: true });
+    return new Worker(
+      "require('node:worker_threads').parentPort.postMessage({ type: 'ready' }); setInterval(() => {}, 1000);",
+      { eval: true },
+    );
   };
   const pool = createParsePool({ size: 1, thresholdBytes: 10, timeoutMs: 200, spawn: silent });
   try {
-    await assert.rejects(pool.parse('<rss version="2.0"><channel></channel></rss>', OPTS), /timed out/);
+    await assert.rejects(
+      pool.parse('<rss version="2.0"><channel></channel></rss>', OPTS),
+      /timed out/,
+    );
     assert.equal(spawned, 2);
     assert.equal(pool.mode, 'worker');
   } finally {

@@ -17,7 +17,8 @@ const BASE = { baseUrl: 'https://example.org/feed.xml' };
 function corpusFeed(rel: string): ParsedFeed {
   const raw = readFileSync(new URL(rel, CORPUS));
   const probe = decodeFeed(raw, null).text;
-  const header = (n: string) => new RegExp(`Header:\\s*${n}:\\s*(.*)`, 'i').exec(probe)?.[1]?.trim() ?? null;
+  const header = (n: string) =>
+    new RegExp(`Header:\\s*${n}:\\s*(.*)`, 'i').exec(probe)?.[1]?.trim() ?? null;
   const { text } = decodeFeed(raw, header('Content-type') ?? 'text/xml');
   return parseFeed(text, { baseUrl: ORIGIN + rel, contentLocation: header('Content-Location') });
 }
@@ -52,10 +53,23 @@ test('an Atom feed whose content mentions <rss stays Atom', () => {
       return 'error';
     }
   })();
-  assert.notEqual(generic, 'atom', 'feedsmith generic detection misreads it (why we detect the root ourselves)');
+  assert.notEqual(
+    generic,
+    'atom',
+    'feedsmith generic detection misreads it (why we detect the root ourselves)',
+  );
   const feed = parseFeed(atom, BASE);
   assert.equal(feed.format, 'atom');
-  assert.deepEqual(feed.entries.map((e) => [e.guid, e.title, e.content]), [['urn:1', 'How to write', '<rss version="2.0"><channel><item><title>x</title></item></channel></rss>']]);
+  assert.deepEqual(
+    feed.entries.map((e) => [e.guid, e.title, e.content]),
+    [
+      [
+        'urn:1',
+        'How to write',
+        '<rss version="2.0"><channel><item><title>x</title></item></channel></rss>',
+      ],
+    ],
+  );
 });
 
 test('sniffDocument tells feeds from HTML and other documents', () => {
@@ -66,12 +80,16 @@ test('sniffDocument tells feeds from HTML and other documents', () => {
     ['{"version": "https://jsonfeed.org/version/1.1", "items": []}', 'feed'],
     ['<!DOCTYPE html><html><head><link rel="alternate"></head></html>', 'html'],
     ['<html lang="en"><body>hi</body></html>', 'html'],
-    [readFileSync(new URL('feedparser/illformed/always_strip_doctype.xml', CORPUS), 'utf8'), 'feed'],
+    [
+      readFileSync(new URL('feedparser/illformed/always_strip_doctype.xml', CORPUS), 'utf8'),
+      'feed',
+    ],
     ['<note><to>x</to></note>', 'unknown'],
     ['{"rss": {"channel": {}}}', 'unknown'],
     ['', 'unknown'],
   ];
-  for (const [text, expected] of cases) assert.equal(sniffDocument(text), expected, text.slice(0, 40));
+  for (const [text, expected] of cases)
+    assert.equal(sniffDocument(text), expected, text.slice(0, 40));
 });
 
 test('non-feeds are rejected with FeedParseError', () => {
@@ -84,49 +102,110 @@ test('non-feeds are rejected with FeedParseError', () => {
     '{"version": "https://jsonfeed.org/version/1", "items": [',
     readFileSync(new URL('netnewswire-rsparser/sixcolors.html', CORPUS), 'utf8'),
   ];
-  for (const text of cases) assert.throws(() => parseFeed(text, BASE), FeedParseError, text.slice(0, 40));
+  for (const text of cases)
+    assert.throws(() => parseFeed(text, BASE), FeedParseError, text.slice(0, 40));
 });
 
 test('feed-level fields: title, site link, ttl, WebSub hub and self link', () => {
-  const feed = parseFeed(rss('', '<link>/home</link><ttl>30</ttl><atom:link rel="hub" href="https://hub.example/"/><atom:link rel="self" href="/feed.xml"/>'), BASE);
-  assert.deepEqual([feed.title, feed.site_url, feed.ttl_seconds, feed.hub_url, feed.self_url], ['T', 'https://example.org/home', 1800, 'https://hub.example/', 'https://example.org/feed.xml']);
-  const sy = parseFeed(rss('', '<sy:updatePeriod>hourly</sy:updatePeriod><sy:updateFrequency>2</sy:updateFrequency>'), BASE);
+  const feed = parseFeed(
+    rss(
+      '',
+      '<link>/home</link><ttl>30</ttl><atom:link rel="hub" href="https://hub.example/"/><atom:link rel="self" href="/feed.xml"/>',
+    ),
+    BASE,
+  );
+  assert.deepEqual(
+    [feed.title, feed.site_url, feed.ttl_seconds, feed.hub_url, feed.self_url],
+    ['T', 'https://example.org/home', 1800, 'https://hub.example/', 'https://example.org/feed.xml'],
+  );
+  const sy = parseFeed(
+    rss('', '<sy:updatePeriod>hourly</sy:updatePeriod><sy:updateFrequency>2</sy:updateFrequency>'),
+    BASE,
+  );
   assert.equal(sy.ttl_seconds, 1800);
   assert.equal(corpusFeed('feedparser/wellformed/rss/channel_ttl.xml').ttl_seconds, 3600);
   assert.equal(parseFeed(rss(''), BASE).ttl_seconds, null);
 });
 
 test('entry text fields are trimmed, empty ones are null, and entities are decoded once', () => {
-  const [e] = parseFeed(rss(`<item><title>  A &amp;amp; B &#8217; &lt;i&gt;  </title><description>   </description>
+  const [e] = parseFeed(
+    rss(`<item><title>  A &amp;amp; B &#8217; &lt;i&gt;  </title><description>   </description>
     <content:encoded><![CDATA[ <p>Hi &amp; bye</p> ]]></content:encoded><author>joe@example.com (Joe Bloggs)</author>
-    <category> news </category><category>news</category><category></category></item>`), BASE).entries;
-  assert.deepEqual([e!.title, e!.summary, e!.content, e!.authors, e!.categories], ['A &amp; B \u2019 <i>', null, '<p>Hi &amp; bye</p>', ['Joe Bloggs'], ['news']]);
+    <category> news </category><category>news</category><category></category></item>`),
+    BASE,
+  ).entries;
+  assert.deepEqual(
+    [e!.title, e!.summary, e!.content, e!.authors, e!.categories],
+    ['A &amp; B \u2019 <i>', null, '<p>Hi &amp; bye</p>', ['Joe Bloggs'], ['news']],
+  );
 });
 
 test('JSON Feed: content_html wins over content_text, attachments become enclosures, 1.0 author and 1.1 authors', () => {
   const [second, first] = corpusFeed('feedparser/json/example.json').entries;
   assert.deepEqual(second, {
-    guid: '2', url: 'https://example.org/second-item', title: 'post 2', summary: null, content: 'This is a second item.',
-    authors: ['me'], categories: ['test', 'JSON'], published_at: null, updated_at: null,
-    enclosures: [{ url: 'https://example.org/second-item-show.mp4', type: 'video/mp4', length: 12000000 }],
+    guid: '2',
+    url: 'https://example.org/second-item',
+    title: 'post 2',
+    summary: null,
+    content: 'This is a second item.',
+    authors: ['me'],
+    categories: ['test', 'JSON'],
+    published_at: null,
+    updated_at: null,
+    enclosures: [
+      { url: 'https://example.org/second-item-show.mp4', type: 'video/mp4', length: 12000000 },
+    ],
   });
   assert.equal(first!.content, '<p>Hello, world!</p>\n\n<script>alert();</script>');
   assert.deepEqual(first!.authors, ['you']);
-  const v10 = parseFeed(JSON.stringify({ version: 'https://jsonfeed.org/version/1', title: 't', author: { name: 'Old' },
-    items: [{ id: 1, content_text: 'plain', content_html: '<b>rich</b>', summary: 's', date_published: '2020-01-02T03:04:05+01:00' }] }), BASE);
-  assert.deepEqual(v10.entries.map((e) => [e.guid, e.content, e.summary, e.authors, e.published_at]), [['1', '<b>rich</b>', 's', ['Old'], '2020-01-02T02:04:05.000Z']]);
-  assert.deepEqual(corpusFeed('netnewswire-rsparser/authors.json').entries.map((e) => e.authors),
-    [['Root Author 1', 'Root Author 2'], ['Legacy Item Author'], ['Item Author 1', 'Item Author 2'], ['Item Author 1', 'Item Author 2']]);
+  const v10 = parseFeed(
+    JSON.stringify({
+      version: 'https://jsonfeed.org/version/1',
+      title: 't',
+      author: { name: 'Old' },
+      items: [
+        {
+          id: 1,
+          content_text: 'plain',
+          content_html: '<b>rich</b>',
+          summary: 's',
+          date_published: '2020-01-02T03:04:05+01:00',
+        },
+      ],
+    }),
+    BASE,
+  );
+  assert.deepEqual(
+    v10.entries.map((e) => [e.guid, e.content, e.summary, e.authors, e.published_at]),
+    [['1', '<b>rich</b>', 's', ['Old'], '2020-01-02T02:04:05.000Z']],
+  );
+  assert.deepEqual(
+    corpusFeed('netnewswire-rsparser/authors.json').entries.map((e) => e.authors),
+    [
+      ['Root Author 1', 'Root Author 2'],
+      ['Legacy Item Author'],
+      ['Item Author 1', 'Item Author 2'],
+      ['Item Author 1', 'Item Author 2'],
+    ],
+  );
 });
 
 test('feedparser guid and link expectations hold (RSS item_guid*, Atom entry_id*)', () => {
   const cases: Array<[string, string | null, string | null]> = [
     ['rss/item_guid.xml', 'http://guid.example.com/', 'http://guid.example.com/'],
     ['rss/item_guid_conflict_link.xml', 'http://guid.example.com/', 'http://link.example.com/'],
-    ['rss/item_guid_isPermaLink_map_link.xml', 'http://guid.example.com/', 'http://guid.example.com/'],
+    [
+      'rss/item_guid_isPermaLink_map_link.xml',
+      'http://guid.example.com/',
+      'http://guid.example.com/',
+    ],
     ['rss/item_guid_map_link.xml', 'http://guid.example.com/', 'http://guid.example.com/'],
     ['rss/item_guid_not_permalink.xml', 'http://guid.example.com/', null],
-    ['rss/item_guid_not_permalink_conflict_link.xml', 'http://guid.example.com/', 'http://link.example.com/'],
+    [
+      'rss/item_guid_not_permalink_conflict_link.xml',
+      'http://guid.example.com/',
+      'http://link.example.com/',
+    ],
     ['rss/item_guid_not_permalink_not_url.xml', 'abc', null],
     ['rss/item_link.xml', null, 'http://example.com/'],
     ['atom10/entry_id.xml', 'http://example.com/', null],
@@ -147,39 +226,75 @@ test('feedparser guid and link expectations hold (RSS item_guid*, Atom entry_id*
 
 test('feedparser enclosure, date and title expectations hold', () => {
   const e = (rel: string) => corpusFeed(`feedparser/wellformed/${rel}`).entries[0]!;
-  assert.deepEqual(e('rss/item_enclosure_multiple.xml').enclosures[1], { url: 'http://example.com/2', type: 'image/gif', length: 200000 });
-  assert.deepEqual(e('atom10/entry_link_rel_enclosure_map_enclosure_length.xml').enclosures, [{ url: 'http://www.example.com/movie.mp4', type: 'video/mpeg4', length: 42301 }]);
-  assert.equal(e('rss/item_pubDate_map_updated_parsed.xml').published_at, '2004-01-01T19:48:21.000Z');
+  assert.deepEqual(e('rss/item_enclosure_multiple.xml').enclosures[1], {
+    url: 'http://example.com/2',
+    type: 'image/gif',
+    length: 200000,
+  });
+  assert.deepEqual(e('atom10/entry_link_rel_enclosure_map_enclosure_length.xml').enclosures, [
+    { url: 'http://www.example.com/movie.mp4', type: 'video/mpeg4', length: 42301 },
+  ]);
+  assert.equal(
+    e('rss/item_pubDate_map_updated_parsed.xml').published_at,
+    '2004-01-01T19:48:21.000Z',
+  );
   assert.equal(e('rss/item_dc_date.xml').published_at, '2003-12-31T10:14:55.000Z');
   assert.equal(e('rdf/rdf_item_description.xml').summary, 'Example description');
   assert.equal(e('node_precedence/atom10_title.xml').title, 'Correct Value');
-  assert.equal(corpusFeed('feedparser/wellformed/rdf/rss090_channel_title.xml').title, 'Example title');
+  assert.equal(
+    corpusFeed('feedparser/wellformed/rdf/rss090_channel_title.xml').title,
+    'Example title',
+  );
   assert.equal(corpusFeed('feedparser/encoding/euc-kr.xml').title, '\ub144');
-  assert.equal(corpusFeed('feedparser/encoding/demoronize-1.xml').entries[0]!.summary, 'don\u2019t');
+  assert.equal(
+    corpusFeed('feedparser/encoding/demoronize-1.xml').entries[0]!.summary,
+    'don\u2019t',
+  );
   assert.equal(corpusFeed('feedparser/illformed/always_strip_doctype.xml').title, 'found');
   assert.equal(corpusFeed('feedparser/wellformed/xml/escaped_apos.xml').title, 'it&apos;s correct');
 });
 
 test('relative URLs resolve through entry xml:base, feed xml:base, Content-Location, then the fetch URL', () => {
   const cases: Array<[string, string | null]> = [
-    ['feedparser/wellformed/base/http_item_link_base_content_location.xml', 'http://example.com/relative/uri'],
-    ['feedparser/wellformed/base/http_item_link_base_docuri.xml', 'http://127.0.0.1:8097/relative/uri'],
+    [
+      'feedparser/wellformed/base/http_item_link_base_content_location.xml',
+      'http://example.com/relative/uri',
+    ],
+    [
+      'feedparser/wellformed/base/http_item_link_base_docuri.xml',
+      'http://127.0.0.1:8097/relative/uri',
+    ],
   ];
   for (const [rel, url] of cases) assert.equal(corpusFeed(rel).entries[0]!.url, url, rel);
-  assert.equal(corpusFeed('feedparser/wellformed/base/http_feed_link_base_content_location.xml').site_url, 'http://example.com/relative/link');
-  assert.equal(corpusFeed('feedparser/wellformed/http/headers_content_location-relative.xml').site_url, 'http://127.0.0.1:8097/feed/absolute');
-  assert.equal(corpusFeed('feedparser/wellformed/http/headers_content_location-unsafe.xml').site_url, 'http://127.0.0.1:8097/abs');
+  assert.equal(
+    corpusFeed('feedparser/wellformed/base/http_feed_link_base_content_location.xml').site_url,
+    'http://example.com/relative/link',
+  );
+  assert.equal(
+    corpusFeed('feedparser/wellformed/http/headers_content_location-relative.xml').site_url,
+    'http://127.0.0.1:8097/feed/absolute',
+  );
+  assert.equal(
+    corpusFeed('feedparser/wellformed/http/headers_content_location-unsafe.xml').site_url,
+    'http://127.0.0.1:8097/abs',
+  );
   const atom = `<feed xmlns="http://www.w3.org/2005/Atom" xml:base="/blog/"><title>t</title><link href="./"/>
     <entry xml:base="posts/"><id>1</id><link href="1.html"/><link rel="enclosure" href="../media/a.mp3" length="5" type="audio/mpeg"/></entry>
     <entry xml:base="javascript:alert(1)"><id>2</id><link href="2.html"/></entry>
     <entry><id>3</id><link href="javascript:alert(1)"/><link rel="enclosure" href="data:audio/mpeg;base64,AAAA"/></entry></feed>`;
-  const feed = parseFeed(atom, { baseUrl: 'https://example.org/feeds/atom', contentLocation: 'https://cdn.example.net/x/atom.xml' });
+  const feed = parseFeed(atom, {
+    baseUrl: 'https://example.org/feeds/atom',
+    contentLocation: 'https://cdn.example.net/x/atom.xml',
+  });
   assert.equal(feed.site_url, 'https://cdn.example.net/blog/');
-  assert.deepEqual(feed.entries.map((e) => [e.url, e.enclosures.map((x) => x.url)]), [
-    ['https://cdn.example.net/blog/posts/1.html', ['https://cdn.example.net/blog/media/a.mp3']],
-    ['https://cdn.example.net/blog/2.html', []],
-    [null, []],
-  ]);
+  assert.deepEqual(
+    feed.entries.map((e) => [e.url, e.enclosures.map((x) => x.url)]),
+    [
+      ['https://cdn.example.net/blog/posts/1.html', ['https://cdn.example.net/blog/media/a.mp3']],
+      ['https://cdn.example.net/blog/2.html', []],
+      [null, []],
+    ],
+  );
 });
 
 test('dates: RFC 822 and its variants, RFC 3339, W3C-DTF partials and broken forms become ISO UTC', () => {
@@ -223,17 +338,37 @@ test('truncated or damaged XML yields the complete items before the damage, flag
     ['cut inside the third item', whole.slice(0, whole.indexOf('<title>t3') + 9), ['g1', 'g2']],
     ['cut inside a start tag', whole.slice(0, whole.indexOf('<guid>g3') + 3), ['g1', 'g2']],
     ['cut right after an item', whole.slice(0, whole.indexOf(item(3))), ['g1', 'g2']],
-    ['mismatched end tag in the second item', rss(item(1) + '<item><guid>g2</guid><foo>x</bar></item>' + item(3)), ['g1']],
-    ['unescaped < in the third item', rss(item(1) + item(2) + '<item><guid>g3</guid><x>a < b</x></item>'), ['g1', 'g2']],
+    [
+      'mismatched end tag in the second item',
+      rss(item(1) + '<item><guid>g2</guid><foo>x</bar></item>' + item(3)),
+      ['g1'],
+    ],
+    [
+      'unescaped < in the third item',
+      rss(item(1) + item(2) + '<item><guid>g3</guid><x>a < b</x></item>'),
+      ['g1', 'g2'],
+    ],
     ['garbage after the root', `${whole}<rss>`, ['g1', 'g2', 'g3']],
   ];
   for (const [name, text, guids] of cases) {
     const feed = parseFeed(text, BASE);
-    assert.deepEqual(feed.entries.map((e) => e.guid), guids, name);
-    assert.match(feed.degraded ?? '', new RegExp(`^malformed XML at line \\d+: .+; recovered ${guids.length} items$`), name);
+    assert.deepEqual(
+      feed.entries.map((e) => e.guid),
+      guids,
+      name,
+    );
+    assert.match(
+      feed.degraded ?? '',
+      new RegExp(`^malformed XML at line \\d+: .+; recovered ${guids.length} items$`),
+      name,
+    );
   }
-  const atom = '<feed xmlns="http://www.w3.org/2005/Atom"><title>A</title><entry><id>1</id></entry><entry><id>2</id><title>half';
-  assert.deepEqual(parseFeed(atom, BASE).entries.map((e) => e.guid), ['1']);
+  const atom =
+    '<feed xmlns="http://www.w3.org/2005/Atom"><title>A</title><entry><id>1</id></entry><entry><id>2</id><title>half';
+  assert.deepEqual(
+    parseFeed(atom, BASE).entries.map((e) => e.guid),
+    ['1'],
+  );
   assert.throws(() => parseFeed('<rss version="2.0"', BASE), FeedParseError);
 });
 
@@ -249,19 +384,40 @@ test('illformed corpus files recover what precedes the damage', () => {
     assert.equal(feed.entries.length, count, rel);
     assert.ok(feed.degraded, `${rel} should be degraded`);
   }
-  assert.equal(corpusFeed('feedparser/illformed/rss_item_link_corrupted_ampersands.xml').entries[0]!.url, 'http://link/get?a=1&b=2');
-  assert.equal(corpusFeed('feedparser/illformed/rss_incomplete_cdata.xml').title, 'can feedparser read this xml');
+  assert.equal(
+    corpusFeed('feedparser/illformed/rss_item_link_corrupted_ampersands.xml').entries[0]!.url,
+    'http://link/get?a=1&b=2',
+  );
+  assert.equal(
+    corpusFeed('feedparser/illformed/rss_incomplete_cdata.xml').title,
+    'can feedparser read this xml',
+  );
 });
 
 test('XML-illegal control characters are stripped and unescaped HTML inside text elements is tolerated', () => {
-  const feed = parseFeed(rss('<item><title>a\u0001b\u000Bc\uFFFE</title><description><p>unclosed<br></description></item>'), BASE);
-  assert.deepEqual([feed.entries[0]!.title, feed.entries[0]!.summary, feed.degraded], ['abc', '<p>unclosed<br>', null]);
+  const feed = parseFeed(
+    rss(
+      '<item><title>a\u0001b\u000Bc\uFFFE</title><description><p>unclosed<br></description></item>',
+    ),
+    BASE,
+  );
+  assert.deepEqual(
+    [feed.entries[0]!.title, feed.entries[0]!.summary, feed.degraded],
+    ['abc', '<p>unclosed<br>', null],
+  );
   const junk = parseFeed(`Warning: something in PHP\n${rss('<item><guid>1</guid></item>')}`, BASE);
-  assert.deepEqual([junk.entries.length, junk.degraded], [1, 'text before the root element dropped']);
+  assert.deepEqual(
+    [junk.entries.length, junk.degraded],
+    [1, 'text before the root element dropped'],
+  );
 });
 
 test('an empty but well-formed feed has no entries and is not degraded', () => {
-  for (const text of [rss(''), '{"version":"https://jsonfeed.org/version/1.1","title":"t","items":[]}', corpusFeedText('feedparser/wellformed/rdf/doctype_contains_entity_decl.xml')]) {
+  for (const text of [
+    rss(''),
+    '{"version":"https://jsonfeed.org/version/1.1","title":"t","items":[]}',
+    corpusFeedText('feedparser/wellformed/rdf/doctype_contains_entity_decl.xml'),
+  ]) {
     const feed = parseFeed(text, BASE);
     assert.deepEqual([feed.entries, feed.degraded], [[], null]);
   }

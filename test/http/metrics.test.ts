@@ -25,11 +25,17 @@ function parseExposition(text: string): Exposition {
   for (const [i, line] of text.split('\n').entries()) {
     if (line.trim() === '') continue;
     if (line.startsWith('#')) {
-      const type = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$/.exec(line);
+      const type =
+        /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$/.exec(line);
       if (type) {
         assert.ok(!types.has(type[1]!), `line ${i + 1}: second TYPE for ${type[1]}`);
         types.set(type[1]!, type[2]!);
-      } else assert.match(line, /^# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|(?!HELP |TYPE ).*)$/, `line ${i + 1}: bad comment`);
+      } else
+        assert.match(
+          line,
+          /^# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|(?!HELP |TYPE ).*)$/,
+          `line ${i + 1}: bad comment`,
+        );
       continue;
     }
     const m = SAMPLE.exec(line);
@@ -61,12 +67,17 @@ function parseValue(raw: string): number | undefined {
 
 /** The value of one sample; fails when it is missing. */
 function value(exp: Exposition, name: string, labels: Record<string, string> = {}): number {
-  const found = exp.samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  const found = exp.samples.find(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
   assert.ok(found, `no sample ${name} ${JSON.stringify(labels)}`);
   return found.value;
 }
 
-async function scrape(app: { request(path: string, init?: RequestInit): Response | Promise<Response> }, headers: Record<string, string> = {}): Promise<Exposition> {
+async function scrape(
+  app: { request(path: string, init?: RequestInit): Response | Promise<Response> },
+  headers: Record<string, string> = {},
+): Promise<Exposition> {
   const res = await app.request('/metrics', { headers });
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
@@ -82,15 +93,26 @@ describe('GET /metrics', () => {
     const metrics = createMetrics(world.ctx);
     const exp = await scrape(createHttpApp(world.ctx, silentLogger, metrics.registry));
     const expected: [string, string][] = [
-      ['feedsub_feeds', 'gauge'], ['feedsub_polls_total', 'counter'], ['feedsub_fetch_duration_seconds', 'histogram'],
-      ['feedsub_events', 'gauge'], ['feedsub_delivery_attempts_total', 'counter'], ['feedsub_delivery_attempt_duration_seconds', 'histogram'],
-      ['feedsub_delivery_latency_seconds', 'histogram'], ['feedsub_queue_depth', 'gauge'], ['feedsub_oldest_pending_event_age_seconds', 'gauge'],
-      ['feedsub_build_info', 'gauge'], ['process_cpu_seconds_total', 'counter'], ['nodejs_heap_size_used_bytes', 'gauge'],
+      ['feedsub_feeds', 'gauge'],
+      ['feedsub_polls_total', 'counter'],
+      ['feedsub_fetch_duration_seconds', 'histogram'],
+      ['feedsub_events', 'gauge'],
+      ['feedsub_delivery_attempts_total', 'counter'],
+      ['feedsub_delivery_attempt_duration_seconds', 'histogram'],
+      ['feedsub_delivery_latency_seconds', 'histogram'],
+      ['feedsub_queue_depth', 'gauge'],
+      ['feedsub_oldest_pending_event_age_seconds', 'gauge'],
+      ['feedsub_build_info', 'gauge'],
+      ['process_cpu_seconds_total', 'counter'],
+      ['nodejs_heap_size_used_bytes', 'gauge'],
     ];
     for (const [name, type] of expected) assert.equal(exp.types.get(name), type, name);
-    for (const status of ['pending', 'active', 'error', 'gone', 'identity_changed']) assert.equal(value(exp, 'feedsub_feeds', { status }), 0);
-    for (const outcome of ['parsed', 'unchanged', 'gone', 'throttled', 'error']) assert.equal(value(exp, 'feedsub_polls_total', { outcome }), 0);
-    for (const outcome of ['delivered', 'retry', 'dead']) assert.equal(value(exp, 'feedsub_delivery_attempts_total', { outcome }), 0);
+    for (const status of ['pending', 'active', 'error', 'gone', 'identity_changed'])
+      assert.equal(value(exp, 'feedsub_feeds', { status }), 0);
+    for (const outcome of ['parsed', 'unchanged', 'gone', 'throttled', 'error'])
+      assert.equal(value(exp, 'feedsub_polls_total', { outcome }), 0);
+    for (const outcome of ['delivered', 'retry', 'dead'])
+      assert.equal(value(exp, 'feedsub_delivery_attempts_total', { outcome }), 0);
     assert.equal(value(exp, 'feedsub_queue_depth'), 0);
     assert.equal(value(exp, 'feedsub_oldest_pending_event_age_seconds'), 0);
   });
@@ -104,11 +126,18 @@ describe('GET /metrics', () => {
     world = makeWorld({ metrics: { token: 's3cret-token' } });
     const app = createHttpApp(world.ctx, silentLogger, createMetrics(world.ctx).registry);
     const cases: [string | undefined, number][] = [
-      [undefined, 401], ['s3cret-token', 401], ['Bearer wrong', 401], ['Bearer s3cret-toke', 401], ['Basic s3cret-token', 401],
-      ['Bearer s3cret-token', 200], ['bearer s3cret-token', 200],
+      [undefined, 401],
+      ['s3cret-token', 401],
+      ['Bearer wrong', 401],
+      ['Bearer s3cret-toke', 401],
+      ['Basic s3cret-token', 401],
+      ['Bearer s3cret-token', 200],
+      ['bearer s3cret-token', 200],
     ];
     for (const [authorization, status] of cases) {
-      const res = await app.request('/metrics', { headers: authorization === undefined ? {} : { authorization } });
+      const res = await app.request('/metrics', {
+        headers: authorization === undefined ? {} : { authorization },
+      });
       assert.equal(res.status, status, String(authorization));
       if (status === 401) {
         assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="feedsub metrics"');
@@ -117,7 +146,7 @@ describe('GET /metrics', () => {
     }
   });
 
-  it('keeps each app\'s registry separate', async () => {
+  it("keeps each app's registry separate", async () => {
     world = makeWorld();
     const one = createMetrics(world.ctx);
     const two = createMetrics(world.ctx);
@@ -128,16 +157,31 @@ describe('GET /metrics', () => {
     assert.equal(value(exp2, 'feedsub_polls_total', { outcome: 'error' }), 0);
   });
 
-  it('reads queue depth and the oldest waiting event\'s age from the database at scrape time', async () => {
+  it("reads queue depth and the oldest waiting event's age from the database at scrape time", async () => {
     world = makeWorld();
     const app = createHttpApp(world.ctx, silentLogger, createMetrics(world.ctx).registry);
     const { key, applicationId } = world.key();
-    const endpoint = await world.call('POST', '/v1/endpoints', { key, body: { title: 'hook', url: 'http://127.0.0.1:9/hook' } });
+    const endpoint = await world.call('POST', '/v1/endpoints', {
+      key,
+      body: { title: 'hook', url: 'http://127.0.0.1:9/hook' },
+    });
     assert.equal(endpoint.status, 201);
     for (const minutes of [0, 1]) {
       world.clock.advance(minutes * 60_000);
       const now = world.clock.now();
-      insertEvent(world.ctx.db, { id: newId(now), application_id: applicationId, endpoint_id: endpoint.body.id, subscription_id: null, type: 'endpoint.test', sequence: null, body: '{}' }, now);
+      insertEvent(
+        world.ctx.db,
+        {
+          id: newId(now),
+          application_id: applicationId,
+          endpoint_id: endpoint.body.id,
+          subscription_id: null,
+          type: 'endpoint.test',
+          sequence: null,
+          body: '{}',
+        },
+        now,
+      );
     }
     world.clock.advance(30_000);
     const exp = await scrape(app);
@@ -151,8 +195,15 @@ describe('GET /metrics after a real poll and delivery', () => {
   let world: World;
   let origin: Origin;
   let receiver: Receiver;
-  before(async () => { origin = await startOrigin(); receiver = await startReceiver(); });
-  after(async () => { world?.close(); await origin.close(); await receiver.close(); });
+  before(async () => {
+    origin = await startOrigin();
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    world?.close();
+    await origin.close();
+    await receiver.close();
+  });
 
   it('moves the poll and delivery counters and histograms', async () => {
     world = makeWorld();
@@ -162,8 +213,14 @@ describe('GET /metrics after a real poll and delivery', () => {
     try {
       const { key } = world.key();
       origin.set('/feed.xml', { body: rss([{ guid: 'a' }]) });
-      const endpoint = await world.call('POST', '/v1/endpoints', { key, body: { title: 'receiver', url: `${receiver.url}/hook` } });
-      const sub = await world.call('POST', '/v1/subscriptions', { key, body: { endpoint: endpoint.body.id, url: `${origin.url}/feed.xml` } });
+      const endpoint = await world.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'receiver', url: `${receiver.url}/hook` },
+      });
+      const sub = await world.call('POST', '/v1/subscriptions', {
+        key,
+        body: { endpoint: endpoint.body.id, url: `${origin.url}/feed.xml` },
+      });
       assert.equal(sub.status, 201, sub.text);
       await pollTick(world.ctx, workers.pollerDeps, { all: true }); // the baseline: nothing is sent
       origin.set('/feed.xml', { body: rss([{ guid: 'b' }, { guid: 'a' }]) });
@@ -183,7 +240,10 @@ describe('GET /metrics after a real poll and delivery', () => {
       assert.equal(value(exp, 'feedsub_delivery_attempts_total', { outcome: 'delivered' }), 1);
       assert.equal(value(exp, 'feedsub_delivery_attempt_duration_seconds_count'), 1);
       assert.equal(value(exp, 'feedsub_delivery_latency_seconds_count'), 1);
-      assert.ok(value(exp, 'feedsub_delivery_latency_seconds_sum') >= 2, 'latency counts from the event\'s creation');
+      assert.ok(
+        value(exp, 'feedsub_delivery_latency_seconds_sum') >= 2,
+        "latency counts from the event's creation",
+      );
       assert.equal(value(exp, 'feedsub_feeds', { status: 'active' }), 1);
       assert.equal(value(exp, 'feedsub_events', { status: 'delivered' }), 1);
       assert.equal(value(exp, 'feedsub_queue_depth'), 0);
@@ -196,8 +256,16 @@ describe('GET /metrics after a real poll and delivery', () => {
 
 describe('bearerMatches', () => {
   const cases: [string | undefined, boolean][] = [
-    [undefined, false], ['', false], ['Bearer', false], ['Bearer ', false], ['tok', false], ['Bearer tok2', false],
-    ['Bearer tok', true], ['BEARER tok', true], ['Bearer   tok  ', true], ['Basic tok', false],
+    [undefined, false],
+    ['', false],
+    ['Bearer', false],
+    ['Bearer ', false],
+    ['tok', false],
+    ['Bearer tok2', false],
+    ['Bearer tok', true],
+    ['BEARER tok', true],
+    ['Bearer   tok  ', true],
+    ['Basic tok', false],
   ];
   for (const [header, expected] of cases) {
     it(`${expected ? 'accepts' : 'refuses'} ${JSON.stringify(header)} for the token "tok"`, () => {
@@ -213,9 +281,12 @@ describe('the exposition check used above', () => {
     ['an unquoted label value', '# TYPE x gauge\nx{a=b} 1\n'],
     ['a second TYPE line', '# TYPE x gauge\n# TYPE x gauge\nx 1\n'],
   ];
-  for (const [what, text] of bad) it(`rejects ${what}`, () => assert.throws(() => parseExposition(text)));
-  it('accepts labels with escapes and Prometheus\' spellings of NaN and infinity', () => {
-    const exp = parseExposition('# HELP x A help text.\n# TYPE x gauge\nx{a="q\\"uote",b="line\\nbreak"} Nan\nx{a="2"} +Inf 1700000000000\n');
+  for (const [what, text] of bad)
+    it(`rejects ${what}`, () => assert.throws(() => parseExposition(text)));
+  it("accepts labels with escapes and Prometheus' spellings of NaN and infinity", () => {
+    const exp = parseExposition(
+      '# HELP x A help text.\n# TYPE x gauge\nx{a="q\\"uote",b="line\\nbreak"} Nan\nx{a="2"} +Inf 1700000000000\n',
+    );
     assert.deepEqual(exp.samples[0]!.labels, { a: 'q"uote', b: 'line\nbreak' });
     assert.ok(Number.isNaN(exp.samples[0]!.value));
     assert.equal(exp.samples[1]!.value, Infinity);

@@ -7,8 +7,15 @@ const TSX = `${ROOT}node_modules/.bin/tsx`;
 const MAIN = `${ROOT}src/main.ts`;
 
 /** Runs a one-shot command to completion. */
-export function runCli(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(TSX, [MAIN, ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(TSX, [MAIN, ...args], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -24,7 +31,8 @@ export function freePort(): Promise<number> {
 }
 
 export type Daemon = {
-  url: string; child: ChildProcess;
+  url: string;
+  child: ChildProcess;
   /** Everything it wrote to stdout and stderr so far. */
   output(): string;
   /** Resolves with the exit code once it has exited. */
@@ -37,26 +45,56 @@ export type Daemon = {
 };
 
 /** Starts `feedsub serve` in its own process group and resolves once /healthz answers 200 (bounded wait). */
-export async function startDaemon(opts: { dataDir: string; env?: Record<string, string>; args?: string[]; timeoutMs?: number }): Promise<Daemon> {
+export async function startDaemon(opts: {
+  dataDir: string;
+  env?: Record<string, string>;
+  args?: string[];
+  timeoutMs?: number;
+}): Promise<Daemon> {
   const port = await freePort();
-  const child = spawn(TSX, [MAIN, 'serve', '--port', String(port), '--data-dir', opts.dataDir, ...(opts.args ?? [])], {
-    env: { ...process.env, FEEDSUB_LOG_FORMAT: 'json', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
-  });
+  const child = spawn(
+    TSX,
+    [MAIN, 'serve', '--port', String(port), '--data-dir', opts.dataDir, ...(opts.args ?? [])],
+    {
+      env: { ...process.env, FEEDSUB_LOG_FORMAT: 'json', ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-  child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   const daemon: Daemon = {
-    url: `http://127.0.0.1:${port}`, child, exited, output: () => out,
+    url: `http://127.0.0.1:${port}`,
+    child,
+    exited,
+    output: () => out,
     async stop(signal = 'SIGTERM') {
       if (!gone()) child.kill(signal);
-      const force = setTimeout(() => { void daemon.kill(); }, 20_000);
-      try { return await exited; } finally { clearTimeout(force); }
+      const force = setTimeout(() => {
+        void daemon.kill();
+      }, 20_000);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(force);
+      }
     },
     async kill() {
       if (!gone() && child.pid) {
-        try { process.kill(-child.pid, 'SIGKILL'); } catch { /* the group has already exited */ }
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* the group has already exited */
+        }
       }
       await exited;
     },
@@ -65,9 +103,17 @@ export async function startDaemon(opts: { dataDir: string; env?: Record<string, 
   for (;;) {
     if (gone()) throw new Error(`feedsub exited early (${child.exitCode}): ${out}`);
     try {
-      if ((await fetch(`${daemon.url}/healthz`, { signal: AbortSignal.timeout(1000) })).status === 200) return daemon;
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) { await daemon.kill(); throw new Error(`feedsub did not become healthy: ${out}`); }
+      if (
+        (await fetch(`${daemon.url}/healthz`, { signal: AbortSignal.timeout(1000) })).status === 200
+      )
+        return daemon;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) {
+      await daemon.kill();
+      throw new Error(`feedsub did not become healthy: ${out}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -2,7 +2,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type OriginFeed = { body: string | Buffer; contentType?: string; headers?: Record<string, string>; status?: number; etag?: boolean };
+export type OriginFeed = {
+  body: string | Buffer;
+  contentType?: string;
+  headers?: Record<string, string>;
+  status?: number;
+  etag?: boolean;
+};
 export type Origin = {
   url: string;
   /** Serves `feed` at `path` (with an ETag derived from the body, honouring If-None-Match). */
@@ -18,23 +24,53 @@ export async function startOrigin(): Promise<Origin> {
   const server = createServer((req, res) => {
     requests.push({ path: req.url ?? '/', headers: req.headers });
     const feed = feeds.get((req.url ?? '/').split('?')[0]!);
-    if (!feed) { res.writeHead(404).end('not found'); return; }
+    if (!feed) {
+      res.writeHead(404).end('not found');
+      return;
+    }
     const body = typeof feed.body === 'string' ? Buffer.from(feed.body) : feed.body;
     const etag = feed.etag === false ? undefined : `"${hashOf(body)}"`;
-    if (etag && (feed.status ?? 200) === 200 && req.headers['if-none-match'] === etag) { res.writeHead(304, { etag }).end(); return; }
-    res.writeHead(feed.status ?? 200, { 'content-type': feed.contentType ?? 'application/rss+xml', ...(etag ? { etag } : {}), ...feed.headers });
+    if (etag && (feed.status ?? 200) === 200 && req.headers['if-none-match'] === etag) {
+      res.writeHead(304, { etag }).end();
+      return;
+    }
+    res.writeHead(feed.status ?? 200, {
+      'content-type': feed.contentType ?? 'application/rss+xml',
+      ...(etag ? { etag } : {}),
+      ...feed.headers,
+    });
     res.end(body);
   });
   const url = await listen(server);
-  return { url, set: (path, feed) => { feeds.set(path, feed); }, requests, close: () => close(server) };
+  return {
+    url,
+    set: (path, feed) => {
+      feeds.set(path, feed);
+    },
+    requests,
+    close: () => close(server),
+  };
 }
 
-export type Delivery = { id: string; timestamp: string; signature: string; body: string; headers: IncomingMessage['headers'] };
+export type Delivery = {
+  id: string;
+  timestamp: string;
+  signature: string;
+  body: string;
+  headers: IncomingMessage['headers'];
+};
 export type Receiver = {
   url: string;
   deliveries: Delivery[];
   /** Decides the next responses: a queue of statuses (then 200), or a function. */
-  respond(plan: number[] | ((d: Delivery, n: number) => { status: number; headers?: Record<string, string>; body?: string })): void;
+  respond(
+    plan:
+      | number[]
+      | ((
+          d: Delivery,
+          n: number,
+        ) => { status: number; headers?: Record<string, string>; body?: string }),
+  ): void;
   /** Resolves when at least `n` deliveries have arrived (bounded by timeoutMs). */
   waitFor(n: number, timeoutMs?: number): Promise<Delivery[]>;
   close(): Promise<void>;
@@ -43,31 +79,61 @@ export type Receiver = {
 /** Starts a webhook receiver on 127.0.0.1 that records every POST. */
 export async function startReceiver(): Promise<Receiver> {
   const deliveries: Delivery[] = [];
-  let plan: number[] | ((d: Delivery, n: number) => { status: number; headers?: Record<string, string>; body?: string }) = [];
+  let plan:
+    | number[]
+    | ((
+        d: Delivery,
+        n: number,
+      ) => { status: number; headers?: Record<string, string>; body?: string }) = [];
   const waiters: { n: number; resolve: () => void }[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const d: Delivery = {
-        id: String(req.headers['webhook-id'] ?? ''), timestamp: String(req.headers['webhook-timestamp'] ?? ''),
-        signature: String(req.headers['webhook-signature'] ?? ''), body: Buffer.concat(chunks).toString('utf8'), headers: req.headers,
+        id: String(req.headers['webhook-id'] ?? ''),
+        timestamp: String(req.headers['webhook-timestamp'] ?? ''),
+        signature: String(req.headers['webhook-signature'] ?? ''),
+        body: Buffer.concat(chunks).toString('utf8'),
+        headers: req.headers,
       };
       deliveries.push(d);
-      const answer = typeof plan === 'function' ? plan(d, deliveries.length) : { status: plan.shift() ?? 200 };
+      const answer =
+        typeof plan === 'function' ? plan(d, deliveries.length) : { status: plan.shift() ?? 200 };
       res.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? 'ok');
-      for (const w of [...waiters]) if (deliveries.length >= w.n) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
+      for (const w of [...waiters])
+        if (deliveries.length >= w.n) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve();
+        }
     });
   });
   const url = await listen(server);
   return {
-    url, deliveries,
-    respond(p) { plan = p; },
+    url,
+    deliveries,
+    respond(p) {
+      plan = p;
+    },
     waitFor(n, timeoutMs = 10_000) {
       if (deliveries.length >= n) return Promise.resolve(deliveries);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`receiver: expected ${n} deliveries within ${timeoutMs} ms, got ${deliveries.length}`)), timeoutMs);
-        waiters.push({ n, resolve: () => { clearTimeout(timer); resolve(deliveries); } });
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `receiver: expected ${n} deliveries within ${timeoutMs} ms, got ${deliveries.length}`,
+              ),
+            ),
+          timeoutMs,
+        );
+        waiters.push({
+          n,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve(deliveries);
+          },
+        });
       });
     },
     close: () => close(server),
@@ -75,11 +141,18 @@ export async function startReceiver(): Promise<Receiver> {
 }
 
 function listen(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    ),
+  );
 }
 
 function close(server: Server): Promise<void> {
-  return new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+  return new Promise((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
 }
 
 function hashOf(body: Buffer): string {
@@ -89,7 +162,15 @@ function hashOf(body: Buffer): string {
 }
 
 /** A small RSS 2.0 document with the given items (newest first). */
-export function rss(items: { guid: string; title?: string; link?: string; pubDate?: string }[], title = 'Test feed'): string {
-  const body = items.map((i) => `<item><guid>${i.guid}</guid><title>${i.title ?? i.guid}</title>${i.link ? `<link>${i.link}</link>` : ''}${i.pubDate ? `<pubDate>${i.pubDate}</pubDate>` : ''}</item>`).join('');
+export function rss(
+  items: { guid: string; title?: string; link?: string; pubDate?: string }[],
+  title = 'Test feed',
+): string {
+  const body = items
+    .map(
+      (i) =>
+        `<item><guid>${i.guid}</guid><title>${i.title ?? i.guid}</title>${i.link ? `<link>${i.link}</link>` : ''}${i.pubDate ? `<pubDate>${i.pubDate}</pubDate>` : ''}</item>`,
+    )
+    .join('');
   return `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>${title}</title><link>http://example.com/</link>${body}</channel></rss>`;
 }

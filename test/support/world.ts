@@ -12,41 +12,80 @@ import { createHttpApp } from '../../src/http/server.ts';
 import { silentLogger } from '../../src/log.ts';
 
 export type World = {
-  ctx: Ctx; app: Hono; clock: ReturnType<typeof manualClock>; dir: string; nudges: { poller: number; deliverer: number };
+  ctx: Ctx;
+  app: Hono;
+  clock: ReturnType<typeof manualClock>;
+  dir: string;
+  nudges: { poller: number; deliverer: number };
   /** A new application with a key; returns the key and the application id. */
   key(appName?: string): { key: string; applicationId: string };
   /** app.request with JSON body and the key in Authorization. */
-  call(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; text: string; headers: Headers }>;
+  call(
+    method: string,
+    path: string,
+    opts?: { key?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; text: string; headers: Headers }>;
   close(): void;
 };
 
 /** Builds a world; `patch` overrides config sections (network.allow_private is true by default for loopback tests). */
-export function makeWorld(patch: Parameters<typeof withConfig>[1] = {}, start = '2026-01-01T00:00:00.000Z'): World {
+export function makeWorld(
+  patch: Parameters<typeof withConfig>[1] = {},
+  start = '2026-01-01T00:00:00.000Z',
+): World {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-test-'));
-  const config: Config = withConfig(withConfig(defaultConfig(), { network: { allow_private: true }, storage: { data_dir: dir } }), patch);
+  const config: Config = withConfig(
+    withConfig(defaultConfig(), { network: { allow_private: true }, storage: { data_dir: dir } }),
+    patch,
+  );
   const db = openDatabase(join(dir, 'feedsub.db'));
   const clock = manualClock(start);
   const nudges = { poller: 0, deliverer: 0 };
-  const ctx: Ctx = { db, clock, config, nudgePoller: () => { nudges.poller++; }, nudgeDeliverer: () => { nudges.deliverer++; } };
+  const ctx: Ctx = {
+    db,
+    clock,
+    config,
+    nudgePoller: () => {
+      nudges.poller++;
+    },
+    nudgeDeliverer: () => {
+      nudges.deliverer++;
+    },
+  };
   const app = createHttpApp(ctx, silentLogger);
   let counter = 0;
   return {
-    ctx, app, clock, dir, nudges,
+    ctx,
+    app,
+    clock,
+    dir,
+    nudges,
     key(appName = `app-${++counter}`) {
       const made = createKey(ctx, appName, null);
       return { key: made.key, applicationId: made.application.id };
     },
     async call(method, path, opts = {}) {
-      const headers: Record<string, string> = { ...(opts.key ? { authorization: opts.key } : {}), ...opts.headers };
+      const headers: Record<string, string> = {
+        ...(opts.key ? { authorization: opts.key } : {}),
+        ...opts.headers,
+      };
       let body: string | undefined;
       if (opts.body !== undefined) {
         body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
         headers['content-type'] ??= 'application/json';
       }
-      const res = await app.request(path, { method, headers, ...(body !== undefined ? { body } : {}) });
+      const res = await app.request(path, {
+        method,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+      });
       const text = await res.text();
       let parsed: unknown = undefined;
-      try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
       return { status: res.status, body: parsed, text, headers: res.headers };
     },
     close() {

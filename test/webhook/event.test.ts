@@ -1,79 +1,179 @@
 // Event bodies: the contract's shape, metadata byte for byte, and batches of ≤ 100 entries and ≤ 256 KiB.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildEntryEvents, buildTestEvent, deliveryOrder, MAX_ENTRIES_PER_EVENT, MAX_EVENT_BYTES, type EventEntry } from '../../src/webhook/event.ts';
+import {
+  buildEntryEvents,
+  buildTestEvent,
+  deliveryOrder,
+  MAX_ENTRIES_PER_EVENT,
+  MAX_EVENT_BYTES,
+  type EventEntry,
+} from '../../src/webhook/event.ts';
 
 const now = new Date('2026-01-01T00:00:00.000Z');
-const feed = { id: 'f'.repeat(24), url: 'https://example.com/feed.xml', title: 'Example', site_url: 'https://example.com/' };
+const feed = {
+  id: 'f'.repeat(24),
+  url: 'https://example.com/feed.xml',
+  title: 'Example',
+  site_url: 'https://example.com/',
+};
 
 function entry(i: number, extra: Partial<EventEntry> = {}): EventEntry {
   return {
-    id: `key-${i}`, guid: `guid-${i}`, url: `https://example.com/${i}`, title: `Entry ${i}`, summary: 'Short.', content: null,
-    authors: ['A. Writer'], categories: ['news'], enclosures: [], published_at: now.toISOString(), updated_at: null, ...extra,
+    id: `key-${i}`,
+    guid: `guid-${i}`,
+    url: `https://example.com/${i}`,
+    title: `Entry ${i}`,
+    summary: 'Short.',
+    content: null,
+    authors: ['A. Writer'],
+    categories: ['news'],
+    enclosures: [],
+    published_at: now.toISOString(),
+    updated_at: null,
+    ...extra,
   };
 }
 
-function build(entries: EventEntry[], metadata: string | null = '{"team":"alpha"}', firstSequence = 1) {
+function build(
+  entries: EventEntry[],
+  metadata: string | null = '{"team":"alpha"}',
+  firstSequence = 1,
+) {
   let n = 0;
-  return buildEntryEvents({ subscription: { id: 's'.repeat(24), url: feed.url, metadata }, feed, entries, now, firstSequence, newId: () => `id-${++n}` });
+  return buildEntryEvents({
+    subscription: { id: 's'.repeat(24), url: feed.url, metadata },
+    feed,
+    entries,
+    now,
+    firstSequence,
+    newId: () => `id-${++n}`,
+  });
 }
 
-type Body = { type: string; timestamp: string; data: { sequence: number; entries: { id: string; content: string | null; truncated?: boolean }[]; metadata: unknown } };
+type Body = {
+  type: string;
+  timestamp: string;
+  data: {
+    sequence: number;
+    entries: { id: string; content: string | null; truncated?: boolean }[];
+    metadata: unknown;
+  };
+};
 const parse = (body: string) => JSON.parse(body) as Body;
 
 describe('buildEntryEvents', () => {
   const sizes: { name: string; entries: EventEntry[]; counts: number[] }[] = [
     { name: 'one entry makes one event', entries: [entry(1)], counts: [1] },
-    { name: '100 entries still fit one event', entries: Array.from({ length: 100 }, (_, i) => entry(i)), counts: [100] },
-    { name: '101 entries make two events', entries: Array.from({ length: 101 }, (_, i) => entry(i)), counts: [100, 1] },
-    { name: '250 entries make 100 + 100 + 50', entries: Array.from({ length: 250 }, (_, i) => entry(i)), counts: [100, 100, 50] },
-    { name: '30 entries of 20 KiB split by size (12 per event)', entries: Array.from({ length: 30 }, (_, i) => entry(i, { content: 'x'.repeat(20 * 1024) })), counts: [12, 12, 6] },
+    {
+      name: '100 entries still fit one event',
+      entries: Array.from({ length: 100 }, (_, i) => entry(i)),
+      counts: [100],
+    },
+    {
+      name: '101 entries make two events',
+      entries: Array.from({ length: 101 }, (_, i) => entry(i)),
+      counts: [100, 1],
+    },
+    {
+      name: '250 entries make 100 + 100 + 50',
+      entries: Array.from({ length: 250 }, (_, i) => entry(i)),
+      counts: [100, 100, 50],
+    },
+    {
+      name: '30 entries of 20 KiB split by size (12 per event)',
+      entries: Array.from({ length: 30 }, (_, i) => entry(i, { content: 'x'.repeat(20 * 1024) })),
+      counts: [12, 12, 6],
+    },
     { name: 'no entries make no event', entries: [], counts: [] },
   ];
   for (const c of sizes) {
     it(`${c.name}, each ≤ 100 entries and ≤ 256 KiB, numbered from the first sequence`, () => {
       const events = build(c.entries, '{"team":"alpha"}', 41);
-      assert.deepEqual(events.map((e) => e.entryCount), c.counts);
-      assert.deepEqual(events.map((e) => e.sequence), c.counts.map((_, i) => 41 + i));
+      assert.deepEqual(
+        events.map((e) => e.entryCount),
+        c.counts,
+      );
+      assert.deepEqual(
+        events.map((e) => e.sequence),
+        c.counts.map((_, i) => 41 + i),
+      );
       for (const e of events) {
         assert.ok(Buffer.byteLength(e.body) <= MAX_EVENT_BYTES);
         assert.ok(e.entryCount <= MAX_ENTRIES_PER_EVENT);
         assert.equal(parse(e.body).data.sequence, e.sequence);
       }
-      assert.deepEqual(events.flatMap((e) => parse(e.body).data.entries.map((x) => x.id)), c.entries.map((x) => x.id), 'every entry once, in order');
+      assert.deepEqual(
+        events.flatMap((e) => parse(e.body).data.entries.map((x) => x.id)),
+        c.entries.map((x) => x.id),
+        'every entry once, in order',
+      );
     });
   }
 
   const oversized: { name: string; extra: Partial<EventEntry> }[] = [
     { name: 'a 300 KiB content', extra: { content: 'y'.repeat(300 * 1024) } },
-    { name: '40,000 authors and a 1 MB title', extra: { authors: Array.from({ length: 40_000 }, (_, i) => `Author ${i}`), title: 't'.repeat(1 << 20) } },
+    {
+      name: '40,000 authors and a 1 MB title',
+      extra: {
+        authors: Array.from({ length: 40_000 }, (_, i) => `Author ${i}`),
+        title: 't'.repeat(1 << 20),
+      },
+    },
   ];
   for (const c of oversized) {
     it(`sends an entry with ${c.name} cut down to fit, marked truncated`, () => {
       const events = build([entry(1), entry(2, c.extra), entry(3)]);
-      for (const e of events) assert.ok(Buffer.byteLength(e.body) <= MAX_EVENT_BYTES, `${Buffer.byteLength(e.body)} bytes`);
+      for (const e of events)
+        assert.ok(
+          Buffer.byteLength(e.body) <= MAX_EVENT_BYTES,
+          `${Buffer.byteLength(e.body)} bytes`,
+        );
       const all = events.flatMap((e) => parse(e.body).data.entries);
-      assert.deepEqual(all.map((x) => x.id), ['key-1', 'key-2', 'key-3']);
+      assert.deepEqual(
+        all.map((x) => x.id),
+        ['key-1', 'key-2', 'key-3'],
+      );
       assert.equal(all[1]!.truncated, true);
       assert.equal(all[1]!.content, null);
       assert.equal(all[0]!.truncated, undefined);
     });
   }
 
-  it('has the contract\'s shape, with the metadata text byte for byte in data.metadata and data.subscription.metadata', () => {
+  it("has the contract's shape, with the metadata text byte for byte in data.metadata and data.subscription.metadata", () => {
     const metadata = '{"b":1.0,"a":[1e3,"é\\u00e9"],"z":{}}';
     const [e] = build([entry(1)], metadata, 7);
     assert.equal(e!.body.split(metadata).length - 1, 2);
     const body = parse(e!.body) as Body & { data: Record<string, unknown> };
     assert.equal(body.type, 'subscription.entries');
     assert.equal(body.timestamp, now.toISOString());
-    assert.deepEqual(Object.keys(body.data), ['sequence', 'subscription', 'feed', 'entries', 'metadata']);
+    assert.deepEqual(Object.keys(body.data), [
+      'sequence',
+      'subscription',
+      'feed',
+      'entries',
+      'metadata',
+    ]);
     assert.deepEqual(body.data.feed, feed);
-    assert.deepEqual(Object.keys(body.data.entries[0]!), ['id', 'guid', 'url', 'title', 'summary', 'content', 'authors', 'categories', 'enclosures', 'published_at', 'updated_at']);
+    assert.deepEqual(Object.keys(body.data.entries[0]!), [
+      'id',
+      'guid',
+      'url',
+      'title',
+      'summary',
+      'content',
+      'authors',
+      'categories',
+      'enclosures',
+      'published_at',
+      'updated_at',
+    ]);
   });
 
   it('writes null metadata when the subscription has none', () => {
-    const body = parse(build([entry(1)], null)[0]!.body) as Body & { data: { subscription: { metadata: unknown } } };
+    const body = parse(build([entry(1)], null)[0]!.body) as Body & {
+      data: { subscription: { metadata: unknown } };
+    };
     assert.equal(body.data.metadata, null);
     assert.equal(body.data.subscription.metadata, null);
   });
@@ -82,7 +182,9 @@ describe('buildEntryEvents', () => {
 describe('buildTestEvent', () => {
   it('is an endpoint.test envelope naming the endpoint', () => {
     assert.deepEqual(JSON.parse(buildTestEvent('e'.repeat(24), now)), {
-      type: 'endpoint.test', timestamp: now.toISOString(), data: { endpoint: { id: 'e'.repeat(24) }, message: 'This is a test event from feedsub.' },
+      type: 'endpoint.test',
+      timestamp: now.toISOString(),
+      data: { endpoint: { id: 'e'.repeat(24) }, message: 'This is a test event from feedsub.' },
     });
   });
 });

@@ -7,23 +7,75 @@ const SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
 const now = new Date('2026-01-01T00:00:00.000Z');
 
 describe('nextRetry', () => {
-  const cases: { name: string; attempt: number; random: number; retryAfter?: number | null; max?: number; delayMs: number | 'dead' }[] = [
+  const cases: {
+    name: string;
+    attempt: number;
+    random: number;
+    retryAfter?: number | null;
+    max?: number;
+    delayMs: number | 'dead';
+  }[] = [
     { name: 'the first failure waits 5 s', attempt: 1, random: 0.5, delayMs: 5000 },
     { name: 'the second failure waits 5 min', attempt: 2, random: 0.5, delayMs: 300_000 },
-    { name: 'the seventh failure waits the last step (10 h)', attempt: 7, random: 0.5, delayMs: 36_000_000 },
-    { name: 'the eighth failure (after the last retry) is dead', attempt: 8, random: 0.5, delayMs: 'dead' },
+    {
+      name: 'the seventh failure waits the last step (10 h)',
+      attempt: 7,
+      random: 0.5,
+      delayMs: 36_000_000,
+    },
+    {
+      name: 'the eighth failure (after the last retry) is dead',
+      attempt: 8,
+      random: 0.5,
+      delayMs: 'dead',
+    },
     { name: 'jitter at its lowest takes 20 % off', attempt: 2, random: 0, delayMs: 240_000 },
     { name: 'jitter at its highest adds 20 %', attempt: 2, random: 1, delayMs: 360_000 },
-    { name: 'a longer Retry-After wins over the schedule', attempt: 1, random: 0.5, retryAfter: 120, delayMs: 120_000 },
-    { name: 'a shorter Retry-After keeps the schedule', attempt: 2, random: 0.5, retryAfter: 10, delayMs: 300_000 },
-    { name: 'Retry-After is bounded', attempt: 1, random: 0.5, retryAfter: 86_400, max: 3600, delayMs: 3_600_000 },
+    {
+      name: 'a longer Retry-After wins over the schedule',
+      attempt: 1,
+      random: 0.5,
+      retryAfter: 120,
+      delayMs: 120_000,
+    },
+    {
+      name: 'a shorter Retry-After keeps the schedule',
+      attempt: 2,
+      random: 0.5,
+      retryAfter: 10,
+      delayMs: 300_000,
+    },
+    {
+      name: 'Retry-After is bounded',
+      attempt: 1,
+      random: 0.5,
+      retryAfter: 86_400,
+      max: 3600,
+      delayMs: 3_600_000,
+    },
     { name: 'Retry-After: 0 is ignored', attempt: 1, random: 0.5, retryAfter: 0, delayMs: 5000 },
-    { name: 'Retry-After does not revive a dead event', attempt: 8, random: 0.5, retryAfter: 60, delayMs: 'dead' },
+    {
+      name: 'Retry-After does not revive a dead event',
+      attempt: 8,
+      random: 0.5,
+      retryAfter: 60,
+      delayMs: 'dead',
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
-      const d = nextRetry({ attempt: c.attempt, schedule: SCHEDULE, now, random: () => c.random, retryAfterSeconds: c.retryAfter ?? null, maxRetryAfterSeconds: c.max ?? 3600 });
-      if (c.delayMs === 'dead') { assert.deepEqual(d, { kind: 'dead' }); return; }
+      const d = nextRetry({
+        attempt: c.attempt,
+        schedule: SCHEDULE,
+        now,
+        random: () => c.random,
+        retryAfterSeconds: c.retryAfter ?? null,
+        maxRetryAfterSeconds: c.max ?? 3600,
+      });
+      if (c.delayMs === 'dead') {
+        assert.deepEqual(d, { kind: 'dead' });
+        return;
+      }
       assert.equal(d.kind, 'retry');
       if (d.kind !== 'retry') return;
       assert.equal(d.delayMs, c.delayMs);

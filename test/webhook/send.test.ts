@@ -19,9 +19,11 @@ describe('sendWebhook', () => {
         if (req.url === '/ok') res.writeHead(204).end();
         else if (req.url === '/big') res.writeHead(500).end('é'.repeat(5000));
         else if (req.url === '/redirect') res.writeHead(302, { location: '/ok' }).end();
-        else if (req.url === '/throttle') res.writeHead(429, { 'retry-after': '42' }).end('slow down');
-        else if (req.url === '/hang') { /* never answers */ }
-        else res.writeHead(404).end();
+        else if (req.url === '/throttle')
+          res.writeHead(429, { 'retry-after': '42' }).end('slow down');
+        else if (req.url === '/hang') {
+          /* never answers */
+        } else res.writeHead(404).end();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -33,10 +35,16 @@ describe('sendWebhook', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  const send = (path: string, opts: { timeoutMs?: number; url?: string; guarded?: boolean } = {}) => sendWebhook({
-    url: opts.url ?? base + path, headers: { 'content-type': 'application/json' }, body: '{}',
-    agent: opts.guarded ? createGuardedAgent({ allowPrivate: false }) : agent, timeoutMs: opts.timeoutMs ?? 5000, userAgent: 'test', now: () => new Date(),
-  });
+  const send = (path: string, opts: { timeoutMs?: number; url?: string; guarded?: boolean } = {}) =>
+    sendWebhook({
+      url: opts.url ?? base + path,
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+      agent: opts.guarded ? createGuardedAgent({ allowPrivate: false }) : agent,
+      timeoutMs: opts.timeoutMs ?? 5000,
+      userAgent: 'test',
+      now: () => new Date(),
+    });
 
   it('counts a 2xx as success', async () => {
     const r = await send('/ok');

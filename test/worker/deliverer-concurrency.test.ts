@@ -26,17 +26,35 @@ async function holdingReceiver() {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    max, held, received: () => received,
+    max,
+    held,
+    received: () => received,
     /** Resolves when `n` requests are held at once (bounded). */
     holding(n: number): Promise<void> {
       if (held.length >= n) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`expected ${n} held requests, have ${held.length}`)), 5000);
-        waiter = { n, resolve: () => { clearTimeout(timer); waiter = undefined; resolve(); } };
+        const timer = setTimeout(
+          () => reject(new Error(`expected ${n} held requests, have ${held.length}`)),
+          5000,
+        );
+        waiter = {
+          n,
+          resolve: () => {
+            clearTimeout(timer);
+            waiter = undefined;
+            resolve();
+          },
+        };
       });
     },
-    release() { for (const h of held.splice(0)) h.res.writeHead(200).end('ok'); },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    release() {
+      for (const h of held.splice(0)) h.res.writeHead(200).end('ok');
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -51,12 +69,19 @@ describe('deliverer concurrency', () => {
       let rounds = 0;
       while (receiver.received() < 8 && rounds++ < 10) {
         const first = await deliverTick(d.w.ctx, d.deps, { wait: false });
-        const expected = Math.min(3, 8 - (receiver.received()));
+        const expected = Math.min(3, 8 - receiver.received());
         assert.equal(first.started, expected);
         await receiver.holding(expected);
         const second = await deliverTick(d.w.ctx, d.deps, { wait: false });
-        assert.equal(second.started, 0, 'every slot is taken while the receiver holds the requests');
-        assert.deepEqual([d.deps.inFlight.total, Math.max(...d.deps.inFlight.byEndpoint.values())], [expected, Math.min(2, expected)]);
+        assert.equal(
+          second.started,
+          0,
+          'every slot is taken while the receiver holds the requests',
+        );
+        assert.deepEqual(
+          [d.deps.inFlight.total, Math.max(...d.deps.inFlight.byEndpoint.values())],
+          [expected, Math.min(2, expected)],
+        );
         receiver.release();
         assert.equal(await drainDeliveries(d.deps.inFlight, 5000), true);
       }
@@ -72,7 +97,7 @@ describe('deliverer concurrency', () => {
     }
   });
 
-  it('keeps delivering to a healthy endpoint while another endpoint\'s attempts hang', async () => {
+  it("keeps delivering to a healthy endpoint while another endpoint's attempts hang", async () => {
     const d = await deliveryWorld({ delivery: { concurrency: 8, per_endpoint_concurrency: 2 } });
     const slow = await holdingReceiver();
     try {
@@ -89,7 +114,11 @@ describe('deliverer concurrency', () => {
         await deliverTick(d.w.ctx, d.deps, { wait: false });
         await d.receiver.waitFor(i, 5000);
       }
-      assert.equal(d.receiver.deliveries.length, 3, 'the healthy endpoint got its three events in turn');
+      assert.equal(
+        d.receiver.deliveries.length,
+        3,
+        'the healthy endpoint got its three events in turn',
+      );
       assert.equal(slow.held.length, 2, 'the hanging endpoint keeps only its two slots');
     } finally {
       slow.release();
@@ -99,12 +128,16 @@ describe('deliverer concurrency', () => {
     }
   });
 
-  it('records every other attempt answered at the same moment when one attempt\'s event was deleted in flight', async () => {
+  it("records every other attempt answered at the same moment when one attempt's event was deleted in flight", async () => {
     const d = await deliveryWorld();
     const receiver = await holdingReceiver();
     try {
       const ep = await d.endpoint(receiver.url + '/hook');
-      const subs = [await d.subscription(ep.id), await d.subscription(ep.id), await d.subscription(ep.id)];
+      const subs = [
+        await d.subscription(ep.id),
+        await d.subscription(ep.id),
+        await d.subscription(ep.id),
+      ];
       const ids = subs.map((s) => d.queue(s, 1)[0]!);
       const tick = deliverTick(d.w.ctx, d.deps);
       await receiver.holding(3);
@@ -112,7 +145,11 @@ describe('deliverer concurrency', () => {
       assert.equal(gone.status, 204);
       receiver.release(); // the three answers arrive together, so their outcomes share one group commit
       const { summary } = await tick;
-      assert.deepEqual(summary, { attempted: 2, delivered: 2, failed: 0, dead: 0 }, 'the deleted event\'s attempt is not recorded');
+      assert.deepEqual(
+        summary,
+        { attempted: 2, delivered: 2, failed: 0, dead: 0 },
+        "the deleted event's attempt is not recorded",
+      );
       for (const id of [ids[0]!, ids[2]!]) {
         assert.equal(d.event(id).status, 'delivered');
         assert.equal(d.attempts(id).length, 1);
@@ -128,6 +165,7 @@ describe('deliverer concurrency', () => {
 
 /** Waits until only the `held` hanging attempts remain in flight. */
 async function drainOne(d: Awaited<ReturnType<typeof deliveryWorld>>, held: number): Promise<void> {
-  for (let i = 0; i < 100 && d.deps.inFlight.total > held; i++) await Promise.race([...d.deps.inFlight.running]);
+  for (let i = 0; i < 100 && d.deps.inFlight.total > held; i++)
+    await Promise.race([...d.deps.inFlight.running]);
   assert.equal(d.deps.inFlight.total, held);
 }

@@ -3,7 +3,13 @@ import type { Agent } from 'undici';
 import { createGuardedAgent } from '../../src/feed/netguard.ts';
 import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/log.ts';
-import { getEvent, insertEvent, listAttempts, nextEventDueAt, type EventWithBody } from '../../src/store/events.ts';
+import {
+  getEvent,
+  insertEvent,
+  listAttempts,
+  nextEventDueAt,
+  type EventWithBody,
+} from '../../src/store/events.ts';
 import { allocateSequences, getSubscription } from '../../src/store/subscriptions.ts';
 import { buildEntryEvents } from '../../src/webhook/event.ts';
 import { createInFlight, deliverTick, type DelivererDeps } from '../../src/worker/deliverer.ts';
@@ -12,7 +18,12 @@ import { startReceiver, type Receiver } from '../support/servers.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 export type DeliveryWorld = {
-  w: World; key: string; applicationId: string; receiver: Receiver; deps: DelivererDeps; agent: Agent;
+  w: World;
+  key: string;
+  applicationId: string;
+  receiver: Receiver;
+  deps: DelivererDeps;
+  agent: Agent;
   /** A new endpoint (at the receiver unless `url` is given): its id and secret. */
   endpoint(url?: string): Promise<{ id: string; secret: string }>;
   /** A new subscription of the endpoint to a made-up feed URL. */
@@ -29,22 +40,43 @@ export type DeliveryWorld = {
 };
 
 /** Builds a delivery world; `patch` overrides config sections. Jitter is neutral (random = 0.5). */
-export async function deliveryWorld(patch: Parameters<typeof makeWorld>[0] = {}): Promise<DeliveryWorld> {
+export async function deliveryWorld(
+  patch: Parameters<typeof makeWorld>[0] = {},
+): Promise<DeliveryWorld> {
   const w = makeWorld(patch);
   const { key, applicationId } = w.key();
   const receiver = await startReceiver();
   const agent = createGuardedAgent({ allowPrivate: true });
-  const deps: DelivererDeps = { agent, logger: silentLogger, telemetry: noTelemetry, userAgent: 'feedsub-test', random: () => 0.5, inFlight: createInFlight() };
+  const deps: DelivererDeps = {
+    agent,
+    logger: silentLogger,
+    telemetry: noTelemetry,
+    userAgent: 'feedsub-test',
+    random: () => 0.5,
+    inFlight: createInFlight(),
+  };
   let feeds = 0;
   return {
-    w, key, applicationId, receiver, deps, agent,
+    w,
+    key,
+    applicationId,
+    receiver,
+    deps,
+    agent,
     async endpoint(url = receiver.url + '/hook') {
       const res = await w.call('POST', '/v1/endpoints', { key, body: { title: 'Receiver', url } });
       if (res.status !== 201) throw new Error(`endpoint: ${res.text}`);
       return { id: res.body.id as string, secret: res.body.secret as string };
     },
     async subscription(endpointId) {
-      const res = await w.call('POST', '/v1/subscriptions', { key, body: { endpoint: endpointId, url: `https://feeds.example/${++feeds}.xml`, metadata: { n: feeds } } });
+      const res = await w.call('POST', '/v1/subscriptions', {
+        key,
+        body: {
+          endpoint: endpointId,
+          url: `https://feeds.example/${++feeds}.xml`,
+          metadata: { n: feeds },
+        },
+      });
       if (res.status !== 201) throw new Error(`subscription: ${res.text}`);
       return res.body.id as string;
     },
@@ -55,9 +87,40 @@ export async function deliveryWorld(patch: Parameters<typeof makeWorld>[0] = {})
       w.ctx.db.transaction(() => {
         for (let i = 0; i < n; i++) {
           const first = allocateSequences(w.ctx.db, sub.id, 1);
-          const entry = { id: `key-${first}`, guid: `guid-${first}`, url: `https://feeds.example/e/${first}`, title: `Entry ${first}`, summary: null, content: null, authors: [], categories: [], enclosures: [], published_at: now.toISOString(), updated_at: null };
-          const [built] = buildEntryEvents({ subscription: { id: sub.id, url: sub.url, metadata: sub.metadata }, feed: { id: sub.feed_id, url: sub.url, title: 'Feed', site_url: null }, entries: [entry], now, firstSequence: first, newId: () => newId(now) });
-          insertEvent(w.ctx.db, { id: built!.id, application_id: applicationId, endpoint_id: sub.endpoint_id, subscription_id: sub.id, type: 'subscription.entries', sequence: built!.sequence, body: built!.body }, now);
+          const entry = {
+            id: `key-${first}`,
+            guid: `guid-${first}`,
+            url: `https://feeds.example/e/${first}`,
+            title: `Entry ${first}`,
+            summary: null,
+            content: null,
+            authors: [],
+            categories: [],
+            enclosures: [],
+            published_at: now.toISOString(),
+            updated_at: null,
+          };
+          const [built] = buildEntryEvents({
+            subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },
+            feed: { id: sub.feed_id, url: sub.url, title: 'Feed', site_url: null },
+            entries: [entry],
+            now,
+            firstSequence: first,
+            newId: () => newId(now),
+          });
+          insertEvent(
+            w.ctx.db,
+            {
+              id: built!.id,
+              application_id: applicationId,
+              endpoint_id: sub.endpoint_id,
+              subscription_id: sub.id,
+              type: 'subscription.entries',
+              sequence: built!.sequence,
+              body: built!.body,
+            },
+            now,
+          );
           ids.push(built!.id);
         }
       })();

@@ -19,7 +19,12 @@ describe('deliverer loop', () => {
       workers.deliverer.start();
       await d.receiver.waitFor(60, 20_000);
       await workers.stop(5000);
-      assert.deepEqual(countEventsByStatus(d.w.ctx.db), { pending: 0, delivered: 60, failed: 0, dead: 0 });
+      assert.deepEqual(countEventsByStatus(d.w.ctx.db), {
+        pending: 0,
+        delivered: 60,
+        failed: 0,
+        dead: 0,
+      });
       assert.equal(workers.delivererDeps.inFlight.total, 0);
     } finally {
       await workers.stop(1000);
@@ -40,11 +45,13 @@ describe('deliverer loop', () => {
       max.total = Math.max(max.total, open);
       max.perPath.set(path, Math.max(max.perPath.get(path) ?? 0, openByPath.get(path)!));
       req.resume();
-      req.on('end', () => setTimeout(() => {
-        open -= 1;
-        openByPath.set(path, openByPath.get(path)! - 1);
-        res.writeHead(204).end();
-      }, 2));
+      req.on('end', () =>
+        setTimeout(() => {
+          open -= 1;
+          openByPath.set(path, openByPath.get(path)! - 1);
+          res.writeHead(204).end();
+        }, 2),
+      );
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const workers = createWorkers(d.w.ctx, silentLogger);
@@ -54,12 +61,24 @@ describe('deliverer loop', () => {
       const b = await d.endpoint(`${url}/b`);
       for (const ep of [a, a, a, b, b, b]) d.queue(await d.subscription(ep.id), 5);
       workers.deliverer.start();
-      for (let i = 0; i < 500 && countEventsByStatus(d.w.ctx.db).delivered < 30; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 500 && countEventsByStatus(d.w.ctx.db).delivered < 30; i++)
+        await new Promise((r) => setTimeout(r, 10));
       await workers.stop(5000);
-      assert.deepEqual(countEventsByStatus(d.w.ctx.db), { pending: 0, delivered: 30, failed: 0, dead: 0 });
+      assert.deepEqual(countEventsByStatus(d.w.ctx.db), {
+        pending: 0,
+        delivered: 30,
+        failed: 0,
+        dead: 0,
+      });
       assert.equal(max.total, 3, 'the global cap is reached and never exceeded');
-      assert.ok((max.perPath.get('/a') ?? 0) <= 2 && (max.perPath.get('/b') ?? 0) <= 2, JSON.stringify([...max.perPath]));
-      assert.deepEqual([workers.delivererDeps.inFlight.total, workers.delivererDeps.inFlight.byEndpoint.size], [0, 0]);
+      assert.ok(
+        (max.perPath.get('/a') ?? 0) <= 2 && (max.perPath.get('/b') ?? 0) <= 2,
+        JSON.stringify([...max.perPath]),
+      );
+      assert.deepEqual(
+        [workers.delivererDeps.inFlight.total, workers.delivererDeps.inFlight.byEndpoint.size],
+        [0, 0],
+      );
     } finally {
       await workers.stop(1000);
       await workers.close();
@@ -73,8 +92,18 @@ describe('deliverer loop', () => {
     const d = await deliveryWorld();
     const held: ServerResponse[] = [];
     let arrived: () => void = () => {};
-    const twoArrived = new Promise<void>((resolve) => { arrived = () => { if (held.length === 2) resolve(); }; });
-    const slow = createServer((req, res) => { req.resume(); req.on('end', () => { held.push(res); arrived(); }); });
+    const twoArrived = new Promise<void>((resolve) => {
+      arrived = () => {
+        if (held.length === 2) resolve();
+      };
+    });
+    const slow = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        held.push(res);
+        arrived();
+      });
+    });
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
     const workers = createWorkers(d.w.ctx, silentLogger);
     try {
@@ -86,7 +115,11 @@ describe('deliverer loop', () => {
       const stopping = workers.stop(5000);
       for (const res of held) res.writeHead(200).end('ok'); // answered only once the stop has begun
       await stopping;
-      assert.equal(countEventsByStatus(d.w.ctx.db).delivered, 2, 'both attempts were recorded before stop resolved');
+      assert.equal(
+        countEventsByStatus(d.w.ctx.db).delivered,
+        2,
+        'both attempts were recorded before stop resolved',
+      );
     } finally {
       await workers.close();
       slow.closeAllConnections();
@@ -97,19 +130,29 @@ describe('deliverer loop', () => {
 
   it('gives up waiting after the stop timeout, leaving the lease to expire', async () => {
     const d = await deliveryWorld({ delivery: { timeout_seconds: 1 } });
-    const hang = createServer((req) => { req.resume(); });
+    const hang = createServer((req) => {
+      req.resume();
+    });
     await new Promise<void>((resolve) => hang.listen(0, '127.0.0.1', resolve));
     const workers = createWorkers(d.w.ctx, silentLogger);
     try {
       const ep = await d.endpoint(`http://127.0.0.1:${(hang.address() as AddressInfo).port}/hook`);
       const [id] = d.queue(await d.subscription(ep.id), 1);
       workers.deliverer.start();
-      for (let i = 0; i < 100 && workers.delivererDeps.inFlight.total === 0; i++) await new Promise((r) => setImmediate(r));
+      for (let i = 0; i < 100 && workers.delivererDeps.inFlight.total === 0; i++)
+        await new Promise((r) => setImmediate(r));
       assert.equal(workers.delivererDeps.inFlight.total, 1);
       const started = performance.now();
       await workers.stop(200);
-      assert.ok(performance.now() - started < 900, 'stop returned at its bound, before the 1 s attempt timeout');
-      assert.notEqual(d.event(id!).lease_until, null, 'still leased: taken over after the lease ends');
+      assert.ok(
+        performance.now() - started < 900,
+        'stop returned at its bound, before the 1 s attempt timeout',
+      );
+      assert.notEqual(
+        d.event(id!).lease_until,
+        null,
+        'still leased: taken over after the lease ends',
+      );
     } finally {
       await workers.close();
       hang.closeAllConnections();

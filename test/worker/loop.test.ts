@@ -10,15 +10,26 @@ describe('loop', () => {
     let runs = 0;
     let release: () => void = () => {};
     let started: () => void = () => {};
-    const nextStart = () => new Promise<void>((r) => { started = r; });
-    const loop = createLoop('t', async () => {
-      running++; runs++; maxRunning = Math.max(maxRunning, running);
-      const gate = new Promise<void>((r) => { release = r; });
-      started();
-      await gate;
-      running--;
-      return 60_000;
-    }, { idleMs: 60_000, logger: silentLogger });
+    const nextStart = () =>
+      new Promise<void>((r) => {
+        started = r;
+      });
+    const loop = createLoop(
+      't',
+      async () => {
+        running++;
+        runs++;
+        maxRunning = Math.max(maxRunning, running);
+        const gate = new Promise<void>((r) => {
+          release = r;
+        });
+        started();
+        await gate;
+        running--;
+        return 60_000;
+      },
+      { idleMs: 60_000, logger: silentLogger },
+    );
     let first = nextStart();
     loop.start();
     await first;
@@ -40,8 +51,20 @@ describe('loop', () => {
     let finished = false;
     let runs = 0;
     let started: () => void = () => {};
-    const first = new Promise<void>((r) => { started = r; });
-    const loop = createLoop('t', async () => { runs++; started(); await new Promise((r) => setTimeout(r, 50)); finished = true; return 0; }, { idleMs: 0, logger: silentLogger });
+    const first = new Promise<void>((r) => {
+      started = r;
+    });
+    const loop = createLoop(
+      't',
+      async () => {
+        runs++;
+        started();
+        await new Promise((r) => setTimeout(r, 50));
+        finished = true;
+        return 0;
+      },
+      { idleMs: 0, logger: silentLogger },
+    );
     loop.start();
     await first;
     await loop.stop();
@@ -54,8 +77,17 @@ describe('loop', () => {
 
   it('stop() gives up on a stuck tick after its timeout', async () => {
     let started: () => void = () => {};
-    const first = new Promise<void>((r) => { started = r; });
-    const loop = createLoop('t', () => { started(); return new Promise<void>(() => {}); }, { idleMs: 0, logger: silentLogger });
+    const first = new Promise<void>((r) => {
+      started = r;
+    });
+    const loop = createLoop(
+      't',
+      () => {
+        started();
+        return new Promise<void>(() => {});
+      },
+      { idleMs: 0, logger: silentLogger },
+    );
     loop.start();
     await first;
     const t = Date.now();
@@ -65,11 +97,27 @@ describe('loop', () => {
 
   it('logs a throwing tick and keeps going', async () => {
     const lines: string[] = [];
-    const logger = { ...silentLogger, error: (m: string) => { lines.push(m); } };
+    const logger = {
+      ...silentLogger,
+      error: (m: string) => {
+        lines.push(m);
+      },
+    };
     let runs = 0;
     let second: () => void = () => {};
-    const secondRun = new Promise<void>((r) => { second = r; });
-    const loop = createLoop('t', async () => { runs++; if (runs === 1) throw new Error('boom'); second(); return 60_000; }, { idleMs: 0, logger });
+    const secondRun = new Promise<void>((r) => {
+      second = r;
+    });
+    const loop = createLoop(
+      't',
+      async () => {
+        runs++;
+        if (runs === 1) throw new Error('boom');
+        second();
+        return 60_000;
+      },
+      { idleMs: 0, logger },
+    );
     loop.start();
     await secondRun;
     await loop.stop();
@@ -79,7 +127,14 @@ describe('loop', () => {
 
   it('runOnce() runs a tick without starting the loop', async () => {
     let runs = 0;
-    const loop = createLoop('t', async () => { runs++; return 5; }, { idleMs: 0, logger: silentLogger });
+    const loop = createLoop(
+      't',
+      async () => {
+        runs++;
+        return 5;
+      },
+      { idleMs: 0, logger: silentLogger },
+    );
     assert.equal(await loop.runOnce(), 5);
     assert.equal(runs, 1);
   });

@@ -16,25 +16,53 @@ describe('poller', () => {
   let key: string;
   let endpoint: string;
   let n = 0;
-  before(async () => { origin = await startOrigin(); });
+  before(async () => {
+    origin = await startOrigin();
+  });
   after(() => origin.close());
   beforeEach(async () => {
     w?.close();
     await workers?.close();
-    w = makeWorld({ poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 } });
+    w = makeWorld({
+      poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
+    });
     workers = createWorkers(w.ctx, silentLogger);
     key = w.key().key;
-    endpoint = (await w.call('POST', '/v1/endpoints', { key, body: { title: 'E', url: 'https://hooks.example.com/' } })).body.id;
+    endpoint = (
+      await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'E', url: 'https://hooks.example.com/' },
+      })
+    ).body.id;
   });
-  after(async () => { w.close(); await workers.close(); });
+  after(async () => {
+    w.close();
+    await workers.close();
+  });
 
   const path = () => `/p${++n}.xml`;
-  const items = (...ids: number[]) => ids.map((i) => ({ guid: `g${i}`, title: `Item ${i}`, link: `http://example.com/${i}` }));
-  const subscribe = async (url: string, ep = endpoint) => (await w.call('POST', '/v1/subscriptions', { key, body: { endpoint: ep, url } })).body as { id: string; feed: string };
+  const items = (...ids: number[]) =>
+    ids.map((i) => ({ guid: `g${i}`, title: `Item ${i}`, link: `http://example.com/${i}` }));
+  const subscribe = async (url: string, ep = endpoint) =>
+    (await w.call('POST', '/v1/subscriptions', { key, body: { endpoint: ep, url } })).body as {
+      id: string;
+      feed: string;
+    };
   const tick = () => pollTick(w.ctx, workers.pollerDeps);
-  const later = async () => { w.clock.advance(2 * 3600 * 1000); return tick(); };
-  const events = (): EventRow[] => w.ctx.db.prepare('SELECT id, subscription_id, sequence, body FROM events JOIN event_bodies ON event_id = id ORDER BY sequence').all() as EventRow[];
-  const guidsOf = (e: EventRow) => (JSON.parse(e.body) as { data: { entries: { guid: string }[] } }).data.entries.map((x) => x.guid);
+  const later = async () => {
+    w.clock.advance(2 * 3600 * 1000);
+    return tick();
+  };
+  const events = (): EventRow[] =>
+    w.ctx.db
+      .prepare(
+        'SELECT id, subscription_id, sequence, body FROM events JOIN event_bodies ON event_id = id ORDER BY sequence',
+      )
+      .all() as EventRow[];
+  const guidsOf = (e: EventRow) =>
+    (JSON.parse(e.body) as { data: { entries: { guid: string }[] } }).data.entries.map(
+      (x) => x.guid,
+    );
   const feedOf = (id: string) => getFeed(w.ctx.db, id)!;
 
   it('records the first fetch as the baseline and sends nothing', async () => {
@@ -61,7 +89,10 @@ describe('poller', () => {
     origin.set(p, { body: rss(items(4, 3, 2, 1)) });
     await later();
     const all = events();
-    assert.deepEqual(all.map((e) => e.sequence), [1, 2]);
+    assert.deepEqual(
+      all.map((e) => e.sequence),
+      [1, 2],
+    );
     assert.deepEqual(guidsOf(all[0]!), ['g2', 'g3']);
     assert.deepEqual(guidsOf(all[1]!), ['g4']);
     assert.ok(all.every((e) => e.subscription_id === sub.id));
@@ -105,12 +136,20 @@ describe('poller', () => {
     await tick();
     origin.set(p, { body: rss(items(2, 1)) });
     await later();
-    const ep2 = (await w.call('POST', '/v1/endpoints', { key, body: { title: 'E2', url: 'https://two.example.com/' } })).body.id;
+    const ep2 = (
+      await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'E2', url: 'https://two.example.com/' },
+      })
+    ).body.id;
     const second = await subscribe(origin.url + p, ep2);
     assert.equal(second.feed, first.feed);
     origin.set(p, { body: rss(items(3, 2, 1)) });
     await later();
-    const bySub = (id: string) => events().filter((e) => e.subscription_id === id).map(guidsOf);
+    const bySub = (id: string) =>
+      events()
+        .filter((e) => e.subscription_id === id)
+        .map(guidsOf);
     assert.deepEqual(bySub(first.id), [['g2'], ['g3']]);
     assert.deepEqual(bySub(second.id), [['g3']]);
   });
@@ -128,7 +167,8 @@ describe('poller', () => {
 
   it('holds a mass change of GUIDs, reports identity_changed, and releases the held entries on request', async () => {
     const p = path();
-    const many = (prefix: string) => Array.from({ length: 12 }, (_, i) => ({ guid: `${prefix}-${i}`, title: `T${i}` }));
+    const many = (prefix: string) =>
+      Array.from({ length: 12 }, (_, i) => ({ guid: `${prefix}-${i}`, title: `T${i}` }));
     origin.set(p, { body: rss(many('old')) });
     const sub = await subscribe(origin.url + p);
     await tick();
@@ -139,29 +179,51 @@ describe('poller', () => {
     assert.equal(held.body.status, 'identity_changed');
     assert.equal(held.body.held_entries, 12);
     await later();
-    assert.equal((await w.call('GET', `/v1/feeds/${sub.feed}`, { key })).body.held_entries, 12, 'a later poll holds the same entries, not twice');
-    const bad = await w.call('POST', `/v1/feeds/${sub.feed}/accept-identity-change`, { key, body: { action: 'maybe' } });
+    assert.equal(
+      (await w.call('GET', `/v1/feeds/${sub.feed}`, { key })).body.held_entries,
+      12,
+      'a later poll holds the same entries, not twice',
+    );
+    const bad = await w.call('POST', `/v1/feeds/${sub.feed}/accept-identity-change`, {
+      key,
+      body: { action: 'maybe' },
+    });
     assert.equal(bad.status, 400);
-    const res = await w.call('POST', `/v1/feeds/${sub.feed}/accept-identity-change`, { key, body: { action: 'deliver' } });
+    const res = await w.call('POST', `/v1/feeds/${sub.feed}/accept-identity-change`, {
+      key,
+      body: { action: 'deliver' },
+    });
     assert.equal(res.status, 200);
     assert.equal(res.body.released, 12);
     assert.equal(res.body.status, 'active');
     assert.equal(events().length, 1);
     assert.equal(guidsOf(events()[0]!).length, 12);
-    assert.equal((await w.call('POST', `/v1/feeds/${sub.feed}/accept-identity-change`, { key, body: { action: 'deliver' } })).status, 409);
+    assert.equal(
+      (
+        await w.call('POST', `/v1/feeds/${sub.feed}/accept-identity-change`, {
+          key,
+          body: { action: 'deliver' },
+        })
+      ).status,
+      409,
+    );
     await later();
     assert.equal(events().length, 1, 'released entries are known now');
   });
 
   it('discards held entries without sending them when asked', async () => {
     const p = path();
-    const many = (prefix: string) => Array.from({ length: 10 }, (_, i) => ({ guid: `${prefix}-${i}` }));
+    const many = (prefix: string) =>
+      Array.from({ length: 10 }, (_, i) => ({ guid: `${prefix}-${i}` }));
     origin.set(p, { body: rss(many('a')) });
     const sub = await subscribe(origin.url + p);
     await tick();
     origin.set(p, { body: rss(many('b')) });
     await later();
-    const res = await w.call('POST', `/v1/feeds/${sub.feed}/accept-identity-change`, { key, body: { action: 'discard' } });
+    const res = await w.call('POST', `/v1/feeds/${sub.feed}/accept-identity-change`, {
+      key,
+      body: { action: 'discard' },
+    });
     assert.equal(res.body.events, 0);
     await later();
     assert.equal(events().length, 0);
@@ -208,7 +270,8 @@ describe('poller', () => {
     assert.equal(f.error_count, 4);
     assert.equal(f.http_error_count, 4);
     assert.match(f.last_error!, /500/);
-    for (let i = 1; i < delays.length; i++) assert.ok(delays[i]! > delays[i - 1]!, `delays grow: ${delays.join(', ')}`);
+    for (let i = 1; i < delays.length; i++)
+      assert.ok(delays[i]! > delays[i - 1]!, `delays grow: ${delays.join(', ')}`);
     origin.set(p, { body: rss(items(1)) });
     await tick();
     assert.equal(feedOf(sub.feed).error_count, 0);
@@ -234,7 +297,10 @@ describe('poller', () => {
   it('discovers the feed behind an HTML page and shows it on the subscription', async () => {
     const page = '/blog/index.html';
     const feedPath = path();
-    origin.set(page, { body: `<!doctype html><html><head><link rel="alternate" type="application/rss+xml" href="${feedPath}"></head><body>hi</body></html>`, contentType: 'text/html' });
+    origin.set(page, {
+      body: `<!doctype html><html><head><link rel="alternate" type="application/rss+xml" href="${feedPath}"></head><body>hi</body></html>`,
+      contentType: 'text/html',
+    });
     origin.set(feedPath, { body: rss(items(1)) });
     const sub = await subscribe(origin.url + page);
     await tick();

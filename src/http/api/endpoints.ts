@@ -2,7 +2,14 @@
 import { Hono } from 'hono';
 import type { Ctx } from '../../actions/context.ts';
 import {
-  createEndpoint, endpointSecret, endpointView, listEndpointViews, recoverEndpoint, removeEndpoint, requireEndpoint, rotateEndpointSecret,
+  createEndpoint,
+  endpointSecret,
+  endpointView,
+  listEndpointViews,
+  recoverEndpoint,
+  removeEndpoint,
+  requireEndpoint,
+  rotateEndpointSecret,
   updateEndpointFromInput,
 } from '../../actions/endpoints.ts';
 import { sendTestEvent } from '../../actions/events.ts';
@@ -13,14 +20,45 @@ import { sendJson } from '../json.ts';
 /** The endpoints sub-app. */
 export function endpointsApi(ctx: Ctx): Hono<ApiEnv> {
   return new Hono<ApiEnv>()
-    .post('/', async (c) => sendJson(c, 201, createEndpoint(ctx, c.get('applicationId'), (await readJson(c)).value)))
+    .post('/', async (c) =>
+      sendJson(c, 201, createEndpoint(ctx, c.get('applicationId'), (await readJson(c)).value)),
+    )
     .get('/', (c) => sendJson(c, 200, listEndpointViews(ctx, c.get('applicationId'), pageQuery(c))))
-    .get('/:id', (c) => sendJson(c, 200, endpointView(requireEndpoint(ctx, c.get('applicationId'), c.req.param('id')))))
-    .get('/:id/secret', (c) => sendJson(c, 200, endpointSecret(ctx, c.get('applicationId'), c.req.param('id'))))
-    .patch('/:id', async (c) => sendJson(c, 200, updateEndpointFromInput(ctx, c.get('applicationId'), c.req.param('id'), (await readJson(c)).value)))
-    .post('/:id/rotate-secret', (c) => sendJson(c, 200, rotateEndpointSecret(ctx, c.get('applicationId'), c.req.param('id'))))
-    .post('/:id/test', async (c) => sendJson(c, 200, await sendTestEvent(ctx, c.get('applicationId'), c.req.param('id'))))
-    .post('/:id/recover', async (c) => sendJson(c, 200, recoverEndpoint(ctx, c.get('applicationId'), c.req.param('id'), (await readJson(c)).value)))
+    .get('/:id', (c) =>
+      sendJson(
+        c,
+        200,
+        endpointView(requireEndpoint(ctx, c.get('applicationId'), c.req.param('id'))),
+      ),
+    )
+    .get('/:id/secret', (c) =>
+      sendJson(c, 200, endpointSecret(ctx, c.get('applicationId'), c.req.param('id'))),
+    )
+    .patch('/:id', async (c) =>
+      sendJson(
+        c,
+        200,
+        updateEndpointFromInput(
+          ctx,
+          c.get('applicationId'),
+          c.req.param('id'),
+          (await readJson(c)).value,
+        ),
+      ),
+    )
+    .post('/:id/rotate-secret', (c) =>
+      sendJson(c, 200, rotateEndpointSecret(ctx, c.get('applicationId'), c.req.param('id'))),
+    )
+    .post('/:id/test', async (c) =>
+      sendJson(c, 200, await sendTestEvent(ctx, c.get('applicationId'), c.req.param('id'))),
+    )
+    .post('/:id/recover', async (c) =>
+      sendJson(
+        c,
+        200,
+        recoverEndpoint(ctx, c.get('applicationId'), c.req.param('id'), (await readJson(c)).value),
+      ),
+    )
     .delete('/:id', (c) => {
       removeEndpoint(ctx, c.get('applicationId'), c.req.param('id'));
       return c.body(null, 204);

@@ -9,9 +9,22 @@ import { sendJson } from '../json.ts';
 /** The events sub-app. */
 export function eventsApi(ctx: Ctx): Hono<ApiEnv> {
   return new Hono<ApiEnv>()
-    .get('/', (c) => sendJson(c, 200, listEventViews(ctx, c.get('applicationId'), {
-      ...pageQuery(c), subscription: idFilter(c, 'subscription'), endpoint: idFilter(c, 'endpoint'), status: c.req.query('status'),
-    })))
-    .get('/:id', (c) => sendJson(c, 200, requireEventDetail(ctx, c.get('applicationId'), c.req.param('id'))))
-    .post('/:id/resend', (c) => sendJson(c, 200, resendEvent(ctx, c.get('applicationId'), c.req.param('id'))));
+    .get('/', (c) =>
+      sendJson(
+        c,
+        200,
+        listEventViews(ctx, c.get('applicationId'), {
+          ...pageQuery(c),
+          subscription: idFilter(c, 'subscription'),
+          endpoint: idFilter(c, 'endpoint'),
+          status: c.req.query('status'),
+        }),
+      ),
+    )
+    .get('/:id', (c) =>
+      sendJson(c, 200, requireEventDetail(ctx, c.get('applicationId'), c.req.param('id'))),
+    )
+    .post('/:id/resend', (c) =>
+      sendJson(c, 200, resendEvent(ctx, c.get('applicationId'), c.req.param('id'))),
+    );
 }

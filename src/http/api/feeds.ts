@@ -9,6 +9,19 @@ import { sendJson } from '../json.ts';
 /** The feeds sub-app. */
 export function feedsApi(ctx: Ctx): Hono<ApiEnv> {
   return new Hono<ApiEnv>()
-    .get('/:id', (c) => sendJson(c, 200, requireFeedView(ctx, c.get('applicationId'), c.req.param('id'))))
-    .post('/:id/accept-identity-change', async (c) => sendJson(c, 200, resolveIdentityChange(ctx, c.get('applicationId'), c.req.param('id'), (await readJson(c)).value)));
+    .get('/:id', (c) =>
+      sendJson(c, 200, requireFeedView(ctx, c.get('applicationId'), c.req.param('id'))),
+    )
+    .post('/:id/accept-identity-change', async (c) =>
+      sendJson(
+        c,
+        200,
+        resolveIdentityChange(
+          ctx,
+          c.get('applicationId'),
+          c.req.param('id'),
+          (await readJson(c)).value,
+        ),
+      ),
+    );
 }

@@ -16,10 +16,15 @@ export function v1Api(ctx: Ctx): Hono<ApiEnv> {
   const api = new Hono<ApiEnv>();
   api.get('/openapi.json', (c) => c.json(openapiDocument()));
   api.use('*', requireKey(ctx));
-  api.use('*', bodyLimit({
-    maxSize: maxBytes,
-    onError: () => { throw new ApiError(413, 'Payload too large', `The request body exceeds ${maxBytes} bytes.`); },
-  }));
+  api.use(
+    '*',
+    bodyLimit({
+      maxSize: maxBytes,
+      onError: () => {
+        throw new ApiError(413, 'Payload too large', `The request body exceeds ${maxBytes} bytes.`);
+      },
+    }),
+  );
   api.use('*', idempotency(ctx));
   api.route('/endpoints', endpointsApi(ctx));
   api.route('/subscriptions', subscriptionsApi(ctx));

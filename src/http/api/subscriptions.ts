@@ -2,7 +2,12 @@
 import { Hono } from 'hono';
 import type { Ctx } from '../../actions/context.ts';
 import {
-  createSubscription, listSubscriptionViews, removeSubscription, requireSubscription, subscriptionView, updateSubscriptionFromInput,
+  createSubscription,
+  listSubscriptionViews,
+  removeSubscription,
+  requireSubscription,
+  subscriptionView,
+  updateSubscriptionFromInput,
 } from '../../actions/subscriptions.ts';
 import type { ApiEnv } from '../auth.ts';
 import { idFilter, pageQuery, rawMember, readJson } from '../body.ts';
@@ -13,13 +18,40 @@ export function subscriptionsApi(ctx: Ctx): Hono<ApiEnv> {
   return new Hono<ApiEnv>()
     .post('/', async (c) => {
       const body = await readJson(c);
-      return sendJson(c, 201, createSubscription(ctx, c.get('applicationId'), body.value, { metadata: rawMember(body, 'metadata') }));
+      return sendJson(
+        c,
+        201,
+        createSubscription(ctx, c.get('applicationId'), body.value, {
+          metadata: rawMember(body, 'metadata'),
+        }),
+      );
     })
-    .get('/', (c) => sendJson(c, 200, listSubscriptionViews(ctx, c.get('applicationId'), { ...pageQuery(c), endpoint: idFilter(c, 'endpoint') })))
-    .get('/:id', (c) => sendJson(c, 200, subscriptionView(requireSubscription(ctx, c.get('applicationId'), c.req.param('id')))))
+    .get('/', (c) =>
+      sendJson(
+        c,
+        200,
+        listSubscriptionViews(ctx, c.get('applicationId'), {
+          ...pageQuery(c),
+          endpoint: idFilter(c, 'endpoint'),
+        }),
+      ),
+    )
+    .get('/:id', (c) =>
+      sendJson(
+        c,
+        200,
+        subscriptionView(requireSubscription(ctx, c.get('applicationId'), c.req.param('id'))),
+      ),
+    )
     .patch('/:id', async (c) => {
       const body = await readJson(c);
-      return sendJson(c, 200, updateSubscriptionFromInput(ctx, c.get('applicationId'), c.req.param('id'), body.value, { metadata: rawMember(body, 'metadata') }));
+      return sendJson(
+        c,
+        200,
+        updateSubscriptionFromInput(ctx, c.get('applicationId'), c.req.param('id'), body.value, {
+          metadata: rawMember(body, 'metadata'),
+        }),
+      );
     })
     .delete('/:id', (c) => {
       removeSubscription(ctx, c.get('applicationId'), c.req.param('id'));

@@ -73,7 +73,12 @@ export const ASSET_URLS = {
 /** The assets sub-app (no session needed): ETag, immutable caching, 304 on If-None-Match. */
 export function assetsApp(): Hono {
   const serve = (body: string, type: string, etag: string) => (c: Context) => {
-    const headers = { 'content-type': type, 'cache-control': 'public, max-age=31536000, immutable', etag: `"${etag}"`, 'x-content-type-options': 'nosniff' };
+    const headers = {
+      'content-type': type,
+      'cache-control': 'public, max-age=31536000, immutable',
+      etag: `"${etag}"`,
+      'x-content-type-options': 'nosniff',
+    };
     if (c.req.header('if-none-match') === `"${etag}"`) return c.body(null, 304, headers);
     return c.body(body, 200, headers);
   };

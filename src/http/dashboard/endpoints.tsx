@@ -5,21 +5,43 @@ import type { Ctx } from '../../actions/context.ts';
 import { createEndpoint, listEndpointViews, type EndpointView } from '../../actions/endpoints.ts';
 import { Badge, Csrf, Empty, Field, Pager, Time } from './components.tsx';
 import { render } from './errors.tsx';
-import { afterCursor, formStateFrom, isFormError, noticeOf, readForm, statusOf, type FormState } from './form.ts';
+import {
+  afterCursor,
+  formStateFrom,
+  isFormError,
+  noticeOf,
+  readForm,
+  statusOf,
+  type FormState,
+} from './form.ts';
 import { Layout } from './layout.tsx';
 import { checkCsrf, viewer, type DashEnv } from './session.ts';
 
 function EndpointsTable(p: { rows: EndpointView[] }) {
   return (
     <table>
-      <thead><tr><th>Title</th><th>URL</th><th>Status</th><th>Created</th></tr></thead>
+      <thead>
+        <tr>
+          <th>Title</th>
+          <th>URL</th>
+          <th>Status</th>
+          <th>Created</th>
+        </tr>
+      </thead>
       <tbody>
         {p.rows.map((e) => (
           <tr>
-            <td><a href={`/dashboard/endpoints/${e.id}`}>{e.title}</a></td>
+            <td>
+              <a href={`/dashboard/endpoints/${e.id}`}>{e.title}</a>
+            </td>
             <td class="url">{e.url}</td>
-            <td><Badge status={e.status} />{e.disabled_reason ? <div class="muted">{e.disabled_reason}</div> : null}</td>
-            <td><Time at={e.created_at} /></td>
+            <td>
+              <Badge status={e.status} />
+              {e.disabled_reason ? <div class="muted">{e.disabled_reason}</div> : null}
+            </td>
+            <td>
+              <Time at={e.created_at} />
+            </td>
           </tr>
         ))}
       </tbody>
@@ -30,24 +52,58 @@ function EndpointsTable(p: { rows: EndpointView[] }) {
 function page(ctx: Ctx, c: Context<DashEnv>, form: FormState, status: ContentfulStatusCode = 200) {
   const s = viewer(c);
   const list = listEndpointViews(ctx, s.applicationId, { limit: 50, after: afterCursor(c) });
-  return render(c, (
-    <Layout title="Endpoints" section="endpoints" session={s} notice={noticeOf(c)} error={form.message}>
+  return render(
+    c,
+    <Layout
+      title="Endpoints"
+      section="endpoints"
+      session={s}
+      notice={noticeOf(c)}
+      error={form.message}
+    >
       <h1>Endpoints</h1>
-      <p class="muted">An endpoint is a URL that receives signed webhooks. Subscriptions send each feed's new entries to one endpoint.</p>
-      {list.data.length === 0 && !afterCursor(c)
-        ? <Empty>No endpoints yet. Create one below with the URL of your webhook receiver; you will get its signing secret.</Empty>
-        : <EndpointsTable rows={list.data} />}
+      <p class="muted">
+        An endpoint is a URL that receives signed webhooks. Subscriptions send each feed's new
+        entries to one endpoint.
+      </p>
+      {list.data.length === 0 && !afterCursor(c) ? (
+        <Empty>
+          No endpoints yet. Create one below with the URL of your webhook receiver; you will get its
+          signing secret.
+        </Empty>
+      ) : (
+        <EndpointsTable rows={list.data} />
+      )}
       <Pager next={list.next} base="/dashboard/endpoints" />
       <h2>Create an endpoint</h2>
       <form method="post" action="/dashboard/endpoints" class="card">
         <Csrf token={s.csrfToken} />
         <input type="hidden" name="_action" value="create" />
-        <Field name="title" label="Title" values={form.values} errors={form.errors} idPrefix="new" required hint="1 to 200 characters, for you to recognise it." />
-        <Field name="url" label="URL" type="url" values={form.values} errors={form.errors} idPrefix="new" required placeholder="https://example.com/webhooks/feedsub" hint="An absolute http(s) URL; feedsub POSTs each event here." />
+        <Field
+          name="title"
+          label="Title"
+          values={form.values}
+          errors={form.errors}
+          idPrefix="new"
+          required
+          hint="1 to 200 characters, for you to recognise it."
+        />
+        <Field
+          name="url"
+          label="URL"
+          type="url"
+          values={form.values}
+          errors={form.errors}
+          idPrefix="new"
+          required
+          placeholder="https://example.com/webhooks/feedsub"
+          hint="An absolute http(s) URL; feedsub POSTs each event here."
+        />
         <button type="submit">Create endpoint</button>
       </form>
-    </Layout>
-  ), status);
+    </Layout>,
+    status,
+  );
 }
 
 /** The endpoints page: GET lists, POST creates (then 303 to the new endpoint with its secret shown). */

@@ -9,7 +9,11 @@ import { Layout } from './layout.tsx';
 import { CsrfError, type DashEnv } from './session.ts';
 
 /** Writes a full HTML page with a doctype. */
-export function render(c: Context, node: Child, status: ContentfulStatusCode = 200): Response | Promise<Response> {
+export function render(
+  c: Context,
+  node: Child,
+  status: ContentfulStatusCode = 200,
+): Response | Promise<Response> {
   return c.html(html`<!doctype html>${node}`, status);
 }
 
@@ -25,24 +29,41 @@ export function ErrorPage(p: { c: Context<DashEnv>; title: string; children: Chi
 
 /** The 404 page: unknown ids and other applications' ids look the same. */
 export function notFoundPage(c: Context<DashEnv>): Response | Promise<Response> {
-  return render(c, (
+  return render(
+    c,
     <ErrorPage c={c} title="Not found">
-      <p>There is nothing here for your application. It may have been deleted, or it belongs to another application.</p>
-      <p><a href="/dashboard">Back to the overview</a></p>
-    </ErrorPage>
-  ), 404);
+      <p>
+        There is nothing here for your application. It may have been deleted, or it belongs to
+        another application.
+      </p>
+      <p>
+        <a href="/dashboard">Back to the overview</a>
+      </p>
+    </ErrorPage>,
+    404,
+  );
 }
 
 /** The 429 page after too many failed sign-ins, with Retry-After. */
-export function tooManyPage(c: Context<DashEnv>, retryAfterSeconds: number): Response | Promise<Response> {
+export function tooManyPage(
+  c: Context<DashEnv>,
+  retryAfterSeconds: number,
+): Response | Promise<Response> {
   c.header('retry-after', String(retryAfterSeconds));
   const minutes = Math.ceil(retryAfterSeconds / 60);
-  return render(c, (
+  return render(
+    c,
     <ErrorPage c={c} title="Too many failed sign-ins">
-      <p>Sign-in from your address is paused after repeated wrong keys. Try again in about {minutes} minute{minutes === 1 ? '' : 's'}.</p>
-      <p class="muted">Keys are created by an operator with <code>feedsub keys create --app NAME</code>.</p>
-    </ErrorPage>
-  ), 429);
+      <p>
+        Sign-in from your address is paused after repeated wrong keys. Try again in about {minutes}{' '}
+        minute{minutes === 1 ? '' : 's'}.
+      </p>
+      <p class="muted">
+        Keys are created by an operator with <code>feedsub keys create --app NAME</code>.
+      </p>
+    </ErrorPage>,
+    429,
+  );
 }
 
 /** Dashboard onError: 404 and CSRF failures get their pages; other client errors a short page; anything else is logged. */
@@ -50,22 +71,44 @@ export function dashboardErrorHandler(logger: Logger) {
   return (err: Error, c: Context<DashEnv>): Response | Promise<Response> => {
     if (err instanceof ApiError && err.status === 404) return notFoundPage(c);
     if (err instanceof CsrfError) {
-      return render(c, (
+      return render(
+        c,
         <ErrorPage c={c} title="This form has expired">
-          <p>The form was missing its security token or came from another page. Go back, reload the page and submit it again.</p>
-          <p><a href="/dashboard">Back to the overview</a></p>
-        </ErrorPage>
-      ), 403);
+          <p>
+            The form was missing its security token or came from another page. Go back, reload the
+            page and submit it again.
+          </p>
+          <p>
+            <a href="/dashboard">Back to the overview</a>
+          </p>
+        </ErrorPage>,
+        403,
+      );
     }
     if (err instanceof ApiError) {
       for (const [k, v] of Object.entries(err.headers ?? {})) c.header(k, v);
-      return render(c, <ErrorPage c={c} title={err.title}><p>{err.message}</p><p><a href="/dashboard">Back to the overview</a></p></ErrorPage>, err.status as ContentfulStatusCode);
+      return render(
+        c,
+        <ErrorPage c={c} title={err.title}>
+          <p>{err.message}</p>
+          <p>
+            <a href="/dashboard">Back to the overview</a>
+          </p>
+        </ErrorPage>,
+        err.status as ContentfulStatusCode,
+      );
     }
-    logger.error('dashboard: unhandled error', { method: c.req.method, path: c.req.path, error: err.stack ?? err.message });
-    return render(c, (
+    logger.error('dashboard: unhandled error', {
+      method: c.req.method,
+      path: c.req.path,
+      error: err.stack ?? err.message,
+    });
+    return render(
+      c,
       <ErrorPage c={c} title="Something went wrong">
         <p>An internal error occurred; it has been logged. Please try again.</p>
-      </ErrorPage>
-    ), 500);
+      </ErrorPage>,
+      500,
+    );
   };
 }

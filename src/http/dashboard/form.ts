@@ -6,12 +6,20 @@ import { ApiError } from '../../errors.ts';
 /** Field path → message, shown beside the field. */
 export type FieldErrors = Record<string, string>;
 /** What a re-rendered form shows: the values the user typed and the errors beside them. */
-export type FormState = { values: Record<string, string>; errors: FieldErrors; message?: string | undefined };
+export type FormState = {
+  values: Record<string, string>;
+  errors: FieldErrors;
+  message?: string | undefined;
+};
 
 /** The form's string fields (files are ignored); an empty object for a body that is not a form. */
 export async function readForm(c: Context): Promise<Record<string, string>> {
   const type = (c.req.header('content-type') ?? '').toLowerCase();
-  if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data')) return {};
+  if (
+    !type.startsWith('application/x-www-form-urlencoded') &&
+    !type.startsWith('multipart/form-data')
+  )
+    return {};
   const body = await c.req.parseBody();
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(body)) if (typeof v === 'string') out[k] = v;
@@ -36,28 +44,39 @@ export function statusOf(err: ApiError): ContentfulStatusCode {
 /** A form state from an action's ApiError: field errors, plus the detail when no field is named. */
 export function formStateFrom(err: ApiError, values: Record<string, string>): FormState {
   const errors = fieldErrors(err);
-  return { values, errors, message: Object.keys(errors).length ? 'Please correct the fields marked below.' : err.message };
+  return {
+    values,
+    errors,
+    message: Object.keys(errors).length ? 'Please correct the fields marked below.' : err.message,
+  };
 }
 
 /** Messages shown after a redirect, chosen by a fixed key so nothing the user typed is reflected. */
 const NOTICES: Record<string, string> = {
   'signed-out': 'You are signed out. Sign in again with an API key.',
-  'endpoint-created': 'Endpoint created. Its signing secret is shown below: configure your receiver with it.',
+  'endpoint-created':
+    'Endpoint created. Its signing secret is shown below: configure your receiver with it.',
   'endpoint-updated': 'Endpoint saved.',
   'endpoint-enabled': 'Endpoint enabled; waiting deliveries resume.',
   'endpoint-disabled': 'Endpoint disabled; deliveries wait until you enable it again.',
   'endpoint-deleted': 'Endpoint deleted.',
-  'secret-rotated': 'Secret rotated. Deliveries carry signatures with both the new and the previous secret during the grace period.',
-  'test-delivered': 'Test event delivered: the endpoint answered with a 2xx status. Its attempt is shown below.',
-  'test-failed': 'Test event not delivered: see the attempt below for the status or error. A test event is not retried.',
+  'secret-rotated':
+    'Secret rotated. Deliveries carry signatures with both the new and the previous secret during the grace period.',
+  'test-delivered':
+    'Test event delivered: the endpoint answered with a 2xx status. Its attempt is shown below.',
+  'test-failed':
+    'Test event not delivered: see the attempt below for the status or error. A test event is not retried.',
   'events-recovered': 'Failed and dead events of this endpoint were queued again.',
-  'nothing-to-recover': 'No failed or dead event of this endpoint was created since that time; nothing was queued.',
-  'subscription-created': 'Subscription created. The feed is fetched within seconds; its first fetch sets the baseline and sends nothing.',
+  'nothing-to-recover':
+    'No failed or dead event of this endpoint was created since that time; nothing was queued.',
+  'subscription-created':
+    'Subscription created. The feed is fetched within seconds; its first fetch sets the baseline and sends nothing.',
   'subscription-updated': 'Subscription saved.',
   'subscription-paused': 'Subscription paused; new entries are not sent until you resume it.',
   'subscription-resumed': 'Subscription resumed.',
   'subscription-deleted': 'Subscription deleted.',
-  'held-delivered': 'The held entries were queued as events for every active subscription of the feed.',
+  'held-delivered':
+    'The held entries were queued as events for every active subscription of the feed.',
   'held-discarded': 'The held entries were marked as seen; nothing was sent.',
   'event-resent': 'Event queued to be sent again with the same webhook-id.',
 };

@@ -27,7 +27,10 @@ export type DashboardOptions = {
 /** No inline scripts or styles, no framing, no referrer leaks, nothing cached (pages show secrets). */
 const securityHeaders: MiddlewareHandler = async (c, next) => {
   await next();
-  c.header('content-security-policy', "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+  c.header(
+    'content-security-policy',
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  );
   c.header('x-content-type-options', 'nosniff');
   c.header('referrer-policy', 'same-origin');
   c.header('cache-control', 'no-store');
@@ -38,7 +41,10 @@ const securityHeaders: MiddlewareHandler = async (c, next) => {
 export function dashboardApp(ctx: Ctx, logger: Logger, opts: DashboardOptions = {}): Hono<DashEnv> {
   const failures = opts.signInFailures ?? 10;
   const deps: SignInDeps = {
-    limiter: new FailureLimiter({ capacity: failures, refillMs: ((opts.signInWindowSeconds ?? 600) * 1000) / failures }),
+    limiter: new FailureLimiter({
+      capacity: failures,
+      refillMs: ((opts.signInWindowSeconds ?? 600) * 1000) / failures,
+    }),
     login: loginTokens(),
   };
   const maxBytes = ctx.config.server.max_body_bytes;
@@ -46,13 +52,33 @@ export function dashboardApp(ctx: Ctx, logger: Logger, opts: DashboardOptions = 
   app.onError(dashboardErrorHandler(logger));
   app.route('/assets', assetsApp());
   app.use('*', securityHeaders);
-  app.use('*', async (c, next) => (c.req.path.endsWith('/') && c.req.method === 'GET' ? c.redirect(c.req.path.replace(/\/+$/, ''), 301) : next()));
-  app.use('*', bodyLimit({ maxSize: maxBytes, onError: () => { throw new ApiError(413, 'Form too large', `The form exceeds ${maxBytes} bytes.`); } }));
+  app.use('*', async (c, next) =>
+    c.req.path.endsWith('/') && c.req.method === 'GET'
+      ? c.redirect(c.req.path.replace(/\/+$/, ''), 301)
+      : next(),
+  );
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: maxBytes,
+      onError: () => {
+        throw new ApiError(413, 'Form too large', `The form exceeds ${maxBytes} bytes.`);
+      },
+    }),
+  );
   app.use('*', loadSession(ctx));
   app.get('/', (c) => (c.get('session') ? showOverview(ctx, c) : showSignIn(ctx, deps, c)));
   app.post('/', (c) => postHome(ctx, deps, c));
   app.use('*', requireSession());
-  for (const page of [endpointsPage, endpointPage, subscriptionsPage, subscriptionPage, eventsPage, feedsPage]) app.route('/', page(ctx));
+  for (const page of [
+    endpointsPage,
+    endpointPage,
+    subscriptionsPage,
+    subscriptionPage,
+    eventsPage,
+    feedsPage,
+  ])
+    app.route('/', page(ctx));
   app.all('*', (c) => notFoundPage(c));
   return app;
 }

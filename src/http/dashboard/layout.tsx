@@ -15,8 +15,12 @@ const NAV: { section: Section; href: string; label: string }[] = [
 ];
 
 type LayoutProps = {
-  title: string; section: Section; session: DashboardSession | undefined; children: Child;
-  notice?: string | undefined; error?: string | undefined;
+  title: string;
+  section: Section;
+  session: DashboardSession | undefined;
+  children: Child;
+  notice?: string | undefined;
+  error?: string | undefined;
 };
 
 /** Wraps a page; the navigation and sign-out appear only when signed in. */
@@ -32,11 +36,21 @@ export function Layout(p: LayoutProps) {
       </head>
       <body>
         <header class="top">
-          <a class="brand" href="/dashboard">feedsub</a>
-          {p.session ? NAV.map((n) => <a href={n.href} aria-current={n.section === p.section ? 'page' : undefined}>{n.label}</a>) : null}
+          <a class="brand" href="/dashboard">
+            feedsub
+          </a>
+          {p.session
+            ? NAV.map((n) => (
+                <a href={n.href} aria-current={n.section === p.section ? 'page' : undefined}>
+                  {n.label}
+                </a>
+              ))
+            : null}
           {p.session ? (
             <div class="who">
-              <span>Application <strong>{p.session.applicationName}</strong></span>
+              <span>
+                Application <strong>{p.session.applicationName}</strong>
+              </span>
               <form method="post" action="/dashboard" class="inline">
                 <Csrf token={p.session.csrfToken} />
                 <input type="hidden" name="_action" value="signout" />

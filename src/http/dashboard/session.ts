@@ -5,7 +5,9 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Ctx } from '../../actions/context.ts';
 import { resumeSession, type DashboardSession } from '../../actions/sessions.ts';
 
-export type DashEnv = { Variables: { session: DashboardSession | undefined; sessionToken: string | undefined } };
+export type DashEnv = {
+  Variables: { session: DashboardSession | undefined; sessionToken: string | undefined };
+};
 
 export const SESSION_COOKIE = 'feedsub_session';
 export const LOGIN_COOKIE = 'feedsub_signin';
@@ -17,11 +19,20 @@ export class CsrfError extends Error {}
 
 /** Cookies are Secure when this request came over https or the configured public URL is https. */
 export function isSecure(ctx: Ctx, c: Context): boolean {
-  return new URL(c.req.url).protocol === 'https:' || ctx.config.server.public_url.toLowerCase().startsWith('https:');
+  return (
+    new URL(c.req.url).protocol === 'https:' ||
+    ctx.config.server.public_url.toLowerCase().startsWith('https:')
+  );
 }
 
 function cookieOptions(ctx: Ctx, c: Context, maxAgeSeconds?: number) {
-  return { httpOnly: true, sameSite: 'Strict' as const, path: '/dashboard', secure: isSecure(ctx, c), ...(maxAgeSeconds ? { maxAge: maxAgeSeconds } : {}) };
+  return {
+    httpOnly: true,
+    sameSite: 'Strict' as const,
+    path: '/dashboard',
+    secure: isSecure(ctx, c),
+    ...(maxAgeSeconds ? { maxAge: maxAgeSeconds } : {}),
+  };
 }
 
 /** Sets the session cookie (a browser-session cookie; the server enforces the idle expiry). */
@@ -32,7 +43,12 @@ export function setSessionCookie(ctx: Ctx, c: Context, token: string): void {
 
 /** Clears the session cookie. */
 export function clearSessionCookie(ctx: Ctx, c: Context): void {
-  deleteCookie(c, SESSION_COOKIE, { path: '/dashboard', secure: isSecure(ctx, c), httpOnly: true, sameSite: 'Strict' });
+  deleteCookie(c, SESSION_COOKIE, {
+    path: '/dashboard',
+    secure: isSecure(ctx, c),
+    httpOnly: true,
+    sameSite: 'Strict',
+  });
 }
 
 /** Loads the session named by the cookie (if live) into c.var.session; never redirects. */
@@ -58,14 +74,16 @@ export function viewer(c: Context<DashEnv>): DashboardSession {
 export function requireSession(): MiddlewareHandler<DashEnv> {
   return async (c, next) => {
     if (c.get('session')) return next();
-    const next_ = c.req.method === 'GET' ? `?next=${encodeURIComponent(c.req.path)}` : '?notice=signed-out';
+    const next_ =
+      c.req.method === 'GET' ? `?next=${encodeURIComponent(c.req.path)}` : '?notice=signed-out';
     return c.redirect(`/dashboard${next_}`, 303);
   };
 }
 
 /** Throws CsrfError unless the form's _csrf equals the session's token. */
 export function checkCsrf(session: DashboardSession, form: Record<string, string>): void {
-  if (!sameText(form._csrf ?? '', session.csrfToken)) throw new CsrfError('dashboard: missing or wrong CSRF token');
+  if (!sameText(form._csrf ?? '', session.csrfToken))
+    throw new CsrfError('dashboard: missing or wrong CSRF token');
 }
 
 /** Signed sign-in tokens: `issuedMs.nonce.hmac`, set as an HttpOnly SameSite=Strict cookie AND put in the form;

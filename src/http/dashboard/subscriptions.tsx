@@ -4,11 +4,25 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import * as v from 'valibot';
 import type { Ctx } from '../../actions/context.ts';
 import { listEndpointViews, type EndpointView } from '../../actions/endpoints.ts';
-import { CreateSubscriptionInput, createSubscription, listSubscriptionViews, type SubscriptionApiView } from '../../actions/subscriptions.ts';
+import {
+  CreateSubscriptionInput,
+  createSubscription,
+  listSubscriptionViews,
+  type SubscriptionApiView,
+} from '../../actions/subscriptions.ts';
 import { toFieldIssues } from '../../actions/validate.ts';
 import { Badge, Csrf, Empty, Field, Pager, Select, TextArea, Time } from './components.tsx';
 import { render } from './errors.tsx';
-import { afterCursor, formStateFrom, isFormError, noticeOf, readForm, statusOf, type FieldErrors, type FormState } from './form.ts';
+import {
+  afterCursor,
+  formStateFrom,
+  isFormError,
+  noticeOf,
+  readForm,
+  statusOf,
+  type FieldErrors,
+  type FormState,
+} from './form.ts';
 import { Layout } from './layout.tsx';
 import { checkCsrf, viewer, type DashEnv } from './session.ts';
 
@@ -23,23 +37,50 @@ export function parseMetadata(text: string): { value?: unknown; raw?: string; er
 }
 
 /** The endpoints a subscription form offers, as select options. */
-export function endpointOptions(endpoints: EndpointView[], placeholder: boolean): { value: string; label: string }[] {
+export function endpointOptions(
+  endpoints: EndpointView[],
+  placeholder: boolean,
+): { value: string; label: string }[] {
   const options = endpoints.map((e) => ({ value: e.id, label: `${e.title} — ${e.url}` }));
   return placeholder ? [{ value: '', label: 'Choose an endpoint…' }, ...options] : options;
 }
 
-function SubscriptionsTable(p: { rows: SubscriptionApiView[]; endpoints: Map<string, EndpointView> }) {
+function SubscriptionsTable(p: {
+  rows: SubscriptionApiView[];
+  endpoints: Map<string, EndpointView>;
+}) {
   return (
     <table>
-      <thead><tr><th>Feed URL</th><th>Endpoint</th><th>Feed status</th><th>Subscription</th><th>Created</th></tr></thead>
+      <thead>
+        <tr>
+          <th>Feed URL</th>
+          <th>Endpoint</th>
+          <th>Feed status</th>
+          <th>Subscription</th>
+          <th>Created</th>
+        </tr>
+      </thead>
       <tbody>
         {p.rows.map((x) => (
           <tr>
-            <td class="url"><a href={`/dashboard/subscriptions/${x.id}`}>{x.url}</a>{x.feed_url !== x.url ? <div class="muted">fetches {x.feed_url}</div> : null}</td>
-            <td><a href={`/dashboard/endpoints/${x.endpoint}`}>{p.endpoints.get(x.endpoint)?.title ?? x.endpoint}</a></td>
-            <td><Badge status={x.feed_status} /></td>
-            <td><Badge status={x.status} /></td>
-            <td><Time at={x.created_at} /></td>
+            <td class="url">
+              <a href={`/dashboard/subscriptions/${x.id}`}>{x.url}</a>
+              {x.feed_url !== x.url ? <div class="muted">fetches {x.feed_url}</div> : null}
+            </td>
+            <td>
+              <a href={`/dashboard/endpoints/${x.endpoint}`}>
+                {p.endpoints.get(x.endpoint)?.title ?? x.endpoint}
+              </a>
+            </td>
+            <td>
+              <Badge status={x.feed_status} />
+            </td>
+            <td>
+              <Badge status={x.status} />
+            </td>
+            <td>
+              <Time at={x.created_at} />
+            </td>
           </tr>
         ))}
       </tbody>
@@ -52,33 +93,92 @@ function page(ctx: Ctx, c: Context<DashEnv>, form: FormState, status: Contentful
   const list = listSubscriptionViews(ctx, s.applicationId, { limit: 50, after: afterCursor(c) });
   const endpoints = listEndpointViews(ctx, s.applicationId, { limit: 200 }).data;
   const byId = new Map(endpoints.map((e) => [e.id, e]));
-  return render(c, (
-    <Layout title="Subscriptions" section="subscriptions" session={s} notice={noticeOf(c)} error={form.message}>
+  return render(
+    c,
+    <Layout
+      title="Subscriptions"
+      section="subscriptions"
+      session={s}
+      notice={noticeOf(c)}
+      error={form.message}
+    >
       <h1>Subscriptions</h1>
-      <p class="muted">A subscription watches a feed URL and sends its new entries, with your metadata, to one endpoint.</p>
-      {list.data.length === 0 && !afterCursor(c)
-        ? <Empty>No subscriptions yet. {endpoints.length ? 'Subscribe an endpoint to a feed with the form below.' : <span>First <a href="/dashboard/endpoints">create an endpoint</a>, then come back to subscribe it to a feed.</span>}</Empty>
-        : <SubscriptionsTable rows={list.data} endpoints={byId} />}
+      <p class="muted">
+        A subscription watches a feed URL and sends its new entries, with your metadata, to one
+        endpoint.
+      </p>
+      {list.data.length === 0 && !afterCursor(c) ? (
+        <Empty>
+          No subscriptions yet.{' '}
+          {endpoints.length ? (
+            'Subscribe an endpoint to a feed with the form below.'
+          ) : (
+            <span>
+              First <a href="/dashboard/endpoints">create an endpoint</a>, then come back to
+              subscribe it to a feed.
+            </span>
+          )}
+        </Empty>
+      ) : (
+        <SubscriptionsTable rows={list.data} endpoints={byId} />
+      )}
       <Pager next={list.next} base="/dashboard/subscriptions" />
       <h2>Create a subscription</h2>
-      {endpoints.length === 0 ? <Empty>You need an endpoint before you can subscribe: <a href="/dashboard/endpoints">create one</a>.</Empty> : (
+      {endpoints.length === 0 ? (
+        <Empty>
+          You need an endpoint before you can subscribe:{' '}
+          <a href="/dashboard/endpoints">create one</a>.
+        </Empty>
+      ) : (
         <form method="post" action="/dashboard/subscriptions" class="card">
           <Csrf token={s.csrfToken} />
           <input type="hidden" name="_action" value="create" />
-          <Select name="endpoint" label="Endpoint" values={form.values} errors={form.errors} idPrefix="new" options={endpointOptions(endpoints, true)} />
-          <Field name="url" label="Feed URL" type="url" values={form.values} errors={form.errors} idPrefix="new" required placeholder="https://example.com/feed.xml" hint="An RSS, Atom, RDF or JSON feed, or a web page that links to one." />
-          <TextArea name="metadata" label="Metadata (JSON object, optional)" values={form.values} errors={form.errors} idPrefix="new" placeholder='{"user_id": 42}' hint="Sent in every event of this subscription exactly as written; at most 16 KiB." />
+          <Select
+            name="endpoint"
+            label="Endpoint"
+            values={form.values}
+            errors={form.errors}
+            idPrefix="new"
+            options={endpointOptions(endpoints, true)}
+          />
+          <Field
+            name="url"
+            label="Feed URL"
+            type="url"
+            values={form.values}
+            errors={form.errors}
+            idPrefix="new"
+            required
+            placeholder="https://example.com/feed.xml"
+            hint="An RSS, Atom, RDF or JSON feed, or a web page that links to one."
+          />
+          <TextArea
+            name="metadata"
+            label="Metadata (JSON object, optional)"
+            values={form.values}
+            errors={form.errors}
+            idPrefix="new"
+            placeholder='{"user_id": 42}'
+            hint="Sent in every event of this subscription exactly as written; at most 16 KiB."
+          />
           <button type="submit">Create subscription</button>
         </form>
       )}
-    </Layout>
-  ), status);
+    </Layout>,
+    status,
+  );
 }
 
 /** Every invalid field of a create form whose metadata is not JSON (so the user sees all of them at once). */
 function otherIssues(values: Record<string, string>, metadataError: string): FieldErrors {
-  const result = v.safeParse(CreateSubscriptionInput, { endpoint: values.endpoint, url: values.url }, { abortEarly: false });
-  const errors: FieldErrors = result.success ? {} : Object.fromEntries(toFieldIssues(result.issues).map((i) => [i.path, i.message]));
+  const result = v.safeParse(
+    CreateSubscriptionInput,
+    { endpoint: values.endpoint, url: values.url },
+    { abortEarly: false },
+  );
+  const errors: FieldErrors = result.success
+    ? {}
+    : Object.fromEntries(toFieldIssues(result.issues).map((i) => [i.path, i.message]));
   return { ...errors, metadata: metadataError };
 }
 
@@ -90,13 +190,31 @@ export function subscriptionsPage(ctx: Ctx): Hono<DashEnv> {
       const s = viewer(c);
       const form = await readForm(c);
       checkCsrf(s, form);
-      const values = { endpoint: form.endpoint ?? '', url: form.url ?? '', metadata: form.metadata ?? '' };
+      const values = {
+        endpoint: form.endpoint ?? '',
+        url: form.url ?? '',
+        metadata: form.metadata ?? '',
+      };
       const metadata = parseMetadata(values.metadata);
-      const blank = (errors: FieldErrors) => (values.endpoint === '' ? { ...errors, endpoint: 'choose an endpoint' } : errors);
+      const blank = (errors: FieldErrors) =>
+        values.endpoint === '' ? { ...errors, endpoint: 'choose an endpoint' } : errors;
       if (metadata.error) {
-        return page(ctx, c, { values, errors: blank(otherIssues(values, metadata.error)), message: 'Please correct the fields marked below.' }, 400);
+        return page(
+          ctx,
+          c,
+          {
+            values,
+            errors: blank(otherIssues(values, metadata.error)),
+            message: 'Please correct the fields marked below.',
+          },
+          400,
+        );
       }
-      const input = { endpoint: values.endpoint, url: values.url, ...(metadata.value !== undefined ? { metadata: metadata.value } : {}) };
+      const input = {
+        endpoint: values.endpoint,
+        url: values.url,
+        ...(metadata.value !== undefined ? { metadata: metadata.value } : {}),
+      };
       try {
         const made = createSubscription(ctx, s.applicationId, input, { metadata: metadata.raw });
         return c.redirect(`/dashboard/subscriptions/${made.id}?notice=subscription-created`, 303);

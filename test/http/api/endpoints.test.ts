@@ -5,11 +5,17 @@ import { makeWorld, type World } from '../../support/world.ts';
 describe('/v1/endpoints', () => {
   let w: World;
   let key: string;
-  before(() => { w = makeWorld(); key = w.key('acme').key; });
+  before(() => {
+    w = makeWorld();
+    key = w.key('acme').key;
+  });
   after(() => w.close());
 
   it('creates an endpoint with 201 and exactly the contract fields plus its whsec_ secret', async () => {
-    const res = await w.call('POST', '/v1/endpoints', { key, body: { title: 'Production', url: 'https://hooks.example.com/feedsub' } });
+    const res = await w.call('POST', '/v1/endpoints', {
+      key,
+      body: { title: 'Production', url: 'https://hooks.example.com/feedsub' },
+    });
     assert.equal(res.status, 201);
     assert.match(res.body.id, /^[0-9a-f]{24}$/);
     assert.equal(res.body.title, 'Production');
@@ -20,14 +26,22 @@ describe('/v1/endpoints', () => {
   });
 
   it('reads, lists, updates and deletes an endpoint, never showing the secret outside /secret', async () => {
-    const made = (await w.call('POST', '/v1/endpoints', { key, body: { title: 'A', url: 'https://a.example.com/' } })).body;
+    const made = (
+      await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'A', url: 'https://a.example.com/' },
+      })
+    ).body;
     const got = await w.call('GET', `/v1/endpoints/${made.id}`, { key });
     assert.equal(got.status, 200);
     assert.equal(got.body.secret, undefined);
     assert.equal(got.body.status, 'active');
     const secret = await w.call('GET', `/v1/endpoints/${made.id}/secret`, { key });
     assert.equal(secret.body.secret, made.secret);
-    const patched = await w.call('PATCH', `/v1/endpoints/${made.id}`, { key, body: { title: 'B' } });
+    const patched = await w.call('PATCH', `/v1/endpoints/${made.id}`, {
+      key,
+      body: { title: 'B' },
+    });
     assert.equal(patched.status, 200);
     assert.equal(patched.body.title, 'B');
     assert.equal(patched.body.url, 'https://a.example.com/');
@@ -39,20 +53,39 @@ describe('/v1/endpoints', () => {
   });
 
   it('disables and re-enables an endpoint with PATCH status, showing the reason while disabled', async () => {
-    const made = (await w.call('POST', '/v1/endpoints', { key, body: { title: 'A', url: 'https://a.example.com/' } })).body;
-    const off = await w.call('PATCH', `/v1/endpoints/${made.id}`, { key, body: { status: 'disabled' } });
+    const made = (
+      await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'A', url: 'https://a.example.com/' },
+      })
+    ).body;
+    const off = await w.call('PATCH', `/v1/endpoints/${made.id}`, {
+      key,
+      body: { status: 'disabled' },
+    });
     assert.equal(off.body.status, 'disabled');
     assert.equal(off.body.disabled_reason, 'disabled by the application');
     const before = w.nudges.deliverer;
-    const on = await w.call('PATCH', `/v1/endpoints/${made.id}`, { key, body: { status: 'active' } });
+    const on = await w.call('PATCH', `/v1/endpoints/${made.id}`, {
+      key,
+      body: { status: 'active' },
+    });
     assert.equal(on.body.status, 'active');
     assert.equal(on.body.disabled_reason, null);
     assert.equal(w.nudges.deliverer, before + 1);
   });
 
   it('refuses to delete an endpoint that subscriptions use, with 409', async () => {
-    const ep = (await w.call('POST', '/v1/endpoints', { key, body: { title: 'A', url: 'https://a.example.com/' } })).body;
-    await w.call('POST', '/v1/subscriptions', { key, body: { endpoint: ep.id, url: 'https://blog.example.com/feed' } });
+    const ep = (
+      await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'A', url: 'https://a.example.com/' },
+      })
+    ).body;
+    await w.call('POST', '/v1/subscriptions', {
+      key,
+      body: { endpoint: ep.id, url: 'https://blog.example.com/feed' },
+    });
     const res = await w.call('DELETE', `/v1/endpoints/${ep.id}`, { key });
     assert.equal(res.status, 409);
     assert.equal(res.body.subscriptions, 1);
@@ -64,15 +97,35 @@ describe('/v1/endpoints', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       solo.clock.advance(1000);
-      ids.push((await solo.call('POST', '/v1/endpoints', { key: k, body: { title: `E${i}`, url: `https://e${i}.example.com/` } })).body.id);
+      ids.push(
+        (
+          await solo.call('POST', '/v1/endpoints', {
+            key: k,
+            body: { title: `E${i}`, url: `https://e${i}.example.com/` },
+          })
+        ).body.id,
+      );
     }
     const first = await solo.call('GET', '/v1/endpoints?limit=2', { key: k });
-    assert.deepEqual(first.body.data.map((e: { id: string }) => e.id), [ids[4], ids[3]]);
+    assert.deepEqual(
+      first.body.data.map((e: { id: string }) => e.id),
+      [ids[4], ids[3]],
+    );
     assert.equal(first.body.next, ids[3]);
-    const second = await solo.call('GET', `/v1/endpoints?limit=2&after=${first.body.next}`, { key: k });
-    assert.deepEqual(second.body.data.map((e: { id: string }) => e.id), [ids[2], ids[1]]);
-    const last = await solo.call('GET', `/v1/endpoints?limit=2&after=${second.body.next}`, { key: k });
-    assert.deepEqual(last.body.data.map((e: { id: string }) => e.id), [ids[0]]);
+    const second = await solo.call('GET', `/v1/endpoints?limit=2&after=${first.body.next}`, {
+      key: k,
+    });
+    assert.deepEqual(
+      second.body.data.map((e: { id: string }) => e.id),
+      [ids[2], ids[1]],
+    );
+    const last = await solo.call('GET', `/v1/endpoints?limit=2&after=${second.body.next}`, {
+      key: k,
+    });
+    assert.deepEqual(
+      last.body.data.map((e: { id: string }) => e.id),
+      [ids[0]],
+    );
     assert.equal(last.body.next, null);
     solo.close();
   });
@@ -87,7 +140,11 @@ describe('/v1/endpoints', () => {
     ['wrong types', { title: 5, url: ['x'] }, ['title', 'url']],
     ['an unknown field', { title: 'x', url: 'https://example.com/', secret: 'mine' }, ['secret']],
     ['an array body', [1, 2], ['(body)']],
-    ['a loopback URL while private addresses are not allowed', { title: 'x', url: 'http://127.0.0.1:9000/' }, ['url']],
+    [
+      'a loopback URL while private addresses are not allowed',
+      { title: 'x', url: 'http://127.0.0.1:9000/' },
+      ['url'],
+    ],
   ];
   for (const [name, body, paths] of invalid) {
     it(`answers 400 naming each bad field for ${name}`, async () => {
@@ -97,7 +154,10 @@ describe('/v1/endpoints', () => {
       strict.close();
       assert.equal(res.status, 400);
       assert.equal(res.headers.get('content-type'), 'application/problem+json');
-      assert.deepEqual(res.body.errors.map((e: { path: string }) => e.path).sort(), [...paths].sort());
+      assert.deepEqual(
+        res.body.errors.map((e: { path: string }) => e.path).sort(),
+        [...paths].sort(),
+      );
       for (const e of res.body.errors) assert.ok(e.message.length > 0);
     });
   }

@@ -19,14 +19,17 @@ describe('/v1/events', () => {
     idsA = d.queue(subA, 3);
     d.w.clock.advance(1000);
     idsB = d.queue(subB, 2);
-    d.receiver.respond((delivery) => ({ status: delivery.id === idsB[0] ? 500 : 200, body: 'thanks' }));
+    d.receiver.respond((delivery) => ({
+      status: delivery.id === idsB[0] ? 500 : 200,
+      body: 'thanks',
+    }));
     for (let i = 0; i < 5; i++) await d.tick(); // A: three delivered; B: first fails (retry in 5 s), second waits
   });
   after(() => d.close());
 
   const get = (path: string) => d.w.call('GET', path, { key: d.key });
 
-  it('lists the application\'s events newest first in cursor pages', async () => {
+  it("lists the application's events newest first in cursor pages", async () => {
     const first = await get('/v1/events?limit=3');
     assert.equal(first.status, 200);
     assert.equal(first.body.data.length, 3);
@@ -36,7 +39,21 @@ describe('/v1/events', () => {
     const all = [...first.body.data, ...second.body.data].map((e: { id: string }) => e.id);
     assert.deepEqual(new Set(all), new Set([...idsA, ...idsB]));
     assert.deepEqual(all, [...all].sort().reverse());
-    assert.deepEqual(Object.keys(first.body.data[0]).sort(), ['attempt_count', 'created_at', 'delivered_at', 'endpoint', 'id', 'last_error', 'last_status_code', 'next_attempt_at', 'sequence', 'status', 'subscription', 'type', 'updated_at']);
+    assert.deepEqual(Object.keys(first.body.data[0]).sort(), [
+      'attempt_count',
+      'created_at',
+      'delivered_at',
+      'endpoint',
+      'id',
+      'last_error',
+      'last_status_code',
+      'next_attempt_at',
+      'sequence',
+      'status',
+      'subscription',
+      'type',
+      'updated_at',
+    ]);
   });
 
   const filters: [string, (t: { subA: string; subB: string; ep: string }) => string, number][] = [
@@ -59,7 +76,9 @@ describe('/v1/events', () => {
   it('answers 400 naming an unknown status or a malformed id filter', async () => {
     const bad = await get('/v1/events?status=lost');
     assert.equal(bad.status, 400);
-    assert.deepEqual(bad.body.errors, [{ path: 'status', message: 'must be pending, delivered, failed or dead' }]);
+    assert.deepEqual(bad.body.errors, [
+      { path: 'status', message: 'must be pending, delivered, failed or dead' },
+    ]);
     assert.equal((await get('/v1/events?endpoint=nope')).status, 400);
   });
 
@@ -67,14 +86,29 @@ describe('/v1/events', () => {
     const res = await get(`/v1/events/${idsB[0]}`);
     assert.equal(res.status, 200);
     const body = d.event(idsB[0]!).body;
-    assert.ok(res.text.includes(`"payload":${body}`), 'the payload is the stored body, byte for byte');
+    assert.ok(
+      res.text.includes(`"payload":${body}`),
+      'the payload is the stored body, byte for byte',
+    );
     assert.equal(res.body.payload.data.sequence, 1);
     assert.equal(res.body.status, 'failed');
     assert.equal(res.body.attempts.length, 1);
     const [attempt] = res.body.attempts;
-    assert.deepEqual(Object.keys(attempt).sort(), ['duration_ms', 'error', 'response_body', 'started_at', 'status_code']);
-    assert.deepEqual([attempt.status_code, attempt.error, attempt.response_body], [500, 'webhook: receiver answered 500', 'thanks']);
-    assert.equal(res.body.next_attempt_at, new Date(Date.parse(attempt.started_at) + 5000).toISOString());
+    assert.deepEqual(Object.keys(attempt).sort(), [
+      'duration_ms',
+      'error',
+      'response_body',
+      'started_at',
+      'status_code',
+    ]);
+    assert.deepEqual(
+      [attempt.status_code, attempt.error, attempt.response_body],
+      [500, 'webhook: receiver answered 500', 'thanks'],
+    );
+    assert.equal(
+      res.body.next_attempt_at,
+      new Date(Date.parse(attempt.started_at) + 5000).toISOString(),
+    );
   });
 
   it('resends a delivered event with the same webhook-id and byte-identical body', async () => {
@@ -99,7 +133,9 @@ describe('/v1/events', () => {
 
 describe('/v1/endpoints/:id/test, /recover and /rotate-secret', () => {
   let d: DeliveryWorld;
-  before(async () => { d = await deliveryWorld({ delivery: { retry_schedule_seconds: [5] } }); });
+  before(async () => {
+    d = await deliveryWorld({ delivery: { retry_schedule_seconds: [5] } });
+  });
   after(() => d.close());
 
   it('sends a signed endpoint.test event now and returns the attempt', async () => {
@@ -114,14 +150,20 @@ describe('/v1/endpoints/:id/test, /recover and /rotate-secret', () => {
     assert.equal(JSON.parse(got.body).type, 'endpoint.test');
     assert.ok(verifySignature(ep.secret, got.id, Number(got.timestamp), got.body, got.signature));
     const event = (await d.w.call('GET', `/v1/events/${res.body.event}`, { key: d.key })).body;
-    assert.deepEqual([event.type, event.status, event.subscription, event.sequence, event.attempts.length], ['endpoint.test', 'delivered', null, null, 1]);
+    assert.deepEqual(
+      [event.type, event.status, event.subscription, event.sequence, event.attempts.length],
+      ['endpoint.test', 'delivered', null, null, 1],
+    );
   });
 
   it('reports a failed test without retrying it', async () => {
     const ep = await d.endpoint();
     d.receiver.respond([503]);
     const res = await d.w.call('POST', `/v1/endpoints/${ep.id}/test`, { key: d.key });
-    assert.deepEqual([res.status, res.body.delivered, res.body.attempt.status_code], [200, false, 503]);
+    assert.deepEqual(
+      [res.status, res.body.delivered, res.body.attempt.status_code],
+      [200, false, 503],
+    );
     assert.equal(d.event(res.body.event).status, 'dead');
     d.w.clock.advance(60_000);
     assert.equal((await d.tick()).summary.attempted, 0);
@@ -145,16 +187,29 @@ describe('/v1/endpoints/:id/test, /recover and /rotate-secret', () => {
     await d.tick();
     d.toNextDue();
     await d.tick();
-    assert.deepEqual(recent.map((id) => d.event(id).status), ['dead', 'dead']);
+    assert.deepEqual(
+      recent.map((id) => d.event(id).status),
+      ['dead', 'dead'],
+    );
     d.receiver.respond(() => ({ status: 200 }));
-    const res = await d.w.call('POST', `/v1/endpoints/${ep.id}/recover`, { key: d.key, body: { since } });
+    const res = await d.w.call('POST', `/v1/endpoints/${ep.id}/recover`, {
+      key: d.key,
+      body: { since },
+    });
     assert.deepEqual([res.status, res.body], [200, { count: 2 }]);
     assert.ok(d.w.nudges.deliverer > 0);
     const sent = d.receiver.deliveries.length;
     await d.tick();
     await d.tick();
-    assert.deepEqual(recent.map((id) => d.event(id).status), ['delivered', 'delivered']);
-    assert.deepEqual(d.receiver.deliveries.slice(sent).map((x) => x.id), recent, 'in sequence order');
+    assert.deepEqual(
+      recent.map((id) => d.event(id).status),
+      ['delivered', 'delivered'],
+    );
+    assert.deepEqual(
+      d.receiver.deliveries.slice(sent).map((x) => x.id),
+      recent,
+      'in sequence order',
+    );
     assert.equal(d.event(old!).status, 'dead', 'events before `since` stay dead');
   });
 
@@ -173,8 +228,14 @@ describe('/v1/endpoints/:id/test, /recover and /rotate-secret', () => {
     assert.match(res.body.secret, /^whsec_/);
     assert.notEqual(res.body.secret, ep.secret);
     assert.equal(res.body.previous_secret, ep.secret);
-    assert.equal(res.body.previous_secret_expires_at, new Date(d.w.clock.now().getTime() + 86_400_000).toISOString());
-    assert.deepEqual((await d.w.call('GET', `/v1/endpoints/${ep.id}/secret`, { key: d.key })).body, res.body);
+    assert.equal(
+      res.body.previous_secret_expires_at,
+      new Date(d.w.clock.now().getTime() + 86_400_000).toISOString(),
+    );
+    assert.deepEqual(
+      (await d.w.call('GET', `/v1/endpoints/${ep.id}/secret`, { key: d.key })).body,
+      res.body,
+    );
   });
 });
 
@@ -193,8 +254,13 @@ describe('events isolation between applications', () => {
   });
   after(() => d.close());
 
-  it('never lists another application\'s events, whatever the filters', async () => {
-    for (const q of ['', `?endpoint=${theirs.endpoint}`, `?subscription=${theirs.subscription}`, '?status=delivered']) {
+  it("never lists another application's events, whatever the filters", async () => {
+    for (const q of [
+      '',
+      `?endpoint=${theirs.endpoint}`,
+      `?subscription=${theirs.subscription}`,
+      '?status=delivered',
+    ]) {
       const res = await d.w.call('GET', `/v1/events${q}`, { key: mine });
       assert.deepEqual([res.status, res.body.data], [200, []], q);
     }
@@ -211,16 +277,24 @@ describe('events isolation between applications', () => {
     it(`answers 404 to ${method} ${path({ event: ':id', endpoint: ':id', subscription: ':id' })} for another application's id, as for an unknown one`, async () => {
       const sent = d.receiver.deliveries.length;
       const res = await d.w.call(method, path(theirs), { key: mine, ...(body ? { body } : {}) });
-      const unknown = await d.w.call(method, path({ event: 'f'.repeat(24), endpoint: 'f'.repeat(24), subscription: 'f'.repeat(24) }), { key: mine, ...(body ? { body } : {}) });
+      const unknown = await d.w.call(
+        method,
+        path({ event: 'f'.repeat(24), endpoint: 'f'.repeat(24), subscription: 'f'.repeat(24) }),
+        { key: mine, ...(body ? { body } : {}) },
+      );
       assert.deepEqual([res.status, unknown.status], [404, 404]);
       assert.equal(res.body.detail, unknown.body.detail);
       assert.equal(d.receiver.deliveries.length, sent, 'nothing was sent');
     });
   }
 
-  it('left the owner\'s event and secret untouched', async () => {
+  it("left the owner's event and secret untouched", async () => {
     const got = await d.w.call('GET', `/v1/events/${theirs.event}`, { key: d.key });
     assert.deepEqual([got.body.status, got.body.attempts.length], ['delivered', 1]);
-    assert.equal((await d.w.call('GET', `/v1/endpoints/${theirs.endpoint}/secret`, { key: d.key })).body.previous_secret, null);
+    assert.equal(
+      (await d.w.call('GET', `/v1/endpoints/${theirs.endpoint}/secret`, { key: d.key })).body
+        .previous_secret,
+      null,
+    );
   });
 });

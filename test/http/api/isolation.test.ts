@@ -11,8 +11,18 @@ describe('isolation between applications', () => {
     w = makeWorld();
     mine = w.key('mine').key;
     theirs = w.key('theirs').key;
-    const endpoint = (await w.call('POST', '/v1/endpoints', { key: theirs, body: { title: 'T', url: 'https://t.example/' } })).body.id;
-    const sub = (await w.call('POST', '/v1/subscriptions', { key: theirs, body: { endpoint, url: 'https://t.example/feed' } })).body;
+    const endpoint = (
+      await w.call('POST', '/v1/endpoints', {
+        key: theirs,
+        body: { title: 'T', url: 'https://t.example/' },
+      })
+    ).body.id;
+    const sub = (
+      await w.call('POST', '/v1/subscriptions', {
+        key: theirs,
+        body: { endpoint, url: 'https://t.example/feed' },
+      })
+    ).body;
     their = { endpoint, subscription: sub.id, feed: sub.feed };
   });
   after(() => w.close());
@@ -31,27 +41,47 @@ describe('isolation between applications', () => {
     it(`answers 404 to ${method} on another application's ${what}, as for an unknown id`, async () => {
       const res = await w.call(method, path(their), { key: mine, ...(body ? { body } : {}) });
       assert.equal(res.status, 404);
-      const unknown = await w.call(method, path({ endpoint: 'f'.repeat(24), subscription: 'f'.repeat(24), feed: 'f'.repeat(24) }), { key: mine, ...(body ? { body } : {}) });
+      const unknown = await w.call(
+        method,
+        path({ endpoint: 'f'.repeat(24), subscription: 'f'.repeat(24), feed: 'f'.repeat(24) }),
+        { key: mine, ...(body ? { body } : {}) },
+      );
       assert.equal(unknown.status, 404);
       assert.equal(res.body.detail, unknown.body.detail);
     });
   }
 
-  it('refuses to subscribe with another application\'s endpoint exactly as with an unknown one', async () => {
-    const res = await w.call('POST', '/v1/subscriptions', { key: mine, body: { endpoint: their.endpoint, url: 'https://x.example/feed' } });
-    const unknown = await w.call('POST', '/v1/subscriptions', { key: mine, body: { endpoint: 'f'.repeat(24), url: 'https://x.example/feed' } });
+  it("refuses to subscribe with another application's endpoint exactly as with an unknown one", async () => {
+    const res = await w.call('POST', '/v1/subscriptions', {
+      key: mine,
+      body: { endpoint: their.endpoint, url: 'https://x.example/feed' },
+    });
+    const unknown = await w.call('POST', '/v1/subscriptions', {
+      key: mine,
+      body: { endpoint: 'f'.repeat(24), url: 'https://x.example/feed' },
+    });
     assert.equal(res.status, 404);
     assert.equal(res.text, unknown.text);
   });
 
-  it('lists only the caller\'s resources', async () => {
+  it("lists only the caller's resources", async () => {
     assert.deepEqual((await w.call('GET', '/v1/endpoints', { key: mine })).body.data, []);
     assert.deepEqual((await w.call('GET', '/v1/subscriptions', { key: mine })).body.data, []);
-    assert.equal((await w.call('GET', `/v1/subscriptions?endpoint=${their.endpoint}`, { key: mine })).body.data.length, 0);
+    assert.equal(
+      (await w.call('GET', `/v1/subscriptions?endpoint=${their.endpoint}`, { key: mine })).body.data
+        .length,
+      0,
+    );
   });
 
-  it('leaves the other application\'s resources untouched', async () => {
-    assert.equal((await w.call('GET', `/v1/subscriptions/${their.subscription}`, { key: theirs })).body.status, 'active');
-    assert.equal((await w.call('GET', `/v1/endpoints/${their.endpoint}`, { key: theirs })).body.title, 'T');
+  it("leaves the other application's resources untouched", async () => {
+    assert.equal(
+      (await w.call('GET', `/v1/subscriptions/${their.subscription}`, { key: theirs })).body.status,
+      'active',
+    );
+    assert.equal(
+      (await w.call('GET', `/v1/endpoints/${their.endpoint}`, { key: theirs })).body.title,
+      'T',
+    );
   });
 });

@@ -4,7 +4,9 @@ import { makeWorld, type World } from '../../support/world.ts';
 
 describe('/v1/openapi.json', () => {
   let w: World;
-  before(() => { w = makeWorld(); });
+  before(() => {
+    w = makeWorld();
+  });
   after(() => w.close());
 
   it('is served without a key as an OpenAPI 3.1 document', async () => {
@@ -15,22 +17,36 @@ describe('/v1/openapi.json', () => {
   });
 
   it('documents exactly the /v1 routes the app serves', async () => {
-    const doc = (await w.call('GET', '/v1/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const doc = (await w.call('GET', '/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     const served = new Set(
       w.app.routes
         .filter((r) => r.path.startsWith('/v1/') && r.method !== 'ALL' && !r.path.includes('*'))
-        .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/\/$/, '').replace(/:([A-Za-z_]+)/g, '{$1}')}`),
+        .map(
+          (r) =>
+            `${r.method.toLowerCase()} ${r.path.replace(/\/$/, '').replace(/:([A-Za-z_]+)/g, '{$1}')}`,
+        ),
     );
-    const documented = new Set(Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`)));
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([path, ops]) =>
+        Object.keys(ops).map((m) => `${m} ${path}`),
+      ),
+    );
     assert.deepEqual([...served].sort(), [...documented].sort());
   });
 
   it('gives every operation a summary and responses, and resolves every $ref', async () => {
     const doc = (await w.call('GET', '/v1/openapi.json')).body;
-    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, { summary?: string; responses?: object }>>)) {
+    for (const [path, ops] of Object.entries(
+      doc.paths as Record<string, Record<string, { summary?: string; responses?: object }>>,
+    )) {
       for (const [method, op] of Object.entries(ops)) {
         assert.ok(op.summary, `${method} ${path} summary`);
-        assert.ok(op.responses && Object.keys(op.responses).length > 0, `${method} ${path} responses`);
+        assert.ok(
+          op.responses && Object.keys(op.responses).length > 0,
+          `${method} ${path} responses`,
+        );
       }
     }
     for (const m of JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)) {

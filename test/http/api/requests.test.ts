@@ -6,20 +6,62 @@ import { makeWorld, type World } from '../../support/world.ts';
 describe('API requests', () => {
   let w: World;
   let key: string;
-  before(() => { w = makeWorld({ server: { max_body_bytes: 4096 } }); key = w.key('acme').key; });
+  before(() => {
+    w = makeWorld({ server: { max_body_bytes: 4096 } });
+    key = w.key('acme').key;
+  });
   after(() => w.close());
 
-  const cases: [string, () => Promise<{ status: number; body: any; headers: Headers }>, number, RegExp][] = [
+  const cases: [
+    string,
+    () => Promise<{ status: number; body: any; headers: Headers }>,
+    number,
+    RegExp,
+  ][] = [
     ['no Authorization header', () => w.call('GET', '/v1/endpoints'), 401, /API key/],
     ['an unknown key', () => w.call('GET', '/v1/endpoints', { key: 'fsk_nope' }), 401, /API key/],
-    ['malformed JSON', () => w.call('POST', '/v1/endpoints', { key, body: '{"title": ' }), 400, /not valid JSON/],
-    ['a form body', () => w.call('POST', '/v1/endpoints', { key, body: 'title=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, /must be JSON/],
-    ['no content type', () => w.call('POST', '/v1/endpoints', { key, body: '{}', headers: { 'content-type': '' } }), 415, /must be JSON/],
-    ['a body over the limit', () => w.call('POST', '/v1/endpoints', { key, body: JSON.stringify({ title: 'x'.repeat(5000), url: 'https://x.example/' }) }), 413, /exceeds 4096 bytes/],
+    [
+      'malformed JSON',
+      () => w.call('POST', '/v1/endpoints', { key, body: '{"title": ' }),
+      400,
+      /not valid JSON/,
+    ],
+    [
+      'a form body',
+      () =>
+        w.call('POST', '/v1/endpoints', {
+          key,
+          body: 'title=x',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }),
+      415,
+      /must be JSON/,
+    ],
+    [
+      'no content type',
+      () => w.call('POST', '/v1/endpoints', { key, body: '{}', headers: { 'content-type': '' } }),
+      415,
+      /must be JSON/,
+    ],
+    [
+      'a body over the limit',
+      () =>
+        w.call('POST', '/v1/endpoints', {
+          key,
+          body: JSON.stringify({ title: 'x'.repeat(5000), url: 'https://x.example/' }),
+        }),
+      413,
+      /exceeds 4096 bytes/,
+    ],
     ['an unknown route', () => w.call('GET', '/v1/nothing', { key }), 404, /No route/],
     ['a malformed id', () => w.call('GET', '/v1/endpoints/not-an-id', { key }), 404, /not found/],
     ['a bad limit', () => w.call('GET', '/v1/endpoints?limit=500', { key }), 400, /query string/],
-    ['a bad cursor', () => w.call('GET', '/v1/subscriptions?after=zzz', { key }), 400, /query string/],
+    [
+      'a bad cursor',
+      () => w.call('GET', '/v1/subscriptions?after=zzz', { key }),
+      400,
+      /query string/,
+    ],
   ];
   for (const [name, send, status, detail] of cases) {
     it(`answers ${status} problem+json for ${name}`, async () => {
@@ -40,7 +82,11 @@ describe('API requests', () => {
   it('refuses a revoked key with 401', async () => {
     const made = w.key('short-lived');
     assert.equal((await w.call('GET', '/v1/endpoints', { key: made.key })).status, 200);
-    const id = (w.ctx.db.prepare('SELECT id FROM api_keys WHERE application_id = ?').get(made.applicationId) as { id: string }).id;
+    const id = (
+      w.ctx.db
+        .prepare('SELECT id FROM api_keys WHERE application_id = ?')
+        .get(made.applicationId) as { id: string }
+    ).id;
     assert.equal(revokeKey(w.ctx, id), true);
     assert.equal((await w.call('GET', '/v1/endpoints', { key: made.key })).status, 401);
   });
@@ -59,7 +105,11 @@ describe('API requests', () => {
     assert.equal(again.status, 201);
     assert.equal(again.body.id, first.body.id);
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
-    const other = await w.call('POST', '/v1/endpoints', { key, body: { ...body, title: 'Other' }, headers });
+    const other = await w.call('POST', '/v1/endpoints', {
+      key,
+      body: { ...body, title: 'Other' },
+      headers,
+    });
     assert.equal(other.status, 409);
     w.clock.advance(24 * 3600 * 1000 + 1);
     const later = await w.call('POST', '/v1/endpoints', { key, body, headers });
@@ -70,8 +120,16 @@ describe('API requests', () => {
   it('scopes Idempotency-Keys to the application', async () => {
     const other = w.key('other-app').key;
     const headers = { 'idempotency-key': 'shared-name' };
-    const a = await w.call('POST', '/v1/endpoints', { key, body: { title: 'A', url: 'https://a.example/' }, headers });
-    const b = await w.call('POST', '/v1/endpoints', { key: other, body: { title: 'B', url: 'https://b.example/' }, headers });
+    const a = await w.call('POST', '/v1/endpoints', {
+      key,
+      body: { title: 'A', url: 'https://a.example/' },
+      headers,
+    });
+    const b = await w.call('POST', '/v1/endpoints', {
+      key: other,
+      body: { title: 'B', url: 'https://b.example/' },
+      headers,
+    });
     assert.equal(b.status, 201);
     assert.notEqual(a.body.id, b.body.id);
   });

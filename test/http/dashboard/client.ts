@@ -2,7 +2,13 @@
 import assert from 'node:assert/strict';
 import type { World } from '../../support/world.ts';
 
-export type Page = { status: number; text: string; headers: Headers; location: string | null; setCookies: string[] };
+export type Page = {
+  status: number;
+  text: string;
+  headers: Headers;
+  location: string | null;
+  setCookies: string[];
+};
 
 /** One browser: a cookie jar, a client address, and the CSRF token of the last page it saw. */
 export class Client {
@@ -24,15 +30,30 @@ export class Client {
   }
 
   /** POST a url-encoded form; `_csrf` is added from the last page unless the form sets it (or `null` omits it). */
-  post(path: string, form: Record<string, string>, opts: { csrf?: string | null } = {}): Promise<Page> {
+  post(
+    path: string,
+    form: Record<string, string>,
+    opts: { csrf?: string | null } = {},
+  ): Promise<Page> {
     const csrf = opts.csrf === undefined ? this.csrf : opts.csrf;
     return this.#send('POST', path, { ...(csrf === null ? {} : { _csrf: csrf }), ...form });
   }
 
   /** Signs in with `key` through the sign-in form; returns the POST's response. */
   async signIn(key: string, next?: string): Promise<Page> {
-    const form = await this.get(next ? `/dashboard?next=${encodeURIComponent(next)}` : '/dashboard');
-    return this.post('/dashboard', { _action: 'signin', _login: hidden(form.text, '_login'), key, next: hidden(form.text, 'next') }, { csrf: null });
+    const form = await this.get(
+      next ? `/dashboard?next=${encodeURIComponent(next)}` : '/dashboard',
+    );
+    return this.post(
+      '/dashboard',
+      {
+        _action: 'signin',
+        _login: hidden(form.text, '_login'),
+        key,
+        next: hidden(form.text, 'next'),
+      },
+      { csrf: null },
+    );
   }
 
   /** Signs in and loads the overview so `csrf` is set; asserts it worked. */
@@ -46,10 +67,15 @@ export class Client {
 
   async #send(method: string, path: string, form?: Record<string, string>): Promise<Page> {
     const headers: Record<string, string> = {};
-    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (this.cookies.size)
+      headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
     const env = { incoming: { socket: { remoteAddress: this.#address } } };
-    const res = await this.#world.app.request(new URL(path, this.#origin).toString(), { method, headers, ...(form ? { body: new URLSearchParams(form).toString() } : {}) }, env);
+    const res = await this.#world.app.request(
+      new URL(path, this.#origin).toString(),
+      { method, headers, ...(form ? { body: new URLSearchParams(form).toString() } : {}) },
+      env,
+    );
     const setCookies = res.headers.getSetCookie();
     for (const line of setCookies) {
       const [pair] = line.split(';');
@@ -61,7 +87,13 @@ export class Client {
     const text = await res.text();
     const token = /name="_csrf" value="([^"]+)"/.exec(text)?.[1];
     if (token) this.csrf = token;
-    return { status: res.status, text, headers: res.headers, location: res.headers.get('location'), setCookies };
+    return {
+      status: res.status,
+      text,
+      headers: res.headers,
+      location: res.headers.get('location'),
+      setCookies,
+    };
   }
 }
 
@@ -93,11 +125,17 @@ export function errorBeside(html: string, id: string): string | undefined {
 
 /** Asserts every visible input, select and textarea has a <label for> naming it. */
 export function assertLabelled(html: string): void {
-  const controls = [...html.matchAll(/<(input|select|textarea)\b([^>]*)>/g)].filter((m) => !/type="hidden"/.test(m[2]!));
+  const controls = [...html.matchAll(/<(input|select|textarea)\b([^>]*)>/g)].filter(
+    (m) => !/type="hidden"/.test(m[2]!),
+  );
   for (const [tag, , attrs] of controls) {
     const id = /\bid="([^"]+)"/.exec(attrs!)?.[1];
     assert.ok(id, `control without id: ${tag}`);
-    assert.match(html, new RegExp(`<label for="${id}"[^>]*>[^<]+</label>`), `no visible label for #${id}`);
+    assert.match(
+      html,
+      new RegExp(`<label for="${id}"[^>]*>[^<]+</label>`),
+      `no visible label for #${id}`,
+    );
   }
 }
 
@@ -109,5 +147,10 @@ export function idFrom(location: string | null, kind: string): string {
 }
 
 function decode(s: string): string {
-  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }

@@ -7,13 +7,25 @@ import { assertLabelled, Client, errorBeside, idFrom, inputValue } from './clien
 
 let w: World;
 let receiver: Receiver;
-before(async () => { w = makeWorld(); receiver = await startReceiver(); });
-after(async () => { w.close(); await receiver.close(); });
+before(async () => {
+  w = makeWorld();
+  receiver = await startReceiver();
+});
+after(async () => {
+  w.close();
+  await receiver.close();
+});
 
-async function withEndpoint(title = 'Orders hook'): Promise<{ c: Client; id: string; key: string }> {
+async function withEndpoint(
+  title = 'Orders hook',
+): Promise<{ c: Client; id: string; key: string }> {
   const { key } = w.key();
   const c = await new Client(w).signedIn(key);
-  const res = await c.post('/dashboard/endpoints', { _action: 'create', title, url: `${receiver.url}/hook` });
+  const res = await c.post('/dashboard/endpoints', {
+    _action: 'create',
+    title,
+    url: `${receiver.url}/hook`,
+  });
   return { c, id: idFrom(res.location, 'endpoints'), key };
 }
 
@@ -29,7 +41,11 @@ describe('dashboard endpoints list', () => {
   it('creates an endpoint and redirects (303) to it with its secret revealed', async () => {
     const { key } = w.key();
     const c = await new Client(w).signedIn(key);
-    const res = await c.post('/dashboard/endpoints', { _action: 'create', title: 'Hook', url: `${receiver.url}/a` });
+    const res = await c.post('/dashboard/endpoints', {
+      _action: 'create',
+      title: 'Hook',
+      url: `${receiver.url}/a`,
+    });
     assert.equal(res.status, 303);
     const id = idFrom(res.location, 'endpoints');
     assert.match(res.location!, /\?reveal=1&notice=endpoint-created$/);
@@ -37,12 +53,19 @@ describe('dashboard endpoints list', () => {
     assert.match(page.text, /<p class="secret" id="secret">whsec_[A-Za-z0-9+/=]+<\/p>/);
     const api = await w.call('GET', `/v1/endpoints/${id}`, { key });
     assert.equal(api.body.title, 'Hook');
-    assert.match((await c.get('/dashboard/endpoints')).text, new RegExp(`href="/dashboard/endpoints/${id}">Hook</a>`));
+    assert.match(
+      (await c.get('/dashboard/endpoints')).text,
+      new RegExp(`href="/dashboard/endpoints/${id}">Hook</a>`),
+    );
   });
 
   it('re-renders invalid input with the values typed and each error beside its field', async () => {
     const c = await new Client(w).signedIn(w.key().key);
-    const res = await c.post('/dashboard/endpoints', { _action: 'create', title: '   ', url: 'ftp://nope "x"' });
+    const res = await c.post('/dashboard/endpoints', {
+      _action: 'create',
+      title: '   ',
+      url: 'ftp://nope "x"',
+    });
     assert.equal(res.status, 400);
     assert.equal(errorBeside(res.text, 'new-title'), 'is required');
     assert.equal(errorBeside(res.text, 'new-url'), 'must be an absolute http or https URL');
@@ -54,7 +77,11 @@ describe('dashboard endpoints list', () => {
     const strict = makeWorld({ network: { allow_private: false } });
     try {
       const c = await new Client(strict).signedIn(strict.key().key);
-      const res = await c.post('/dashboard/endpoints', { _action: 'create', title: 'x', url: 'http://127.0.0.1/hook' });
+      const res = await c.post('/dashboard/endpoints', {
+        _action: 'create',
+        title: 'x',
+        url: 'http://127.0.0.1/hook',
+      });
       assert.equal(res.status, 400);
       assert.match(errorBeside(res.text, 'new-url')!, /private, loopback or reserved/);
     } finally {
@@ -62,12 +89,16 @@ describe('dashboard endpoints list', () => {
     }
   });
 
-  it('rejects a POST without the CSRF token or with another session\'s token, creating nothing', async () => {
+  it("rejects a POST without the CSRF token or with another session's token, creating nothing", async () => {
     const { key } = w.key();
     const c = await new Client(w).signedIn(key);
     const other = await new Client(w).signedIn(w.key().key);
     for (const csrf of [null, '', other.csrf]) {
-      const res = await c.post('/dashboard/endpoints', { _action: 'create', title: 'Sneaky', url: `${receiver.url}/x` }, { csrf });
+      const res = await c.post(
+        '/dashboard/endpoints',
+        { _action: 'create', title: 'Sneaky', url: `${receiver.url}/x` },
+        { csrf },
+      );
       assert.equal(res.status, 403);
       assert.match(res.text, /This form has expired/);
     }
@@ -85,12 +116,15 @@ describe('dashboard endpoints list', () => {
 });
 
 describe('dashboard endpoint page', () => {
-  it('answers 404 for another application\'s endpoint, on GET and POST, and for a malformed id', async () => {
+  it("answers 404 for another application's endpoint, on GET and POST, and for a malformed id", async () => {
     const { id } = await withEndpoint();
     const stranger = await new Client(w).signedIn(w.key().key);
     assert.equal((await stranger.get(`/dashboard/endpoints/${id}`)).status, 404);
     assert.equal((await stranger.get(`/dashboard/endpoints/${id}?reveal=1`)).status, 404);
-    const post = await stranger.post(`/dashboard/endpoints/${id}`, { _action: 'delete', confirm: 'yes' });
+    const post = await stranger.post(`/dashboard/endpoints/${id}`, {
+      _action: 'delete',
+      confirm: 'yes',
+    });
     assert.equal(post.status, 404);
     assert.match(post.text, /Not found/);
     assert.equal((await stranger.get('/dashboard/endpoints/not-an-id')).status, 404);
@@ -100,39 +134,68 @@ describe('dashboard endpoint page', () => {
     const { c, id } = await withEndpoint();
     const page = await c.get(`/dashboard/endpoints/${id}`);
     assert.doesNotMatch(page.text, /whsec_/);
-    assert.match(page.text, new RegExp(`href="/dashboard/endpoints/${id}\\?reveal=1">Reveal secret`));
+    assert.match(
+      page.text,
+      new RegExp(`href="/dashboard/endpoints/${id}\\?reveal=1">Reveal secret`),
+    );
   });
 
   it('edits title and URL, keeping typed values when invalid', async () => {
     const { c, id, key } = await withEndpoint();
-    const bad = await c.post(`/dashboard/endpoints/${id}`, { _action: 'update', title: 'New', url: 'not a url' });
+    const bad = await c.post(`/dashboard/endpoints/${id}`, {
+      _action: 'update',
+      title: 'New',
+      url: 'not a url',
+    });
     assert.equal(bad.status, 400);
     assert.equal(inputValue(bad.text, 'edit-title'), 'New');
     assert.equal(errorBeside(bad.text, 'edit-url'), 'must be an absolute http or https URL');
-    const ok = await c.post(`/dashboard/endpoints/${id}`, { _action: 'update', title: 'New', url: `${receiver.url}/new` });
+    const ok = await c.post(`/dashboard/endpoints/${id}`, {
+      _action: 'update',
+      title: 'New',
+      url: `${receiver.url}/new`,
+    });
     assert.equal(ok.status, 303);
     assert.equal(ok.location, `/dashboard/endpoints/${id}?notice=endpoint-updated`);
-    assert.equal((await w.call('GET', `/v1/endpoints/${id}`, { key })).body.url, `${receiver.url}/new`);
+    assert.equal(
+      (await w.call('GET', `/v1/endpoints/${id}`, { key })).body.url,
+      `${receiver.url}/new`,
+    );
   });
 
   it('disables with the reason shown, and enables again', async () => {
     const { c, id } = await withEndpoint();
     assert.equal((await c.post(`/dashboard/endpoints/${id}`, { _action: 'disable' })).status, 303);
     const page = await c.get(`/dashboard/endpoints/${id}`);
-    assert.match(page.text, /<span class="badge disabled">disabled<\/span> <span>— disabled by the application<\/span>/);
-    assert.match((await c.get('/dashboard')).text, /disabled by the application/, 'the overview lists it under needs attention');
+    assert.match(
+      page.text,
+      /<span class="badge disabled">disabled<\/span> <span>— disabled by the application<\/span>/,
+    );
+    assert.match(
+      (await c.get('/dashboard')).text,
+      /disabled by the application/,
+      'the overview lists it under needs attention',
+    );
     assert.equal((await c.post(`/dashboard/endpoints/${id}`, { _action: 'enable' })).status, 303);
-    assert.match((await c.get(`/dashboard/endpoints/${id}`)).text, /<span class="badge active">active<\/span>/);
+    assert.match(
+      (await c.get(`/dashboard/endpoints/${id}`)).text,
+      /<span class="badge active">active<\/span>/,
+    );
   });
 
   it('rotates the secret and shows the previous one with its expiry', async () => {
     const { c, id } = await withEndpoint();
-    const first = /id="secret">([^<]+)</.exec((await c.get(`/dashboard/endpoints/${id}?reveal=1`)).text)![1]!;
+    const first = /id="secret">([^<]+)</.exec(
+      (await c.get(`/dashboard/endpoints/${id}?reveal=1`)).text,
+    )![1]!;
     const res = await c.post(`/dashboard/endpoints/${id}`, { _action: 'rotate' });
     assert.equal(res.location, `/dashboard/endpoints/${id}?reveal=1&notice=secret-rotated`);
     const page = await c.get(res.location!);
     assert.notEqual(/id="secret">([^<]+)</.exec(page.text)![1], first);
-    assert.match(page.text, new RegExp(`Previous secret, still signing until .*${first.replace(/[+/=]/g, '\\$&')}`));
+    assert.match(
+      page.text,
+      new RegExp(`Previous secret, still signing until .*${first.replace(/[+/=]/g, '\\$&')}`),
+    );
   });
 
   it('sends a test event to the receiver and shows its attempt', async () => {
@@ -146,16 +209,26 @@ describe('dashboard endpoint page', () => {
     const page = await c.get(res.location!);
     assert.match(page.text, /Test event delivered/);
     assert.match(page.text, /<pre>pong from receiver<\/pre>/);
-    assert.match((await c.get(`/dashboard/endpoints/${id}`)).text, /endpoint\.test/, 'the endpoint lists it among recent events');
+    assert.match(
+      (await c.get(`/dashboard/endpoints/${id}`)).text,
+      /endpoint\.test/,
+      'the endpoint lists it among recent events',
+    );
   });
 
   it('recovers failed events since a time, and puts a bad time beside the field', async () => {
     const { c, id } = await withEndpoint();
-    const bad = await c.post(`/dashboard/endpoints/${id}`, { _action: 'recover', since: 'yesterday' });
+    const bad = await c.post(`/dashboard/endpoints/${id}`, {
+      _action: 'recover',
+      since: 'yesterday',
+    });
     assert.equal(bad.status, 400);
     assert.equal(errorBeside(bad.text, 'recover-since'), 'must be an ISO 8601 date-time');
     assert.equal(inputValue(bad.text, 'recover-since'), 'yesterday');
-    const ok = await c.post(`/dashboard/endpoints/${id}`, { _action: 'recover', since: '2020-01-01T00:00:00Z' });
+    const ok = await c.post(`/dashboard/endpoints/${id}`, {
+      _action: 'recover',
+      since: '2020-01-01T00:00:00Z',
+    });
     assert.equal(ok.status, 303);
     assert.equal(ok.location, `/dashboard/endpoints/${id}?notice=nothing-to-recover`);
   });
@@ -165,7 +238,10 @@ describe('dashboard endpoint page', () => {
     const unconfirmed = await c.post(`/dashboard/endpoints/${id}`, { _action: 'delete' });
     assert.equal(unconfirmed.status, 400);
     assert.match(unconfirmed.text, /tick this box to confirm/);
-    await w.call('POST', '/v1/subscriptions', { key, body: { endpoint: id, url: 'http://127.0.0.1:9/feed.xml' } });
+    await w.call('POST', '/v1/subscriptions', {
+      key,
+      body: { endpoint: id, url: 'http://127.0.0.1:9/feed.xml' },
+    });
     const busy = await c.post(`/dashboard/endpoints/${id}`, { _action: 'delete', confirm: 'yes' });
     assert.equal(busy.status, 409);
     assert.match(busy.text, /used by 1 subscription/);

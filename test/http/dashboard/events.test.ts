@@ -7,14 +7,28 @@ import { assertLabelled, Client } from './client.ts';
 
 let w: World;
 let receiver: Receiver;
-before(async () => { w = makeWorld(); receiver = await startReceiver(); });
-after(async () => { w.close(); await receiver.close(); });
+before(async () => {
+  w = makeWorld();
+  receiver = await startReceiver();
+});
+after(async () => {
+  w.close();
+  await receiver.close();
+});
 
 /** A signed-in client with an endpoint and one test event the receiver answered with `status` and `body`. */
-async function withTestEvent(status: number, body: string): Promise<{ c: Client; key: string; endpoint: string; event: string }> {
+async function withTestEvent(
+  status: number,
+  body: string,
+): Promise<{ c: Client; key: string; endpoint: string; event: string }> {
   const { key } = w.key();
   const c = await new Client(w).signedIn(key);
-  const endpoint = (await w.call('POST', '/v1/endpoints', { key, body: { title: 'R', url: `${receiver.url}/hook` } })).body.id as string;
+  const endpoint = (
+    await w.call('POST', '/v1/endpoints', {
+      key,
+      body: { title: 'R', url: `${receiver.url}/hook` },
+    })
+  ).body.id as string;
   receiver.respond(() => ({ status, body }));
   const res = await c.post(`/dashboard/endpoints/${endpoint}`, { _action: 'test' });
   const event = /event=([0-9a-f]{24})/.exec(res.location ?? '')![1]!;
@@ -26,11 +40,14 @@ describe('dashboard events', () => {
     const c = await new Client(w).signedIn(w.key().key);
     const page = await c.get('/dashboard/events');
     assert.equal(page.status, 200);
-    assert.match(page.text, /No events yet\. Events appear when a subscribed feed gets new entries, or when you send a test event/);
+    assert.match(
+      page.text,
+      /No events yet\. Events appear when a subscribed feed gets new entries, or when you send a test event/,
+    );
     assertLabelled(page.text);
   });
 
-  it('lists events with their attempts and the receiver\'s response snippet, escaped', async () => {
+  it("lists events with their attempts and the receiver's response snippet, escaped", async () => {
     const { c, event } = await withTestEvent(500, '<b>boom</b>');
     const page = await c.get('/dashboard/events');
     assert.match(page.text, new RegExp(`id="event-${event}"`));
@@ -48,7 +65,11 @@ describe('dashboard events', () => {
     const delivered = await c.get('/dashboard/events?status=delivered');
     assert.doesNotMatch(delivered.text, new RegExp(`id="event-${event}"`));
     assert.match(delivered.text, /No events with status delivered yet/);
-    assert.equal((await c.get('/dashboard/events?status=bogus')).status, 200, 'an unknown status shows every event');
+    assert.equal(
+      (await c.get('/dashboard/events?status=bogus')).status,
+      200,
+      'an unknown status shows every event',
+    );
   });
 
   it('shows one event with its payload and open attempts', async () => {
@@ -70,17 +91,24 @@ describe('dashboard events', () => {
     assert.match(again.text, /already queued and has not been tried yet/);
   });
 
-  it('never shows or resends another application\'s events', async () => {
+  it("never shows or resends another application's events", async () => {
     const { event } = await withTestEvent(200, 'ok');
     const stranger = await new Client(w).signedIn(w.key().key);
     assert.doesNotMatch((await stranger.get('/dashboard/events')).text, new RegExp(event));
     assert.equal((await stranger.get(`/dashboard/events?event=${event}`)).status, 404);
-    assert.equal((await stranger.post('/dashboard/events', { _action: 'resend', id: event })).status, 404);
+    assert.equal(
+      (await stranger.post('/dashboard/events', { _action: 'resend', id: event })).status,
+      404,
+    );
   });
 
   it('rejects a resend without the CSRF token', async () => {
     const { c, key, event } = await withTestEvent(500, 'x');
-    assert.equal((await c.post('/dashboard/events', { _action: 'resend', id: event }, { csrf: 'nope' })).status, 403);
+    assert.equal(
+      (await c.post('/dashboard/events', { _action: 'resend', id: event }, { csrf: 'nope' }))
+        .status,
+      403,
+    );
     assert.equal((await w.call('GET', `/v1/events/${event}`, { key })).body.status, 'dead');
   });
 });

@@ -7,33 +7,75 @@ import { makeWorld, type World } from '../../support/world.ts';
 import { Client } from './client.ts';
 
 let w: World;
-before(() => { w = makeWorld(); });
+before(() => {
+  w = makeWorld();
+});
 after(() => w.close());
 
 /** An application with one endpoint and a subscription per URL; returns the feed ids by URL. */
-async function withFeeds(urls: string[]): Promise<{ c: Client; key: string; feeds: Record<string, string> }> {
+async function withFeeds(
+  urls: string[],
+): Promise<{ c: Client; key: string; feeds: Record<string, string> }> {
   const { key } = w.key();
   const c = await new Client(w).signedIn(key);
-  const endpoint = (await w.call('POST', '/v1/endpoints', { key, body: { title: 'R', url: 'http://127.0.0.1:9/hook' } })).body.id as string;
+  const endpoint = (
+    await w.call('POST', '/v1/endpoints', {
+      key,
+      body: { title: 'R', url: 'http://127.0.0.1:9/hook' },
+    })
+  ).body.id as string;
   const feeds: Record<string, string> = {};
-  for (const url of urls) feeds[url] = (await w.call('POST', '/v1/subscriptions', { key, body: { endpoint, url } })).body.feed as string;
+  for (const url of urls)
+    feeds[url] = (await w.call('POST', '/v1/subscriptions', { key, body: { endpoint, url } })).body
+      .feed as string;
   return { c, key, feeds };
 }
 
 /** What the poller's churn guard leaves behind (set directly: the guard itself is tested with the poller). */
-const markIdentityChanged = (feed: string) => w.ctx.db.prepare("UPDATE feeds SET status = 'identity_changed' WHERE id = ?").run(feed);
-const entry = (guid: string) => JSON.stringify({ guid, url: null, title: guid, summary: null, content: null, authors: [], categories: [], enclosures: [], published_at: null, updated_at: null });
+const markIdentityChanged = (feed: string) =>
+  w.ctx.db.prepare("UPDATE feeds SET status = 'identity_changed' WHERE id = ?").run(feed);
+const entry = (guid: string) =>
+  JSON.stringify({
+    guid,
+    url: null,
+    title: guid,
+    summary: null,
+    content: null,
+    authors: [],
+    categories: [],
+    enclosures: [],
+    published_at: null,
+    updated_at: null,
+  });
 
 describe('dashboard feeds health', () => {
   it('says how feeds appear when there are none', async () => {
     const c = await new Client(w).signedIn(w.key().key);
-    assert.match((await c.get('/dashboard/feeds')).text, /No feeds yet: feeds appear here when you subscribe/);
+    assert.match(
+      (await c.get('/dashboard/feeds')).text,
+      /No feeds yet: feeds appear here when you subscribe/,
+    );
   });
 
   it('shows failing, gone and identity-changed feeds with counts in the tabs, and filters by status', async () => {
-    const { c, feeds } = await withFeeds(['http://127.0.0.1:9/ok.xml', 'http://127.0.0.1:9/bad.xml', 'http://127.0.0.1:9/gone.xml', 'http://127.0.0.1:9/churn.xml']);
+    const { c, feeds } = await withFeeds([
+      'http://127.0.0.1:9/ok.xml',
+      'http://127.0.0.1:9/bad.xml',
+      'http://127.0.0.1:9/gone.xml',
+      'http://127.0.0.1:9/churn.xml',
+    ]);
     const now = w.clock.now();
-    recordPollFailure(w.ctx.db, feeds['http://127.0.0.1:9/bad.xml']!, { errorClass: 'network', message: 'fetch: unable to connect: ECONNREFUSED', httpStatus: null, nextPollAt: now.toISOString() }, now);
+    recordPollFailure(
+      w.ctx.db,
+      feeds['http://127.0.0.1:9/bad.xml']!,
+      {
+        errorClass: 'network',
+        message: 'fetch: unable to connect: ECONNREFUSED',
+        httpStatus: null,
+        nextPollAt: now.toISOString(),
+      },
+      now,
+    );
     recordFeedGone(w.ctx.db, feeds['http://127.0.0.1:9/gone.xml']!, now);
     markIdentityChanged(feeds['http://127.0.0.1:9/churn.xml']!);
     const all = await c.get('/dashboard/feeds');
@@ -51,18 +93,29 @@ describe('dashboard feeds health', () => {
     assert.match(overview.text, /ECONNREFUSED/);
   });
 
-  it('sends or discards a feed\'s held entries, scoped to feeds the application uses', async () => {
+  it("sends or discards a feed's held entries, scoped to feeds the application uses", async () => {
     const { c, feeds } = await withFeeds(['http://127.0.0.1:9/held.xml']);
     const feed = feeds['http://127.0.0.1:9/held.xml']!;
     const now = w.clock.now();
     w.ctx.db.transaction(() => {
-      holdEntries(w.ctx.db, feed, [{ key: 'k1', entry: entry('a'), position: 0 }, { key: 'k2', entry: entry('b'), position: 1 }], now);
+      holdEntries(
+        w.ctx.db,
+        feed,
+        [
+          { key: 'k1', entry: entry('a'), position: 0 },
+          { key: 'k2', entry: entry('b'), position: 1 },
+        ],
+        now,
+      );
       markIdentityChanged(feed);
     })();
     const page = await c.get('/dashboard/feeds?status=identity_changed');
     assert.match(page.text, /2 entries held back/);
     const stranger = await new Client(w).signedIn(w.key().key);
-    assert.equal((await stranger.post('/dashboard/feeds', { _action: 'discard', feed })).status, 404);
+    assert.equal(
+      (await stranger.post('/dashboard/feeds', { _action: 'discard', feed })).status,
+      404,
+    );
     const res = await c.post('/dashboard/feeds', { _action: 'discard', feed });
     assert.equal(res.status, 303);
     assert.equal(res.location, '/dashboard/feeds?notice=held-discarded');
@@ -71,7 +124,7 @@ describe('dashboard feeds health', () => {
     assert.match(again.text, /holds no entries/);
   });
 
-  it('never lists another application\'s feeds', async () => {
+  it("never lists another application's feeds", async () => {
     await withFeeds(['http://127.0.0.1:9/private-feed.xml']);
     const c = await new Client(w).signedIn(w.key().key);
     assert.doesNotMatch((await c.get('/dashboard/feeds')).text, /private-feed/);
@@ -82,9 +135,18 @@ describe('dashboard overview', () => {
   it('guides a new application to its first endpoint, then its first subscription', async () => {
     const { key } = w.key();
     const c = await new Client(w).signedIn(key);
-    assert.match((await c.get('/dashboard')).text, /Start here: <a href="\/dashboard\/endpoints">create an endpoint<\/a>/);
-    await w.call('POST', '/v1/endpoints', { key, body: { title: 'R', url: 'http://127.0.0.1:9/hook' } });
-    assert.match((await c.get('/dashboard')).text, /Next, <a href="\/dashboard\/subscriptions">subscribe it to a feed<\/a>/);
+    assert.match(
+      (await c.get('/dashboard')).text,
+      /Start here: <a href="\/dashboard\/endpoints">create an endpoint<\/a>/,
+    );
+    await w.call('POST', '/v1/endpoints', {
+      key,
+      body: { title: 'R', url: 'http://127.0.0.1:9/hook' },
+    });
+    assert.match(
+      (await c.get('/dashboard')).text,
+      /Next, <a href="\/dashboard\/subscriptions">subscribe it to a feed<\/a>/,
+    );
   });
 
   it('shows a notice only for keys it knows, never text from the query string', async () => {

@@ -7,10 +7,13 @@ import { makeWorld, type World } from '../../support/world.ts';
 import { assertLabelled, Client, errorBeside, hidden } from './client.ts';
 
 let w: World;
-before(() => { w = makeWorld(); });
+before(() => {
+  w = makeWorld();
+});
 after(() => w.close());
 
-const keyIdOf = (key: string) => w.ctx.db.prepare('SELECT id FROM api_keys WHERE hash = ?').pluck().get(hashKey(key)) as string;
+const keyIdOf = (key: string) =>
+  w.ctx.db.prepare('SELECT id FROM api_keys WHERE hash = ?').pluck().get(hashKey(key)) as string;
 
 describe('dashboard sign-in', () => {
   it('shows a labelled key field and sets an HttpOnly SameSite=Strict sign-in cookie scoped to /dashboard', async () => {
@@ -49,11 +52,17 @@ describe('dashboard sign-in', () => {
   it('marks cookies Secure over https and when server.public_url is https', async () => {
     const { key } = w.key();
     const https = await new Client(w, { origin: 'https://feeds.example' }).signIn(key);
-    assert.match(https.setCookies.find((x) => x.startsWith('feedsub_session='))!, /Secure/);
+    assert.match(
+      https.setCookies.find((x) => x.startsWith('feedsub_session='))!,
+      /Secure/,
+    );
     const pw = makeWorld({ server: { public_url: 'https://feeds.example' } });
     try {
       const res = await new Client(pw).signIn(pw.key().key);
-      assert.match(res.setCookies.find((x) => x.startsWith('feedsub_session='))!, /Secure/);
+      assert.match(
+        res.setCookies.find((x) => x.startsWith('feedsub_session='))!,
+        /Secure/,
+      );
     } finally {
       pw.close();
     }
@@ -74,14 +83,26 @@ describe('dashboard sign-in', () => {
     const form = await c.get('/dashboard');
     const token = hidden(form.text, '_login');
     const noCookie = new Client(w, { address: '198.51.100.8' });
-    assert.equal((await noCookie.post('/dashboard', { _action: 'signin', _login: token, key }, { csrf: null })).status, 403);
+    assert.equal(
+      (await noCookie.post('/dashboard', { _action: 'signin', _login: token, key }, { csrf: null }))
+        .status,
+      403,
+    );
     const forged = `${Date.now()}.abc.def`;
     c.cookies.set('feedsub_signin', forged);
-    assert.equal((await c.post('/dashboard', { _action: 'signin', _login: forged, key }, { csrf: null })).status, 403);
+    assert.equal(
+      (await c.post('/dashboard', { _action: 'signin', _login: forged, key }, { csrf: null }))
+        .status,
+      403,
+    );
     const fresh = new Client(w, { address: '198.51.100.8' });
     const page = await fresh.get('/dashboard');
     w.clock.advance(31 * 60_000);
-    const late = await fresh.post('/dashboard', { _action: 'signin', _login: hidden(page.text, '_login'), key }, { csrf: null });
+    const late = await fresh.post(
+      '/dashboard',
+      { _action: 'signin', _login: hidden(page.text, '_login'), key },
+      { csrf: null },
+    );
     assert.equal(late.status, 403);
     assert.match(late.text, /expired/);
     assert.ok(!fresh.cookies.has('feedsub_session'));
@@ -113,7 +134,10 @@ describe('dashboard sessions', () => {
 
   it('keeps the session when sign-out comes without the right CSRF token', async () => {
     const c = await new Client(w).signedIn(w.key().key);
-    assert.equal((await c.post('/dashboard', { _action: 'signout' }, { csrf: 'wrong' })).status, 403);
+    assert.equal(
+      (await c.post('/dashboard', { _action: 'signout' }, { csrf: 'wrong' })).status,
+      403,
+    );
     assert.equal((await c.post('/dashboard', { _action: 'signout' }, { csrf: null })).status, 403);
     assert.equal((await c.get('/dashboard/endpoints')).status, 200);
   });
@@ -124,7 +148,11 @@ describe('dashboard sessions', () => {
       const c = await new Client(iw).signedIn(iw.key().key);
       for (let i = 0; i < 3; i++) {
         iw.clock.advance(8 * 60_000);
-        assert.equal((await c.get('/dashboard/endpoints')).status, 200, `still signed in after ${(i + 1) * 8} minutes of activity`);
+        assert.equal(
+          (await c.get('/dashboard/endpoints')).status,
+          200,
+          `still signed in after ${(i + 1) * 8} minutes of activity`,
+        );
       }
       iw.clock.advance(10 * 60_000 + 1);
       const res = await c.get('/dashboard/endpoints');
@@ -143,7 +171,9 @@ describe('dashboard sessions', () => {
 
     const other = w.key();
     const d = await new Client(w).signedIn(other.key);
-    w.ctx.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(w.clock.now().toISOString(), keyIdOf(other.key));
+    w.ctx.db
+      .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?')
+      .run(w.clock.now().toISOString(), keyIdOf(other.key));
     assert.equal((await d.get('/dashboard/endpoints')).status, 303);
     assert.equal((await d.signIn(other.key)).status, 401);
   });
@@ -155,7 +185,8 @@ describe('dashboard sign-in rate limit', () => {
     try {
       const { key } = rw.key();
       const attacker = new Client(rw, { address: '203.0.113.9' });
-      for (let i = 0; i < 10; i++) assert.equal((await attacker.signIn(`fsk_guess${i}`)).status, 401);
+      for (let i = 0; i < 10; i++)
+        assert.equal((await attacker.signIn(`fsk_guess${i}`)).status, 401);
       const blocked = await attacker.signIn(key);
       assert.equal(blocked.status, 429, 'even the right key waits once the address is blocked');
       assert.equal(blocked.headers.get('retry-after'), '60');
@@ -172,7 +203,8 @@ describe('dashboard sign-in rate limit', () => {
     const rw = makeWorld();
     try {
       const { key } = rw.key();
-      for (let i = 0; i < 15; i++) assert.equal((await new Client(rw, { address: '203.0.113.11' }).signIn(key)).status, 303);
+      for (let i = 0; i < 15; i++)
+        assert.equal((await new Client(rw, { address: '203.0.113.11' }).signIn(key)).status, 303);
     } finally {
       rw.close();
     }
