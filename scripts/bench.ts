@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { parseAtomFeed, parseRssFeed } from 'feedsmith';
 import { Agent, request } from 'undici';
-import { quietCtx } from '../src/actions/context.ts';
+import { quietCtx } from '../src/context.ts';
 import { CHECKPOINT_INTERVAL_MS } from '../src/app.ts';
 import { createEndpoint } from '../src/actions/endpoints.ts';
 import { createKey } from '../src/actions/keys.ts';
@@ -21,7 +21,7 @@ import { webhookHeaders } from '../src/webhook/sign.ts';
 import { drainDeliveries } from '../src/worker/deliverer.ts';
 import { createWorkers } from '../src/worker/index.ts';
 import { createMetrics } from '../src/worker/metrics.ts';
-import type { Telemetry } from '../src/worker/telemetry.ts';
+import type { Telemetry } from '../src/telemetry.ts';
 import { pollTick, type PollSummary } from '../src/worker/poller.ts';
 
 const N = Number(process.env.BENCH_FEEDS ?? 1000);

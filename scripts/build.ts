@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ADDON_ASSET, SCHEMA_ASSET, WORKER_THREADS } from '../src/db/assets.ts';
+import { ADDON_ASSET, SCHEMA_ASSET, WORKER_THREADS } from '../src/assets.ts';
 import { bundleMain, bundleWorker } from './sea/bundle.ts';
 import { makeExecutable } from './sea/inject.ts';
 import { runOrThrow } from './sea/run.ts';

@@ -2,7 +2,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { quietCtx, type Ctx } from './actions/context.ts';
+import { quietCtx, type Ctx } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { startCheckpointer } from './db/checkpointer.ts';

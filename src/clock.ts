@@ -19,8 +19,3 @@ export function manualClock(
     },
   };
 }
-
-/** ISO 8601 UTC with milliseconds, the only timestamp format feedsub stores or returns. */
-export function iso(t: Date): string {
-  return t.toISOString();
-}

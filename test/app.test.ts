@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { quietCtx } from '../src/actions/context.ts';
+import { quietCtx } from '../src/context.ts';
 import { createEndpoint } from '../src/actions/endpoints.ts';
 import { createKey } from '../src/actions/keys.ts';
 import { systemClock } from '../src/clock.ts';

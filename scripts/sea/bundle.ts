@@ -3,7 +3,7 @@ import { build } from 'esbuild';
 import type { Message, Plugin } from 'esbuild';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { WORKER_THREADS } from '../../src/db/assets.ts';
+import { WORKER_THREADS } from '../../src/assets.ts';
 
 export interface BundleOptions {
   root: string;
@@ -83,7 +83,7 @@ export async function bundleWorker(
   options: Omit<BundleOptions, 'entry'>,
 ): Promise<{ bytes: number; warnings: string[] }> {
   const thread = WORKER_THREADS[kind];
-  const module = `./${join('src/db', thread.module)}`;
+  const module = `./${join('src', thread.module)}`;
   const result = await build({
     absWorkingDir: options.root,
     stdin: {

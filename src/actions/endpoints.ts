@@ -14,7 +14,7 @@ import {
 } from '../store/endpoints.ts';
 import { hastenEndpointRetries, requeueEndpointEvents } from '../store/events.ts';
 import type { Page, PageQuery } from '../store/page.ts';
-import type { Ctx } from './context.ts';
+import type { Ctx } from '../context.ts';
 import { privateHostIssue } from './urls.ts';
 import { HttpUrl, Title, validate } from './validate.ts';
 

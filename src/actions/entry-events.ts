@@ -1,5 +1,5 @@
 // Turning newly seen entries into queued events for every active subscription of their feed (poller and churn release).
-import type { Ctx } from './context.ts';
+import type { Ctx } from '../context.ts';
 import type { Entry } from '../feed/types.ts';
 import { newId } from '../ids.ts';
 import { insertEvent } from '../store/events.ts';

@@ -2,8 +2,9 @@
 // and send an endpoint a signed test event now.
 import type { Dispatcher } from 'undici';
 import { conflict, invalid, notFound } from '../errors.ts';
-import { createGuardedAgent } from '../feed/netguard.ts';
+import { createGuardedAgent } from '../net/guard.ts';
 import { newId } from '../ids.ts';
+import { userAgent } from '../net/user-agent.ts';
 import { RawJson } from '../rawjson.ts';
 import {
   getEvent,
@@ -18,11 +19,10 @@ import {
   type EventWithBody,
 } from '../store/events.ts';
 import type { Page, PageQuery } from '../store/page.ts';
-import { FEEDSUB_VERSION } from '../version.ts';
 import { buildTestEvent } from '../webhook/event.ts';
 import { sendWebhook } from '../webhook/send.ts';
 import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
-import type { Ctx } from './context.ts';
+import type { Ctx } from '../context.ts';
 import { requireEndpoint } from './endpoints.ts';
 
 export type EventView = {
@@ -178,9 +178,7 @@ export async function sendTestEvent(
       ),
       agent,
       timeoutMs,
-      userAgent:
-        ctx.config.poll.user_agent ||
-        `feedsub/${FEEDSUB_VERSION} (+https://github.com/feedsub/feedsub)`,
+      userAgent: userAgent(ctx.config),
       now: () => ctx.clock.now(),
     });
     const attempt = {

@@ -18,7 +18,7 @@ import {
 } from '../store/feeds.ts';
 import type { Page } from '../store/page.ts';
 import { applicationUsesFeed } from '../store/subscriptions.ts';
-import type { Ctx } from './context.ts';
+import type { Ctx } from '../context.ts';
 import { queueEntryEvents, toEventEntry } from './entry-events.ts';
 import { validate } from './validate.ts';
 

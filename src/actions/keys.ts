@@ -10,7 +10,7 @@ import {
   touchApiKey,
   type ApiKeyListed,
 } from '../store/api-keys.ts';
-import type { Ctx } from './context.ts';
+import type { Ctx } from '../context.ts';
 
 export const KEY_PREFIX = 'fsk_';
 

@@ -7,7 +7,7 @@ import {
   insertSession,
   touchSession,
 } from '../store/sessions.ts';
-import type { Ctx } from './context.ts';
+import type { Ctx } from '../context.ts';
 import { authenticate } from './keys.ts';
 
 /** What a signed-in page knows about its viewer. */

@@ -15,7 +15,7 @@ import {
   updateSubscription,
   type SubscriptionView,
 } from '../store/subscriptions.ts';
-import type { Ctx } from './context.ts';
+import type { Ctx } from '../context.ts';
 import { normalizeFeedUrl, privateHostIssue } from './urls.ts';
 import { HttpUrl, IdString, validate } from './validate.ts';
 

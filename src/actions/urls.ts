@@ -1,7 +1,7 @@
 // URL rules shared by endpoints and subscriptions: normalization, credentials, and the early private-address check.
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
-import { isForbiddenAddress } from '../feed/netguard.ts';
+import { isForbiddenAddress } from '../net/guard.ts';
 import type { FieldIssue } from '../errors.ts';
 
 export type NormalizedFeedUrl = { url: string; credentials: string | null; credentialKey: string };

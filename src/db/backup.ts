@@ -2,7 +2,7 @@
 import Database from 'better-sqlite3';
 import { closeSync, existsSync, linkSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { nativeBindingPath } from './assets.ts';
+import { nativeBindingPath } from '../assets.ts';
 
 export type BackupResult = { file: string; bytes: number; pages: number; durationMs: number };
 

@@ -4,8 +4,8 @@
 // While the thread runs, the main connection's autocheckpoint stays on only as a bound on the WAL's size.
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.ts';
-import type { Telemetry } from '../worker/telemetry.ts';
-import { nativeBindingPath, startWorkerThread } from './assets.ts';
+import type { Telemetry } from '../telemetry.ts';
+import { nativeBindingPath, startWorkerThread } from '../assets.ts';
 import type {
   CheckpointCommand,
   CheckpointReport,

@@ -2,7 +2,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { nativeBindingPath, readSchemaSql } from './assets.ts';
+import { nativeBindingPath, readSchemaSql } from '../assets.ts';
 import { MIGRATIONS } from './migrations.ts';
 
 export type Db = Database.Database;

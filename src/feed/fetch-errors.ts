@@ -1,6 +1,6 @@
 // Turns anything a fetch can throw (DNS, socket, TLS, timeout, guard, body, redirect) into one clear message.
 import { BodyError } from './fetch-body.ts';
-import { ForbiddenAddressError } from './netguard.ts';
+import { ForbiddenAddressError } from '../net/guard.ts';
 
 /** A redirect-chain or response problem detected by the fetcher itself. */
 export class HopError extends Error {

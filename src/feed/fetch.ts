@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { readBody } from './fetch-body.ts';
-import { cacheSeconds, headerValue, parseRetryAfter, resolveHeaderUrl } from './fetch-headers.ts';
+import { cacheSeconds, headerValue, parseRetryAfter, resolveHeaderUrl } from '../net/headers.ts';
 import { describeError, HopError } from './fetch-errors.ts';
 
 export type FetchRequest = {

@@ -1,7 +1,7 @@
 // Parses large feed bodies on worker threads so the event loop (API, loops) stays responsive.
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import { startWorkerThread } from '../db/assets.ts';
+import { startWorkerThread } from '../assets.ts';
 import { FeedParseError, parseFeed } from './parse.ts';
 import type { ParseReply, ParseRequest } from './parse-worker.ts';
 import type { ParsedFeed, ParseOptions } from './types.ts';

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { Ctx } from '../actions/context.ts';
+import type { Ctx } from '../context.ts';
 import { authenticate } from '../actions/keys.ts';
 import { ApiError, unauthorized } from '../errors.ts';
 import { findIdempotency, saveIdempotency } from '../store/idempotency.ts';

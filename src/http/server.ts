@@ -1,7 +1,7 @@
 // The HTTP application: /healthz, /v1 (API), and the error funnel; app.ts serves it with @hono/node-server.
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { Registry } from 'prom-client';
-import type { Ctx } from '../actions/context.ts';
+import type { Ctx } from '../context.ts';
 import type { Logger } from '../log.ts';
 import { v1Api } from './api/index.ts';
 import { dashboardApp } from './dashboard/index.tsx';

@@ -29,11 +29,6 @@ export function findLiveKeyByHash(db: Db, hash: string): ApiKeyRow | undefined {
     ApiKeyRow | undefined;
 }
 
-/** Returns the key with this id, revoked or not. */
-export function getApiKey(db: Db, id: string): ApiKeyRow | undefined {
-  return prepared(db, 'SELECT * FROM api_keys WHERE id = ?').get(id) as ApiKeyRow | undefined;
-}
-
 /** Records a use, at most once a minute per key so reads stay cheap. */
 export function touchApiKey(db: Db, id: string, now: Date): void {
   const cutoff = new Date(now.getTime() - 60_000).toISOString();

@@ -17,8 +17,3 @@ export function upsertApplication(db: Db, name: string, now: Date): Application 
   ).run(app);
   return app;
 }
-
-/** Returns the application with this id, or undefined. */
-export function getApplication(db: Db, id: string): Application | undefined {
-  return prepared(db, 'SELECT * FROM applications WHERE id = ?').get(id) as Application | undefined;
-}

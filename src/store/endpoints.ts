@@ -1,6 +1,6 @@
 // SQL for endpoints: webhook URLs with their signing secrets and delivery health.
 import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import { prepared, updateRow } from './sql.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
 
 export type EndpointRow = {
@@ -73,14 +73,7 @@ export function updateEndpoint(
   >,
   now: Date,
 ): EndpointRow | undefined {
-  const keys = Object.keys(patch) as (keyof typeof patch)[];
-  if (keys.length > 0) {
-    const sets = keys.map((k) => `${k} = @${k}`).join(', ');
-    prepared(
-      db,
-      `UPDATE endpoints SET ${sets}, updated_at = @updated_at WHERE id = @id AND application_id = @application_id`,
-    ).run({ ...patch, updated_at: now.toISOString(), id, application_id: applicationId });
-  }
+  updateRow(db, 'endpoints', patch, { id, application_id: applicationId }, now);
   return getEndpoint(db, applicationId, id);
 }
 

@@ -20,13 +20,6 @@ export function insertKeys(db: Db, feedId: string, keys: Iterable<string>, now: 
   return added;
 }
 
-/** Number of keys known for the feed. */
-export function countKeys(db: Db, feedId: string): number {
-  return prepared(db, 'SELECT count(*) FROM entries WHERE feed_id = ?')
-    .pluck()
-    .get(feedId) as number;
-}
-
 /** Holds entries back (churn guard). Call inside a transaction. */
 export function holdEntries(
   db: Db,

@@ -1,6 +1,6 @@
 // SQL for feeds: one record per normalized URL (and credentials), with its fetch state and health.
 import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import { prepared, updateRow } from './sql.ts';
 import { newId } from '../ids.ts';
 import { toPage, type Page } from './page.ts';
 
@@ -69,14 +69,6 @@ export function getFeed(db: Db, id: string): FeedRow | undefined {
   return prepared(db, 'SELECT * FROM feeds WHERE id = ?').get(id) as FeedRow | undefined;
 }
 
-/** Makes a feed due now (a new subscription to a feed that is waiting out a long interval, or an operator's request). */
-export function makeFeedDue(db: Db, id: string, now: Date): void {
-  prepared(
-    db,
-    'UPDATE feeds SET next_poll_at = ? WHERE id = ? AND next_poll_at > ? AND status <> ?',
-  ).run(now.toISOString(), id, now.toISOString(), 'gone');
-}
-
 type FeedPatch = Partial<
   Omit<FeedRow, 'id' | 'url' | 'credentials' | 'credential_key' | 'created_at'>
 >;
@@ -90,12 +82,8 @@ function patchFeed(
     Record<'error_count' | 'network_error_count' | 'http_error_count' | 'parse_error_count', number>
   > = {},
 ): void {
-  const sets = Object.keys(patch).map((k) => `${k} = @${k}`);
-  for (const [k, n] of Object.entries(increments)) sets.push(`${k} = ${k} + ${Number(n)}`);
-  prepared(
-    db,
-    `UPDATE feeds SET ${[...sets, 'updated_at = @updated_at', 'lease_until = NULL'].join(', ')} WHERE id = @id`,
-  ).run({ ...patch, updated_at: now.toISOString(), id });
+  const counts = Object.entries(increments).map(([k, n]) => `${k} = ${k} + ${Number(n)}`);
+  updateRow(db, 'feeds', patch, { id }, now, [...counts, 'lease_until = NULL']);
 }
 
 /** Leases up to `limit` feeds that have an active subscription and are due (or all of them with `ignoreSchedule`). */

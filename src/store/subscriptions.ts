@@ -1,6 +1,6 @@
 // SQL for subscriptions: a feed URL tied to one endpoint, with the client's metadata.
 import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import { prepared, updateRow } from './sql.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
 
 export type SubscriptionRow = {
@@ -92,14 +92,7 @@ export function updateSubscription(
   patch: Partial<Pick<SubscriptionRow, 'metadata' | 'endpoint_id' | 'status'>>,
   now: Date,
 ): SubscriptionView | undefined {
-  const keys = Object.keys(patch) as (keyof typeof patch)[];
-  if (keys.length > 0) {
-    const sets = keys.map((k) => `${k} = @${k}`).join(', ');
-    prepared(
-      db,
-      `UPDATE subscriptions SET ${sets}, updated_at = @updated_at WHERE id = @id AND application_id = @application_id`,
-    ).run({ ...patch, updated_at: now.toISOString(), id, application_id: applicationId });
-  }
+  updateRow(db, 'subscriptions', patch, { id, application_id: applicationId }, now);
   return getSubscription(db, applicationId, id);
 }
 

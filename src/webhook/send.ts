@@ -1,8 +1,8 @@
 // One webhook delivery attempt over HTTP: never throws, never follows redirects, keeps the first 4 KiB of the response.
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
-import { headerValue, parseRetryAfter, type HeaderMap } from '../feed/fetch-headers.ts';
-import { ForbiddenAddressError } from '../feed/netguard.ts';
+import { headerValue, parseRetryAfter, type HeaderMap } from '../net/headers.ts';
+import { ForbiddenAddressError } from '../net/guard.ts';
 
 export const RESPONSE_SNIPPET_BYTES = 4096;
 

@@ -1,7 +1,7 @@
 // The deliverer's tick: claim due events into free concurrency slots (per-subscription FIFO, global and per-endpoint
 // caps), POST them signed, record each attempt and decide retries, dead events and endpoint disabling.
 import type { Dispatcher } from 'undici';
-import type { Ctx } from '../actions/context.ts';
+import type { Ctx } from '../context.ts';
 import type { Logger } from '../log.ts';
 import {
   disableEndpoint,
@@ -20,7 +20,7 @@ import {
 import { nextRetry } from '../webhook/retry.ts';
 import { sendWebhook, type SendResult } from '../webhook/send.ts';
 import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
-import type { Telemetry } from './telemetry.ts';
+import type { Telemetry } from '../telemetry.ts';
 
 /** An outcome waiting for the next group commit; `release` frees its attempt's concurrency slot. */
 type Write = {

@@ -1,15 +1,15 @@
 // Builds the loops and what they share (guarded HTTP agents, parse pool, concurrency limits) from the config.
-import type { Ctx } from '../actions/context.ts';
+import type { Ctx } from '../context.ts';
 import { createLimiter } from '../feed/limiter.ts';
-import { createGuardedAgent } from '../feed/netguard.ts';
+import { createGuardedAgent } from '../net/guard.ts';
+import { userAgent } from '../net/user-agent.ts';
 import { createParsePool } from '../feed/parse-pool.ts';
 import type { Logger } from '../log.ts';
-import { FEEDSUB_VERSION } from '../version.ts';
 import { createInFlight, deliverTick, drainDeliveries, type DelivererDeps } from './deliverer.ts';
 import { createLoop, type Loop } from './loop.ts';
 import { createMaintenance } from './maintenance.ts';
 import { pollTick, type PollerDeps } from './poller.ts';
-import { noTelemetry, type Telemetry } from './telemetry.ts';
+import { noTelemetry, type Telemetry } from '../telemetry.ts';
 
 export type Workers = {
   poller: Loop;
@@ -23,13 +23,6 @@ export type Workers = {
   /** Releases agents and worker threads; after stop(). */
   close(): Promise<void>;
 };
-
-/** The User-Agent feedsub identifies itself with, unless poll.user_agent overrides it. */
-export function userAgent(ctx: Ctx): string {
-  return (
-    ctx.config.poll.user_agent || `feedsub/${FEEDSUB_VERSION} (+https://github.com/feedsub/feedsub)`
-  );
-}
 
 /** Creates (but does not start) the poller, deliverer and maintenance loops. */
 export function createWorkers(
@@ -55,7 +48,7 @@ export function createWorkers(
     refresh: {
       agent: feedAgent,
       parse: (text, opts) => pool.parse(text, opts),
-      userAgent: userAgent(ctx),
+      userAgent: userAgent(ctx.config),
       maxBodyBytes: poll.max_body_bytes,
       connectTimeoutMs: poll.connect_timeout_seconds * 1000,
       totalTimeoutMs: poll.timeout_seconds * 1000,
@@ -67,7 +60,7 @@ export function createWorkers(
   let delivering = false;
   const delivererDeps: DelivererDeps = {
     agent: hookAgent,
-    userAgent: userAgent(ctx),
+    userAgent: userAgent(ctx.config),
     telemetry,
     logger: logger.child({ loop: 'deliverer' }),
     inFlight: createInFlight(),

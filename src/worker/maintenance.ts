@@ -1,5 +1,5 @@
 // The maintenance loop: retention of delivered events and their attempts, expired Idempotency-Keys, WAL checkpoints.
-import type { Ctx } from '../actions/context.ts';
+import type { Ctx } from '../context.ts';
 import type { Logger } from '../log.ts';
 import { pruneFinishedEvents } from '../store/events.ts';
 import { pruneIdempotency } from '../store/idempotency.ts';

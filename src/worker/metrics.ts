@@ -5,7 +5,7 @@ import type { Db } from '../db/open.ts';
 import { countEventsByStatus, countWaitingEvents, oldestPendingEventAt } from '../store/events.ts';
 import { countFeedsByStatus } from '../store/feeds.ts';
 import { FEEDSUB_VERSION } from '../version.ts';
-import type { Telemetry } from './telemetry.ts';
+import type { Telemetry } from '../telemetry.ts';
 
 export type Metrics = { registry: Registry; telemetry: Telemetry };
 

@@ -1,5 +1,5 @@
 // The poller's tick: claim due feeds with a lease, refresh them concurrently, then store each outcome in ONE transaction.
-import type { Ctx } from '../actions/context.ts';
+import type { Ctx } from '../context.ts';
 import { queueEntryEvents, toEventEntry } from '../actions/entry-events.ts';
 import { isIdentityChurn } from '../feed/identity.ts';
 import type { Limiter } from '../feed/limiter.ts';
@@ -18,7 +18,7 @@ import {
   recordPollUnchanged,
   type FeedRow,
 } from '../store/feeds.ts';
-import type { Telemetry } from './telemetry.ts';
+import type { Telemetry } from '../telemetry.ts';
 
 export type PollSummary = {
   fetched: number;

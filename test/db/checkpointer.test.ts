@@ -8,8 +8,8 @@ import { Worker } from 'node:worker_threads';
 import { BACKSTOP_AUTOCHECKPOINT_PAGES, startCheckpointer } from '../../src/db/checkpointer.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { silentLogger } from '../../src/log.ts';
-import type { Telemetry } from '../../src/worker/telemetry.ts';
-import { noTelemetry } from '../../src/worker/telemetry.ts';
+import type { Telemetry } from '../../src/telemetry.ts';
+import { noTelemetry } from '../../src/telemetry.ts';
 
 const autocheckpoint = (db: Db) => db.pragma('wal_autocheckpoint', { simple: true }) as number;
 

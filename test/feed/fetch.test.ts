@@ -10,8 +10,8 @@ import { brotliCompressSync, createGzip, deflateRawSync, deflateSync, gzipSync }
 import { request } from 'undici';
 import { fetchFeed, splitCredentials } from '../../src/feed/fetch.ts';
 import type { FetchOptions, FetchRequest, FetchResult } from '../../src/feed/fetch.ts';
-import { cacheSeconds, parseRetryAfter } from '../../src/feed/fetch-headers.ts';
-import { createGuardedAgent } from '../../src/feed/netguard.ts';
+import { cacheSeconds, parseRetryAfter } from '../../src/net/headers.ts';
+import { createGuardedAgent } from '../../src/net/guard.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 const MiB = 1024 * 1024;

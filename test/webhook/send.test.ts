@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createGuardedAgent } from '../../src/feed/netguard.ts';
+import { createGuardedAgent } from '../../src/net/guard.ts';
 import { RESPONSE_SNIPPET_BYTES, sendWebhook } from '../../src/webhook/send.ts';
 
 describe('sendWebhook', () => {

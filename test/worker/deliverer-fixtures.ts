@@ -1,6 +1,6 @@
 // Shared set-up for the deliverer tests: a world with a key, a receiver, deliverer deps, and events queued by the store.
 import type { Agent } from 'undici';
-import { createGuardedAgent } from '../../src/feed/netguard.ts';
+import { createGuardedAgent } from '../../src/net/guard.ts';
 import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/log.ts';
 import {
@@ -13,7 +13,7 @@ import {
 import { allocateSequences, getSubscription } from '../../src/store/subscriptions.ts';
 import { buildEntryEvents } from '../../src/webhook/event.ts';
 import { createInFlight, deliverTick, type DelivererDeps } from '../../src/worker/deliverer.ts';
-import { noTelemetry } from '../../src/worker/telemetry.ts';
+import { noTelemetry } from '../../src/telemetry.ts';
 import { startReceiver, type Receiver } from '../support/servers.ts';
 import { makeWorld, type World } from '../support/world.ts';
 

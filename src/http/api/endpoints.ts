@@ -1,6 +1,6 @@
 // /v1/endpoints: register webhook URLs, read and change them, reveal and rotate their signing secret, test, recover.
 import { Hono } from 'hono';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import {
   createEndpoint,
   endpointSecret,

@@ -1,6 +1,6 @@
 // /v1/events: the application's webhook events with their attempts, and resending one.
 import { Hono } from 'hono';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import { listEventViews, requireEventDetail, resendEvent } from '../../actions/events.ts';
 import type { ApiEnv } from '../auth.ts';
 import { idFilter, pageQuery } from '../body.ts';

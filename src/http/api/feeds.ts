@@ -1,6 +1,6 @@
 // /v1/feeds: the shared feed records, readable by applications subscribed to them.
 import { Hono } from 'hono';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import { requireFeedView, resolveIdentityChange } from '../../actions/feeds.ts';
 import type { ApiEnv } from '../auth.ts';
 import { readJson } from '../body.ts';

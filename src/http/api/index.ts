@@ -1,7 +1,7 @@
 // /v1: authentication, idempotency and body limits in front of one sub-app per resource.
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import { ApiError } from '../../errors.ts';
 import { idempotency, requireKey, type ApiEnv } from '../auth.ts';
 import { endpointsApi } from './endpoints.ts';

@@ -1,6 +1,6 @@
 // /v1/subscriptions: tie a feed URL to an endpoint with metadata; read, change, pause, delete.
 import { Hono } from 'hono';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import {
   createSubscription,
   listSubscriptionViews,

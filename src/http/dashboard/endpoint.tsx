@@ -1,7 +1,7 @@
 // /dashboard/endpoints/:id: one endpoint — edit, enable/disable, reveal and rotate its secret, send a test event, recover, delete.
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import { listEventViews, sendTestEvent } from '../../actions/events.ts';
 import {
   endpointSecret,

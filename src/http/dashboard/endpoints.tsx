@@ -1,7 +1,7 @@
 // /dashboard/endpoints: the application's webhook endpoints and the form that creates one.
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import { createEndpoint, listEndpointViews, type EndpointView } from '../../actions/endpoints.ts';
 import { Badge, Csrf, Empty, Field, Pager, Time } from './components.tsx';
 import { render } from './errors.tsx';

@@ -1,7 +1,7 @@
 // /dashboard/events: the application's webhook events filtered by status, with their attempts and response snippets; resend.
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import {
   listEventViews,
   requireEventDetail,

@@ -1,7 +1,7 @@
 // /dashboard/feeds: the health of every feed the application's subscriptions use — failing, gone, identity changed first in the tabs.
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import {
   countApplicationFeeds,
   listApplicationFeeds,

@@ -1,7 +1,7 @@
 // The /dashboard sub-app: assets, security headers, sessions, sign-in (rate limited) and one sub-app per page.
 import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import { ApiError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { assetsApp } from './assets.ts';

@@ -1,6 +1,6 @@
 // The overview at /dashboard once signed in: counts, and what needs attention (disabled endpoints, failing feeds, failed events).
 import type { Context } from 'hono';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import { listEventViews } from '../../actions/events.ts';
 import { listEndpointViews } from '../../actions/endpoints.ts';
 import { countApplicationFeeds, listApplicationFeeds } from '../../actions/feeds.ts';

@@ -1,6 +1,6 @@
 // The sign-in page (an API key pasted once → a server-side session) and sign-out, both posted to /dashboard.
 import type { Context } from 'hono';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import { signIn, signOut } from '../../actions/sessions.ts';
 import { Field } from './components.tsx';
 import { render, tooManyPage } from './errors.tsx';

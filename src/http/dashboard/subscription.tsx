@@ -1,7 +1,7 @@
 // /dashboard/subscriptions/:id: one subscription — its feed's health, recent events, edit, pause/resume, delete.
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import { listEventViews } from '../../actions/events.ts';
 import { listEndpointViews } from '../../actions/endpoints.ts';
 import { requireFeedView, type FeedView } from '../../actions/feeds.ts';

@@ -2,7 +2,7 @@
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import * as v from 'valibot';
-import type { Ctx } from '../../actions/context.ts';
+import type { Ctx } from '../../context.ts';
 import { listEndpointViews, type EndpointView } from '../../actions/endpoints.ts';
 import {
   CreateSubscriptionInput,

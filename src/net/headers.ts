@@ -1,4 +1,4 @@
-// Pure readers of HTTP response headers used by the fetcher: Retry-After, freshness, single values.
+// Pure readers of HTTP response headers, for the feed fetcher and the webhook sender: Retry-After, freshness, single values.
 /** Response headers as undici and node:http expose them. */
 export type HeaderMap = Record<string, string | string[] | undefined>;
 

@@ -8,7 +8,7 @@ import {
   createGuardedAgent,
   ForbiddenAddressError,
   isForbiddenAddress,
-} from '../../src/feed/netguard.ts';
+} from '../../src/net/guard.ts';
 
 describe('isForbiddenAddress', () => {
   const cases: [string, boolean][] = [

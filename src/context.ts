@@ -1,7 +1,7 @@
 // What every action receives: the database, the clock, the config, and hooks into the running loops.
-import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
-import type { Db } from '../db/open.ts';
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import type { Db } from './db/open.ts';
 
 export type Ctx = {
   db: Db;

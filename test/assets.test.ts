@@ -20,7 +20,7 @@ import {
   nativeBindingPath,
   readSchemaSql,
   startWorkerThread,
-} from '../../src/db/assets.ts';
+} from '../src/assets.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'feedsub-assets-test-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -37,7 +37,7 @@ const hash16 = createHash('sha256').update(addon).digest('hex').slice(0, 16);
 
 describe('development (not a single executable)', () => {
   it('reads schema.sql from the repository', () => {
-    const expected = readFileSync(new URL('../../schema.sql', import.meta.url), 'utf8');
+    const expected = readFileSync(new URL('../schema.sql', import.meta.url), 'utf8');
     assert.equal(readSchemaSql(), expected);
   });
 

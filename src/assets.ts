@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { getAsset, getRawAsset, isSea } from 'node:sea';
 import { Worker } from 'node:worker_threads';
-import { FEEDSUB_VERSION } from '../version.ts';
+import { FEEDSUB_VERSION } from './version.ts';
 
 /** Asset keys of the single executable; scripts/sea/inject.ts embeds files under these names. */
 export const SCHEMA_ASSET = 'schema.sql';
@@ -27,7 +27,7 @@ const ADDON_FILE = 'better_sqlite3.node';
 /** Returns the text of schema.sql: the embedded asset in the executable, the repository copy in development. */
 export function readSchemaSql(): string {
   if (isSea()) return getAsset(SCHEMA_ASSET, 'utf8');
-  return readFileSync(new URL('../../schema.sql', import.meta.url), 'utf8');
+  return readFileSync(new URL('../schema.sql', import.meta.url), 'utf8');
 }
 
 /**
@@ -45,9 +45,9 @@ export function nativeBindingPath(): string | undefined {
 /** feedsub's worker threads: the module each runs from in development (relative to this file), the function of it the
  *  thread calls, and the asset holding its own bundle in the executable. */
 export const WORKER_THREADS = {
-  parse: { module: '../feed/parse-worker.ts', run: 'runParseWorker', asset: PARSE_WORKER_ASSET },
+  parse: { module: './feed/parse-worker.ts', run: 'runParseWorker', asset: PARSE_WORKER_ASSET },
   checkpoint: {
-    module: './checkpoint-worker.ts',
+    module: './db/checkpoint-worker.ts',
     run: 'runCheckpointWorker',
     asset: CHECKPOINT_WORKER_ASSET,
   },
