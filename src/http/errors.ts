@@ -28,7 +28,8 @@ export function problem(
   });
 }
 
-/** Hono onError handler: ApiError → its problem; unknown → logged with method, path and a generic 500 that leaks nothing. */
+/** Hono onError handler: ApiError → its problem; an unknown error → one error log line (method, path, request id,
+ *  cause) and a generic 500 that says nothing of the cause. */
 export function errorHandler(logger: Logger) {
   return (err: Error, c: Context): Response => {
     if (err instanceof ApiError) {
@@ -44,18 +45,16 @@ export function errorHandler(logger: Logger) {
     const status = (err as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500)
       return problem(c, status, err.message || 'Bad request.');
+    // The cause goes to the operator's log only; the client gets the request id to quote, nothing of the cause.
+    const requestId = String((c.var as Record<string, unknown>).requestId ?? '');
     logger.error('http: unhandled error', {
       method: c.req.method,
       path: c.req.path,
+      request_id: requestId,
       error: err.stack ?? err.message,
     });
-    return problem(
-      c,
-      500,
-      'An internal error occurred; it has been logged.',
-      {},
-      'Internal server error',
-    );
+    const detail = `An internal error occurred; it has been logged with request id ${requestId}.`;
+    return problem(c, 500, detail, {}, 'Internal server error');
   };
 }
 

@@ -1,5 +1,6 @@
 // The HTTP application: /healthz, /v1 (API), and the error funnel; app.ts serves it with @hono/node-server.
 import { Hono, type MiddlewareHandler } from 'hono';
+import { requestId } from 'hono/request-id';
 import type { Registry } from 'prom-client';
 import type { Ctx } from '../context.ts';
 import type { Logger } from '../log.ts';
@@ -14,6 +15,8 @@ export function createHttpApp(ctx: Ctx, logger: Logger, registry?: Registry): Ho
   const app = new Hono();
   app.onError(errorHandler(logger));
   app.notFound(notFoundHandler);
+  // First, so every response (errors included) carries X-Request-Id and every log line of the request can name it.
+  app.use('*', requestId({ limitLength: REQUEST_ID_MAX }));
   app.use('*', accessLog(logger));
   if (registry) app.get('/metrics', metricsHandler(registry, ctx.config.metrics.token));
   app.get('/healthz', (c) => {
@@ -30,6 +33,9 @@ export function createHttpApp(ctx: Ctx, logger: Logger, registry?: Registry): Ho
   return app;
 }
 
+/** A client's X-Request-Id is kept when it is at most this long and made of letters, digits, '_', '-' and '='. */
+const REQUEST_ID_MAX = 128;
+
 /** One line per request after it is answered. Probes (/healthz, /metrics) log at debug: a load balancer or Prometheus
  *  calls them every few seconds and would drown the outcome lines; everything else at info. */
 function accessLog(logger: Logger): MiddlewareHandler {
@@ -37,10 +43,12 @@ function accessLog(logger: Logger): MiddlewareHandler {
     const started = performance.now();
     await next();
     const probe = c.req.path === '/healthz' || c.req.path === '/metrics';
-    const applicationId = (c.var as Record<string, unknown>).applicationId;
+    const vars = c.var as Record<string, unknown>;
+    const applicationId = vars.applicationId;
     logger[probe ? 'debug' : 'info']('http: request', {
       method: c.req.method,
       path: c.req.path,
+      request_id: vars.requestId,
       status: c.res.status,
       duration_ms: Math.round(performance.now() - started),
       ...(typeof applicationId === 'string' ? { application_id: applicationId } : {}),

@@ -2,6 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../../src/log.ts';
 import { createLoop } from '../../src/worker/loop.ts';
+import { within } from '../support/deadline.ts';
+
+// Every tick below asks for its next run in 60 s (IDLE); a test that waits for a tick a nudge or a start should
+// cause waits at most 2 s, so a lost wake-up fails instead of being rescued by that timer.
+const IDLE = 60_000;
+const WAKE_MS = 2000;
 
 describe('loop', () => {
   it('runs a tick at start, then again when nudged, never two at once', async () => {
@@ -26,25 +32,65 @@ describe('loop', () => {
         started();
         await gate;
         running--;
-        return 60_000;
+        return IDLE;
       },
-      { idleMs: 60_000, logger: silentLogger },
+      { idleMs: IDLE, logger: silentLogger },
     );
-    let first = nextStart();
-    loop.start();
-    await first;
-    assert.equal(runs, 1);
-    loop.nudge();
-    loop.nudge();
-    first = nextStart();
-    release();
-    await first;
-    assert.equal(runs, 2, 'a nudge during a tick runs exactly one more tick after it');
-    const stopping = loop.stop();
-    release();
-    await stopping;
-    assert.equal(runs, 2, 'two nudges during one tick coalesce into one');
-    assert.equal(maxRunning, 1);
+    let stopped = false;
+    try {
+      let first = nextStart();
+      loop.start();
+      await within(first, WAKE_MS, 'the first tick after start()');
+      assert.equal(runs, 1);
+      loop.nudge();
+      loop.nudge();
+      first = nextStart();
+      release();
+      await within(first, WAKE_MS, 'the tick asked for by a nudge during the running one');
+      assert.equal(runs, 2, 'a nudge during a tick runs exactly one more tick after it');
+      const stopping = loop.stop();
+      release();
+      await stopping;
+      stopped = true;
+      assert.equal(runs, 2, 'two nudges during one tick coalesce into one');
+      assert.equal(maxRunning, 1);
+    } finally {
+      if (!stopped) {
+        const stopping = loop.stop(100);
+        release();
+        await stopping;
+      }
+    }
+  });
+
+  it('runs the next tick at once when nudged while idle, not at its 60 s timer', async () => {
+    let runs = 0;
+    let ran: () => void = () => {};
+    const nextRun = () =>
+      new Promise<void>((r) => {
+        ran = r;
+      });
+    const loop = createLoop(
+      't',
+      async () => {
+        runs++;
+        ran();
+        return IDLE;
+      },
+      { idleMs: IDLE, logger: silentLogger },
+    );
+    try {
+      const first = nextRun();
+      loop.start();
+      await within(first, WAKE_MS, 'the first tick after start()');
+      await new Promise((r) => setImmediate(r)); // the tick has returned and the loop sleeps for IDLE
+      const second = nextRun();
+      loop.nudge();
+      await within(second, WAKE_MS, 'the tick asked for by a nudge while idle');
+      assert.equal(runs, 2);
+    } finally {
+      await loop.stop();
+    }
   });
 
   it('stop() waits for the in-flight tick and stops re-arming', async () => {

@@ -1,0 +1,74 @@
+// The error funnel: an unknown error is logged once for the operator and answered with a 500 that leaks nothing.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createHttpApp } from '../../src/http/server.ts';
+import { createLogger } from '../../src/log.ts';
+import { makeWorld, type World } from '../support/world.ts';
+
+type Line = Record<string, unknown>;
+
+describe('the HTTP error funnel', () => {
+  let w: World;
+  let key: string;
+  let lines: Line[];
+  let app: ReturnType<typeof createHttpApp>;
+  before(() => {
+    w = makeWorld();
+    key = w.key().key;
+    lines = [];
+    const logger = createLogger({
+      level: 'info',
+      format: 'json',
+      write: (line) => lines.push(JSON.parse(line) as Line),
+    });
+    app = createHttpApp(w.ctx, logger);
+  });
+  after(() => w.close());
+
+  it('answers a server fault with a generic 500 problem and logs its cause once with method, path and request id', async () => {
+    w.ctx.db.exec('DROP TABLE subscriptions'); // a broken database: a fault no client can cause
+    lines.length = 0;
+    const res = await app.request('/v1/subscriptions', { headers: { authorization: key } });
+    const text = await res.text();
+    const requestId = res.headers.get('x-request-id') ?? '';
+    assert.equal(res.status, 500);
+    assert.equal(res.headers.get('content-type'), 'application/problem+json');
+    assert.match(requestId, /^[0-9a-f-]{36}$/);
+    assert.deepEqual(JSON.parse(text), {
+      type: 'about:blank',
+      title: 'Internal server error',
+      status: 500,
+      detail: `An internal error occurred; it has been logged with request id ${requestId}.`,
+    });
+    for (const leak of ['subscriptions', 'no such table', 'SqliteError', 'at ', '.ts'])
+      assert.ok(!text.includes(leak), `the answer leaks "${leak}": ${text}`);
+    const errors = lines.filter((l) => l.level === 'error');
+    assert.equal(errors.length, 1, JSON.stringify(lines));
+    const [line] = errors;
+    assert.equal(line!.msg, 'http: unhandled error');
+    assert.equal(line!.method, 'GET');
+    assert.equal(line!.path, '/v1/subscriptions');
+    assert.equal(line!.request_id, requestId);
+    assert.match(String(line!.error), /no such table: subscriptions/);
+  });
+
+  it("keeps a client's X-Request-Id on the answer and in the access log, and replaces an unsafe one", async () => {
+    lines.length = 0;
+    const kept = await app.request('/v1/endpoints', {
+      headers: { authorization: key, 'x-request-id': 'trace-42_a=b' },
+    });
+    assert.equal(kept.headers.get('x-request-id'), 'trace-42_a=b');
+    const access = lines.find((l) => l.msg === 'http: request');
+    assert.equal(access?.request_id, 'trace-42_a=b');
+    const replaced = await app.request('/v1/endpoints', {
+      headers: { authorization: key, 'x-request-id': '<script>alert(1)</script>' },
+    });
+    assert.match(replaced.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+  });
+
+  it('puts a request id on client errors too', async () => {
+    const res = await app.request('/v1/endpoints');
+    assert.equal(res.status, 401);
+    assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+  });
+});
