@@ -1,6 +1,7 @@
 // The OpenAPI paths and schemas of webhook endpoints: CRUD, the signing secret, test sends and recovery.
 import {
   body,
+  create,
   errors,
   id,
   idempotencyHeader,
@@ -24,18 +25,12 @@ const status = { enum: ['active', 'disabled'] };
 
 export const ENDPOINT_PATHS: Paths = {
   '/v1/endpoints': {
-    post: {
-      summary: 'Register a webhook endpoint',
-      parameters: [idempotencyHeader],
-      requestBody: body(ref('EndpointCreate')),
-      responses: {
-        201: json(
-          ref('EndpointWithSecret'),
-          'Created; the only response besides GET …/secret that shows the secret',
-        ),
-        ...errors,
-      },
-    },
+    post: create('Register a webhook endpoint', 'EndpointCreate', {
+      201: json(
+        ref('EndpointWithSecret'),
+        'Created; the only response besides GET …/secret that shows the secret',
+      ),
+    }),
     get: list('List endpoints, newest first', 'Endpoint'),
   },
   '/v1/endpoints/{id}': {

@@ -77,6 +77,13 @@ export const list = (summary: string, item: string, ...filters: Schema[]): Schem
   parameters: pageQuery(...filters),
   responses: { 200: json(page(item)), ...errors },
 });
+/** POST of a collection: the named input schema, an Idempotency-Key, these responses plus the shared errors. */
+export const create = (summary: string, input: string, responses: object): Schema => ({
+  summary,
+  parameters: [idempotencyHeader],
+  requestBody: body(ref(input)),
+  responses: { ...responses, ...errors },
+});
 /** GET of one resource by id, answered with the named schema. */
 export const read = (summary: string, name: string): Schema => ({
   summary,

@@ -1,9 +1,9 @@
 // The OpenAPI paths and schemas of subscriptions: a feed URL tied to one endpoint, with metadata.
 import {
   body,
+  create,
   errors,
   id,
-  idempotencyHeader,
   idParam,
   json,
   list,
@@ -21,16 +21,10 @@ const status = { enum: ['active', 'paused'] };
 
 export const SUBSCRIPTION_PATHS: Paths = {
   '/v1/subscriptions': {
-    post: {
-      summary: 'Subscribe an endpoint to a feed URL',
-      parameters: [idempotencyHeader],
-      requestBody: body(ref('SubscriptionCreate')),
-      responses: {
-        201: json(ref('Subscription'), 'Created'),
-        409: problemResponse('Duplicate; `existing_id` names it'),
-        ...errors,
-      },
-    },
+    post: create('Subscribe an endpoint to a feed URL', 'SubscriptionCreate', {
+      201: json(ref('Subscription'), 'Created'),
+      409: problemResponse('Duplicate; `existing_id` names it'),
+    }),
     get: list('List subscriptions, newest first', 'Subscription', {
       name: 'endpoint',
       in: 'query',
