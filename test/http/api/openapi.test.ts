@@ -1,5 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { PATHS, SCHEMAS } from '../../../src/http/api/openapi.ts';
+import {
+  ENDPOINT_ACTION_SCHEMAS,
+  ENDPOINT_PATHS,
+  ENDPOINT_SCHEMAS,
+} from '../../../src/http/api/openapi/endpoints.ts';
+import { EVENT_PATHS, EVENT_SCHEMAS } from '../../../src/http/api/openapi/events.ts';
+import { FEED_PATHS, FEED_SCHEMAS } from '../../../src/http/api/openapi/feeds.ts';
+import {
+  SUBSCRIPTION_PATHS,
+  SUBSCRIPTION_SCHEMAS,
+} from '../../../src/http/api/openapi/subscriptions.ts';
 import { makeWorld, type World } from '../../support/world.ts';
 
 describe('/v1/openapi.json', () => {
@@ -52,5 +64,20 @@ describe('/v1/openapi.json', () => {
     for (const m of JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)) {
       assert.ok(doc.components.schemas[m[1]!], `schema ${m[1]}`);
     }
+  });
+
+  it('assembles parts that never name the same path or schema twice', () => {
+    // The document spreads each resource's part into one object, where a repeated key would silently replace the first.
+    const names = (...parts: object[]) => parts.flatMap((p) => Object.keys(p));
+    const paths = names(ENDPOINT_PATHS, SUBSCRIPTION_PATHS, FEED_PATHS, EVENT_PATHS);
+    assert.deepEqual(Object.keys(PATHS), [...paths, '/v1/openapi.json']);
+    const schemas = names(
+      ENDPOINT_SCHEMAS,
+      SUBSCRIPTION_SCHEMAS,
+      FEED_SCHEMAS,
+      EVENT_SCHEMAS,
+      ENDPOINT_ACTION_SCHEMAS,
+    );
+    assert.deepEqual(Object.keys(SCHEMAS), ['Problem', ...schemas]);
   });
 });

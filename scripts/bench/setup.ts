@@ -1,0 +1,122 @@
+// The bench's feedsub, wired as app.ts wires the daemon, with one subscription per origin feed and a delivery count.
+import { join } from 'node:path';
+import { request } from 'undici';
+import { createEndpoint } from '../../src/actions/endpoints.ts';
+import { createKey } from '../../src/actions/keys.ts';
+import { createSubscription } from '../../src/actions/subscriptions.ts';
+import { CHECKPOINT_INTERVAL_MS } from '../../src/app.ts';
+import { systemClock } from '../../src/clock.ts';
+import { defaultConfig, withConfig } from '../../src/config.ts';
+import type { Config } from '../../src/config.ts';
+import { quietCtx } from '../../src/context.ts';
+import type { Ctx } from '../../src/context.ts';
+import { startCheckpointer } from '../../src/db/checkpointer.ts';
+import type { Checkpointer } from '../../src/db/checkpointer.ts';
+import { openDatabase } from '../../src/db/open.ts';
+import type { Db } from '../../src/db/open.ts';
+import { createLogger, silentLogger } from '../../src/log.ts';
+import type { Telemetry } from '../../src/telemetry.ts';
+import { createWorkers } from '../../src/worker/index.ts';
+import type { Workers } from '../../src/worker/index.ts';
+import { createMetrics } from '../../src/worker/metrics.ts';
+import { CONCURRENCY, FEEDS } from './settings.ts';
+import type { Row } from './table.ts';
+
+/** Delivered attempts, counted as the deliverer records them. */
+export type DeliveryCount = {
+  readonly count: number;
+  /** Resolves once `count` reaches `n`; replaces the previous waiter. */
+  reaches: (n: number) => Promise<void>;
+};
+
+/** What every measured phase works on. */
+export type Bench = {
+  base: string;
+  config: Config;
+  db: Db;
+  ctx: Ctx;
+  checkpointer: Checkpointer;
+  workers: Workers;
+  deliveries: DeliveryCount;
+  row: Row;
+  /** Starts a new round at the origin (see bench-origin.ts for the query). */
+  round: (query: string) => Promise<unknown>;
+};
+
+/** Opens a database in `dir`, starts the checkpoint thread, and subscribes to every feed of the origin at `base`. */
+export async function setUp(base: string, dir: string, row: Row): Promise<Bench> {
+  const config = withConfig(defaultConfig(), {
+    storage: { data_dir: dir },
+    network: { allow_private: true },
+    poll: { concurrency: CONCURRENCY, per_host_concurrency: CONCURRENCY },
+    delivery: { concurrency: 32, per_endpoint_concurrency: 32 },
+  });
+  const db = openDatabase(join(dir, 'feedsub.db'));
+  const ctx = quietCtx(db, systemClock, config);
+  const checkpointer = startCheckpointer(db, {
+    intervalMs: CHECKPOINT_INTERVAL_MS,
+    logger: silentLogger,
+  }); // as app.ts does
+  await checkpointer.ready();
+  // As the daemon runs: Prometheus metrics, and a log line per attempt at the default level (info, JSON), written to
+  // nowhere instead of stderr. Delivered attempts are also counted here, for the clocks of the delivery phases.
+  const metrics = createMetrics(ctx);
+  const counter = countDeliveries();
+  const telemetry: Telemetry = {
+    ...metrics.telemetry,
+    attempted: (outcome, durationMs, latencyMs) => {
+      metrics.telemetry.attempted(outcome, durationMs, latencyMs);
+      if (outcome === 'delivered') counter.delivered();
+    },
+  };
+  const logger = createLogger({ level: 'info', format: 'json', write: () => {} });
+  const workers = createWorkers(ctx, logger, telemetry);
+  ctx.nudgeDeliverer = workers.deliverer.nudge; // as app.ts wires it
+  subscribeAll(ctx, base);
+  const round = (query: string) =>
+    request(`${base}/_round?${query}`, { method: 'POST' }).then((r) => r.body.json());
+  return { base, config, db, ctx, checkpointer, workers, deliveries: counter.count, row, round };
+}
+
+/** Closes the workers, the checkpoint thread and the database, in that order. */
+export async function tearDown(b: Bench): Promise<void> {
+  await b.workers.close();
+  await b.checkpointer.stop();
+  b.db.close();
+}
+
+/** One application, one endpoint (the origin's /hook), and a subscription to each of the origin's feeds. */
+function subscribeAll(ctx: Ctx, base: string): void {
+  const app = createKey(ctx, 'bench', null).application.id;
+  const endpoint = createEndpoint(ctx, app, { title: 'bench', url: `${base}/hook` });
+  for (let i = 0; i < FEEDS; i++)
+    createSubscription(ctx, app, {
+      endpoint: endpoint.id,
+      url: `${base}/feeds/${i}.xml`,
+      metadata: { feed: i },
+    });
+}
+
+// Deliveries are counted as the deliverer records them, so a clock stops at the last one, not at the next poll.
+function countDeliveries(): { count: DeliveryCount; delivered: () => void } {
+  let delivered = 0;
+  let onDelivered = () => {};
+  return {
+    count: {
+      get count() {
+        return delivered;
+      },
+      reaches: (n) =>
+        new Promise<void>((resolve) => {
+          onDelivered = () => {
+            if (delivered >= n) resolve();
+          };
+          onDelivered();
+        }),
+    },
+    delivered: () => {
+      delivered++;
+      onDelivered();
+    },
+  };
+}

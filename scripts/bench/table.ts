@@ -1,0 +1,38 @@
+// The bench's result table, in the order the measures were taken, and the rate and median arithmetic of its values.
+
+/** Adds one line to the table. */
+export type Row = (what: string, value: string, note?: string) => void;
+export type Table = { row: Row; print: (title: string) => void };
+
+/** An empty table; print() writes the title, then a Markdown-like table padded to its widest cells. */
+export function createTable(): Table {
+  const rows: [string, string, string][] = [];
+  return {
+    row: (what, value, note = '') => {
+      rows.push([what, value, note]);
+    },
+    print: (title) => {
+      const width = [
+        Math.max(...rows.map((r) => r[0].length)),
+        Math.max(...rows.map((r) => r[1].length)),
+      ];
+      console.log(title);
+      console.log(`| ${'measure'.padEnd(width[0]!)} | ${'value'.padEnd(width[1]!)} | note`);
+      console.log(`|${'-'.repeat(width[0]! + 2)}|${'-'.repeat(width[1]! + 2)}|------`);
+      for (const [a, b, c] of rows)
+        console.log(`| ${a.padEnd(width[0]!)} | ${b.padEnd(width[1]!)} | ${c}`);
+    },
+  };
+}
+
+/** `n` in `ms` as a whole rate per second, e.g. `120/s`. */
+export const rate = (n: number, ms: number) => `${(n / (ms / 1000)).toFixed(0)}/s`;
+
+/** Rates per second as `120/s, 130/s, …`. */
+export const listRates = (rates: number[]) => rates.map((r) => `${r.toFixed(0)}/s`).join(', ');
+
+/** The middle value (the upper one of an even count), so one noisy trial does not decide a result. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}

@@ -1,0 +1,147 @@
+// The OpenAPI paths and schemas of webhook endpoints: CRUD, the signing secret, test sends and recovery.
+import {
+  body,
+  create,
+  errors,
+  id,
+  idempotencyHeader,
+  idParam,
+  int,
+  json,
+  list,
+  nullable,
+  ok,
+  problemResponse,
+  read,
+  ref,
+  str,
+  time,
+  uri,
+} from './shared.ts';
+import type { Paths, Schema } from './shared.ts';
+
+const title = str({ minLength: 1, maxLength: 200 });
+const status = { enum: ['active', 'disabled'] };
+
+export const ENDPOINT_PATHS: Paths = {
+  '/v1/endpoints': {
+    post: create('Register a webhook endpoint', 'EndpointCreate', {
+      201: json(
+        ref('EndpointWithSecret'),
+        'Created; the only response besides GET …/secret that shows the secret',
+      ),
+    }),
+    get: list('List endpoints, newest first', 'Endpoint'),
+  },
+  '/v1/endpoints/{id}': {
+    get: read('Read an endpoint', 'Endpoint'),
+    patch: {
+      summary: 'Change title or url, or enable/disable (re-enabling resumes delivery)',
+      parameters: [idParam],
+      requestBody: body(ref('EndpointUpdate')),
+      responses: ok('Endpoint'),
+    },
+    delete: {
+      summary: 'Delete an endpoint; 409 while subscriptions use it',
+      parameters: [idParam],
+      responses: {
+        204: { description: 'Deleted' },
+        409: problemResponse('Subscriptions use it'),
+        ...errors,
+      },
+    },
+  },
+  '/v1/endpoints/{id}/secret': {
+    get: read(
+      'Reveal the signing secret (and the previous one during a rotation)',
+      'EndpointSecret',
+    ),
+  },
+  '/v1/endpoints/{id}/rotate-secret': {
+    post: {
+      summary:
+        'Replace the signing secret; the previous one also signs deliveries for delivery.secret_rotation_grace_seconds (24 h)',
+      parameters: [idParam, idempotencyHeader],
+      responses: ok('EndpointSecret'),
+    },
+  },
+  '/v1/endpoints/{id}/test': {
+    post: {
+      summary: 'Send a signed endpoint.test event now (once, never retried) and return the attempt',
+      parameters: [idParam, idempotencyHeader],
+      responses: ok('TestEventResult'),
+    },
+  },
+  '/v1/endpoints/{id}/recover': {
+    post: {
+      summary:
+        'Queue again every dead or failed event of the endpoint created since a time; returns how many',
+      parameters: [idParam, idempotencyHeader],
+      requestBody: body(ref('RecoverInput')),
+      responses: ok('RecoverResult'),
+    },
+  },
+};
+
+export const ENDPOINT_SCHEMAS: Record<string, Schema> = {
+  EndpointCreate: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['title', 'url'],
+    properties: { title, url: uri },
+  },
+  EndpointUpdate: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { title, url: uri, status },
+  },
+  Endpoint: {
+    type: 'object',
+    required: ['id', 'title', 'url', 'status', 'created_at'],
+    properties: {
+      id,
+      title: str(),
+      url: str(),
+      status,
+      disabled_reason: nullable(str()),
+      created_at: time,
+      updated_at: time,
+    },
+  },
+  EndpointWithSecret: {
+    allOf: [
+      ref('Endpoint'),
+      { type: 'object', required: ['secret'], properties: { secret: str({ pattern: '^whsec_' }) } },
+    ],
+  },
+  EndpointSecret: {
+    type: 'object',
+    required: ['secret'],
+    properties: {
+      secret: str(),
+      previous_secret: nullable(str()),
+      previous_secret_expires_at: nullable(time),
+    },
+  },
+};
+
+// The schemas of the test and recover actions. The document has always listed them last, after the event schemas,
+// and the served JSON keeps its order, so they are spread in apart from ENDPOINT_SCHEMAS.
+export const ENDPOINT_ACTION_SCHEMAS: Record<string, Schema> = {
+  TestEventResult: {
+    type: 'object',
+    required: ['event', 'delivered', 'attempt'],
+    properties: { event: id, delivered: { type: 'boolean' }, attempt: ref('Attempt') },
+  },
+  RecoverInput: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['since'],
+    properties: { since: time },
+  },
+  RecoverResult: {
+    type: 'object',
+    required: ['count'],
+    properties: { count: int() },
+  },
+};

@@ -1,0 +1,77 @@
+// The OpenAPI paths and schema of feed records, and the release of a GUID-churn hold.
+import {
+  body,
+  errors,
+  id,
+  idParam,
+  int,
+  json,
+  nullable,
+  problemResponse,
+  read,
+  ref,
+  str,
+  time,
+} from './shared.ts';
+import type { Paths, Schema } from './shared.ts';
+
+export const FEED_PATHS: Paths = {
+  '/v1/feeds/{id}': {
+    get: read('Read a feed record one of your subscriptions uses', 'Feed'),
+  },
+  '/v1/feeds/{id}/accept-identity-change': {
+    post: {
+      summary: 'Resolve a GUID-churn hold: deliver the held entries or discard them (mark seen)',
+      parameters: [idParam],
+      requestBody: body({
+        type: 'object',
+        additionalProperties: false,
+        required: ['action'],
+        properties: { action: { enum: ['deliver', 'discard'] } },
+      }),
+      responses: {
+        200: json({
+          allOf: [ref('Feed'), { type: 'object', properties: { released: int(), events: int() } }],
+        }),
+        409: problemResponse('Nothing is held'),
+        ...errors,
+      },
+    },
+  },
+};
+
+export const FEED_SCHEMAS: Record<string, Schema> = {
+  Feed: {
+    type: 'object',
+    required: ['id', 'url', 'status'],
+    properties: {
+      id,
+      url: str(),
+      feed_url: str(),
+      discovered_url: nullable(str()),
+      title: nullable(str()),
+      site_url: nullable(str()),
+      format: nullable(str()),
+      status: { enum: ['pending', 'active', 'error', 'gone', 'identity_changed'] },
+      last_polled_at: nullable(time),
+      last_success_at: nullable(time),
+      next_poll_at: nullable(time),
+      interval_seconds: nullable(int()),
+      last_http_status: nullable(int()),
+      error_count: int(),
+      network_error_count: int(),
+      http_error_count: int(),
+      parse_error_count: int(),
+      last_error: nullable(str()),
+      last_error_at: nullable(time),
+      degraded: nullable(str()),
+      entry_count: int(),
+      held_entries: int({
+        description:
+          "Entries held back because the feed's identities changed (status identity_changed).",
+      }),
+      created_at: time,
+      updated_at: time,
+    },
+  },
+};

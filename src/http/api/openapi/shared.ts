@@ -1,0 +1,109 @@
+// The building blocks every resource's part of the OpenAPI document shares: schema helpers, parameters, responses.
+
+/** A JSON Schema or OpenAPI object, as plain data. */
+export type Schema = Record<string, unknown>;
+/** Path → method → operation. */
+export type Paths = Record<string, Record<string, Schema>>;
+
+/** A reference to a named schema of components.schemas. */
+export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+/** A string schema with the given keywords. */
+export const str = (extra: Schema = {}): Schema => ({ type: 'string', ...extra });
+/** An integer schema with the given keywords. */
+export const int = (extra: Schema = {}): Schema => ({ type: 'integer', ...extra });
+/** The schema, or null. */
+export const nullable = (s: Schema): Schema => ({ oneOf: [s, { type: 'null' }] });
+/** Every resource's id, and the paging cursor. */
+export const id = str({ pattern: '^[0-9a-f]{24}$' });
+export const time = str({ format: 'date-time' });
+export const uri = str({ format: 'uri', maxLength: 2048 });
+
+/** The `{id}` of a path. */
+export const idParam = { name: 'id', in: 'path', required: true, schema: id };
+export const idempotencyHeader = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'Same key and body within 24 h returns the first response.',
+  schema: str({ maxLength: 255 }),
+};
+const pageParams = [
+  { name: 'limit', in: 'query', schema: int({ minimum: 1, maximum: 200, default: 50 }) },
+  {
+    name: 'after',
+    in: 'query',
+    description: 'The `next` cursor of the previous page.',
+    schema: id,
+  },
+];
+
+/** An application/problem+json response with this description. */
+export const problemResponse = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ref('Problem') } },
+});
+// Every operation with a key may meet these, so each lists them after its own responses.
+export const errors = {
+  400: problemResponse('Invalid JSON or invalid fields; `errors` lists every one.'),
+  401: problemResponse('Missing, unknown or revoked API key.'),
+  404: problemResponse("Unknown, or another application's."),
+  413: problemResponse('Body too large.'),
+  415: problemResponse('Body is not JSON.'),
+};
+/** An application/json response of this schema. */
+export const json = (schema: Schema, description = 'OK') => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+/** A required application/json request body of this schema. */
+export const body = (schema: Schema) => ({
+  required: true,
+  content: { 'application/json': { schema } },
+});
+/** The responses of an operation that answers 200 with the named schema. */
+export const ok = (name: string) => ({ 200: json(ref(name)), ...errors });
+
+/** A page of items of the named schema, with the cursor of the next page. */
+export const page = (item: string): Schema => ({
+  type: 'object',
+  required: ['data', 'next'],
+  properties: { data: { type: 'array', items: ref(item) }, next: nullable(id) },
+});
+/** The paging parameters, then the resource's filters. */
+export const pageQuery = (...filters: Schema[]) => [...pageParams, ...filters];
+/** GET of a collection: one page of the named schema, newest first. */
+export const list = (summary: string, item: string, ...filters: Schema[]): Schema => ({
+  summary,
+  parameters: pageQuery(...filters),
+  responses: { 200: json(page(item)), ...errors },
+});
+/** POST of a collection: the named input schema, an Idempotency-Key, these responses plus the shared errors. */
+export const create = (summary: string, input: string, responses: object): Schema => ({
+  summary,
+  parameters: [idempotencyHeader],
+  requestBody: body(ref(input)),
+  responses: { ...responses, ...errors },
+});
+/** GET of one resource by id, answered with the named schema. */
+export const read = (summary: string, name: string): Schema => ({
+  summary,
+  parameters: [idParam],
+  responses: ok(name),
+});
+
+/** The body of every error response (RFC 9457). */
+export const PROBLEM: Schema = {
+  type: 'object',
+  required: ['type', 'title', 'status', 'detail'],
+  properties: {
+    type: str(),
+    title: str(),
+    status: int(),
+    detail: str(),
+    errors: {
+      type: 'array',
+      items: { type: 'object', properties: { path: str(), message: str() } },
+    },
+    existing_id: id,
+  },
+};
