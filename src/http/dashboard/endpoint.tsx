@@ -15,7 +15,8 @@ import {
 } from '../../actions/endpoints.ts';
 import { listSubscriptionViews } from '../../actions/subscriptions.ts';
 import { ApiError } from '../../errors.ts';
-import { ActionButton, Badge, ConfirmDelete, Csrf, Empty, Field, Time } from './components.tsx';
+import { ActionButton, Badge, ConfirmDelete, Csrf, Empty, Time } from './components.tsx';
+import { Field } from './fields.tsx';
 import { render } from './errors.tsx';
 import { EventsTable } from './events-table.tsx';
 import {

@@ -3,7 +3,8 @@ import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Ctx } from '../../context.ts';
 import { createEndpoint, listEndpointViews, type EndpointView } from '../../actions/endpoints.ts';
-import { Badge, Csrf, Empty, Field, Pager, Time } from './components.tsx';
+import { ActionForm, Badge, DataTable, Empty, Pager, Time } from './components.tsx';
+import { Field } from './fields.tsx';
 import { render } from './errors.tsx';
 import {
   afterCursor,
@@ -19,33 +20,23 @@ import { checkCsrf, viewer, type DashEnv } from './session.ts';
 
 function EndpointsTable(p: { rows: EndpointView[] }) {
   return (
-    <table>
-      <thead>
+    <DataTable head={['Title', 'URL', 'Status', 'Created']}>
+      {p.rows.map((e) => (
         <tr>
-          <th>Title</th>
-          <th>URL</th>
-          <th>Status</th>
-          <th>Created</th>
+          <td>
+            <a href={`/dashboard/endpoints/${e.id}`}>{e.title}</a>
+          </td>
+          <td class="url">{e.url}</td>
+          <td>
+            <Badge status={e.status} />
+            {e.disabled_reason ? <div class="muted">{e.disabled_reason}</div> : null}
+          </td>
+          <td>
+            <Time at={e.created_at} />
+          </td>
         </tr>
-      </thead>
-      <tbody>
-        {p.rows.map((e) => (
-          <tr>
-            <td>
-              <a href={`/dashboard/endpoints/${e.id}`}>{e.title}</a>
-            </td>
-            <td class="url">{e.url}</td>
-            <td>
-              <Badge status={e.status} />
-              {e.disabled_reason ? <div class="muted">{e.disabled_reason}</div> : null}
-            </td>
-            <td>
-              <Time at={e.created_at} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </DataTable>
   );
 }
 
@@ -76,9 +67,7 @@ function page(ctx: Ctx, c: Context<DashEnv>, form: FormState, status: Contentful
       )}
       <Pager next={list.next} base="/dashboard/endpoints" />
       <h2>Create an endpoint</h2>
-      <form method="post" action="/dashboard/endpoints" class="card">
-        <Csrf token={s.csrfToken} />
-        <input type="hidden" name="_action" value="create" />
+      <ActionForm to="/dashboard/endpoints" csrf={s.csrfToken} action="create">
         <Field
           name="title"
           label="Title"
@@ -100,7 +89,7 @@ function page(ctx: Ctx, c: Context<DashEnv>, form: FormState, status: Contentful
           hint="An absolute http(s) URL; feedsub POSTs each event here."
         />
         <button type="submit">Create endpoint</button>
-      </form>
+      </ActionForm>
     </Layout>,
     status,
   );

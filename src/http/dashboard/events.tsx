@@ -10,7 +10,8 @@ import {
   type EventView,
 } from '../../actions/events.ts';
 import { ApiError } from '../../errors.ts';
-import { ActionButton, Badge, Empty, Pager, Select, Time } from './components.tsx';
+import { ActionButton, Badge, Empty, Pager, Time } from './components.tsx';
+import { Select } from './fields.tsx';
 import { render } from './errors.tsx';
 import { afterCursor, isFormError, noticeOf, readForm, statusOf } from './form.ts';
 import { Layout } from './layout.tsx';

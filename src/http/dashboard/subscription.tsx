@@ -12,7 +12,8 @@ import {
   updateSubscriptionFromInput,
 } from '../../actions/subscriptions.ts';
 import { ApiError } from '../../errors.ts';
-import { ActionButton, Badge, ConfirmDelete, Csrf, Select, TextArea, Time } from './components.tsx';
+import { ActionButton, Badge, ConfirmDelete, Csrf, Time } from './components.tsx';
+import { Select, TextArea } from './fields.tsx';
 import { render } from './errors.tsx';
 import { EventsTable } from './events-table.tsx';
 import {

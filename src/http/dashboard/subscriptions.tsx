@@ -11,7 +11,8 @@ import {
   type SubscriptionApiView,
 } from '../../actions/subscriptions.ts';
 import { toFieldIssues } from '../../actions/validate.ts';
-import { Badge, Csrf, Empty, Field, Pager, Select, TextArea, Time } from './components.tsx';
+import { Badge, Csrf, Empty, Pager, Time } from './components.tsx';
+import { Field, Select, TextArea } from './fields.tsx';
 import { render } from './errors.tsx';
 import {
   afterCursor,
