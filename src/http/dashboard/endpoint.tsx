@@ -14,7 +14,6 @@ import {
   type EndpointView,
 } from '../../actions/endpoints.ts';
 import { listSubscriptionViews } from '../../actions/subscriptions.ts';
-import { ApiError } from '../../errors.ts';
 import { ActionButton, Badge, ConfirmDelete, Csrf, Empty, Time } from './components.tsx';
 import { Field } from './fields.tsx';
 import { render } from './errors.tsx';
@@ -23,12 +22,14 @@ import {
   formStateFrom,
   isFormError,
   noticeOf,
-  readForm,
+  readPostedForm,
   statusOf,
+  unconfirmedDelete,
+  unknownAction,
   type FormState,
 } from './form.ts';
 import { Layout } from './layout.tsx';
-import { checkCsrf, viewer, type DashEnv } from './session.ts';
+import { viewer, type DashEnv } from './session.ts';
 
 /** What a re-render after a failed POST shows: which form failed, with its values and errors. */
 export type EndpointState = {
@@ -241,9 +242,7 @@ function page(
 }
 
 async function post(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
-  const s = viewer(c);
-  const form = await readForm(c);
-  checkCsrf(s, form);
+  const { session: s, form } = await readPostedForm(c);
   const id = c.req.param('id') ?? '';
   requireEndpoint(ctx, s.applicationId, id);
   const here = `/dashboard/endpoints/${id}`;
@@ -261,19 +260,7 @@ async function post(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
         });
         return c.redirect(`${here}?notice=endpoint-${action}d`, 303);
       case 'delete':
-        if (form.confirm !== 'yes')
-          return page(
-            ctx,
-            c,
-            {
-              remove: {
-                values: {},
-                errors: { confirm: 'tick this box to confirm' },
-                message: 'Please confirm the deletion.',
-              },
-            },
-            400,
-          );
+        if (form.confirm !== 'yes') return page(ctx, c, { remove: unconfirmedDelete() }, 400);
         removeEndpoint(ctx, s.applicationId, id);
         return c.redirect('/dashboard/endpoints?notice=endpoint-deleted', 303);
       case 'rotate':
@@ -294,11 +281,7 @@ async function post(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
         );
       }
       default:
-        throw new ApiError(
-          400,
-          'Unknown action',
-          'The form asked for an action this page does not have.',
-        );
+        throw unknownAction();
     }
   } catch (err) {
     if (!isFormError(err)) throw err;

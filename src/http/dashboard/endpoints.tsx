@@ -11,12 +11,12 @@ import {
   formStateFrom,
   isFormError,
   noticeOf,
-  readForm,
+  readPostedForm,
   statusOf,
   type FormState,
 } from './form.ts';
 import { Layout } from './layout.tsx';
-import { checkCsrf, viewer, type DashEnv } from './session.ts';
+import { viewer, type DashEnv } from './session.ts';
 
 function EndpointsTable(p: { rows: EndpointView[] }) {
   return (
@@ -100,9 +100,7 @@ export function endpointsPage(ctx: Ctx): Hono<DashEnv> {
   return new Hono<DashEnv>()
     .get('/endpoints', (c) => page(ctx, c, { values: {}, errors: {} }))
     .post('/endpoints', async (c) => {
-      const s = viewer(c);
-      const form = await readForm(c);
-      checkCsrf(s, form);
+      const { session: s, form } = await readPostedForm(c);
       const values = { title: form.title ?? '', url: form.url ?? '' };
       try {
         const made = createEndpoint(ctx, s.applicationId, values);

@@ -9,13 +9,19 @@ import {
   type AttemptView,
   type EventView,
 } from '../../actions/events.ts';
-import { ApiError } from '../../errors.ts';
 import { ActionButton, Badge, Empty, Pager, Time } from './components.tsx';
 import { Select } from './fields.tsx';
 import { render } from './errors.tsx';
-import { afterCursor, isFormError, noticeOf, readForm, statusOf } from './form.ts';
+import {
+  afterCursor,
+  isFormError,
+  noticeOf,
+  readPostedForm,
+  statusOf,
+  unknownAction,
+} from './form.ts';
 import { Layout } from './layout.tsx';
-import { checkCsrf, viewer, type DashEnv } from './session.ts';
+import { viewer, type DashEnv } from './session.ts';
 
 const STATUSES = ['pending', 'delivered', 'failed', 'dead'] as const;
 type Filters = { status: string; subscription: string; endpoint: string; event: string };
@@ -261,16 +267,9 @@ export function eventsPage(ctx: Ctx): Hono<DashEnv> {
       ),
     )
     .post('/events', async (c) => {
-      const s = viewer(c);
-      const form = await readForm(c);
-      checkCsrf(s, form);
+      const { session: s, form } = await readPostedForm(c);
       const filters = filtersOf((n) => form[n]);
-      if (form._action !== 'resend')
-        throw new ApiError(
-          400,
-          'Unknown action',
-          'The form asked for an action this page does not have.',
-        );
+      if (form._action !== 'resend') throw unknownAction();
       try {
         resendEvent(ctx, s.applicationId, form.id ?? ''); // 404 page for an unknown or another application's id
       } catch (err) {

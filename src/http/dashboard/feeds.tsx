@@ -8,13 +8,19 @@ import {
   requireFeedView,
   resolveIdentityChange,
 } from '../../actions/feeds.ts';
-import { ApiError } from '../../errors.ts';
 import type { FeedStatus } from '../../store/feeds.ts';
 import { ActionButton, Badge, Empty, Pager, Time } from './components.tsx';
 import { render } from './errors.tsx';
-import { afterCursor, isFormError, noticeOf, readForm, statusOf } from './form.ts';
+import {
+  afterCursor,
+  isFormError,
+  noticeOf,
+  readPostedForm,
+  statusOf,
+  unknownAction,
+} from './form.ts';
 import { Layout } from './layout.tsx';
-import { checkCsrf, viewer, type DashEnv } from './session.ts';
+import { viewer, type DashEnv } from './session.ts';
 
 const TABS: { status: FeedStatus | ''; label: string; empty: string }[] = [
   {
@@ -160,15 +166,8 @@ export function feedsPage(ctx: Ctx): Hono<DashEnv> {
   return new Hono<DashEnv>()
     .get('/feeds', (c) => page(ctx, c))
     .post('/feeds', async (c) => {
-      const s = viewer(c);
-      const form = await readForm(c);
-      checkCsrf(s, form);
-      if (form._action !== 'deliver' && form._action !== 'discard')
-        throw new ApiError(
-          400,
-          'Unknown action',
-          'The form asked for an action this page does not have.',
-        );
+      const { session: s, form } = await readPostedForm(c);
+      if (form._action !== 'deliver' && form._action !== 'discard') throw unknownAction();
       try {
         resolveIdentityChange(ctx, s.applicationId, form.feed ?? '', { action: form._action }); // 404 page for another application's feed
       } catch (err) {

@@ -1,7 +1,9 @@
 // Form plumbing shared by the dashboard pages: reading url-encoded bodies, field errors, notices after redirects.
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { DashboardSession } from '../../actions/sessions.ts';
 import { ApiError } from '../../errors.ts';
+import { checkCsrf, viewer, type DashEnv } from './session.ts';
 
 /** Field path → message, shown beside the field. */
 export type FieldErrors = Record<string, string>;
@@ -24,6 +26,34 @@ export async function readForm(c: Context): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(body)) if (typeof v === 'string') out[k] = v;
   return out;
+}
+
+/** A POST's form and the signed-in viewer, once the form's CSRF token matched (else CsrfError: the 403 page). */
+export async function readPostedForm(
+  c: Context<DashEnv>,
+): Promise<{ session: DashboardSession; form: Record<string, string> }> {
+  const session = viewer(c);
+  const form = await readForm(c);
+  checkCsrf(session, form);
+  return { session, form };
+}
+
+/** The 400 for an `_action` the page does not have: a crafted form gets an answer, never a 500. */
+export function unknownAction(): ApiError {
+  return new ApiError(
+    400,
+    'Unknown action',
+    'The form asked for an action this page does not have.',
+  );
+}
+
+/** What a delete form shows when posted without its box ticked. */
+export function unconfirmedDelete(): FormState {
+  return {
+    values: {},
+    errors: { confirm: 'tick this box to confirm' },
+    message: 'Please confirm the deletion.',
+  };
 }
 
 /** The field errors of an ApiError (400 with `errors`), keyed by path; `(body)` issues keep their key. */

@@ -11,7 +11,6 @@ import {
   subscriptionView,
   updateSubscriptionFromInput,
 } from '../../actions/subscriptions.ts';
-import { ApiError } from '../../errors.ts';
 import { ActionButton, Badge, ConfirmDelete, Csrf, Time } from './components.tsx';
 import { Select, TextArea } from './fields.tsx';
 import { render } from './errors.tsx';
@@ -20,12 +19,14 @@ import {
   formStateFrom,
   isFormError,
   noticeOf,
-  readForm,
+  readPostedForm,
   statusOf,
+  unconfirmedDelete,
+  unknownAction,
   type FormState,
 } from './form.ts';
 import { Layout } from './layout.tsx';
-import { checkCsrf, viewer, type DashEnv } from './session.ts';
+import { viewer, type DashEnv } from './session.ts';
 import { endpointOptions, parseMetadata } from './subscriptions.tsx';
 
 type State = { edit?: FormState; remove?: FormState; message?: string | undefined };
@@ -213,9 +214,7 @@ function page(
 }
 
 async function post(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
-  const s = viewer(c);
-  const form = await readForm(c);
-  checkCsrf(s, form);
+  const { session: s, form } = await readPostedForm(c);
   const id = c.req.param('id') ?? '';
   requireSubscription(ctx, s.applicationId, id);
   const here = `/dashboard/subscriptions/${id}`;
@@ -253,27 +252,11 @@ async function post(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
         });
         return c.redirect(`${here}?notice=subscription-${form._action}d`, 303);
       case 'delete':
-        if (form.confirm !== 'yes')
-          return page(
-            ctx,
-            c,
-            {
-              remove: {
-                values: {},
-                errors: { confirm: 'tick this box to confirm' },
-                message: 'Please confirm the deletion.',
-              },
-            },
-            400,
-          );
+        if (form.confirm !== 'yes') return page(ctx, c, { remove: unconfirmedDelete() }, 400);
         removeSubscription(ctx, s.applicationId, id);
         return c.redirect('/dashboard/subscriptions?notice=subscription-deleted', 303);
       default:
-        throw new ApiError(
-          400,
-          'Unknown action',
-          'The form asked for an action this page does not have.',
-        );
+        throw unknownAction();
     }
   } catch (err) {
     if (!isFormError(err)) throw err;

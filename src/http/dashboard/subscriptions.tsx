@@ -19,13 +19,13 @@ import {
   formStateFrom,
   isFormError,
   noticeOf,
-  readForm,
+  readPostedForm,
   statusOf,
   type FieldErrors,
   type FormState,
 } from './form.ts';
 import { Layout } from './layout.tsx';
-import { checkCsrf, viewer, type DashEnv } from './session.ts';
+import { viewer, type DashEnv } from './session.ts';
 
 /** The metadata textarea's text: empty → absent; otherwise JSON, kept as typed for byte-exact storage. */
 export function parseMetadata(text: string): { value?: unknown; raw?: string; error?: string } {
@@ -188,9 +188,7 @@ export function subscriptionsPage(ctx: Ctx): Hono<DashEnv> {
   return new Hono<DashEnv>()
     .get('/subscriptions', (c) => page(ctx, c, { values: {}, errors: {} }))
     .post('/subscriptions', async (c) => {
-      const s = viewer(c);
-      const form = await readForm(c);
-      checkCsrf(s, form);
+      const { session: s, form } = await readPostedForm(c);
       const values = {
         endpoint: form.endpoint ?? '',
         url: form.url ?? '',
