@@ -58,6 +58,26 @@ export function ActionButton(p: {
   );
 }
 
+/** The button that switches a resource off while it is on (secondary), or back on (primary); each is `[action, label]`. */
+export function OnOffButton(p: {
+  to: string;
+  csrf: string;
+  on: boolean;
+  turnOff: [string, string];
+  turnOn: [string, string];
+}) {
+  const [action, label] = p.on ? p.turnOff : p.turnOn;
+  return (
+    <ActionButton
+      to={p.to}
+      csrf={p.csrf}
+      action={action}
+      label={label}
+      variant={p.on ? 'secondary' : undefined}
+    />
+  );
+}
+
 /** A delete form that needs a ticked box, so a stray click deletes nothing (no JavaScript confirm needed). */
 export function ConfirmDelete(p: {
   to: string;

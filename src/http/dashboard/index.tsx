@@ -5,7 +5,7 @@ import type { Ctx } from '../../context.ts';
 import { ApiError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { assetsApp } from './assets.ts';
-import { endpointPage } from './endpoint.tsx';
+import { endpointPage } from './endpoint.ts';
 import { endpointsPage } from './endpoints.tsx';
 import { dashboardErrorHandler, notFoundPage } from './errors.tsx';
 import { eventsPage } from './events.tsx';
