@@ -71,13 +71,20 @@ export function statusOf(err: ApiError): ContentfulStatusCode {
   return err.status as ContentfulStatusCode;
 }
 
+const CORRECT_FIELDS = 'Please correct the fields marked below.';
+
+/** A form state with errors beside its fields, and the message above the page that points to them. */
+export function invalidForm(values: Record<string, string>, errors: FieldErrors): FormState {
+  return { values, errors, message: CORRECT_FIELDS };
+}
+
 /** A form state from an action's ApiError: field errors, plus the detail when no field is named. */
 export function formStateFrom(err: ApiError, values: Record<string, string>): FormState {
   const errors = fieldErrors(err);
   return {
     values,
     errors,
-    message: Object.keys(errors).length ? 'Please correct the fields marked below.' : err.message,
+    message: Object.keys(errors).length ? CORRECT_FIELDS : err.message,
   };
 }
 

@@ -14,7 +14,7 @@ import { showOverview } from './overview.tsx';
 import { FailureLimiter } from './ratelimit.ts';
 import { loadSession, loginTokens, requireSession, type DashEnv } from './session.ts';
 import { postHome, showSignIn, type SignInDeps } from './signin.tsx';
-import { subscriptionPage } from './subscription.tsx';
+import { subscriptionPage } from './subscription.ts';
 import { subscriptionsPage } from './subscriptions.tsx';
 
 export type DashboardOptions = {
