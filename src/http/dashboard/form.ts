@@ -3,6 +3,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { DashboardSession } from '../../actions/sessions.ts';
 import { ApiError } from '../../errors.ts';
+import { isId } from '../../ids.ts';
 import { checkCsrf, viewer, type DashEnv } from './session.ts';
 
 /** Field path → message, shown beside the field. */
@@ -132,7 +133,7 @@ export function safeNext(value: string | undefined): string {
 /** An id from the query string, or undefined when absent or malformed. */
 export function queryId(c: Context, name: string): string | undefined {
   const v = c.req.query(name);
-  return v && /^[0-9a-f]{24}$/.test(v) ? v : undefined;
+  return isId(v) ? v : undefined;
 }
 
 /** The `?after=` cursor when well-formed. */
