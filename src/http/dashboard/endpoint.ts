@@ -14,22 +14,13 @@ import { showEndpoint, type EndpointState } from './endpoint-view.tsx';
 import {
   formStateFrom,
   isFormError,
-  readPostedForm,
+  readPosted,
   statusOf,
   unconfirmedDelete,
   unknownAction,
+  type Posted,
 } from './form.ts';
 import type { DashEnv } from './session.ts';
-
-/** One POST to an endpoint the viewer owns: what every action needs. */
-type Posted = {
-  ctx: Ctx;
-  c: Context<DashEnv>;
-  applicationId: string;
-  id: string;
-  here: string;
-  form: Record<string, string>;
-};
 
 const editValues = (form: Record<string, string>) => ({
   title: form.title ?? '',
@@ -105,16 +96,13 @@ function failedState(action: string, err: ApiError, form: Record<string, string>
 }
 
 async function post(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
-  const { session: s, form } = await readPostedForm(c);
-  const id = c.req.param('id') ?? '';
-  requireEndpoint(ctx, s.applicationId, id);
-  const here = `/dashboard/endpoints/${id}`;
-  const action = form._action ?? '';
+  const p = await readPosted(ctx, c, 'endpoints', requireEndpoint);
+  const action = p.form._action ?? '';
   try {
-    return await run({ ctx, c, applicationId: s.applicationId, id, here, form }, action);
+    return await run(p, action);
   } catch (err) {
     if (!isFormError(err)) throw err;
-    return showEndpoint(ctx, c, failedState(action, err, form), statusOf(err));
+    return showEndpoint(ctx, c, failedState(action, err, p.form), statusOf(err));
   }
 }
 

@@ -2,6 +2,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { DashboardSession } from '../../actions/sessions.ts';
+import type { Ctx } from '../../context.ts';
 import { ApiError } from '../../errors.ts';
 import { isId } from '../../ids.ts';
 import { checkCsrf, viewer, type DashEnv } from './session.ts';
@@ -37,6 +38,30 @@ export async function readPostedForm(
   const form = await readForm(c);
   checkCsrf(session, form);
   return { session, form };
+}
+
+/** A POST to a resource page the viewer owns (`/dashboard/<kind>/:id`): what each of its actions needs. */
+export type Posted = {
+  ctx: Ctx;
+  c: Context<DashEnv>;
+  applicationId: string;
+  id: string;
+  here: string;
+  form: Record<string, string>;
+};
+
+/** Reads a POST to `/dashboard/<kind>/:id` after its CSRF check; `require` answers 404 for another application's id. */
+export async function readPosted(
+  ctx: Ctx,
+  c: Context<DashEnv>,
+  kind: 'endpoints' | 'subscriptions',
+  require: (ctx: Ctx, applicationId: string, id: string) => unknown,
+): Promise<Posted> {
+  const { session, form } = await readPostedForm(c);
+  const id = c.req.param('id') ?? '';
+  require(ctx, session.applicationId, id);
+  const here = `/dashboard/${kind}/${id}`;
+  return { ctx, c, applicationId: session.applicationId, id, here, form };
 }
 
 /** The 400 for an `_action` the page does not have: a crafted form gets an answer, never a 500. */

@@ -10,24 +10,15 @@ import {
   formStateFrom,
   invalidForm,
   isFormError,
-  readPostedForm,
+  readPosted,
   statusOf,
   unconfirmedDelete,
   unknownAction,
+  type Posted,
 } from './form.ts';
 import type { DashEnv } from './session.ts';
 import { parseMetadata } from './subscription-input.ts';
 import { showSubscription } from './subscription-view.tsx';
-
-/** One POST to a subscription the viewer owns: what every action needs. */
-type Posted = {
-  ctx: Ctx;
-  c: Context<DashEnv>;
-  applicationId: string;
-  id: string;
-  here: string;
-  form: Record<string, string>;
-};
 
 const editValues = (form: Record<string, string>) => ({
   endpoint: form.endpoint ?? '',
@@ -84,19 +75,16 @@ function run(p: Posted, action: string | undefined): Response | Promise<Response
 }
 
 async function post(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
-  const { session: s, form } = await readPostedForm(c);
-  const id = c.req.param('id') ?? '';
-  requireSubscription(ctx, s.applicationId, id);
-  const here = `/dashboard/subscriptions/${id}`;
+  const p = await readPosted(ctx, c, 'subscriptions', requireSubscription);
   try {
-    return await run({ ctx, c, applicationId: s.applicationId, id, here, form }, form._action);
+    return await run(p, p.form._action);
   } catch (err) {
     if (!isFormError(err)) throw err;
     return showSubscription(
       ctx,
       c,
-      form._action === 'update'
-        ? { edit: formStateFrom(err, editValues(form)) }
+      p.form._action === 'update'
+        ? { edit: formStateFrom(err, editValues(p.form)) }
         : { message: err.message },
       statusOf(err),
     );
