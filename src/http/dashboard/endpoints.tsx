@@ -40,6 +40,35 @@ function EndpointsTable(p: { rows: EndpointView[] }) {
   );
 }
 
+/** The form that creates an endpoint from a title and the receiver's URL. */
+function CreateForm(p: { csrf: string; form: FormState }) {
+  return (
+    <ActionForm to="/dashboard/endpoints" csrf={p.csrf} action="create">
+      <Field
+        name="title"
+        label="Title"
+        values={p.form.values}
+        errors={p.form.errors}
+        idPrefix="new"
+        required
+        hint="1 to 200 characters, for you to recognise it."
+      />
+      <Field
+        name="url"
+        label="URL"
+        type="url"
+        values={p.form.values}
+        errors={p.form.errors}
+        idPrefix="new"
+        required
+        placeholder="https://example.com/webhooks/feedsub"
+        hint="An absolute http(s) URL; feedsub POSTs each event here."
+      />
+      <button type="submit">Create endpoint</button>
+    </ActionForm>
+  );
+}
+
 function page(ctx: Ctx, c: Context<DashEnv>, form: FormState, status: ContentfulStatusCode = 200) {
   const s = viewer(c);
   const list = listEndpointViews(ctx, s.applicationId, { limit: 50, after: afterCursor(c) });
@@ -67,47 +96,28 @@ function page(ctx: Ctx, c: Context<DashEnv>, form: FormState, status: Contentful
       )}
       <Pager next={list.next} base="/dashboard/endpoints" />
       <h2>Create an endpoint</h2>
-      <ActionForm to="/dashboard/endpoints" csrf={s.csrfToken} action="create">
-        <Field
-          name="title"
-          label="Title"
-          values={form.values}
-          errors={form.errors}
-          idPrefix="new"
-          required
-          hint="1 to 200 characters, for you to recognise it."
-        />
-        <Field
-          name="url"
-          label="URL"
-          type="url"
-          values={form.values}
-          errors={form.errors}
-          idPrefix="new"
-          required
-          placeholder="https://example.com/webhooks/feedsub"
-          hint="An absolute http(s) URL; feedsub POSTs each event here."
-        />
-        <button type="submit">Create endpoint</button>
-      </ActionForm>
+      <CreateForm csrf={s.csrfToken} form={form} />
     </Layout>,
     status,
   );
+}
+
+/** POST /dashboard/endpoints: creates one and shows it with its secret (303), or shows the form again with its errors. */
+async function create(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
+  const { session: s, form } = await readPostedForm(c);
+  const values = { title: form.title ?? '', url: form.url ?? '' };
+  try {
+    const made = createEndpoint(ctx, s.applicationId, values);
+    return c.redirect(`/dashboard/endpoints/${made.id}?reveal=1&notice=endpoint-created`, 303);
+  } catch (err) {
+    if (isFormError(err)) return page(ctx, c, formStateFrom(err, values), statusOf(err));
+    throw err;
+  }
 }
 
 /** The endpoints page: GET lists, POST creates (then 303 to the new endpoint with its secret shown). */
 export function endpointsPage(ctx: Ctx): Hono<DashEnv> {
   return new Hono<DashEnv>()
     .get('/endpoints', (c) => page(ctx, c, { values: {}, errors: {} }))
-    .post('/endpoints', async (c) => {
-      const { session: s, form } = await readPostedForm(c);
-      const values = { title: form.title ?? '', url: form.url ?? '' };
-      try {
-        const made = createEndpoint(ctx, s.applicationId, values);
-        return c.redirect(`/dashboard/endpoints/${made.id}?reveal=1&notice=endpoint-created`, 303);
-      } catch (err) {
-        if (isFormError(err)) return page(ctx, c, formStateFrom(err, values), statusOf(err));
-        throw err;
-      }
-    });
+    .post('/endpoints', (c) => create(ctx, c));
 }

@@ -2,7 +2,8 @@
 import { isId } from '../../ids.ts';
 import { Select } from './fields.tsx';
 
-export const STATUSES = ['pending', 'delivered', 'failed', 'dead'] as const;
+/** The statuses an event can have, as the filter lists them. */
+const STATUSES = ['pending', 'delivered', 'failed', 'dead'] as const;
 /** Each filter is '' when unset; a malformed value is dropped rather than refused. */
 export type Filters = { status: string; subscription: string; endpoint: string; event: string };
 
