@@ -1,4 +1,4 @@
-// Form plumbing shared by the dashboard pages: reading url-encoded bodies, field errors, notices after redirects.
+// Form plumbing shared by the dashboard pages: reading posted forms after their CSRF check, field errors, notices after redirects.
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { DashboardSession } from '../../actions/sessions.ts';
@@ -50,16 +50,16 @@ export type Posted = {
   form: Record<string, string>;
 };
 
-/** Reads a POST to `/dashboard/<kind>/:id` after its CSRF check; `require` answers 404 for another application's id. */
+/** Reads a POST to `/dashboard/<kind>/:id` after its CSRF check; `requireOwned` answers 404 for another application's id. */
 export async function readPosted(
   ctx: Ctx,
   c: Context<DashEnv>,
   kind: 'endpoints' | 'subscriptions',
-  require: (ctx: Ctx, applicationId: string, id: string) => unknown,
+  requireOwned: (ctx: Ctx, applicationId: string, id: string) => unknown,
 ): Promise<Posted> {
   const { session, form } = await readPostedForm(c);
   const id = c.req.param('id') ?? '';
-  require(ctx, session.applicationId, id);
+  requireOwned(ctx, session.applicationId, id);
   const here = `/dashboard/${kind}/${id}`;
   return { ctx, c, applicationId: session.applicationId, id, here, form };
 }
