@@ -1,6 +1,5 @@
-// Small pieces every dashboard page uses: times, labelled fields with their errors, action buttons, badges, empty states.
+// Small pieces every dashboard page uses: times, action forms and buttons, badges, facts, tables, empty states.
 import type { Child } from 'hono/jsx';
-import type { FieldErrors } from './form.ts';
 
 /** A UTC timestamp; the optional script shows it in local time, the tooltip keeps the UTC value. */
 export function Time(props: { at: string | null | undefined; empty?: string }) {
@@ -21,110 +20,20 @@ export function Csrf(props: { token: string }) {
   return <input type="hidden" name="_csrf" value={props.token} />;
 }
 
-type FieldProps = {
-  name: string;
-  label: string;
-  values: Record<string, string>;
-  errors: FieldErrors;
-  idPrefix?: string;
-  type?: 'text' | 'url' | 'password' | 'datetime-local';
-  hint?: string;
-  required?: boolean;
-  placeholder?: string;
-  autocomplete?: string;
-};
-
-/** A text input with a visible label, the value the user typed, and its error beside it. */
-export function Field(p: FieldProps) {
-  const id = `${p.idPrefix ?? 'f'}-${p.name}`;
-  const error = p.errors[p.name];
+/** A POST form back to `to` carrying the CSRF token and `_action`; the fields and button go inside. */
+export function ActionForm(p: {
+  to: string;
+  csrf: string;
+  action: string;
+  inline?: boolean;
+  children: Child;
+}) {
   return (
-    <div class={error ? 'field invalid' : 'field'}>
-      <label for={id}>{p.label}</label>
-      <input
-        id={id}
-        name={p.name}
-        type={p.type ?? 'text'}
-        value={p.values[p.name] ?? ''}
-        required={p.required}
-        placeholder={p.placeholder}
-        autocomplete={p.autocomplete}
-        aria-invalid={error ? 'true' : undefined}
-        aria-describedby={error ? `${id}-error` : p.hint ? `${id}-hint` : undefined}
-      />
-      {p.hint && !error ? (
-        <div class="hint" id={`${id}-hint`}>
-          {p.hint}
-        </div>
-      ) : null}
-      {error ? (
-        <p class="error" id={`${id}-error`}>
-          {error}
-        </p>
-      ) : null}
-    </div>
-  );
-}
-
-/** A textarea with a visible label, the text the user typed, and its error beside it. */
-export function TextArea(p: Omit<FieldProps, 'type'> & { rows?: number }) {
-  const id = `${p.idPrefix ?? 'f'}-${p.name}`;
-  const error = p.errors[p.name];
-  return (
-    <div class={error ? 'field invalid' : 'field'}>
-      <label for={id}>{p.label}</label>
-      <textarea
-        id={id}
-        name={p.name}
-        rows={p.rows ?? 5}
-        placeholder={p.placeholder}
-        aria-invalid={error ? 'true' : undefined}
-        aria-describedby={error ? `${id}-error` : p.hint ? `${id}-hint` : undefined}
-      >
-        {p.values[p.name] ?? ''}
-      </textarea>
-      {p.hint && !error ? (
-        <div class="hint" id={`${id}-hint`}>
-          {p.hint}
-        </div>
-      ) : null}
-      {error ? (
-        <p class="error" id={`${id}-error`}>
-          {error}
-        </p>
-      ) : null}
-    </div>
-  );
-}
-
-/** A select with a visible label; the submitted value stays selected. */
-export function Select(
-  p: Omit<FieldProps, 'type'> & { options: { value: string; label: string }[] },
-) {
-  const id = `${p.idPrefix ?? 'f'}-${p.name}`;
-  const error = p.errors[p.name];
-  const current = p.values[p.name] ?? '';
-  return (
-    <div class={error ? 'field invalid' : 'field'}>
-      <label for={id}>{p.label}</label>
-      <select
-        id={id}
-        name={p.name}
-        aria-invalid={error ? 'true' : undefined}
-        aria-describedby={error ? `${id}-error` : undefined}
-      >
-        {p.options.map((o) => (
-          <option value={o.value} selected={o.value === current}>
-            {o.label}
-          </option>
-        ))}
-      </select>
-      {error ? (
-        <p class="error" id={`${id}-error`}>
-          {error}
-        </p>
-      ) : null}
-    </div>
+    <form method="post" action={p.to} class={p.inline ? 'inline' : 'card'}>
+      <Csrf token={p.csrf} />
+      <input type="hidden" name="_action" value={p.action} />
+      {p.children}
+    </form>
   );
 }
 
@@ -138,16 +47,34 @@ export function ActionButton(p: {
   fields?: Record<string, string>;
 }) {
   return (
-    <form method="post" action={p.to} class="inline">
-      <Csrf token={p.csrf} />
-      <input type="hidden" name="_action" value={p.action} />
+    <ActionForm to={p.to} csrf={p.csrf} action={p.action} inline>
       {Object.entries(p.fields ?? {}).map(([k, v]) => (
         <input type="hidden" name={k} value={v} />
       ))}
       <button type="submit" class={p.variant}>
         {p.label}
       </button>
-    </form>
+    </ActionForm>
+  );
+}
+
+/** The button that switches a resource off while it is on (secondary), or back on (primary); each is `[action, label]`. */
+export function OnOffButton(p: {
+  to: string;
+  csrf: string;
+  on: boolean;
+  turnOff: [string, string];
+  turnOn: [string, string];
+}) {
+  const [action, label] = p.on ? p.turnOff : p.turnOn;
+  return (
+    <ActionButton
+      to={p.to}
+      csrf={p.csrf}
+      action={action}
+      label={label}
+      variant={p.on ? 'secondary' : undefined}
+    />
   );
 }
 
@@ -160,9 +87,7 @@ export function ConfirmDelete(p: {
   error: string | undefined;
 }) {
   return (
-    <form method="post" action={p.to} class="card">
-      <Csrf token={p.csrf} />
-      <input type="hidden" name="_action" value="delete" />
+    <ActionForm to={p.to} csrf={p.csrf} action="delete">
       <div class={p.error ? 'field invalid' : 'field'}>
         <input type="checkbox" id="delete-confirm" name="confirm" value="yes" />{' '}
         <label for="delete-confirm" class="inline-label">
@@ -177,7 +102,7 @@ export function ConfirmDelete(p: {
       <button type="submit" class="danger">
         {p.button}
       </button>
-    </form>
+    </ActionForm>
   );
 }
 
@@ -208,6 +133,41 @@ export function Pager(p: { next: string | null; base: string }) {
   return (
     <p>
       <a href={`${p.base}${sep}after=${p.next}`}>Older →</a>
+    </p>
+  );
+}
+
+/** A table with a header row; the rows are the children. */
+export function DataTable(p: { head: string[]; children: Child }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          {p.head.map((h) => (
+            <th>{h}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{p.children}</tbody>
+    </table>
+  );
+}
+
+/** One term and its value in a `<dl class="facts">`. */
+export function Fact(p: { label: string; class?: string; children: Child }) {
+  return (
+    <>
+      <dt>{p.label}</dt>
+      <dd class={p.class}>{p.children}</dd>
+    </>
+  );
+}
+
+/** The way back from a detail page to its list. */
+export function Breadcrumb(p: { href: string; label: string }) {
+  return (
+    <p class="muted">
+      <a href={p.href}>{p.label}</a> /
     </p>
   );
 }

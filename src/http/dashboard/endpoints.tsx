@@ -3,49 +3,69 @@ import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Ctx } from '../../context.ts';
 import { createEndpoint, listEndpointViews, type EndpointView } from '../../actions/endpoints.ts';
-import { Badge, Csrf, Empty, Field, Pager, Time } from './components.tsx';
+import { ActionForm, Badge, DataTable, Empty, Pager, Time } from './components.tsx';
+import { Field } from './fields.tsx';
 import { render } from './errors.tsx';
 import {
   afterCursor,
   formStateFrom,
   isFormError,
   noticeOf,
-  readForm,
+  readPostedForm,
   statusOf,
   type FormState,
 } from './form.ts';
 import { Layout } from './layout.tsx';
-import { checkCsrf, viewer, type DashEnv } from './session.ts';
+import { viewer, type DashEnv } from './session.ts';
 
 function EndpointsTable(p: { rows: EndpointView[] }) {
   return (
-    <table>
-      <thead>
+    <DataTable head={['Title', 'URL', 'Status', 'Created']}>
+      {p.rows.map((e) => (
         <tr>
-          <th>Title</th>
-          <th>URL</th>
-          <th>Status</th>
-          <th>Created</th>
+          <td>
+            <a href={`/dashboard/endpoints/${e.id}`}>{e.title}</a>
+          </td>
+          <td class="url">{e.url}</td>
+          <td>
+            <Badge status={e.status} />
+            {e.disabled_reason ? <div class="muted">{e.disabled_reason}</div> : null}
+          </td>
+          <td>
+            <Time at={e.created_at} />
+          </td>
         </tr>
-      </thead>
-      <tbody>
-        {p.rows.map((e) => (
-          <tr>
-            <td>
-              <a href={`/dashboard/endpoints/${e.id}`}>{e.title}</a>
-            </td>
-            <td class="url">{e.url}</td>
-            <td>
-              <Badge status={e.status} />
-              {e.disabled_reason ? <div class="muted">{e.disabled_reason}</div> : null}
-            </td>
-            <td>
-              <Time at={e.created_at} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </DataTable>
+  );
+}
+
+/** The form that creates an endpoint from a title and the receiver's URL. */
+function CreateForm(p: { csrf: string; form: FormState }) {
+  return (
+    <ActionForm to="/dashboard/endpoints" csrf={p.csrf} action="create">
+      <Field
+        name="title"
+        label="Title"
+        values={p.form.values}
+        errors={p.form.errors}
+        idPrefix="new"
+        required
+        hint="1 to 200 characters, for you to recognise it."
+      />
+      <Field
+        name="url"
+        label="URL"
+        type="url"
+        values={p.form.values}
+        errors={p.form.errors}
+        idPrefix="new"
+        required
+        placeholder="https://example.com/webhooks/feedsub"
+        hint="An absolute http(s) URL; feedsub POSTs each event here."
+      />
+      <button type="submit">Create endpoint</button>
+    </ActionForm>
   );
 }
 
@@ -76,51 +96,28 @@ function page(ctx: Ctx, c: Context<DashEnv>, form: FormState, status: Contentful
       )}
       <Pager next={list.next} base="/dashboard/endpoints" />
       <h2>Create an endpoint</h2>
-      <form method="post" action="/dashboard/endpoints" class="card">
-        <Csrf token={s.csrfToken} />
-        <input type="hidden" name="_action" value="create" />
-        <Field
-          name="title"
-          label="Title"
-          values={form.values}
-          errors={form.errors}
-          idPrefix="new"
-          required
-          hint="1 to 200 characters, for you to recognise it."
-        />
-        <Field
-          name="url"
-          label="URL"
-          type="url"
-          values={form.values}
-          errors={form.errors}
-          idPrefix="new"
-          required
-          placeholder="https://example.com/webhooks/feedsub"
-          hint="An absolute http(s) URL; feedsub POSTs each event here."
-        />
-        <button type="submit">Create endpoint</button>
-      </form>
+      <CreateForm csrf={s.csrfToken} form={form} />
     </Layout>,
     status,
   );
+}
+
+/** POST /dashboard/endpoints: creates one and shows it with its secret (303), or shows the form again with its errors. */
+async function create(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
+  const { session: s, form } = await readPostedForm(c);
+  const values = { title: form.title ?? '', url: form.url ?? '' };
+  try {
+    const made = createEndpoint(ctx, s.applicationId, values);
+    return c.redirect(`/dashboard/endpoints/${made.id}?reveal=1&notice=endpoint-created`, 303);
+  } catch (err) {
+    if (isFormError(err)) return page(ctx, c, formStateFrom(err, values), statusOf(err));
+    throw err;
+  }
 }
 
 /** The endpoints page: GET lists, POST creates (then 303 to the new endpoint with its secret shown). */
 export function endpointsPage(ctx: Ctx): Hono<DashEnv> {
   return new Hono<DashEnv>()
     .get('/endpoints', (c) => page(ctx, c, { values: {}, errors: {} }))
-    .post('/endpoints', async (c) => {
-      const s = viewer(c);
-      const form = await readForm(c);
-      checkCsrf(s, form);
-      const values = { title: form.title ?? '', url: form.url ?? '' };
-      try {
-        const made = createEndpoint(ctx, s.applicationId, values);
-        return c.redirect(`/dashboard/endpoints/${made.id}?reveal=1&notice=endpoint-created`, 303);
-      } catch (err) {
-        if (isFormError(err)) return page(ctx, c, formStateFrom(err, values), statusOf(err));
-        throw err;
-      }
-    });
+    .post('/endpoints', (c) => create(ctx, c));
 }

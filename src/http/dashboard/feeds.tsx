@@ -7,16 +7,25 @@ import {
   listApplicationFeeds,
   requireFeedView,
   resolveIdentityChange,
+  type FeedView,
 } from '../../actions/feeds.ts';
-import { ApiError } from '../../errors.ts';
 import type { FeedStatus } from '../../store/feeds.ts';
-import { ActionButton, Badge, Empty, Pager, Time } from './components.tsx';
+import { ActionButton, Badge, DataTable, Empty, Pager, Time } from './components.tsx';
 import { render } from './errors.tsx';
-import { afterCursor, isFormError, noticeOf, readForm, statusOf } from './form.ts';
+import {
+  afterCursor,
+  isFormError,
+  noticeOf,
+  readPostedForm,
+  statusOf,
+  unknownAction,
+} from './form.ts';
 import { Layout } from './layout.tsx';
-import { checkCsrf, viewer, type DashEnv } from './session.ts';
+import { viewer, type DashEnv } from './session.ts';
 
-const TABS: { status: FeedStatus | ''; label: string; empty: string }[] = [
+type Tab = { status: FeedStatus | ''; label: string; empty: string };
+
+const TABS: Tab[] = [
   {
     status: '',
     label: 'All',
@@ -67,17 +76,84 @@ function HeldEntries(p: { ctx: Ctx; c: Context<DashEnv>; feedId: string }) {
   );
 }
 
+/** A tab's link: the feeds page filtered by `status`, or unfiltered for "All". */
+function tabHref(status: FeedStatus | ''): string {
+  return status ? `/dashboard/feeds?status=${status}` : '/dashboard/feeds';
+}
+
+/** One tab per status, each with its count; "All" counts every feed. */
+function FeedTabs(p: { current: Tab; counts: Record<FeedStatus, number> }) {
+  const total = Object.values(p.counts).reduce((a, b) => a + b, 0);
+  return (
+    <nav class="tabs" aria-label="Filter by status">
+      {TABS.map((t) => (
+        <a href={tabHref(t.status)} aria-current={t === p.current ? 'page' : undefined}>
+          {t.label} ({t.status ? p.counts[t.status] : total})
+        </a>
+      ))}
+    </nav>
+  );
+}
+
+function FeedTableRow(p: {
+  ctx: Ctx;
+  c: Context<DashEnv>;
+  f: FeedView & { subscription_count: number };
+}) {
+  const f = p.f;
+  return (
+    <tr>
+      <td class="url">
+        {f.title ? (
+          <div>
+            <strong>{f.title}</strong>
+          </div>
+        ) : null}
+        {f.url}
+        {f.discovered_url ? <div class="muted">discovered {f.discovered_url}</div> : null}
+      </td>
+      <td>
+        <Badge status={f.status} />
+        {f.error_count > 0 ? <div class="muted">{f.error_count} in a row</div> : null}
+        {f.status === 'identity_changed' ? <HeldEntries ctx={p.ctx} c={p.c} feedId={f.id} /> : null}
+      </td>
+      <td>
+        <Time at={f.last_polled_at} empty="not yet" />
+      </td>
+      <td>
+        <Time at={f.next_poll_at} empty="never" />
+      </td>
+      <td>{f.last_http_status ?? '—'}</td>
+      <td>{f.entry_count}</td>
+      <td>
+        {f.last_error ? <span class="error-text">{f.last_error}</span> : '—'}
+        {f.degraded ? <div class="muted">{f.degraded}</div> : null}
+      </td>
+      <td>{f.subscription_count}</td>
+    </tr>
+  );
+}
+
+const COLUMNS = [
+  'Feed',
+  'Status',
+  'Last poll',
+  'Next poll',
+  'HTTP',
+  'Entries',
+  'Last error',
+  'Subscriptions',
+];
+
 function page(ctx: Ctx, c: Context<DashEnv>, error?: string, status: ContentfulStatusCode = 200) {
   const s = viewer(c);
   const tab = TABS.find((t) => t.status === (c.req.query('status') ?? '')) ?? TABS[0]!;
   const counts = countApplicationFeeds(ctx, s.applicationId);
-  const total = Object.values(counts).reduce((a, b) => a + b, 0);
   const list = listApplicationFeeds(ctx, s.applicationId, {
     limit: 50,
     after: afterCursor(c),
     statuses: tab.status ? [tab.status] : undefined,
   });
-  const base = tab.status ? `/dashboard/feeds?status=${tab.status}` : '/dashboard/feeds';
   return render(
     c,
     <Layout title="Feeds" section="feeds" session={s} notice={noticeOf(c)} error={error}>
@@ -86,72 +162,35 @@ function page(ctx: Ctx, c: Context<DashEnv>, error?: string, status: ContentfulS
         Every feed your subscriptions use. A failing feed keeps being retried with back-off; a gone
         feed (410) is no longer polled.
       </p>
-      <nav class="tabs" aria-label="Filter by status">
-        {TABS.map((t) => (
-          <a
-            href={t.status ? `/dashboard/feeds?status=${t.status}` : '/dashboard/feeds'}
-            aria-current={t === tab ? 'page' : undefined}
-          >
-            {t.label} ({t.status ? counts[t.status] : total})
-          </a>
-        ))}
-      </nav>
+      <FeedTabs current={tab} counts={counts} />
       {list.data.length === 0 ? (
         <Empty>{tab.empty}</Empty>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Feed</th>
-              <th>Status</th>
-              <th>Last poll</th>
-              <th>Next poll</th>
-              <th>HTTP</th>
-              <th>Entries</th>
-              <th>Last error</th>
-              <th>Subscriptions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.map((f) => (
-              <tr>
-                <td class="url">
-                  {f.title ? (
-                    <div>
-                      <strong>{f.title}</strong>
-                    </div>
-                  ) : null}
-                  {f.url}
-                  {f.discovered_url ? <div class="muted">discovered {f.discovered_url}</div> : null}
-                </td>
-                <td>
-                  <Badge status={f.status} />
-                  {f.error_count > 0 ? <div class="muted">{f.error_count} in a row</div> : null}
-                  {f.status === 'identity_changed' ? (
-                    <HeldEntries ctx={ctx} c={c} feedId={f.id} />
-                  ) : null}
-                </td>
-                <td>
-                  <Time at={f.last_polled_at} empty="not yet" />
-                </td>
-                <td>
-                  <Time at={f.next_poll_at} empty="never" />
-                </td>
-                <td>{f.last_http_status ?? '—'}</td>
-                <td>{f.entry_count}</td>
-                <td>
-                  {f.last_error ? <span class="error-text">{f.last_error}</span> : '—'}
-                  {f.degraded ? <div class="muted">{f.degraded}</div> : null}
-                </td>
-                <td>{f.subscription_count}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable head={COLUMNS}>
+          {list.data.map((f) => (
+            <FeedTableRow ctx={ctx} c={c} f={f} />
+          ))}
+        </DataTable>
       )}
-      <Pager next={list.next} base={base} />
+      <Pager next={list.next} base={tabHref(tab.status)} />
     </Layout>,
     status,
+  );
+}
+
+/** POST /dashboard/feeds: sends or discards a feed's held entries (`_action` deliver or discard), then 303. */
+async function release(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
+  const { session: s, form } = await readPostedForm(c);
+  if (form._action !== 'deliver' && form._action !== 'discard') throw unknownAction();
+  try {
+    resolveIdentityChange(ctx, s.applicationId, form.feed ?? '', { action: form._action }); // 404 page for another application's feed
+  } catch (err) {
+    if (isFormError(err)) return page(ctx, c, err.message, statusOf(err));
+    throw err;
+  }
+  return c.redirect(
+    `/dashboard/feeds?notice=held-${form._action === 'deliver' ? 'delivered' : 'discarded'}`,
+    303,
   );
 }
 
@@ -159,25 +198,5 @@ function page(ctx: Ctx, c: Context<DashEnv>, error?: string, status: ContentfulS
 export function feedsPage(ctx: Ctx): Hono<DashEnv> {
   return new Hono<DashEnv>()
     .get('/feeds', (c) => page(ctx, c))
-    .post('/feeds', async (c) => {
-      const s = viewer(c);
-      const form = await readForm(c);
-      checkCsrf(s, form);
-      if (form._action !== 'deliver' && form._action !== 'discard')
-        throw new ApiError(
-          400,
-          'Unknown action',
-          'The form asked for an action this page does not have.',
-        );
-      try {
-        resolveIdentityChange(ctx, s.applicationId, form.feed ?? '', { action: form._action }); // 404 page for another application's feed
-      } catch (err) {
-        if (isFormError(err)) return page(ctx, c, err.message, statusOf(err));
-        throw err;
-      }
-      return c.redirect(
-        `/dashboard/feeds?notice=held-${form._action === 'deliver' ? 'delivered' : 'discarded'}`,
-        303,
-      );
-    });
+    .post('/feeds', (c) => release(ctx, c));
 }

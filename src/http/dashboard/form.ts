@@ -1,7 +1,11 @@
-// Form plumbing shared by the dashboard pages: reading url-encoded bodies, field errors, notices after redirects.
+// Form plumbing shared by the dashboard pages: reading posted forms after their CSRF check, field errors, notices after redirects.
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { DashboardSession } from '../../actions/sessions.ts';
+import type { Ctx } from '../../context.ts';
 import { ApiError } from '../../errors.ts';
+import { isId } from '../../ids.ts';
+import { checkCsrf, viewer, type DashEnv } from './session.ts';
 
 /** Field path → message, shown beside the field. */
 export type FieldErrors = Record<string, string>;
@@ -26,6 +30,58 @@ export async function readForm(c: Context): Promise<Record<string, string>> {
   return out;
 }
 
+/** A POST's form and the signed-in viewer, once the form's CSRF token matched (else CsrfError: the 403 page). */
+export async function readPostedForm(
+  c: Context<DashEnv>,
+): Promise<{ session: DashboardSession; form: Record<string, string> }> {
+  const session = viewer(c);
+  const form = await readForm(c);
+  checkCsrf(session, form);
+  return { session, form };
+}
+
+/** A POST to a resource page the viewer owns (`/dashboard/<kind>/:id`): what each of its actions needs. */
+export type Posted = {
+  ctx: Ctx;
+  c: Context<DashEnv>;
+  applicationId: string;
+  id: string;
+  here: string;
+  form: Record<string, string>;
+};
+
+/** Reads a POST to `/dashboard/<kind>/:id` after its CSRF check; `requireOwned` answers 404 for another application's id. */
+export async function readPosted(
+  ctx: Ctx,
+  c: Context<DashEnv>,
+  kind: 'endpoints' | 'subscriptions',
+  requireOwned: (ctx: Ctx, applicationId: string, id: string) => unknown,
+): Promise<Posted> {
+  const { session, form } = await readPostedForm(c);
+  const id = c.req.param('id') ?? '';
+  requireOwned(ctx, session.applicationId, id);
+  const here = `/dashboard/${kind}/${id}`;
+  return { ctx, c, applicationId: session.applicationId, id, here, form };
+}
+
+/** The 400 for an `_action` the page does not have: a crafted form gets an answer, never a 500. */
+export function unknownAction(): ApiError {
+  return new ApiError(
+    400,
+    'Unknown action',
+    'The form asked for an action this page does not have.',
+  );
+}
+
+/** What a delete form shows when posted without its box ticked. */
+export function unconfirmedDelete(): FormState {
+  return {
+    values: {},
+    errors: { confirm: 'tick this box to confirm' },
+    message: 'Please confirm the deletion.',
+  };
+}
+
 /** The field errors of an ApiError (400 with `errors`), keyed by path; `(body)` issues keep their key. */
 export function fieldErrors(err: ApiError): FieldErrors {
   return Object.fromEntries((err.errors ?? []).map((e) => [e.path, e.message]));
@@ -41,13 +97,20 @@ export function statusOf(err: ApiError): ContentfulStatusCode {
   return err.status as ContentfulStatusCode;
 }
 
+const CORRECT_FIELDS = 'Please correct the fields marked below.';
+
+/** A form state with errors beside its fields, and the message above the page that points to them. */
+export function invalidForm(values: Record<string, string>, errors: FieldErrors): FormState {
+  return { values, errors, message: CORRECT_FIELDS };
+}
+
 /** A form state from an action's ApiError: field errors, plus the detail when no field is named. */
 export function formStateFrom(err: ApiError, values: Record<string, string>): FormState {
   const errors = fieldErrors(err);
   return {
     values,
     errors,
-    message: Object.keys(errors).length ? 'Please correct the fields marked below.' : err.message,
+    message: Object.keys(errors).length ? CORRECT_FIELDS : err.message,
   };
 }
 
@@ -95,7 +158,7 @@ export function safeNext(value: string | undefined): string {
 /** An id from the query string, or undefined when absent or malformed. */
 export function queryId(c: Context, name: string): string | undefined {
   const v = c.req.query(name);
-  return v && /^[0-9a-f]{24}$/.test(v) ? v : undefined;
+  return isId(v) ? v : undefined;
 }
 
 /** The `?after=` cursor when well-formed. */

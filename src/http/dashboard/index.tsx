@@ -5,7 +5,7 @@ import type { Ctx } from '../../context.ts';
 import { ApiError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { assetsApp } from './assets.ts';
-import { endpointPage } from './endpoint.tsx';
+import { endpointPage } from './endpoint.ts';
 import { endpointsPage } from './endpoints.tsx';
 import { dashboardErrorHandler, notFoundPage } from './errors.tsx';
 import { eventsPage } from './events.tsx';
@@ -14,7 +14,7 @@ import { showOverview } from './overview.tsx';
 import { FailureLimiter } from './ratelimit.ts';
 import { loadSession, loginTokens, requireSession, type DashEnv } from './session.ts';
 import { postHome, showSignIn, type SignInDeps } from './signin.tsx';
-import { subscriptionPage } from './subscription.tsx';
+import { subscriptionPage } from './subscription.ts';
 import { subscriptionsPage } from './subscriptions.tsx';
 
 export type DashboardOptions = {

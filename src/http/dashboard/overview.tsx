@@ -1,11 +1,13 @@
 // The overview at /dashboard once signed in: counts, and what needs attention (disabled endpoints, failing feeds, failed events).
 import type { Context } from 'hono';
+import type { Child } from 'hono/jsx';
 import type { Ctx } from '../../context.ts';
-import { listEventViews } from '../../actions/events.ts';
-import { listEndpointViews } from '../../actions/endpoints.ts';
-import { countApplicationFeeds, listApplicationFeeds } from '../../actions/feeds.ts';
+import { listEventViews, type EventView } from '../../actions/events.ts';
+import { listEndpointViews, type EndpointView } from '../../actions/endpoints.ts';
+import { countApplicationFeeds, listApplicationFeeds, type FeedView } from '../../actions/feeds.ts';
 import { listSubscriptionViews } from '../../actions/subscriptions.ts';
-import { Badge, Empty, Time } from './components.tsx';
+import type { FeedStatus } from '../../store/feeds.ts';
+import { Badge, DataTable, Empty, Time } from './components.tsx';
 import { render } from './errors.tsx';
 import { noticeOf } from './form.ts';
 import { Layout } from './layout.tsx';
@@ -13,6 +15,150 @@ import { viewer, type DashEnv } from './session.ts';
 
 const CAP = 200;
 const counted = (n: number, more: boolean) => (more ? `${n}+` : String(n));
+
+/** A count of up to CAP items: how many were read, and whether there are more. */
+type Counted = { n: number; more: boolean };
+
+/** The next step for a new application: an endpoint first, then a subscription. */
+function GettingStarted(p: { endpoints: number; subscriptions: number }) {
+  if (p.endpoints === 0)
+    return (
+      <Empty>
+        Start here: <a href="/dashboard/endpoints">create an endpoint</a> (the URL that receives
+        webhooks), then subscribe it to a feed on the Subscriptions page.
+      </Empty>
+    );
+  if (p.subscriptions === 0)
+    return (
+      <Empty>
+        You have an endpoint. Next, <a href="/dashboard/subscriptions">subscribe it to a feed</a>:
+        new entries will be sent to it as signed webhooks.
+      </Empty>
+    );
+  return null;
+}
+
+/** The four counts, each a link to its page. */
+function Stats(p: {
+  endpoints: Counted;
+  disabled: number;
+  subscriptions: Counted;
+  paused: number;
+  feeds: Record<FeedStatus, number>;
+}) {
+  const feeds = p.feeds;
+  return (
+    <div class="stats">
+      <a href="/dashboard/endpoints">
+        <strong>{counted(p.endpoints.n, p.endpoints.more)}</strong>endpoints
+        {p.disabled ? `, ${p.disabled} disabled` : ''}
+      </a>
+      <a href="/dashboard/subscriptions">
+        <strong>{counted(p.subscriptions.n, p.subscriptions.more)}</strong>
+        subscriptions{p.paused ? `, ${p.paused} paused` : ''}
+      </a>
+      <a href="/dashboard/feeds?status=active">
+        <strong>{feeds.active}</strong>healthy feeds
+        {feeds.pending ? `, ${feeds.pending} waiting for a first fetch` : ''}
+      </a>
+      <a href="/dashboard/feeds?status=error">
+        <strong>{feeds.error + feeds.gone + feeds.identity_changed}</strong>feeds with problems
+      </a>
+    </div>
+  );
+}
+
+function AttentionRow(p: { what: Child; status: string; detail: string; since: string | null }) {
+  return (
+    <tr>
+      <td>{p.what}</td>
+      <td>
+        <Badge status={p.status} />
+      </td>
+      <td>{p.detail}</td>
+      <td>
+        <Time at={p.since} />
+      </td>
+    </tr>
+  );
+}
+
+function DisabledEndpointRow(p: { e: EndpointView }) {
+  return (
+    <AttentionRow
+      what={
+        <>
+          Endpoint <a href={`/dashboard/endpoints/${p.e.id}`}>{p.e.title}</a>
+        </>
+      }
+      status="disabled"
+      detail={p.e.disabled_reason ?? ''}
+      since={p.e.updated_at}
+    />
+  );
+}
+
+function TroubledFeedRow(p: { f: FeedView }) {
+  return (
+    <AttentionRow
+      what={
+        <>
+          Feed <a href="/dashboard/feeds">{p.f.title ?? p.f.url}</a>
+        </>
+      }
+      status={p.f.status}
+      detail={p.f.last_error ?? ''}
+      since={p.f.last_error_at}
+    />
+  );
+}
+
+function FailedEventRow(p: { ev: EventView }) {
+  const ev = p.ev;
+  return (
+    <AttentionRow
+      what={
+        <>
+          Event{' '}
+          <a href={`/dashboard/events?status=${ev.status}`} class="mono">
+            {ev.id}
+          </a>
+        </>
+      }
+      status={ev.status}
+      detail={ev.last_error ?? (ev.last_status_code ? `HTTP ${ev.last_status_code}` : '')}
+      since={ev.created_at}
+    />
+  );
+}
+
+/** Disabled endpoints, troubled feeds and failed events, one row each; or a line saying all is well. */
+function NeedsAttention(p: {
+  disabled: EndpointView[];
+  troubled: FeedView[];
+  failed: EventView[];
+}) {
+  if (p.disabled.length + p.troubled.length + p.failed.length === 0)
+    return (
+      <Empty>
+        Nothing needs attention: every endpoint is enabled, no feed is failing and no event has
+        failed.
+      </Empty>
+    );
+  return (
+    <DataTable head={['What', 'Status', 'Detail', 'Since']}>
+      {p.disabled.map((e) => (
+        <DisabledEndpointRow e={e} />
+      ))}
+      {p.troubled.map((f) => (
+        <TroubledFeedRow f={f} />
+      ))}
+      {p.failed.map((ev) => (
+        <FailedEventRow ev={ev} />
+      ))}
+    </DataTable>
+  );
+}
 
 /** GET /dashboard with a session. */
 export function showOverview(ctx: Ctx, c: Context<DashEnv>): Response | Promise<Response> {
@@ -29,107 +175,20 @@ export function showOverview(ctx: Ctx, c: Context<DashEnv>): Response | Promise<
     ...listEventViews(ctx, s.applicationId, { limit: 5, status: 'failed' }).data,
   ];
   const disabled = endpoints.data.filter((e) => e.status === 'disabled');
-  const paused = subscriptions.data.filter((x) => x.status === 'paused').length;
-  const attention = disabled.length + troubled.length + failed.length;
   return render(
     c,
     <Layout title="Overview" section="overview" session={s} notice={noticeOf(c)}>
       <h1>Overview</h1>
-      {endpoints.data.length === 0 ? (
-        <Empty>
-          Start here: <a href="/dashboard/endpoints">create an endpoint</a> (the URL that receives
-          webhooks), then subscribe it to a feed on the Subscriptions page.
-        </Empty>
-      ) : subscriptions.data.length === 0 ? (
-        <Empty>
-          You have an endpoint. Next, <a href="/dashboard/subscriptions">subscribe it to a feed</a>:
-          new entries will be sent to it as signed webhooks.
-        </Empty>
-      ) : null}
-      <div class="stats">
-        <a href="/dashboard/endpoints">
-          <strong>{counted(endpoints.data.length, endpoints.next !== null)}</strong>endpoints
-          {disabled.length ? `, ${disabled.length} disabled` : ''}
-        </a>
-        <a href="/dashboard/subscriptions">
-          <strong>{counted(subscriptions.data.length, subscriptions.next !== null)}</strong>
-          subscriptions{paused ? `, ${paused} paused` : ''}
-        </a>
-        <a href="/dashboard/feeds?status=active">
-          <strong>{feeds.active}</strong>healthy feeds
-          {feeds.pending ? `, ${feeds.pending} waiting for a first fetch` : ''}
-        </a>
-        <a href="/dashboard/feeds?status=error">
-          <strong>{feeds.error + feeds.gone + feeds.identity_changed}</strong>feeds with problems
-        </a>
-      </div>
+      <GettingStarted endpoints={endpoints.data.length} subscriptions={subscriptions.data.length} />
+      <Stats
+        endpoints={{ n: endpoints.data.length, more: endpoints.next !== null }}
+        disabled={disabled.length}
+        subscriptions={{ n: subscriptions.data.length, more: subscriptions.next !== null }}
+        paused={subscriptions.data.filter((x) => x.status === 'paused').length}
+        feeds={feeds}
+      />
       <h2>Needs attention</h2>
-      {attention === 0 ? (
-        <Empty>
-          Nothing needs attention: every endpoint is enabled, no feed is failing and no event has
-          failed.
-        </Empty>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>What</th>
-              <th>Status</th>
-              <th>Detail</th>
-              <th>Since</th>
-            </tr>
-          </thead>
-          <tbody>
-            {disabled.map((e) => (
-              <tr>
-                <td>
-                  Endpoint <a href={`/dashboard/endpoints/${e.id}`}>{e.title}</a>
-                </td>
-                <td>
-                  <Badge status="disabled" />
-                </td>
-                <td>{e.disabled_reason ?? ''}</td>
-                <td>
-                  <Time at={e.updated_at} />
-                </td>
-              </tr>
-            ))}
-            {troubled.map((f) => (
-              <tr>
-                <td>
-                  Feed <a href="/dashboard/feeds">{f.title ?? f.url}</a>
-                </td>
-                <td>
-                  <Badge status={f.status} />
-                </td>
-                <td>{f.last_error ?? ''}</td>
-                <td>
-                  <Time at={f.last_error_at} />
-                </td>
-              </tr>
-            ))}
-            {failed.map((ev) => (
-              <tr>
-                <td>
-                  Event{' '}
-                  <a href={`/dashboard/events?status=${ev.status}`} class="mono">
-                    {ev.id}
-                  </a>
-                </td>
-                <td>
-                  <Badge status={ev.status} />
-                </td>
-                <td>
-                  {ev.last_error ?? (ev.last_status_code ? `HTTP ${ev.last_status_code}` : '')}
-                </td>
-                <td>
-                  <Time at={ev.created_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <NeedsAttention disabled={disabled} troubled={troubled} failed={failed} />
     </Layout>,
   );
 }

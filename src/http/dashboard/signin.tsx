@@ -2,7 +2,7 @@
 import type { Context } from 'hono';
 import type { Ctx } from '../../context.ts';
 import { signIn, signOut } from '../../actions/sessions.ts';
-import { Field } from './components.tsx';
+import { Field } from './fields.tsx';
 import { render, tooManyPage } from './errors.tsx';
 import { noticeOf, readForm, safeNext, type FieldErrors } from './form.ts';
 import { Layout } from './layout.tsx';

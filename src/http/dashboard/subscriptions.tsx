@@ -11,80 +11,107 @@ import {
   type SubscriptionApiView,
 } from '../../actions/subscriptions.ts';
 import { toFieldIssues } from '../../actions/validate.ts';
-import { Badge, Csrf, Empty, Field, Pager, Select, TextArea, Time } from './components.tsx';
+import { ActionForm, Badge, DataTable, Empty, Pager, Time } from './components.tsx';
 import { render } from './errors.tsx';
+import { Field, Select, TextArea } from './fields.tsx';
 import {
   afterCursor,
   formStateFrom,
+  invalidForm,
   isFormError,
   noticeOf,
-  readForm,
+  readPostedForm,
   statusOf,
   type FieldErrors,
   type FormState,
 } from './form.ts';
 import { Layout } from './layout.tsx';
-import { checkCsrf, viewer, type DashEnv } from './session.ts';
-
-/** The metadata textarea's text: empty → absent; otherwise JSON, kept as typed for byte-exact storage. */
-export function parseMetadata(text: string): { value?: unknown; raw?: string; error?: string } {
-  if (text.trim() === '') return {};
-  try {
-    return { value: JSON.parse(text) as unknown, raw: text };
-  } catch (err) {
-    return { error: `must be valid JSON (${(err as Error).message})` };
-  }
-}
-
-/** The endpoints a subscription form offers, as select options. */
-export function endpointOptions(
-  endpoints: EndpointView[],
-  placeholder: boolean,
-): { value: string; label: string }[] {
-  const options = endpoints.map((e) => ({ value: e.id, label: `${e.title} — ${e.url}` }));
-  return placeholder ? [{ value: '', label: 'Choose an endpoint…' }, ...options] : options;
-}
+import { viewer, type DashEnv } from './session.ts';
+import { endpointOptions, parseMetadata } from './subscription-input.ts';
 
 function SubscriptionsTable(p: {
   rows: SubscriptionApiView[];
   endpoints: Map<string, EndpointView>;
 }) {
   return (
-    <table>
-      <thead>
+    <DataTable head={['Feed URL', 'Endpoint', 'Feed status', 'Subscription', 'Created']}>
+      {p.rows.map((x) => (
         <tr>
-          <th>Feed URL</th>
-          <th>Endpoint</th>
-          <th>Feed status</th>
-          <th>Subscription</th>
-          <th>Created</th>
+          <td class="url">
+            <a href={`/dashboard/subscriptions/${x.id}`}>{x.url}</a>
+            {x.feed_url !== x.url ? <div class="muted">fetches {x.feed_url}</div> : null}
+          </td>
+          <td>
+            <a href={`/dashboard/endpoints/${x.endpoint}`}>
+              {p.endpoints.get(x.endpoint)?.title ?? x.endpoint}
+            </a>
+          </td>
+          <td>
+            <Badge status={x.feed_status} />
+          </td>
+          <td>
+            <Badge status={x.status} />
+          </td>
+          <td>
+            <Time at={x.created_at} />
+          </td>
         </tr>
-      </thead>
-      <tbody>
-        {p.rows.map((x) => (
-          <tr>
-            <td class="url">
-              <a href={`/dashboard/subscriptions/${x.id}`}>{x.url}</a>
-              {x.feed_url !== x.url ? <div class="muted">fetches {x.feed_url}</div> : null}
-            </td>
-            <td>
-              <a href={`/dashboard/endpoints/${x.endpoint}`}>
-                {p.endpoints.get(x.endpoint)?.title ?? x.endpoint}
-              </a>
-            </td>
-            <td>
-              <Badge status={x.feed_status} />
-            </td>
-            <td>
-              <Badge status={x.status} />
-            </td>
-            <td>
-              <Time at={x.created_at} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </DataTable>
+  );
+}
+
+/** The empty list: what to do first, which depends on whether an endpoint exists yet. */
+function NoSubscriptions(p: { hasEndpoints: boolean }) {
+  return (
+    <Empty>
+      No subscriptions yet.{' '}
+      {p.hasEndpoints ? (
+        'Subscribe an endpoint to a feed with the form below.'
+      ) : (
+        <span>
+          First <a href="/dashboard/endpoints">create an endpoint</a>, then come back to subscribe
+          it to a feed.
+        </span>
+      )}
+    </Empty>
+  );
+}
+
+/** The form that subscribes one of the application's endpoints to a feed URL. */
+function CreateForm(p: { csrf: string; form: FormState; endpoints: EndpointView[] }) {
+  return (
+    <ActionForm to="/dashboard/subscriptions" csrf={p.csrf} action="create">
+      <Select
+        name="endpoint"
+        label="Endpoint"
+        values={p.form.values}
+        errors={p.form.errors}
+        idPrefix="new"
+        options={endpointOptions(p.endpoints, true)}
+      />
+      <Field
+        name="url"
+        label="Feed URL"
+        type="url"
+        values={p.form.values}
+        errors={p.form.errors}
+        idPrefix="new"
+        required
+        placeholder="https://example.com/feed.xml"
+        hint="An RSS, Atom, RDF or JSON feed, or a web page that links to one."
+      />
+      <TextArea
+        name="metadata"
+        label="Metadata (JSON object, optional)"
+        values={p.form.values}
+        errors={p.form.errors}
+        idPrefix="new"
+        placeholder='{"user_id": 42}'
+        hint="Sent in every event of this subscription exactly as written; at most 16 KiB."
+      />
+      <button type="submit">Create subscription</button>
+    </ActionForm>
   );
 }
 
@@ -108,17 +135,7 @@ function page(ctx: Ctx, c: Context<DashEnv>, form: FormState, status: Contentful
         endpoint.
       </p>
       {list.data.length === 0 && !afterCursor(c) ? (
-        <Empty>
-          No subscriptions yet.{' '}
-          {endpoints.length ? (
-            'Subscribe an endpoint to a feed with the form below.'
-          ) : (
-            <span>
-              First <a href="/dashboard/endpoints">create an endpoint</a>, then come back to
-              subscribe it to a feed.
-            </span>
-          )}
-        </Empty>
+        <NoSubscriptions hasEndpoints={endpoints.length > 0} />
       ) : (
         <SubscriptionsTable rows={list.data} endpoints={byId} />
       )}
@@ -130,39 +147,7 @@ function page(ctx: Ctx, c: Context<DashEnv>, form: FormState, status: Contentful
           <a href="/dashboard/endpoints">create one</a>.
         </Empty>
       ) : (
-        <form method="post" action="/dashboard/subscriptions" class="card">
-          <Csrf token={s.csrfToken} />
-          <input type="hidden" name="_action" value="create" />
-          <Select
-            name="endpoint"
-            label="Endpoint"
-            values={form.values}
-            errors={form.errors}
-            idPrefix="new"
-            options={endpointOptions(endpoints, true)}
-          />
-          <Field
-            name="url"
-            label="Feed URL"
-            type="url"
-            values={form.values}
-            errors={form.errors}
-            idPrefix="new"
-            required
-            placeholder="https://example.com/feed.xml"
-            hint="An RSS, Atom, RDF or JSON feed, or a web page that links to one."
-          />
-          <TextArea
-            name="metadata"
-            label="Metadata (JSON object, optional)"
-            values={form.values}
-            errors={form.errors}
-            idPrefix="new"
-            placeholder='{"user_id": 42}'
-            hint="Sent in every event of this subscription exactly as written; at most 16 KiB."
-          />
-          <button type="submit">Create subscription</button>
-        </form>
+        <CreateForm csrf={s.csrfToken} form={form} endpoints={endpoints} />
       )}
     </Layout>,
     status,
@@ -182,46 +167,47 @@ function otherIssues(values: Record<string, string>, metadataError: string): Fie
   return { ...errors, metadata: metadataError };
 }
 
+/** A blank endpoint choice reads "choose an endpoint" rather than the id check's message. */
+function withBlankEndpoint(values: Record<string, string>, errors: FieldErrors): FieldErrors {
+  return values.endpoint === '' ? { ...errors, endpoint: 'choose an endpoint' } : errors;
+}
+
+/** POST /dashboard/subscriptions: creates one and goes to it (303), or shows the form again with every error. */
+async function create(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
+  const { session: s, form } = await readPostedForm(c);
+  const values = {
+    endpoint: form.endpoint ?? '',
+    url: form.url ?? '',
+    metadata: form.metadata ?? '',
+  };
+  const metadata = parseMetadata(values.metadata);
+  if (metadata.error) {
+    const errors = withBlankEndpoint(values, otherIssues(values, metadata.error));
+    return page(ctx, c, invalidForm(values, errors), 400);
+  }
+  const input = {
+    endpoint: values.endpoint,
+    url: values.url,
+    ...(metadata.value !== undefined ? { metadata: metadata.value } : {}),
+  };
+  try {
+    const made = createSubscription(ctx, s.applicationId, input, { metadata: metadata.raw });
+    return c.redirect(`/dashboard/subscriptions/${made.id}?notice=subscription-created`, 303);
+  } catch (err) {
+    if (!isFormError(err)) throw err;
+    const state = formStateFrom(err, values);
+    return page(
+      ctx,
+      c,
+      { ...state, errors: withBlankEndpoint(values, state.errors) },
+      statusOf(err),
+    );
+  }
+}
+
 /** The subscriptions page: GET lists, POST creates (then 303 to the new subscription). */
 export function subscriptionsPage(ctx: Ctx): Hono<DashEnv> {
   return new Hono<DashEnv>()
     .get('/subscriptions', (c) => page(ctx, c, { values: {}, errors: {} }))
-    .post('/subscriptions', async (c) => {
-      const s = viewer(c);
-      const form = await readForm(c);
-      checkCsrf(s, form);
-      const values = {
-        endpoint: form.endpoint ?? '',
-        url: form.url ?? '',
-        metadata: form.metadata ?? '',
-      };
-      const metadata = parseMetadata(values.metadata);
-      const blank = (errors: FieldErrors) =>
-        values.endpoint === '' ? { ...errors, endpoint: 'choose an endpoint' } : errors;
-      if (metadata.error) {
-        return page(
-          ctx,
-          c,
-          {
-            values,
-            errors: blank(otherIssues(values, metadata.error)),
-            message: 'Please correct the fields marked below.',
-          },
-          400,
-        );
-      }
-      const input = {
-        endpoint: values.endpoint,
-        url: values.url,
-        ...(metadata.value !== undefined ? { metadata: metadata.value } : {}),
-      };
-      try {
-        const made = createSubscription(ctx, s.applicationId, input, { metadata: metadata.raw });
-        return c.redirect(`/dashboard/subscriptions/${made.id}?notice=subscription-created`, 303);
-      } catch (err) {
-        if (!isFormError(err)) throw err;
-        const state = formStateFrom(err, values);
-        return page(ctx, c, { ...state, errors: blank(state.errors) }, statusOf(err));
-      }
-    });
+    .post('/subscriptions', (c) => create(ctx, c));
 }

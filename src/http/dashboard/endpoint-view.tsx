@@ -1,0 +1,148 @@
+// The endpoint page as rendered: facts and buttons, secret, edit and recover forms, its subscriptions and events, delete.
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Ctx } from '../../context.ts';
+import { listEventViews } from '../../actions/events.ts';
+import { endpointView, requireEndpoint, type EndpointView } from '../../actions/endpoints.ts';
+import { listSubscriptionViews, type SubscriptionApiView } from '../../actions/subscriptions.ts';
+import {
+  ActionButton,
+  Badge,
+  Breadcrumb,
+  ConfirmDelete,
+  Empty,
+  Fact,
+  OnOffButton,
+  Time,
+} from './components.tsx';
+import { EditForm, RecoverForm, SecretBox } from './endpoint-forms.tsx';
+import { render } from './errors.tsx';
+import { EventsTable } from './events-table.tsx';
+import { noticeOf, type FormState } from './form.ts';
+import { Layout } from './layout.tsx';
+import { viewer, type DashEnv } from './session.ts';
+
+/** What a re-render after a failed POST shows: which form failed, with its values and errors. */
+export type EndpointState = {
+  edit?: FormState;
+  remove?: FormState;
+  recover?: FormState;
+  message?: string | undefined;
+};
+
+const DAY_MS = 86_400_000;
+
+/** The endpoint's facts, with the buttons that switch it on or off and send it a test event. */
+function EndpointFacts(p: { e: EndpointView; csrf: string }) {
+  const e = p.e;
+  const here = `/dashboard/endpoints/${e.id}`;
+  return (
+    <section class="card">
+      <dl class="facts">
+        <Fact label="URL" class="mono">
+          {e.url}
+        </Fact>
+        <Fact label="Status">
+          <Badge status={e.status} />{' '}
+          {e.disabled_reason ? <span>— {e.disabled_reason}</span> : null}
+        </Fact>
+        <Fact label="Id" class="mono">
+          {e.id}
+        </Fact>
+        <Fact label="Created">
+          <Time at={e.created_at} />
+        </Fact>
+        <Fact label="Updated">
+          <Time at={e.updated_at} />
+        </Fact>
+      </dl>
+      <div class="actions spaced">
+        <OnOffButton
+          to={here}
+          csrf={p.csrf}
+          on={e.status === 'active'}
+          turnOff={['disable', 'Disable']}
+          turnOn={['enable', 'Enable']}
+        />
+        <ActionButton
+          to={here}
+          csrf={p.csrf}
+          action="test"
+          label="Send test event"
+          variant="secondary"
+        />
+      </div>
+    </section>
+  );
+}
+
+/** The subscriptions that send to this endpoint, or where to make the first. */
+function EndpointSubscriptions(p: { rows: SubscriptionApiView[] }) {
+  if (p.rows.length === 0)
+    return (
+      <Empty>
+        No subscription sends to this endpoint yet.{' '}
+        <a href="/dashboard/subscriptions">Subscribe it to a feed</a>.
+      </Empty>
+    );
+  return (
+    <ul>
+      {p.rows.map((x) => (
+        <li>
+          <a href={`/dashboard/subscriptions/${x.id}`}>{x.url}</a> <Badge status={x.status} />
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** GET /dashboard/endpoints/:id (404 for another application's id); `state` re-shows the form that failed. */
+export function showEndpoint(
+  ctx: Ctx,
+  c: Context<DashEnv>,
+  state: EndpointState = {},
+  status: ContentfulStatusCode = 200,
+) {
+  const s = viewer(c);
+  const e = endpointView(requireEndpoint(ctx, s.applicationId, c.req.param('id') ?? ''));
+  const here = `/dashboard/endpoints/${e.id}`;
+  const subs = listSubscriptionViews(ctx, s.applicationId, { limit: 50, endpoint: e.id });
+  const events = listEventViews(ctx, s.applicationId, { limit: 10, endpoint: e.id });
+  const edit = state.edit ?? { values: { title: e.title, url: e.url }, errors: {} };
+  const since = new Date(ctx.clock.now().getTime() - 7 * DAY_MS).toISOString();
+  const recover = state.recover ?? { values: { since }, errors: {} };
+  const error =
+    state.message ?? state.edit?.message ?? state.remove?.message ?? state.recover?.message;
+  return render(
+    c,
+    <Layout title={e.title} section="endpoints" session={s} notice={noticeOf(c)} error={error}>
+      <Breadcrumb href="/dashboard/endpoints" label="Endpoints" />
+      <h1>{e.title}</h1>
+      <EndpointFacts e={e} csrf={s.csrfToken} />
+      <h2>Signing secret</h2>
+      <section class="card">
+        <SecretBox ctx={ctx} c={c} e={e} />
+      </section>
+      <h2>Edit</h2>
+      <EditForm here={here} csrf={s.csrfToken} form={edit} />
+      <h2>Recover failed deliveries</h2>
+      <RecoverForm here={here} csrf={s.csrfToken} form={recover} />
+      <h2>Subscriptions using it</h2>
+      <EndpointSubscriptions rows={subs.data} />
+      <h2>Recent events</h2>
+      <EventsTable rows={events.data} empty="No events sent to this endpoint yet." />
+      <p>
+        <a href={`/dashboard/events?endpoint=${e.id}`}>All events of this endpoint →</a>
+      </p>
+      <h2>Delete</h2>
+      <ConfirmDelete
+        to={here}
+        csrf={s.csrfToken}
+        confirm="Yes, delete this endpoint and its events"
+        button="Delete endpoint"
+        error={state.remove?.errors.confirm}
+      />
+    </Layout>,
+    status,
+  );
+}

@@ -1,0 +1,158 @@
+// The subscription page as rendered: facts and pause/resume, its feed's health, recent events, edit, delete.
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Ctx } from '../../context.ts';
+import { listEventViews } from '../../actions/events.ts';
+import { listEndpointViews, type EndpointView } from '../../actions/endpoints.ts';
+import { requireFeedView } from '../../actions/feeds.ts';
+import {
+  requireSubscription,
+  subscriptionView,
+  type SubscriptionApiView,
+} from '../../actions/subscriptions.ts';
+import {
+  ActionForm,
+  Badge,
+  Breadcrumb,
+  ConfirmDelete,
+  Fact,
+  OnOffButton,
+  Time,
+} from './components.tsx';
+import { render } from './errors.tsx';
+import { EventsTable } from './events-table.tsx';
+import { FeedHealth } from './feed-health.tsx';
+import { Select, TextArea } from './fields.tsx';
+import { noticeOf, type FormState } from './form.ts';
+import { Layout } from './layout.tsx';
+import { viewer, type DashEnv } from './session.ts';
+import { endpointOptions } from './subscription-input.ts';
+
+/** What a re-render after a failed POST shows: which form failed, with its values and errors. */
+export type SubscriptionState = {
+  edit?: FormState;
+  remove?: FormState;
+  message?: string | undefined;
+};
+
+/** The subscription's facts, with the button that pauses or resumes it. */
+function SubscriptionFacts(p: {
+  sub: SubscriptionApiView;
+  endpoint: EndpointView | undefined;
+  csrf: string;
+}) {
+  const sub = p.sub;
+  return (
+    <section class="card">
+      <dl class="facts">
+        <Fact label="Status">
+          <Badge status={sub.status} />
+        </Fact>
+        <Fact label="Endpoint">
+          <a href={`/dashboard/endpoints/${sub.endpoint}`}>{p.endpoint?.title ?? sub.endpoint}</a>
+        </Fact>
+        <Fact label="Metadata">
+          {sub.metadata ? <pre>{sub.metadata.text}</pre> : <span class="muted">none</span>}
+        </Fact>
+        <Fact label="Id" class="mono">
+          {sub.id}
+        </Fact>
+        <Fact label="Created">
+          <Time at={sub.created_at} />
+        </Fact>
+      </dl>
+      <div class="actions spaced">
+        <OnOffButton
+          to={`/dashboard/subscriptions/${sub.id}`}
+          csrf={p.csrf}
+          on={sub.status === 'active'}
+          turnOff={['pause', 'Pause']}
+          turnOn={['resume', 'Resume']}
+        />
+      </div>
+    </section>
+  );
+}
+
+/** The endpoint and metadata form, showing what the user typed when it failed. */
+function EditForm(p: { here: string; csrf: string; form: FormState; endpoints: EndpointView[] }) {
+  return (
+    <ActionForm to={p.here} csrf={p.csrf} action="update">
+      <Select
+        name="endpoint"
+        label="Endpoint"
+        values={p.form.values}
+        errors={p.form.errors}
+        idPrefix="edit"
+        options={endpointOptions(p.endpoints, false)}
+      />
+      <TextArea
+        name="metadata"
+        label="Metadata (JSON object; empty to clear)"
+        values={p.form.values}
+        errors={p.form.errors}
+        idPrefix="edit"
+      />
+      <button type="submit">Save</button>
+    </ActionForm>
+  );
+}
+
+/** What an empty events table says: a pending feed's first fetch is a baseline and sends nothing. */
+function noEvents(feedStatus: string): string {
+  return feedStatus === 'pending'
+    ? 'No events yet: the feed has not been fetched. Its first fetch records the current entries as a baseline; later entries are sent.'
+    : 'No events yet: new entries of the feed will be sent here.';
+}
+
+/** GET /dashboard/subscriptions/:id (404 for another application's id); `state` re-shows the form that failed. */
+export function showSubscription(
+  ctx: Ctx,
+  c: Context<DashEnv>,
+  state: SubscriptionState = {},
+  status: ContentfulStatusCode = 200,
+) {
+  const s = viewer(c);
+  const sub = subscriptionView(requireSubscription(ctx, s.applicationId, c.req.param('id') ?? ''));
+  const feed = requireFeedView(ctx, s.applicationId, sub.feed);
+  const endpoints = listEndpointViews(ctx, s.applicationId, { limit: 200 }).data;
+  const events = listEventViews(ctx, s.applicationId, { limit: 10, subscription: sub.id });
+  const here = `/dashboard/subscriptions/${sub.id}`;
+  const edit = state.edit ?? {
+    values: { endpoint: sub.endpoint, metadata: sub.metadata?.text ?? '' },
+    errors: {},
+  };
+  const error = state.message ?? state.edit?.message ?? state.remove?.message;
+  return render(
+    c,
+    <Layout title={sub.url} section="subscriptions" session={s} notice={noticeOf(c)} error={error}>
+      <Breadcrumb href="/dashboard/subscriptions" label="Subscriptions" />
+      <h1 class="mono">{sub.url}</h1>
+      <SubscriptionFacts
+        sub={sub}
+        endpoint={endpoints.find((e) => e.id === sub.endpoint)}
+        csrf={s.csrfToken}
+      />
+      <h2>Feed health</h2>
+      <section class="card" id="feed-health">
+        <FeedHealth f={feed} />
+      </section>
+      <h2>Recent events</h2>
+      <EventsTable rows={events.data} empty={noEvents(feed.status)} />
+      <p>
+        <a href={`/dashboard/events?subscription=${sub.id}`}>All events of this subscription →</a>
+      </p>
+      <h2>Edit</h2>
+      <EditForm here={here} csrf={s.csrfToken} form={edit} endpoints={endpoints} />
+      <h2>Delete</h2>
+      <ConfirmDelete
+        to={here}
+        csrf={s.csrfToken}
+        confirm="Yes, delete this subscription and its undelivered events"
+        button="Delete subscription"
+        error={state.remove?.errors.confirm}
+      />
+    </Layout>,
+    status,
+  );
+}
