@@ -6,14 +6,12 @@ import { createGuardedAgent } from '../net/guard.ts';
 import { newId } from '../ids.ts';
 import { userAgent } from '../net/user-agent.ts';
 import { RawJson } from '../rawjson.ts';
+import { listAttempts, recordAttempt, type AttemptRow } from '../store/attempts.ts';
 import {
   getEvent,
   insertEvent,
-  listAttempts,
   listEvents,
-  recordAttempt,
   requeueEvent,
-  type AttemptRow,
   type EventRow,
   type EventStatus,
   type EventWithBody,

@@ -10,13 +10,13 @@ import {
   markEndpointHealthy,
   type EndpointRow,
 } from '../store/endpoints.ts';
+import { recordAttempt } from '../store/attempts.ts';
 import {
   claimDueEvents,
   nextEventDueAt,
-  recordAttempt,
   releaseEvent,
   type ClaimedEvent,
-} from '../store/events.ts';
+} from '../store/events-claim.ts';
 import { nextRetry } from '../webhook/retry.ts';
 import { sendWebhook, type SendResult } from '../webhook/send.ts';
 import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
