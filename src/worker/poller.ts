@@ -8,6 +8,7 @@ import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
 import type { Entry } from '../feed/types.ts';
 import type { Logger } from '../log.ts';
 import { holdEntries, insertKeys, unseenKeys } from '../store/entries.ts';
+import type { FeedRow } from '../store/feeds.ts';
 import {
   claimDueFeeds,
   nextFeedDueAt,
@@ -16,8 +17,7 @@ import {
   recordPollSuccess,
   recordPollThrottled,
   recordPollUnchanged,
-  type FeedRow,
-} from '../store/feeds.ts';
+} from '../store/feeds-poll.ts';
 import type { Telemetry } from '../telemetry.ts';
 
 export type PollSummary = {
