@@ -6,14 +6,12 @@ import { createGuardedAgent } from '../net/guard.ts';
 import { newId } from '../ids.ts';
 import { userAgent } from '../net/user-agent.ts';
 import { RawJson } from '../rawjson.ts';
+import { listAttempts, recordAttempt, type AttemptRow } from '../store/attempts.ts';
 import {
   getEvent,
   insertEvent,
-  listAttempts,
   listEvents,
-  recordAttempt,
   requeueEvent,
-  type AttemptRow,
   type EventRow,
   type EventStatus,
   type EventWithBody,
@@ -188,32 +186,55 @@ export async function sendTestEvent(
       error: result.error,
       response_body: result.responseBody,
     };
-    ctx.db.transaction(() => {
-      requireEndpoint(ctx, applicationId, endpointId); // deleted while we waited: nothing to record it against
-      insertEvent(
-        ctx.db,
-        {
-          id,
-          application_id: applicationId,
-          endpoint_id: endpoint.id,
-          subscription_id: null,
-          type: 'endpoint.test',
-          sequence: null,
-          body,
-        },
-        now,
-      );
-      recordAttempt(
-        ctx.db,
-        { ...attempt, event_id: id, endpoint_id: endpoint.id },
-        { status: result.ok ? 'delivered' : 'dead', nextAttemptAt: null },
-        ctx.clock.now(),
-      );
-    })();
+    recordTestEvent(
+      ctx,
+      applicationId,
+      endpointId,
+      { id, body, attempt, delivered: result.ok },
+      now,
+    );
     return { event: id, delivered: result.ok, attempt: attemptView(attempt) };
   } finally {
     if (!opts.agent) await agent.close();
   }
+}
+
+/** Stores a test event sent at `now` with its one attempt: delivered, or dead (a test is never retried). 404 when the
+ *  endpoint was deleted while the test was being sent: there is nothing to record it against. */
+function recordTestEvent(
+  ctx: Ctx,
+  applicationId: string,
+  endpointId: string,
+  test: {
+    id: string;
+    body: string;
+    attempt: Omit<AttemptRow, 'id' | 'event_id' | 'endpoint_id'>;
+    delivered: boolean;
+  },
+  now: Date,
+): void {
+  ctx.db.transaction(() => {
+    requireEndpoint(ctx, applicationId, endpointId); // deleted while we waited: nothing to record it against
+    insertEvent(
+      ctx.db,
+      {
+        id: test.id,
+        application_id: applicationId,
+        endpoint_id: endpointId,
+        subscription_id: null,
+        type: 'endpoint.test',
+        sequence: null,
+        body: test.body,
+      },
+      now,
+    );
+    recordAttempt(
+      ctx.db,
+      { ...test.attempt, event_id: test.id, endpoint_id: endpointId },
+      { status: test.delivered ? 'delivered' : 'dead', nextAttemptAt: null },
+      ctx.clock.now(),
+    );
+  })();
 }
 
 function validateStatus(status: string | undefined): EventStatus | undefined {

@@ -45,15 +45,41 @@ export function startCheckpointer(
     intervalMs: opts.intervalMs,
   };
   const worker = (opts.spawn ?? ((d) => startWorkerThread('checkpoint', d)))(data);
-  let lastPass: Checkpointer['lastPass'];
-  let exited = false;
-  const ready = new Promise<boolean>((resolve) => {
+  const state: { lastPass: Checkpointer['lastPass']; exited: boolean } = {
+    lastPass: undefined,
+    exited: false,
+  };
+  const ready = follow(worker, db, opts, state);
+  return {
+    ready: () => ready,
+    get lastPass() {
+      return state.lastPass;
+    },
+    async stop() {
+      if (!state.exited) await stopThread(worker);
+    },
+  };
+}
+
+/** Follows the thread's reports into `state`, the telemetry and the log, and moves the main connection's
+ *  autocheckpoint to the backstop while the thread runs. Resolves true once the thread is ready, false when it failed or
+ *  exited first. */
+function follow(
+  worker: Worker,
+  db: Db,
+  opts: { logger: Logger; telemetry?: Telemetry },
+  state: { lastPass: Checkpointer['lastPass']; exited: boolean },
+): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
     worker.on('message', (report: CheckpointReport) => {
       if (report.type === 'ready') {
         db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
         resolve(true);
       } else if (report.type === 'pass') {
-        lastPass = { walFrames: report.walFrames, checkpointedFrames: report.checkpointedFrames };
+        state.lastPass = {
+          walFrames: report.walFrames,
+          checkpointedFrames: report.checkpointedFrames,
+        };
         opts.telemetry?.checkpointed(report.walFrames, report.checkpointedFrames);
       } else {
         opts.logger.warn('checkpoint: unable to checkpoint the WAL; trying again', {
@@ -69,27 +95,22 @@ export function startCheckpointer(
       resolve(false);
     });
     worker.on('exit', () => {
-      exited = true;
+      state.exited = true;
       if (db.open) db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES}`);
       resolve(false);
     });
   });
-  return {
-    ready: () => ready,
-    get lastPass() {
-      return lastPass;
-    },
-    async stop() {
-      if (exited) return;
-      const gone = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-      worker.postMessage({ type: 'stop' } satisfies CheckpointCommand);
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>((resolve) => {
-        timer = setTimeout(() => resolve('late'), STOP_TIMEOUT_MS);
-      });
-      if ((await Promise.race([gone, late])) === 'late') await worker.terminate();
-      clearTimeout(timer);
-      await gone;
-    },
-  };
+}
+
+/** Asks the thread to stop and waits for it to exit, terminating it after STOP_TIMEOUT_MS. */
+async function stopThread(worker: Worker): Promise<void> {
+  const gone = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  worker.postMessage({ type: 'stop' } satisfies CheckpointCommand);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), STOP_TIMEOUT_MS);
+  });
+  if ((await Promise.race([gone, late])) === 'late') await worker.terminate();
+  clearTimeout(timer);
+  await gone;
 }

@@ -11,65 +11,88 @@ export type Limiter = {
 /** At most `global` tasks at once and at most `perHost` per host key; run(host, fn) settles with fn's
  *  outcome; tasks of one host start in submission order; hosts take turns; no polling. */
 export function createLimiter(opts: { global: number; perHost: number }): Limiter {
-  const globalMax = Math.max(1, Math.floor(opts.global));
-  const perHostMax = Math.max(1, Math.floor(opts.perHost));
-  const hosts = new Map<string, HostState>();
+  return new HostLimiter(
+    Math.max(1, Math.floor(opts.global)),
+    Math.max(1, Math.floor(opts.perHost)),
+  );
+}
+
+class HostLimiter implements Limiter {
+  readonly #globalMax: number;
+  readonly #perHostMax: number;
+  readonly #hosts = new Map<string, HostState>();
   // Hosts that have queued work and a free per-host slot, in the order they became eligible.
-  const ready: HostState[] = [];
-  let running = 0;
+  readonly #ready: HostState[] = [];
+  #running = 0;
 
-  const markReady = (state: HostState): void => {
-    if (!state.ready && state.queue.length > 0 && state.active < perHostMax) {
+  constructor(globalMax: number, perHostMax: number) {
+    this.#globalMax = globalMax;
+    this.#perHostMax = perHostMax;
+  }
+
+  run<T>(host: string, fn: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let state = this.#hosts.get(host);
+      if (state === undefined) {
+        state = { active: 0, queue: [], ready: false };
+        this.#hosts.set(host, state);
+      }
+      const owner = state;
+      owner.queue.push({
+        start: () => startTask(fn, resolve, reject, () => this.#finish(host, owner)),
+      });
+      this.#markReady(owner);
+      this.#pump();
+    });
+  }
+
+  active(): number {
+    return this.#running;
+  }
+
+  #markReady(state: HostState): void {
+    if (!state.ready && state.queue.length > 0 && state.active < this.#perHostMax) {
       state.ready = true;
-      ready.push(state);
+      this.#ready.push(state);
     }
-  };
+  }
 
-  const pump = (): void => {
-    while (running < globalMax && ready.length > 0) {
-      const state = ready.shift();
+  #pump(): void {
+    while (this.#running < this.#globalMax && this.#ready.length > 0) {
+      const state = this.#ready.shift();
       if (state === undefined) break;
       state.ready = false;
       const task = state.queue.shift();
       if (task === undefined) continue;
       state.active += 1;
-      running += 1;
+      this.#running += 1;
       // Re-queue the host behind the others so one busy host cannot starve the rest.
-      markReady(state);
+      this.#markReady(state);
       task.start();
     }
-  };
+  }
 
-  const finish = (host: string, state: HostState): void => {
+  #finish(host: string, state: HostState): void {
     state.active -= 1;
-    running -= 1;
-    if (state.active === 0 && state.queue.length === 0) hosts.delete(host);
-    else markReady(state);
-    pump();
-  };
+    this.#running -= 1;
+    if (state.active === 0 && state.queue.length === 0) this.#hosts.delete(host);
+    else this.#markReady(state);
+    this.#pump();
+  }
+}
 
-  const run = <T>(host: string, fn: () => Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      let state = hosts.get(host);
-      if (state === undefined) {
-        state = { active: 0, queue: [], ready: false };
-        hosts.set(host, state);
-      }
-      const owner = state;
-      owner.queue.push({
-        start: () => {
-          let result: Promise<T>;
-          try {
-            result = fn();
-          } catch (err) {
-            result = Promise.reject(err);
-          }
-          result.then(resolve, reject).finally(() => finish(host, owner));
-        },
-      });
-      markReady(owner);
-      pump();
-    });
-
-  return { run, active: () => running };
+/** Runs `fn` (a synchronous throw counts as a rejection), settles the caller's promise with its outcome, then `done`. */
+function startTask<T>(
+  fn: () => Promise<T>,
+  resolve: (value: T) => void,
+  reject: (err: unknown) => void,
+  done: () => void,
+): void {
+  let result: Promise<T>;
+  try {
+    result = fn();
+  } catch (err) {
+    result = Promise.reject(err);
+  }
+  result.then(resolve, reject).finally(done);
 }

@@ -32,9 +32,18 @@ export function createMetrics(source: { db: Db; clock: Clock }): Metrics {
   return { registry, telemetry: registerTelemetry(registry) };
 }
 
-/** Counters and histograms moved by the poller and the deliverer. */
+/** Counters and histograms moved by the poller and the deliverer, and the checkpoint thread's gauges; registered in
+ *  this order, which is the order of the exposition. */
 function registerTelemetry(registry: Registry): Telemetry {
   const registers = [registry];
+  return {
+    ...pollTelemetry(registers),
+    ...attemptTelemetry(registers),
+    ...checkpointTelemetry(registers),
+  };
+}
+
+function pollTelemetry(registers: Registry[]): Pick<Telemetry, 'polled'> {
   const polls = new Counter({
     name: 'feedsub_polls_total',
     help: 'Feed refreshes by outcome (parsed, unchanged, gone, throttled, error).',
@@ -47,6 +56,17 @@ function registerTelemetry(registry: Registry): Telemetry {
     buckets: FETCH_BUCKETS,
     registers,
   });
+  // Every label value starts at 0 so rate() and increase() see the series from the first scrape.
+  for (const outcome of POLL_OUTCOMES) polls.inc({ outcome }, 0);
+  return {
+    polled(outcome, durationMs) {
+      polls.inc({ outcome });
+      fetchSeconds.observe(durationMs / 1000);
+    },
+  };
+}
+
+function attemptTelemetry(registers: Registry[]): Pick<Telemetry, 'attempted'> {
   const attempts = new Counter({
     name: 'feedsub_delivery_attempts_total',
     help: 'Webhook delivery attempts by outcome (delivered, retry, dead).',
@@ -65,6 +85,21 @@ function registerTelemetry(registry: Registry): Telemetry {
     buckets: LATENCY_BUCKETS,
     registers,
   });
+  // One child per outcome, made once: inc() with a label object hashes the labels on every attempt.
+  const attemptsBy = Object.fromEntries(
+    ATTEMPT_OUTCOMES.map((outcome) => [outcome, attempts.labels({ outcome })]),
+  ) as Record<(typeof ATTEMPT_OUTCOMES)[number], ReturnType<typeof attempts.labels>>;
+  for (const outcome of ATTEMPT_OUTCOMES) attemptsBy[outcome].inc(0); // every series from the first scrape
+  return {
+    attempted(outcome, durationMs, latencyMs) {
+      attemptsBy[outcome].inc();
+      attemptSeconds.observe(durationMs / 1000);
+      if (latencyMs !== null) latencySeconds.observe(Math.max(0, latencyMs) / 1000);
+    },
+  };
+}
+
+function checkpointTelemetry(registers: Registry[]): Pick<Telemetry, 'checkpointed'> {
   const walFrames = new Gauge({
     name: 'feedsub_wal_frames',
     help: "Pages in the SQLite write-ahead log at the checkpoint thread's last pass.",
@@ -75,23 +110,7 @@ function registerTelemetry(registry: Registry): Telemetry {
     help: 'Of those pages, how many were copied into the database file.',
     registers,
   });
-  // Every label value starts at 0 so rate() and increase() see the series from the first scrape.
-  for (const outcome of POLL_OUTCOMES) polls.inc({ outcome }, 0);
-  // One child per outcome, made once: inc() with a label object hashes the labels on every attempt.
-  const attemptsBy = Object.fromEntries(
-    ATTEMPT_OUTCOMES.map((outcome) => [outcome, attempts.labels({ outcome })]),
-  ) as Record<(typeof ATTEMPT_OUTCOMES)[number], ReturnType<typeof attempts.labels>>;
-  for (const outcome of ATTEMPT_OUTCOMES) attemptsBy[outcome].inc(0);
   return {
-    polled(outcome, durationMs) {
-      polls.inc({ outcome });
-      fetchSeconds.observe(durationMs / 1000);
-    },
-    attempted(outcome, durationMs, latencyMs) {
-      attemptsBy[outcome].inc();
-      attemptSeconds.observe(durationMs / 1000);
-      if (latencyMs !== null) latencySeconds.observe(Math.max(0, latencyMs) / 1000);
-    },
     checkpointed(wal, checkpointed) {
       walFrames.set(wal);
       walCheckpointed.set(checkpointed);

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { recoverEndpoint } from '../../src/actions/endpoints.ts';
 import { listEventViews, resendEvent } from '../../src/actions/events.ts';
 import { ApiError } from '../../src/errors.ts';
-import { claimDueEvents } from '../../src/store/events.ts';
+import { claimDueEvents } from '../../src/store/events-claim.ts';
 import { deliveryWorld } from '../worker/deliverer-fixtures.ts';
 
 describe('resendEvent and recoverEndpoint', () => {

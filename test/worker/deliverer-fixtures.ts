@@ -3,16 +3,13 @@ import type { Agent } from 'undici';
 import { createGuardedAgent } from '../../src/net/guard.ts';
 import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/log.ts';
-import {
-  getEvent,
-  insertEvent,
-  listAttempts,
-  nextEventDueAt,
-  type EventWithBody,
-} from '../../src/store/events.ts';
+import { listAttempts } from '../../src/store/attempts.ts';
+import { nextEventDueAt } from '../../src/store/events-claim.ts';
+import { getEvent, insertEvent, type EventWithBody } from '../../src/store/events.ts';
 import { allocateSequences, getSubscription } from '../../src/store/subscriptions.ts';
 import { buildEntryEvents } from '../../src/webhook/event.ts';
-import { createInFlight, deliverTick, type DelivererDeps } from '../../src/worker/deliverer.ts';
+import { deliverTick, type DelivererDeps } from '../../src/worker/deliverer.ts';
+import { createInFlight } from '../../src/worker/in-flight.ts';
 import { noTelemetry } from '../../src/telemetry.ts';
 import { startReceiver, type Receiver } from '../support/servers.ts';
 import { makeWorld, type World } from '../support/world.ts';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { getEndpointById } from '../../src/store/endpoints.ts';
-import { claimDueEvents, nextEventDueAt } from '../../src/store/events.ts';
+import { claimDueEvents, nextEventDueAt } from '../../src/store/events-claim.ts';
 import { verifySignature } from '../../src/webhook/sign.ts';
 import { LEASE_MARGIN_MS } from '../../src/worker/deliverer.ts';
 import { deliveryWorld } from './deliverer-fixtures.ts';

@@ -4,7 +4,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../../src/log.ts';
-import { listAttempts } from '../../src/store/events.ts';
+import { listAttempts } from '../../src/store/attempts.ts';
 import { saveIdempotency } from '../../src/store/idempotency.ts';
 import {
   maintenanceTick,

@@ -1,7 +1,7 @@
 // The subscriptions pages through app.request(): list, create with JSON metadata, feed health, edit, pause/resume, delete.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { recordPollFailure } from '../../../src/store/feeds.ts';
+import { recordPollFailure } from '../../../src/store/feeds-poll.ts';
 import { makeWorld, type World } from '../../support/world.ts';
 import {
   assertLabelled,

@@ -1,0 +1,60 @@
+// SQL for attempts (one HTTP try of an event): recording one with its event's outcome, listing an event's attempts.
+import type { Db } from '../db/open.ts';
+import type { EventStatus } from './events.ts';
+import { prepared } from './sql.ts';
+
+export type AttemptRow = {
+  id: number;
+  event_id: string;
+  endpoint_id: string;
+  started_at: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  response_body: string | null;
+};
+
+/** Records one attempt and its outcome on the event. Call inside a transaction with the endpoint update. */
+export function recordAttempt(
+  db: Db,
+  a: Omit<AttemptRow, 'id'>,
+  outcome: { status: EventStatus; nextAttemptAt: string | null },
+  now: Date,
+): void {
+  const t = now.toISOString();
+  // Positional parameters: this runs for every attempt, and binding by name costs more.
+  prepared(
+    db,
+    `INSERT INTO attempts (event_id, endpoint_id, started_at, status_code, duration_ms, error, response_body) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    a.event_id,
+    a.endpoint_id,
+    a.started_at,
+    a.status_code,
+    a.duration_ms,
+    a.error,
+    a.response_body,
+  );
+  prepared(
+    db,
+    `UPDATE events SET status = ?, attempt_count = attempt_count + 1, lease_until = NULL,
+                next_attempt_at = coalesce(?, next_attempt_at), last_status_code = ?, last_error = ?,
+                delivered_at = coalesce(?, delivered_at), updated_at = ?
+              WHERE id = ?`,
+  ).run(
+    outcome.status,
+    outcome.nextAttemptAt,
+    a.status_code,
+    a.error,
+    outcome.status === 'delivered' ? t : null,
+    t,
+    a.event_id,
+  );
+}
+
+/** The attempts of an event, oldest first. */
+export function listAttempts(db: Db, eventId: string): AttemptRow[] {
+  return prepared(db, 'SELECT * FROM attempts WHERE event_id = ? ORDER BY started_at, id').all(
+    eventId,
+  ) as AttemptRow[];
+}

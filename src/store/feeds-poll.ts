@@ -1,0 +1,186 @@
+// SQL for polling feeds: leasing the due ones, when the next is due, and recording each poll's outcome (success,
+// unchanged, failure, throttled, gone), which also ends the lease.
+import type { Db } from '../db/open.ts';
+import type { FeedRow, FeedStatus } from './feeds.ts';
+import { prepared, updateRow } from './sql.ts';
+
+type FeedPatch = Partial<
+  Omit<FeedRow, 'id' | 'url' | 'credentials' | 'credential_key' | 'created_at'>
+>;
+
+/** Sets `patch`, adds `increments` to the error counters and ends the lease: every poll outcome is recorded here. */
+function patchFeed(
+  db: Db,
+  id: string,
+  patch: FeedPatch,
+  now: Date,
+  increments: Partial<
+    Record<'error_count' | 'network_error_count' | 'http_error_count' | 'parse_error_count', number>
+  > = {},
+): void {
+  const counts = Object.entries(increments).map(([k, n]) => `${k} = ${k} + ${Number(n)}`);
+  updateRow(db, 'feeds', patch, { id }, now, [...counts, 'lease_until = NULL']);
+}
+
+/** Leases up to `limit` feeds that have an active subscription and are due (or all of them with `ignoreSchedule`). */
+export function claimDueFeeds(
+  db: Db,
+  now: Date,
+  leaseMs: number,
+  limit: number,
+  ignoreSchedule = false,
+): FeedRow[] {
+  const t = now.toISOString();
+  return prepared(
+    db,
+    `
+    UPDATE feeds SET lease_until = @lease
+    WHERE id IN (
+      SELECT f.id FROM feeds f
+      WHERE f.status <> 'gone' AND (@all = 1 OR f.next_poll_at <= @t) AND (f.lease_until IS NULL OR f.lease_until <= @t)
+        AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
+      ORDER BY f.next_poll_at LIMIT @limit)
+    RETURNING *`,
+  ).all({
+    lease: new Date(now.getTime() + leaseMs).toISOString(),
+    t,
+    limit,
+    all: ignoreSchedule ? 1 : 0,
+  }) as FeedRow[];
+}
+
+/** The earliest next_poll_at among pollable feeds, to sleep until then; undefined when none. */
+export function nextFeedDueAt(db: Db): string | undefined {
+  return (
+    (prepared(
+      db,
+      `SELECT min(next_poll_at) FROM feeds f WHERE status <> 'gone'
+                      AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')`,
+    )
+      .pluck()
+      .get() as string | null) ?? undefined
+  );
+}
+
+/** A fetch that produced a parsed document: new state, cleared error run, next poll. Call inside the poll transaction. */
+export function recordPollSuccess(
+  db: Db,
+  id: string,
+  state: Pick<
+    FeedRow,
+    | 'status'
+    | 'title'
+    | 'site_url'
+    | 'format'
+    | 'etag'
+    | 'last_modified'
+    | 'body_hash'
+    | 'last_http_status'
+    | 'next_poll_at'
+    | 'interval_seconds'
+    | 'ttl_seconds'
+    | 'degraded'
+    | 'hub_url'
+    | 'self_url'
+    | 'fetch_url'
+    | 'discovered_url'
+    | 'redirect_url'
+    | 'redirect_count'
+    | 'baseline_at'
+    | 'entry_count'
+  >,
+  now: Date,
+): void {
+  const t = now.toISOString();
+  patchFeed(db, id, { ...state, last_polled_at: t, last_success_at: t, error_count: 0 }, now);
+}
+
+/** A 304 or an identical body: only validators, status, redirect tracking and schedule change. */
+export function recordPollUnchanged(
+  db: Db,
+  id: string,
+  state: Pick<
+    FeedRow,
+    | 'etag'
+    | 'last_modified'
+    | 'last_http_status'
+    | 'next_poll_at'
+    | 'interval_seconds'
+    | 'fetch_url'
+    | 'discovered_url'
+    | 'redirect_url'
+    | 'redirect_count'
+  >,
+  status: FeedStatus,
+  now: Date,
+): void {
+  const t = now.toISOString();
+  patchFeed(
+    db,
+    id,
+    { ...state, status, last_polled_at: t, last_success_at: t, error_count: 0 },
+    now,
+  );
+}
+
+/** A failed fetch or parse: counted by kind, recorded with its message, backed off; the feed keeps being polled. */
+export function recordPollFailure(
+  db: Db,
+  id: string,
+  failure: {
+    errorClass: 'network' | 'http' | 'parse';
+    message: string;
+    httpStatus: number | null;
+    nextPollAt: string;
+  },
+  now: Date,
+): void {
+  const t = now.toISOString();
+  patchFeed(
+    db,
+    id,
+    {
+      status: 'error',
+      last_error: failure.message,
+      last_error_at: t,
+      last_http_status: failure.httpStatus,
+      next_poll_at: failure.nextPollAt,
+      last_polled_at: t,
+    },
+    now,
+    { error_count: 1, [`${failure.errorClass}_error_count`]: 1 },
+  );
+}
+
+/** A 429/503 with Retry-After: not an error, just a later poll. */
+export function recordPollThrottled(
+  db: Db,
+  id: string,
+  httpStatus: number,
+  nextPollAt: string,
+  now: Date,
+): void {
+  patchFeed(
+    db,
+    id,
+    { last_http_status: httpStatus, next_poll_at: nextPollAt, last_polled_at: now.toISOString() },
+    now,
+  );
+}
+
+/** A 410: the feed is gone and is no longer polled. */
+export function recordFeedGone(db: Db, id: string, now: Date): void {
+  const t = now.toISOString();
+  patchFeed(
+    db,
+    id,
+    {
+      status: 'gone',
+      last_http_status: 410,
+      last_error: 'fetch: the server answered 410 Gone; polling stopped',
+      last_error_at: t,
+      last_polled_at: t,
+    },
+    now,
+  );
+}

@@ -1,0 +1,127 @@
+// Storing one refresh outcome, inside the poll transaction: each kind's feed state and next poll time (a parsed
+// document's entries and events are in poll-parsed.ts).
+import type { Ctx } from '../context.ts';
+import type { RefreshOutcome } from '../feed/refresh.ts';
+import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
+import type { FeedRow } from '../store/feeds.ts';
+import {
+  recordFeedGone,
+  recordPollFailure,
+  recordPollThrottled,
+  recordPollUnchanged,
+} from '../store/feeds-poll.ts';
+import { applyParsed, type Stored } from './poll-parsed.ts';
+import { redirectState } from './redirect-state.ts';
+
+type OutcomeOf<K extends RefreshOutcome['kind']> = Extract<RefreshOutcome, { kind: K }>;
+
+/** Stores one refresh outcome; runs inside the poll transaction. */
+export function applyOutcome(ctx: Ctx, feed: FeedRow, outcome: RefreshOutcome, now: Date): Stored {
+  const limits = scheduleLimits(ctx);
+  switch (outcome.kind) {
+    case 'unchanged':
+      applyUnchanged(ctx, feed, outcome, now, limits);
+      break;
+    case 'gone':
+      recordFeedGone(ctx.db, feed.id, now);
+      break;
+    case 'throttled':
+      applyThrottled(ctx, feed, outcome, now, limits);
+      break;
+    case 'error':
+      applyError(ctx, feed, outcome, now, limits);
+      break;
+    case 'parsed':
+      return applyParsed(ctx, feed, outcome, now, limits);
+  }
+  return { newEntries: 0, events: 0 };
+}
+
+/** A 304 or an identical body: new validators, redirect tracking and the next poll; an identity hold stays. */
+function applyUnchanged(
+  ctx: Ctx,
+  feed: FeedRow,
+  outcome: OutcomeOf<'unchanged'>,
+  now: Date,
+  limits: ScheduleLimits,
+): void {
+  const next = nextPoll(
+    {
+      kind: 'unchanged',
+      cacheSeconds: outcome.meta.cacheSeconds,
+      previousIntervalSeconds: feed.interval_seconds,
+    },
+    limits,
+  );
+  const status = feed.status === 'identity_changed' ? 'identity_changed' : 'active';
+  recordPollUnchanged(
+    ctx.db,
+    feed.id,
+    {
+      etag: outcome.meta.etag ?? feed.etag,
+      last_modified: outcome.meta.lastModified ?? feed.last_modified,
+      last_http_status: outcome.meta.status,
+      next_poll_at: after(now, next.delaySeconds),
+      interval_seconds: next.intervalSeconds,
+      ...redirectState(feed, outcome.meta.permanentRedirectTo, null),
+    },
+    status,
+    now,
+  );
+}
+
+/** A 429/503 with Retry-After: only a later poll. */
+function applyThrottled(
+  ctx: Ctx,
+  feed: FeedRow,
+  outcome: OutcomeOf<'throttled'>,
+  now: Date,
+  limits: ScheduleLimits,
+): void {
+  const next = nextPoll(
+    { kind: 'throttled', retryAfterSeconds: outcome.retryAfterSeconds },
+    limits,
+  );
+  recordPollThrottled(ctx.db, feed.id, outcome.meta.status, after(now, next.delaySeconds), now);
+}
+
+/** A failed fetch or parse: recorded, and the next poll backed off by the run of errors. */
+function applyError(
+  ctx: Ctx,
+  feed: FeedRow,
+  outcome: OutcomeOf<'error'>,
+  now: Date,
+  limits: ScheduleLimits,
+): void {
+  const next = nextPoll(
+    {
+      kind: 'error',
+      consecutiveErrors: feed.error_count + 1,
+      retryAfterSeconds: outcome.retryAfterSeconds,
+    },
+    limits,
+  );
+  recordPollFailure(
+    ctx.db,
+    feed.id,
+    {
+      errorClass: outcome.errorClass,
+      message: outcome.message,
+      httpStatus: outcome.status,
+      nextPollAt: after(now, next.delaySeconds),
+    },
+    now,
+  );
+}
+
+function after(now: Date, seconds: number): string {
+  return new Date(now.getTime() + seconds * 1000).toISOString();
+}
+
+function scheduleLimits(ctx: Ctx): ScheduleLimits {
+  return {
+    intervalSeconds: ctx.config.poll.interval_seconds,
+    minSeconds: ctx.config.poll.min_interval_seconds,
+    maxSeconds: ctx.config.poll.max_interval_seconds,
+  };
+}
