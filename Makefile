@@ -11,8 +11,10 @@ node_modules/.feedsub-installed: package.json package-lock.json
 
 deps: node_modules/.feedsub-installed
 
+# node --import tsx keeps the server in this one process, so Ctrl-C or SIGTERM reaches it directly and it stops
+# gracefully (the tsx command relays signals to a child and SIGKILLs it if it does not answer within 30 ms).
 serve: deps
-	$(TSX) src/main.ts serve
+	node --import tsx src/main.ts serve
 
 # The lint step (format check + type check) runs first: a tree that does not type-check is not tested.
 test: deps

@@ -245,7 +245,7 @@ describe('crash safety', () => {
         [],
         'the receiver saw every event feedsub created',
       );
-      assert.equal(await daemon.stop('SIGTERM'), 0, daemon.output()); // tsx passes it on to the server, which stops gracefully
+      assert.equal(await daemon.stop('SIGTERM'), 0, daemon.output()); // the server stops gracefully
       const dupes = receiver.received.length - byId.size;
       process.stdout.write(
         `# crash: ${KILLS} kills, ${byId.size} events, ${receiver.received.length} deliveries (${dupes} duplicates), ${expected.length} entries\n`,

@@ -1,17 +1,20 @@
-// Runs `feedsub` (tsx src/main.ts) as a child process for end-to-end tests; every child is killed by PID.
+// Runs `feedsub` (src/main.ts under tsx's loader) as a child process for end-to-end tests; every child is killed by PID.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const TSX = `${ROOT}node_modules/.bin/tsx`;
 const MAIN = `${ROOT}src/main.ts`;
+// `node --import <tsx's loader>` runs the server in this one process. The tsx command runs it in a child of its own and,
+// when the child does not acknowledge a relayed SIGTERM within 30 ms (a busy machine), SIGKILLs it: the graceful stop
+// under test would then never run.
+const NODE_ARGS = ['--import', import.meta.resolve('tsx')];
 
 /** Runs a one-shot command to completion. */
 export function runCli(
   args: string[],
   env: Record<string, string> = {},
 ): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(TSX, [MAIN, ...args], {
+  const r = spawnSync(process.execPath, [...NODE_ARGS, MAIN, ...args], {
     env: { ...process.env, ...env },
     encoding: 'utf8',
     timeout: 60_000,
@@ -37,10 +40,10 @@ export type Daemon = {
   output(): string;
   /** Resolves with the exit code once it has exited. */
   exited: Promise<number | null>;
-  /** Sends `signal` (tsx passes it on to the server) and resolves with the exit code; SIGKILLs the group if it has not
-   *  exited within 20 s, so a cleanup never hangs. */
+  /** Sends `signal` to the server and resolves with the exit code; SIGKILLs the group if it has not exited within
+   *  20 s, so a cleanup never hangs. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
-  /** SIGKILLs the whole process group (tsx runs the server in a grandchild) and resolves once it has exited. */
+  /** SIGKILLs the whole process group (the server and any thread or child it started) and resolves once it exited. */
   kill(): Promise<void>;
 };
 
@@ -53,8 +56,17 @@ export async function startDaemon(opts: {
 }): Promise<Daemon> {
   const port = await freePort();
   const child = spawn(
-    TSX,
-    [MAIN, 'serve', '--port', String(port), '--data-dir', opts.dataDir, ...(opts.args ?? [])],
+    process.execPath,
+    [
+      ...NODE_ARGS,
+      MAIN,
+      'serve',
+      '--port',
+      String(port),
+      '--data-dir',
+      opts.dataDir,
+      ...(opts.args ?? []),
+    ],
     {
       env: { ...process.env, FEEDSUB_LOG_FORMAT: 'json', ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
