@@ -1,5 +1,6 @@
 // Every option with its default, validated by one valibot schema; precedence: TOML file < FEEDSUB_* environment < flags.
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parse as parseToml } from 'smol-toml';
 import * as v from 'valibot';
 import { ConfigError } from './errors.ts';
@@ -8,6 +9,22 @@ const int = (min: number, max: number) =>
   v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
 const seconds = int(1, 31_536_000);
 const url = v.union([v.literal(''), v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//i))]);
+/** A limit where 0 means "no limit". */
+const limit = (max: number) => int(0, max);
+
+/** True for an IPv4 or IPv6 address, or one with a /prefix that fits its family (a CIDR block). */
+export function isAddressOrCidr(text: string): boolean {
+  const [address = '', prefix, ...rest] = text.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d{1,3}$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+}
+const addressOrCidr = v.pipe(
+  v.string(),
+  v.check(isAddressOrCidr, 'must be an IP address or a CIDR block such as 10.0.0.0/8'),
+);
 
 /** The options, section by section; the defaults here are the documented defaults. */
 export const ConfigSchema = v.strictObject({
@@ -18,6 +35,7 @@ export const ConfigSchema = v.strictObject({
       public_url: v.optional(url, ''),
       shutdown_timeout_seconds: v.optional(int(1, 600), 10),
       max_body_bytes: v.optional(int(1024, 64 * 1024 * 1024), 1_048_576),
+      trusted_proxies: v.optional(v.pipe(v.array(addressOrCidr), v.maxLength(100)), []),
     }),
     {},
   ),
@@ -79,6 +97,21 @@ export const ConfigSchema = v.strictObject({
   dashboard: v.optional(
     v.strictObject({
       session_idle_minutes: v.optional(int(1, 43_200), 720),
+    }),
+    {},
+  ),
+  // Per application, then per client address; 0 turns a limit off. The defaults are far above what a small team's
+  // integration does, and far below what one leaked or buggy key can do in a minute (README, "Quotas and rate limits").
+  quotas: v.optional(
+    v.strictObject({
+      endpoints_per_application: v.optional(limit(10_000_000), 1000),
+      subscriptions_per_application: v.optional(limit(100_000_000), 10_000),
+      new_feed_urls_per_hour: v.optional(limit(10_000_000), 300),
+      test_events_per_minute: v.optional(limit(1_000_000), 60),
+      api_requests_per_second: v.optional(limit(1_000_000), 50),
+      api_burst: v.optional(int(1, 10_000_000), 100),
+      failed_auth_per_address: v.optional(limit(1_000_000), 10),
+      failed_auth_refill_seconds: v.optional(int(1, 86_400), 60),
     }),
     {},
   ),
@@ -161,12 +194,14 @@ export function coerce(section: string, key: string, value: string, source: stri
     if (value === 'false' || value === '0') return false;
     throw new ConfigError(`config: ${source} must be true or false, got ${JSON.stringify(value)}`);
   }
-  if (Array.isArray(sample))
-    return value
+  if (Array.isArray(sample)) {
+    const items = value
       .split(',')
       .map((s) => s.trim())
-      .filter(Boolean)
-      .map((s) => toNumber(s, source));
+      .filter(Boolean);
+    // A list whose default is empty (server.trusted_proxies) is a list of strings; the others are lists of numbers.
+    return typeof sample[0] === 'number' ? items.map((s) => toNumber(s, source)) : items;
+  }
   return value;
 }
 

@@ -59,6 +59,32 @@ describe('config', () => {
     assert.equal(loadConfig({ file, env }).server.port, 9002);
   });
 
+  it('has quotas a small team never meets, and no trusted proxy', () => {
+    const c = defaultConfig();
+    assert.deepEqual(c.quotas, {
+      endpoints_per_application: 1000,
+      subscriptions_per_application: 10_000,
+      new_feed_urls_per_hour: 300,
+      test_events_per_minute: 60,
+      api_requests_per_second: 50,
+      api_burst: 100,
+      failed_auth_per_address: 10,
+      failed_auth_refill_seconds: 60,
+    });
+    assert.deepEqual(c.server.trusted_proxies, []);
+  });
+
+  it('reads server.trusted_proxies as a list of addresses and CIDR blocks, also from the environment', () => {
+    const env = { FEEDSUB_SERVER_TRUSTED_PROXIES: '127.0.0.1, ::1,10.0.0.0/8' };
+    assert.deepEqual(loadConfig({ env }).server.trusted_proxies, [
+      '127.0.0.1',
+      '::1',
+      '10.0.0.0/8',
+    ]);
+    const file = tomlFile('[server]\ntrusted_proxies = ["fd00::/8"]\n');
+    assert.deepEqual(loadConfig({ file, env: {} }).server.trusted_proxies, ['fd00::/8']);
+  });
+
   it('allows poll.min_interval_seconds as low as 1', () => {
     assert.equal(
       loadConfig({ env: { FEEDSUB_POLL_MIN_INTERVAL_SECONDS: '1' } }).poll.min_interval_seconds,
@@ -103,6 +129,21 @@ describe('config', () => {
       /unable to read \/nonexistent\/feedsub\.toml: ENOENT/,
     ],
     ['a bad log level', { env: { FEEDSUB_LOG_LEVEL: 'loud' } }, /log\.level/],
+    [
+      'a trusted proxy that is not an address',
+      { env: { FEEDSUB_SERVER_TRUSTED_PROXIES: '127.0.0.1,proxy.local' } },
+      /server\.trusted_proxies\.1: must be an IP address or a CIDR block/,
+    ],
+    [
+      'a CIDR prefix too long for its family',
+      { env: { FEEDSUB_SERVER_TRUSTED_PROXIES: '10.0.0.0/33' } },
+      /server\.trusted_proxies/,
+    ],
+    [
+      'an api_burst of 0 (a bucket holds at least one request)',
+      { env: { FEEDSUB_QUOTAS_API_BURST: '0' } },
+      /quotas\.api_burst/,
+    ],
   ];
   for (const [name, input, message] of bad) {
     it(`rejects ${name} with a ConfigError naming it`, () => {
