@@ -175,3 +175,14 @@ CREATE TABLE sessions (
   created_at      TEXT NOT NULL,
   last_seen_at    TEXT NOT NULL
 );
+
+-- Recent uses of the quotas that count over a window ([quotas] new_feed_urls_per_hour, test_events_per_minute). A use
+-- is recorded only under its limit, after the application's older uses of that quota are deleted, so an application
+-- holds at most its limit of rows per quota. (Migration 2.)
+CREATE TABLE quota_usage (
+  application_id  TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
+  quota           TEXT NOT NULL,          -- the [quotas] key
+  subject         TEXT,                   -- the feed id of a new feed URL (a repeat within the hour is free); else NULL
+  used_at         TEXT NOT NULL
+);
+CREATE INDEX quota_usage_window ON quota_usage(application_id, quota, used_at);

@@ -42,5 +42,18 @@ export const conflict = (detail: string, extra?: Record<string, unknown>) =>
 export const unauthorized = (detail = 'A valid API key is required in the Authorization header.') =>
   new ApiError(401, 'Unauthorized', detail);
 
+/** 429 (RFC 6585 §4) for a spent quota or rate: `Retry-After` in whole seconds (RFC 9110 §10.2.3), and the body names
+ *  the quota (its [quotas] key), its limit and the same wait, so a client can tell which limit it met. */
+export const tooManyRequests = (
+  quota: string,
+  limit: number,
+  retryAfterSeconds: number,
+  detail: string,
+) =>
+  new ApiError(429, 'Too many requests', detail, {
+    extra: { quota, limit, retry_after_seconds: retryAfterSeconds },
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  });
+
 /** An operator-facing configuration error: the CLI prints it on one line and exits 2. */
 export class ConfigError extends Error {}

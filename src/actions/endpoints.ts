@@ -15,6 +15,7 @@ import {
 import { hastenEndpointRetries, requeueEndpointEvents } from '../store/events.ts';
 import type { Page, PageQuery } from '../store/page.ts';
 import type { Ctx } from '../context.ts';
+import { checkEndpointQuota } from './quotas.ts';
 import { privateHostIssue } from './urls.ts';
 import { HttpUrl, Title, validate } from './validate.ts';
 
@@ -46,7 +47,8 @@ export function endpointView(row: EndpointRow): EndpointView {
   return { id, title, url, status, disabled_reason, created_at, updated_at };
 }
 
-/** Creates an endpoint; the result carries its secret (the only response that does, with GET …/secret). */
+/** Creates an endpoint; the result carries its secret (the only response that does, with GET …/secret). 429 when the
+ *  application has quotas.endpoints_per_application already. */
 export function createEndpoint(
   ctx: Ctx,
   applicationId: string,
@@ -63,7 +65,10 @@ export function createEndpoint(
     secret: newSecret(),
     created_at: now.toISOString(),
   };
-  insertEndpoint(ctx.db, row);
+  ctx.db.transaction(() => {
+    checkEndpointQuota(ctx, applicationId);
+    insertEndpoint(ctx.db, row);
+  })();
   return { ...endpointView(requireEndpoint(ctx, applicationId, row.id)), secret: row.secret };
 }
 

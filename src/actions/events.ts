@@ -22,6 +22,7 @@ import { sendWebhook } from '../webhook/send.ts';
 import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
 import type { Ctx } from '../context.ts';
 import { requireEndpoint } from './endpoints.ts';
+import { chargeTestEvent } from './quotas.ts';
 
 export type EventView = {
   id: string;
@@ -146,14 +147,20 @@ export function resendEvent(ctx: Ctx, applicationId: string, id: string): EventV
 }
 
 /** Sends the endpoint a signed `endpoint.test` event now, whatever its status, and records it as an event with its one
- *  attempt (delivered, or dead: a test is never retried). `agent` defaults to a guarded one made for this call. */
+ *  attempt (delivered, or dead: a test is never retried). 429, before anything is sent, past the application's
+ *  quotas.test_events_per_minute. `agent` defaults to a guarded one made for this call. */
 export async function sendTestEvent(
   ctx: Ctx,
   applicationId: string,
   endpointId: string,
   opts: { agent?: Dispatcher } = {},
 ): Promise<TestEventResult> {
-  const endpoint = requireEndpoint(ctx, applicationId, endpointId);
+  const now = ctx.clock.now();
+  const endpoint = ctx.db.transaction(() => {
+    const found = requireEndpoint(ctx, applicationId, endpointId);
+    chargeTestEvent(ctx, applicationId, now);
+    return found;
+  })();
   const timeoutMs = ctx.config.delivery.timeout_seconds * 1000;
   const agent =
     opts.agent ??
@@ -161,7 +168,6 @@ export async function sendTestEvent(
       allowPrivate: ctx.config.network.allow_private,
       connectTimeoutMs: Math.min(10_000, timeoutMs),
     });
-  const now = ctx.clock.now();
   const id = newId(now);
   const body = buildTestEvent(endpoint.id, now);
   try {

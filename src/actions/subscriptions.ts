@@ -16,6 +16,7 @@ import {
   type SubscriptionView,
 } from '../store/subscriptions.ts';
 import type { Ctx } from '../context.ts';
+import { chargeNewFeedUrl, checkSubscriptionQuota } from './quotas.ts';
 import { normalizeFeedUrl, privateHostIssue } from './urls.ts';
 import { HttpUrl, IdString, validate } from './validate.ts';
 
@@ -75,7 +76,8 @@ export function subscriptionView(row: SubscriptionView): SubscriptionApiView {
 }
 
 /** Creates a subscription (sharing the feed record of the same normalized URL) and wakes the poller.
- *  404 for an endpoint that is not the application's; 409 with the existing id for a duplicate. */
+ *  404 for an endpoint that is not the application's; 409 with the existing id for a duplicate; 429 past the
+ *  application's subscriptions or new feed URLs per hour. */
 export function createSubscription(
   ctx: Ctx,
   applicationId: string,
@@ -95,7 +97,9 @@ export function createSubscription(
       throw conflict('A subscription of this endpoint to this feed URL already exists.', {
         existing_id: existing,
       });
+    checkSubscriptionQuota(ctx, applicationId);
     const feed = upsertFeed(ctx.db, target.url, target.credentials, target.credentialKey, now);
+    chargeNewFeedUrl(ctx, applicationId, feed.id, now);
     const sid = newId(now);
     insertSubscription(ctx.db, {
       id: sid,

@@ -2,4 +2,15 @@
 import type Database from 'better-sqlite3';
 
 /** Append-only: never edit a step once released; schema.sql must equal the result of all steps. */
-export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [];
+export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
+  // 1 → 2 (issue 13, quotas): the recent uses of the windowed quotas.
+  (db) => {
+    db.exec(`CREATE TABLE quota_usage (
+      application_id  TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
+      quota           TEXT NOT NULL,
+      subject         TEXT,
+      used_at         TEXT NOT NULL
+    );
+    CREATE INDEX quota_usage_window ON quota_usage(application_id, quota, used_at);`);
+  },
+];

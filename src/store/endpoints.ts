@@ -119,3 +119,10 @@ export function disableEndpoint(db: Db, id: string, reason: string, now: Date): 
     "UPDATE endpoints SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND status = 'active'",
   ).run(reason, now.toISOString(), id);
 }
+
+/** Number of endpoints the application has (quotas.endpoints_per_application). */
+export function countApplicationEndpoints(db: Db, applicationId: string): number {
+  return prepared(db, 'SELECT count(*) FROM endpoints WHERE application_id = ?')
+    .pluck()
+    .get(applicationId) as number;
+}

@@ -132,3 +132,10 @@ export function allocateSequences(db: Db, id: string, count: number): number {
   ).get(count, id) as { last_sequence: number };
   return row.last_sequence - count + 1;
 }
+
+/** Number of subscriptions the application has (quotas.subscriptions_per_application). */
+export function countApplicationSubscriptions(db: Db, applicationId: string): number {
+  return prepared(db, 'SELECT count(*) FROM subscriptions WHERE application_id = ?')
+    .pluck()
+    .get(applicationId) as number;
+}

@@ -1,0 +1,103 @@
+// Per-application quotas counted in the database ([quotas]): endpoints and subscriptions held, new feed URLs per hour,
+// test events per minute. Each check runs inside the transaction that creates what it counts, so two requests at once
+// cannot both take the last one. A limit of 0 turns its check off.
+import type { Ctx } from '../context.ts';
+import { tooManyRequests } from '../errors.ts';
+import { countApplicationEndpoints } from '../store/endpoints.ts';
+import {
+  countQuotaUsage,
+  pruneQuotaUsage,
+  recordQuotaUsage,
+  usedQuotaOn,
+} from '../store/quota-usage.ts';
+import { applicationUsesFeed, countApplicationSubscriptions } from '../store/subscriptions.ts';
+
+/** Retry-After of a quota on what an application holds. Nothing frees it with time — only a deletion or a higher
+ *  limit — so the wait is long enough that a client retrying on 429 by itself does not hammer the server meanwhile. */
+export const HELD_QUOTA_RETRY_SECONDS = 3600;
+
+/** 429 unless the application may have one more endpoint. Call inside the transaction that inserts it. */
+export function checkEndpointQuota(ctx: Ctx, applicationId: string): void {
+  const limit = ctx.config.quotas.endpoints_per_application;
+  if (limit === 0 || countApplicationEndpoints(ctx.db, applicationId) < limit) return;
+  throw tooManyRequests(
+    'endpoints_per_application',
+    limit,
+    HELD_QUOTA_RETRY_SECONDS,
+    `The application has ${limit} endpoints, its limit (quotas.endpoints_per_application). Delete endpoints it no longer uses, or ask the operator to raise the limit.`,
+  );
+}
+
+/** 429 unless the application may have one more subscription. Call inside the transaction that inserts it. */
+export function checkSubscriptionQuota(ctx: Ctx, applicationId: string): void {
+  const limit = ctx.config.quotas.subscriptions_per_application;
+  if (limit === 0 || countApplicationSubscriptions(ctx.db, applicationId) < limit) return;
+  throw tooManyRequests(
+    'subscriptions_per_application',
+    limit,
+    HELD_QUOTA_RETRY_SECONDS,
+    `The application has ${limit} subscriptions, its limit (quotas.subscriptions_per_application). Delete subscriptions it no longer uses, or ask the operator to raise the limit.`,
+  );
+}
+
+/** Counts `feedId` as a new feed URL of the application — unless one of its subscriptions already uses that feed, or
+ *  it was counted within the hour (unsubscribing and subscribing again is free) — and answers 429 once the hour's are
+ *  spent. Call inside the transaction that inserts the subscription, after the feed record is found or made: a refusal
+ *  rolls that back. Each new feed URL is a first fetch within a second, to a host of the client's choosing. */
+export function chargeNewFeedUrl(ctx: Ctx, applicationId: string, feedId: string, now: Date): void {
+  const limit = ctx.config.quotas.new_feed_urls_per_hour;
+  if (limit === 0 || applicationUsesFeed(ctx.db, applicationId, feedId)) return;
+  const window = { quota: 'new_feed_urls_per_hour', limit, ms: 3600_000 };
+  const since = new Date(now.getTime() - window.ms).toISOString();
+  if (usedQuotaOn(ctx.db, applicationId, window.quota, feedId, since)) return;
+  chargeWindow(ctx, applicationId, window, feedId, now, (wait) =>
+    [
+      `The application subscribed to ${limit} feed URLs it did not have within the last hour, its limit (quotas.new_feed_urls_per_hour).`,
+      `Subscribing to a feed URL it already has is not limited; a new one is possible again in ${wait} s.`,
+    ].join(' '),
+  );
+}
+
+/** Counts one test event sent now and answers 429 once the minute's are spent. Call before sending it: a test is a
+ *  signed POST to a URL of the client's choosing, so the count must hold even while earlier tests are still waiting. */
+export function chargeTestEvent(ctx: Ctx, applicationId: string, now: Date): void {
+  const limit = ctx.config.quotas.test_events_per_minute;
+  if (limit === 0) return;
+  const window = { quota: 'test_events_per_minute', limit, ms: 60_000 };
+  chargeWindow(
+    ctx,
+    applicationId,
+    window,
+    null,
+    now,
+    (wait) =>
+      `The application sent ${limit} test events within the last minute, its limit (quotas.test_events_per_minute); try again in ${wait} s.`,
+  );
+}
+
+/** A sliding window over quota_usage, (now - window, now]: forget the application's uses before it, refuse when
+ *  `limit` are in it, else record this one. Rows per application and quota never exceed the limit. */
+function chargeWindow(
+  ctx: Ctx,
+  applicationId: string,
+  window: { quota: string; limit: number; ms: number },
+  subject: string | null,
+  now: Date,
+  detail: (waitSeconds: number) => string,
+): void {
+  const since = new Date(now.getTime() - window.ms).toISOString();
+  pruneQuotaUsage(ctx.db, applicationId, window.quota, since);
+  const used = countQuotaUsage(ctx.db, applicationId, window.quota, since);
+  if (used.count >= window.limit) {
+    // The window opens again when its oldest use leaves it.
+    const opensAt = Date.parse(used.oldest ?? now.toISOString()) + window.ms;
+    const wait = Math.max(1, Math.ceil((opensAt - now.getTime()) / 1000));
+    throw tooManyRequests(window.quota, window.limit, wait, detail(wait));
+  }
+  recordQuotaUsage(ctx.db, {
+    application_id: applicationId,
+    quota: window.quota,
+    subject,
+    used_at: now.toISOString(),
+  });
+}

@@ -1,0 +1,234 @@
+// Per-application quotas through the API: endpoints and subscriptions held, new feed URLs per hour, test events per
+// minute — each a 429 problem naming the quota, with Retry-After, that leaves nothing behind.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startReceiver, type Receiver } from '../../support/servers.ts';
+import { makeWorld, type World } from '../../support/world.ts';
+
+type Answer = Awaited<ReturnType<World['call']>>;
+
+/** Asserts a 429 problem+json naming `quota` and `limit`, whose Retry-After equals its retry_after_seconds. */
+function assertQuota(res: Answer, quota: string, limit: number, retryAfter: number): void {
+  assert.equal(res.status, 429, res.text);
+  assert.equal(res.headers.get('content-type'), 'application/problem+json');
+  assert.equal(res.body.title, 'Too many requests');
+  assert.equal(res.body.quota, quota);
+  assert.equal(res.body.limit, limit);
+  assert.equal(res.body.retry_after_seconds, retryAfter);
+  assert.equal(res.headers.get('retry-after'), String(retryAfter));
+  assert.match(res.body.detail, new RegExp(`quotas\\.${quota}`));
+}
+
+const count = (w: World, table: string) =>
+  w.ctx.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+
+describe('quotas.endpoints_per_application', () => {
+  let w: World;
+  before(() => {
+    w = makeWorld({ quotas: { endpoints_per_application: 3 } });
+  });
+  after(() => w.close());
+
+  it('answers 429 past the limit, creates nothing, and frees a place when one is deleted', async () => {
+    const { key } = w.key();
+    const make = (i: number) =>
+      w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: `e${i}`, url: `http://127.0.0.1:9/${i}` },
+      });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await make(i)).body.id);
+    const refused = await make(3);
+    assertQuota(refused, 'endpoints_per_application', 3, 3600);
+    assert.match(refused.body.detail, /Delete endpoints/);
+    assert.equal(count(w, 'endpoints'), 3);
+    assert.equal(
+      (
+        await w.call('POST', '/v1/endpoints', {
+          key: w.key().key,
+          body: { title: 'other', url: 'http://127.0.0.1:9/o' },
+        })
+      ).status,
+      201,
+      'another application has its own',
+    );
+    assert.equal((await w.call('DELETE', `/v1/endpoints/${ids[0]}`, { key })).status, 204);
+    assert.equal((await make(4)).status, 201);
+  });
+});
+
+describe('quotas.subscriptions_per_application and quotas.new_feed_urls_per_hour', () => {
+  let w: World;
+  before(() => {
+    w = makeWorld({
+      quotas: { subscriptions_per_application: 5, new_feed_urls_per_hour: 3 },
+    });
+  });
+  after(() => w.close());
+
+  const endpointOf = async (key: string, n: number) =>
+    (
+      await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: `e${n}`, url: `http://127.0.0.1:9/${n}` },
+      })
+    ).body.id as string;
+  const subscribe = (key: string, endpoint: string, url: string) =>
+    w.call('POST', '/v1/subscriptions', { key, body: { endpoint, url } });
+
+  it('counts feed URLs the application did not have, over the last hour, and leaves no feed behind a refusal', async () => {
+    const { key } = w.key();
+    const a = await endpointOf(key, 1);
+    for (const n of [1, 2, 3])
+      assert.equal((await subscribe(key, a, `http://127.0.0.1:9/feed${n}`)).status, 201);
+    const feeds = count(w, 'feeds');
+    w.clock.advance(600_000);
+    const refused = await subscribe(key, a, 'http://127.0.0.1:9/feed4');
+    assertQuota(refused, 'new_feed_urls_per_hour', 3, 3000);
+    assert.equal(count(w, 'feeds'), feeds, 'the refused URL made no feed record');
+    const b = await endpointOf(key, 2);
+    assert.equal(
+      (await subscribe(key, b, 'http://127.0.0.1:9/feed1')).status,
+      201,
+      'a feed URL the application already has is not new',
+    );
+    w.clock.advance(3000_000);
+    const late = await subscribe(key, a, 'http://127.0.0.1:9/feed4');
+    assert.equal(late.status, 201, late.text);
+  });
+
+  it('does not count a URL again when it is unsubscribed and subscribed again within the hour', async () => {
+    const { key } = w.key();
+    const a = await endpointOf(key, 1);
+    const first = await subscribe(key, a, 'http://127.0.0.1:9/again');
+    assert.equal(first.status, 201);
+    for (let i = 0; i < 3; i++) {
+      assert.equal(
+        (await w.call('DELETE', `/v1/subscriptions/${first.body.id}`, { key })).status,
+        204,
+      );
+      const again = await subscribe(key, a, 'http://127.0.0.1:9/again');
+      assert.equal(again.status, 201);
+      first.body.id = again.body.id;
+    }
+    for (const n of [1, 2])
+      assert.equal((await subscribe(key, a, `http://127.0.0.1:9/x${n}`)).status, 201);
+    assertQuota(
+      await subscribe(key, a, 'http://127.0.0.1:9/x3'),
+      'new_feed_urls_per_hour',
+      3,
+      3600,
+    );
+  });
+
+  it('answers 429 past the subscriptions an application may have, whatever the URLs', async () => {
+    const { key } = w.key();
+    const endpoints = [await endpointOf(key, 1), await endpointOf(key, 2)];
+    for (const e of endpoints)
+      for (const n of [1, 2])
+        assert.equal((await subscribe(key, e, `http://127.0.0.1:9/shared${n}`)).status, 201);
+    const third = await endpointOf(key, 3);
+    assert.equal((await subscribe(key, third, 'http://127.0.0.1:9/shared1')).status, 201);
+    const refused = await subscribe(key, third, 'http://127.0.0.1:9/shared2');
+    assertQuota(refused, 'subscriptions_per_application', 5, 3600);
+    assert.match(refused.body.detail, /Delete subscriptions/);
+  });
+
+  it('still answers 409 for a duplicate, not 429', async () => {
+    const { key } = w.key();
+    const a = await endpointOf(key, 1);
+    for (const n of [1, 2, 3]) await subscribe(key, a, `http://127.0.0.1:9/d${n}`);
+    assert.equal((await subscribe(key, a, 'http://127.0.0.1:9/d1')).status, 409);
+  });
+});
+
+describe('quotas.test_events_per_minute', () => {
+  let w: World;
+  let receiver: Receiver;
+  before(async () => {
+    w = makeWorld({ quotas: { test_events_per_minute: 3 } });
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    w.close();
+    await receiver.close();
+  });
+
+  it('sends at most the limit even when the requests arrive together, and counts before sending', async () => {
+    const { key } = w.key();
+    const endpoint = (
+      await w.call('POST', '/v1/endpoints', { key, body: { title: 't', url: receiver.url } })
+    ).body.id as string;
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => w.call('POST', `/v1/endpoints/${endpoint}/test`, { key })),
+    );
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 200, 200, 429, 429, 429, 429, 429]);
+    assertQuota(
+      answers.find((a) => a.status === 429)!,
+      'test_events_per_minute',
+      3,
+      60,
+    );
+    assert.equal(receiver.deliveries.length, 3, 'the receiver got exactly the allowed tests');
+    w.clock.advance(45_000);
+    assertQuota(
+      await w.call('POST', `/v1/endpoints/${endpoint}/test`, { key }),
+      'test_events_per_minute',
+      3,
+      15,
+    );
+    w.clock.advance(15_000);
+    assert.equal((await w.call('POST', `/v1/endpoints/${endpoint}/test`, { key })).status, 200);
+    assert.equal(receiver.deliveries.length, 4);
+  });
+
+  it('keeps at most the limit of rows per application, however many minutes pass', async () => {
+    const { key, applicationId } = w.key();
+    const endpoint = (
+      await w.call('POST', '/v1/endpoints', { key, body: { title: 't', url: receiver.url } })
+    ).body.id as string;
+    for (let minute = 0; minute < 5; minute++) {
+      for (let i = 0; i < 4; i++) await w.call('POST', `/v1/endpoints/${endpoint}/test`, { key });
+      w.clock.advance(61_000);
+    }
+    const rows = w.ctx.db
+      .prepare('SELECT count(*) FROM quota_usage WHERE application_id = ?')
+      .pluck()
+      .get(applicationId) as number;
+    assert.ok(rows <= 3, `${rows} rows`);
+  });
+});
+
+describe('a quota set to 0', () => {
+  it('does not limit and records nothing', async () => {
+    const w = makeWorld({
+      quotas: {
+        endpoints_per_application: 0,
+        subscriptions_per_application: 0,
+        new_feed_urls_per_hour: 0,
+      },
+    });
+    try {
+      const { key } = w.key();
+      const endpoint = (
+        await w.call('POST', '/v1/endpoints', {
+          key,
+          body: { title: 't', url: 'http://127.0.0.1:9/' },
+        })
+      ).body.id as string;
+      for (let n = 0; n < 5; n++)
+        assert.equal(
+          (
+            await w.call('POST', '/v1/subscriptions', {
+              key,
+              body: { endpoint, url: `http://127.0.0.1:9/f${n}` },
+            })
+          ).status,
+          201,
+        );
+      assert.equal(count(w, 'quota_usage'), 0);
+    } finally {
+      w.close();
+    }
+  });
+});
