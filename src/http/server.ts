@@ -8,6 +8,7 @@ import { v1Api } from './api/index.ts';
 import { dashboardApp } from './dashboard/index.tsx';
 import { errorHandler, notFoundHandler, problem } from './errors.ts';
 import { metricsHandler } from './metrics.ts';
+import { requestLimits } from './ratelimit.ts';
 import { pingDatabase } from '../store/maintenance.ts';
 
 /** Builds the Hono app over a context; no network listening here, so tests call app.request(). /metrics only with a registry. */
@@ -28,8 +29,9 @@ export function createHttpApp(ctx: Ctx, logger: Logger, registry?: Registry): Ho
       return problem(c, 503, 'The database does not answer.', {}, 'Unavailable');
     }
   });
-  app.route('/v1', v1Api(ctx));
-  app.route('/dashboard', dashboardApp(ctx, logger));
+  const limits = requestLimits(ctx.config); // one set of buckets: the API and the dashboard count together
+  app.route('/v1', v1Api(ctx, limits));
+  app.route('/dashboard', dashboardApp(ctx, logger, limits));
   return app;
 }
 

@@ -1,4 +1,4 @@
-// The dashboard's error pages (404, 403 CSRF, 429, 500) and its error funnel; another application's ids answer 404.
+// The dashboard's error pages (404, 403 CSRF, 429 and other client errors, 500) and its error funnel; another application's ids answer 404.
 import type { Context } from 'hono';
 import { html } from 'hono/html';
 import type { Child } from 'hono/jsx';
@@ -41,28 +41,6 @@ export function notFoundPage(c: Context<DashEnv>): Response | Promise<Response> 
       </p>
     </ErrorPage>,
     404,
-  );
-}
-
-/** The 429 page after too many failed sign-ins, with Retry-After. */
-export function tooManyPage(
-  c: Context<DashEnv>,
-  retryAfterSeconds: number,
-): Response | Promise<Response> {
-  c.header('retry-after', String(retryAfterSeconds));
-  const minutes = Math.ceil(retryAfterSeconds / 60);
-  return render(
-    c,
-    <ErrorPage c={c} title="Too many failed sign-ins">
-      <p>
-        Sign-in from your address is paused after repeated wrong keys. Try again in about {minutes}{' '}
-        minute{minutes === 1 ? '' : 's'}.
-      </p>
-      <p class="muted">
-        Keys are created by an operator with <code>feedsub keys create --app NAME</code>.
-      </p>
-    </ErrorPage>,
-    429,
   );
 }
 

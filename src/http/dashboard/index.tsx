@@ -1,4 +1,5 @@
-// The /dashboard sub-app: assets, security headers, sessions, sign-in (rate limited) and one sub-app per page.
+// The /dashboard sub-app: assets, security headers, sessions, sign-in (failures limited per address), the application's
+// request rate, and one sub-app per page.
 import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Ctx } from '../../context.ts';
@@ -11,18 +12,11 @@ import { dashboardErrorHandler, notFoundPage } from './errors.tsx';
 import { eventsPage } from './events.tsx';
 import { feedsPage } from './feeds.tsx';
 import { showOverview } from './overview.tsx';
-import { FailureLimiter } from './ratelimit.ts';
+import { limitApplicationRate, requestLimits, type RequestLimits } from '../ratelimit.ts';
 import { loadSession, loginTokens, requireSession, type DashEnv } from './session.ts';
 import { postHome, showSignIn, type SignInDeps } from './signin.tsx';
 import { subscriptionPage } from './subscription.ts';
 import { subscriptionsPage } from './subscriptions.tsx';
-
-export type DashboardOptions = {
-  /** Failed sign-ins a client address may make before it must wait (default 10)… */
-  signInFailures?: number;
-  /** …refilled evenly over this many seconds (default 600: 10 failures per 10 minutes). */
-  signInWindowSeconds?: number;
-};
 
 /** No inline scripts or styles, no framing, no referrer leaks, nothing cached (pages show secrets). */
 const securityHeaders: MiddlewareHandler = async (c, next) => {
@@ -36,17 +30,15 @@ const securityHeaders: MiddlewareHandler = async (c, next) => {
   c.header('cache-control', 'no-store');
 };
 
-/** Builds the dashboard over the same actions as the API. The sign-in rate limiter and the sign-in token key belong
- *  to this instance (no module state), so each app built — and each test — starts fresh. */
-export function dashboardApp(ctx: Ctx, logger: Logger, opts: DashboardOptions = {}): Hono<DashEnv> {
-  const failures = opts.signInFailures ?? 10;
-  const deps: SignInDeps = {
-    limiter: new FailureLimiter({
-      capacity: failures,
-      refillMs: ((opts.signInWindowSeconds ?? 600) * 1000) / failures,
-    }),
-    login: loginTokens(),
-  };
+/** Builds the dashboard over the same actions as the API. The request limits are the HTTP app's (shared with /v1) or
+ *  this instance's own; the sign-in token key belongs to this instance (no module state), so each app built — and
+ *  each test — starts fresh. */
+export function dashboardApp(
+  ctx: Ctx,
+  logger: Logger,
+  limits: RequestLimits = requestLimits(ctx.config),
+): Hono<DashEnv> {
+  const deps: SignInDeps = { limits, login: loginTokens() };
   const maxBytes = ctx.config.server.max_body_bytes;
   const app = new Hono<DashEnv>();
   app.onError(dashboardErrorHandler(logger));
@@ -67,6 +59,10 @@ export function dashboardApp(ctx: Ctx, logger: Logger, opts: DashboardOptions = 
     }),
   );
   app.use('*', loadSession(ctx));
+  app.use(
+    '*',
+    limitApplicationRate<DashEnv>(ctx, limits, (c) => c.get('session')?.applicationId),
+  );
   app.get('/', (c) => (c.get('session') ? showOverview(ctx, c) : showSignIn(ctx, deps, c)));
   app.post('/', (c) => postHome(ctx, deps, c));
   app.use('*', requireSession());

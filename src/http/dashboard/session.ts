@@ -111,12 +111,6 @@ export function loginTokens(key: Buffer = randomBytes(32)) {
 }
 export type LoginTokens = ReturnType<typeof loginTokens>;
 
-/** The client's address as the socket saw it (no proxy headers are trusted); 'unknown' outside a real server. */
-export function clientAddress(c: Context): string {
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-  return env?.incoming?.socket?.remoteAddress ?? 'unknown';
-}
-
 function sameText(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);

@@ -1,22 +1,23 @@
-// The sign-in page (an API key pasted once → a server-side session) and sign-out, both posted to /dashboard.
+// The sign-in page (an API key pasted once → a server-side session) and sign-out, both posted to /dashboard. A valid
+// key always signs in; wrong keys are limited per client address.
 import type { Context } from 'hono';
 import type { Ctx } from '../../context.ts';
 import { signIn, signOut } from '../../actions/sessions.ts';
 import { Field } from './fields.tsx';
-import { render, tooManyPage } from './errors.tsx';
+import { addressKey, clientAddress } from '../client-address.ts';
+import type { RequestLimits } from '../ratelimit.ts';
+import { render } from './errors.tsx';
 import { noticeOf, readForm, safeNext, type FieldErrors } from './form.ts';
 import { Layout } from './layout.tsx';
-import type { FailureLimiter } from './ratelimit.ts';
 import {
   checkCsrf,
   clearSessionCookie,
-  clientAddress,
   setSessionCookie,
   type DashEnv,
   type LoginTokens,
 } from './session.ts';
 
-export type SignInDeps = { limiter: FailureLimiter; login: LoginTokens };
+export type SignInDeps = { limits: RequestLimits; login: LoginTokens };
 
 function SignInView(p: {
   c: Context<DashEnv>;
@@ -72,15 +73,15 @@ export function showSignIn(
   );
 }
 
-/** POST /dashboard: sign in (rate limited per client address), or sign out with `_action=signout`. */
+/** POST /dashboard: sign in, or sign out with `_action=signout`. A valid key signs in whatever its address did before:
+ *  behind a reverse proxy many people may share one address, and one of them guessing must not lock the others out
+ *  (keys are 256 random bits, so the limit is not what stops guessing). A wrong key takes a token of its client
+ *  address (quotas.failed_auth_per_address, shared with the API); without one it is answered 429 with Retry-After. */
 export async function postHome(ctx: Ctx, deps: SignInDeps, c: Context<DashEnv>): Promise<Response> {
   const form = await readForm(c);
   if (form._action === 'signout') return handleSignOut(ctx, c, form);
-  const address = clientAddress(c);
-  const wait = deps.limiter.retryAfterSeconds(address, ctx.clock.now());
-  if (wait > 0) return tooManyPage(c, wait);
   const next = safeNext(form.next);
-  const again = (status: 400 | 401 | 403, errors: FieldErrors, message: string) =>
+  const again = (status: 400 | 401 | 403 | 429, errors: FieldErrors, message: string) =>
     render(
       c,
       <SignInView
@@ -102,16 +103,27 @@ export async function postHome(ctx: Ctx, deps: SignInDeps, c: Context<DashEnv>):
   const key = (form.key ?? '').trim();
   if (key === '') return again(400, { key: 'is required' }, 'Please paste an API key.');
   const started = signIn(ctx, key);
-  if (!started) {
-    deps.limiter.fail(address, ctx.clock.now());
-    return again(
-      401,
-      { key: 'is not a live API key (unknown or revoked)' },
-      'That key was not accepted.',
-    );
+  if (started) {
+    setSessionCookie(ctx, c, started.token);
+    return c.redirect(next, 303);
   }
-  setSessionCookie(ctx, c, started.token);
-  return c.redirect(next, 303);
+  const refused = { key: 'is not a live API key (unknown or revoked)' };
+  const wait = failedSignIn(ctx, deps.limits, c);
+  if (wait === 0) return again(401, refused, 'That key was not accepted.');
+  c.header('retry-after', String(wait));
+  const minutes = Math.ceil(wait / 60);
+  return again(
+    429,
+    refused,
+    `Too many wrong keys came from your address. A valid key still signs in; others are refused for about ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+  );
+}
+
+/** Counts a wrong key against the client address; the seconds it must wait, 0 when it may still be told "wrong key". */
+function failedSignIn(ctx: Ctx, limits: RequestLimits, c: Context<DashEnv>): number {
+  if (!limits.failedAuth) return 0;
+  const address = addressKey(clientAddress(c, limits.trustedProxies));
+  return limits.failedAuth.take(address, ctx.clock.now());
 }
 
 function handleSignOut(ctx: Ctx, c: Context<DashEnv>, form: Record<string, string>): Response {

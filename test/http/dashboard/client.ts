@@ -16,12 +16,18 @@ export class Client {
   readonly #world: World;
   readonly #address: string;
   readonly #origin: string;
+  readonly #forwardedFor: string | undefined;
   csrf = '';
 
-  constructor(world: World, opts: { address?: string; origin?: string } = {}) {
+  /** `address` is the TCP peer; `forwardedFor` an X-Forwarded-For header sent with every request. */
+  constructor(
+    world: World,
+    opts: { address?: string; origin?: string; forwardedFor?: string } = {},
+  ) {
     this.#world = world;
     this.#address = opts.address ?? '192.0.2.1';
     this.#origin = opts.origin ?? 'http://localhost';
+    this.#forwardedFor = opts.forwardedFor;
   }
 
   /** GET a path; remembers cookies and the page's CSRF token. */
@@ -70,6 +76,7 @@ export class Client {
     if (this.cookies.size)
       headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
+    if (this.#forwardedFor) headers['x-forwarded-for'] = this.#forwardedFor;
     const env = { incoming: { socket: { remoteAddress: this.#address } } };
     const res = await this.#world.app.request(
       new URL(path, this.#origin).toString(),

@@ -179,21 +179,49 @@ describe('dashboard sessions', () => {
   });
 });
 
-describe('dashboard sign-in rate limit', () => {
-  it('answers 429 with Retry-After after 10 failures from one address, lets other addresses in, and refills', async () => {
+describe('dashboard sign-in limit on wrong keys', () => {
+  it('answers wrong keys 429 with Retry-After after 10 failures from one address, lets other addresses in, and refills', async () => {
     const rw = makeWorld();
     try {
-      const { key } = rw.key();
       const attacker = new Client(rw, { address: '203.0.113.9' });
       for (let i = 0; i < 10; i++)
         assert.equal((await attacker.signIn(`fsk_guess${i}`)).status, 401);
-      const blocked = await attacker.signIn(key);
-      assert.equal(blocked.status, 429, 'even the right key waits once the address is blocked');
+      const blocked = await attacker.signIn('fsk_guess10');
+      assert.equal(blocked.status, 429);
       assert.equal(blocked.headers.get('retry-after'), '60');
-      assert.match(blocked.text, /Too many failed sign-ins/);
-      assert.equal((await new Client(rw, { address: '203.0.113.10' }).signIn(key)).status, 303);
+      assert.match(blocked.text, /Too many wrong keys came from your address/);
+      assert.equal(
+        errorBeside(blocked.text, 'f-key'),
+        'is not a live API key (unknown or revoked)',
+      );
+      assert.ok(hidden(blocked.text, '_login'), 'the form is shown again, ready for the right key');
+      assert.equal(
+        (await new Client(rw, { address: '203.0.113.10' }).signIn('fsk_other')).status,
+        401,
+      );
       rw.clock.advance(60_000);
-      assert.equal((await attacker.signIn(key)).status, 303, 'one failure refilled after a minute');
+      assert.equal(
+        (await attacker.signIn('fsk_guess11')).status,
+        401,
+        'one more try a minute later',
+      );
+      assert.equal((await attacker.signIn('fsk_guess12')).status, 429);
+    } finally {
+      rw.close();
+    }
+  });
+
+  it('signs in with a valid key from an address that has spent its failures', async () => {
+    const rw = makeWorld();
+    try {
+      const { key } = rw.key('acme');
+      const shared = new Client(rw, { address: '203.0.113.9' });
+      for (let i = 0; i < 12; i++) await shared.signIn(`fsk_guess${i}`);
+      assert.equal((await shared.signIn('fsk_guess')).status, 429);
+      const colleague = new Client(rw, { address: '203.0.113.9' });
+      const res = await colleague.signIn(key);
+      assert.equal(res.status, 303);
+      assert.match((await colleague.get('/dashboard')).text, /Application <strong>acme<\/strong>/);
     } finally {
       rw.close();
     }
@@ -205,6 +233,66 @@ describe('dashboard sign-in rate limit', () => {
       const { key } = rw.key();
       for (let i = 0; i < 15; i++)
         assert.equal((await new Client(rw, { address: '203.0.113.11' }).signIn(key)).status, 303);
+      assert.equal(
+        (await new Client(rw, { address: '203.0.113.11' }).signIn('fsk_wrong')).status,
+        401,
+      );
+    } finally {
+      rw.close();
+    }
+  });
+
+  it('counts wrong keys sent to the API and to the sign-in form together', async () => {
+    const rw = makeWorld({ quotas: { failed_auth_per_address: 3 } });
+    try {
+      const env = { incoming: { socket: { remoteAddress: '203.0.113.12' } } };
+      for (let i = 0; i < 3; i++)
+        assert.equal(
+          (await rw.app.request('/v1/endpoints', { headers: { authorization: 'fsk_x' } }, env))
+            .status,
+          401,
+        );
+      assert.equal(
+        (await new Client(rw, { address: '203.0.113.12' }).signIn('fsk_wrong')).status,
+        429,
+      );
+    } finally {
+      rw.close();
+    }
+  });
+
+  it('tells people behind a trusted proxy apart by X-Forwarded-For', async () => {
+    const rw = makeWorld({
+      server: { trusted_proxies: ['127.0.0.1'] },
+      quotas: { failed_auth_per_address: 2 },
+    });
+    try {
+      const person = (ip: string) => new Client(rw, { address: '127.0.0.1', forwardedFor: ip });
+      for (let i = 0; i < 2; i++)
+        assert.equal((await person('198.51.100.1').signIn('fsk_wrong')).status, 401);
+      assert.equal((await person('198.51.100.1').signIn('fsk_wrong')).status, 429);
+      assert.equal((await person('198.51.100.2').signIn('fsk_wrong')).status, 401);
+    } finally {
+      rw.close();
+    }
+  });
+});
+
+describe('dashboard request rate', () => {
+  it("answers 429 with Retry-After once a signed-in application has spent the API's rate, shared with the API", async () => {
+    const rw = makeWorld({ quotas: { api_requests_per_second: 1, api_burst: 4 } });
+    try {
+      const { key } = rw.key();
+      const c = await new Client(rw).signedIn(key); // signing in is not counted, the overview it loads is
+      assert.equal((await rw.call('GET', '/v1/endpoints', { key })).status, 200);
+      assert.equal((await rw.call('GET', '/v1/endpoints', { key })).status, 200);
+      assert.equal((await c.get('/dashboard/endpoints')).status, 200);
+      const refused = await c.get('/dashboard/endpoints');
+      assert.equal(refused.status, 429);
+      assert.equal(refused.headers.get('retry-after'), '1');
+      assert.match(refused.text, /quotas\.api_requests_per_second/);
+      rw.clock.advance(1000);
+      assert.equal((await c.get('/dashboard/endpoints')).status, 200);
     } finally {
       rw.close();
     }
