@@ -66,6 +66,37 @@ describe('/v1/openapi.json', () => {
     }
   });
 
+  it('lists 429 with its Retry-After header on every operation that needs a key, naming the quotas it can meet', async () => {
+    type Op = {
+      security?: unknown[];
+      responses: Record<string, { headers?: Record<string, { required?: boolean }> }>;
+    };
+    const doc = (await w.call('GET', '/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, Op>>;
+    };
+    const tooMany = (path: string, method: string) => doc.paths[path]![method]!.responses['429'];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        if (op.security?.length === 0) {
+          assert.equal(tooMany(path, method), undefined, `${method} ${path} is not limited`);
+          continue;
+        }
+        assert.equal(
+          tooMany(path, method)?.headers?.['Retry-After']?.required,
+          true,
+          `${method} ${path}`,
+        );
+      }
+    }
+    const described = (path: string, method: string) => JSON.stringify(tooMany(path, method));
+    assert.match(described('/v1/endpoints', 'post'), /quotas\.endpoints_per_application/);
+    assert.match(described('/v1/subscriptions', 'post'), /quotas\.subscriptions_per_application/);
+    assert.match(described('/v1/subscriptions', 'post'), /quotas\.new_feed_urls_per_hour/);
+    assert.match(described('/v1/endpoints/{id}/test', 'post'), /quotas\.test_events_per_minute/);
+    assert.match(described('/v1/endpoints', 'get'), /quotas\.api_requests_per_second/);
+    assert.match(described('/v1/endpoints', 'get'), /quotas\.failed_auth_per_address/);
+  });
+
   it('assembles parts that never name the same path or schema twice', () => {
     // The document spreads each resource's part into one object, where a repeated key would silently replace the first.
     const names = (...parts: object[]) => parts.flatMap((p) => Object.keys(p));

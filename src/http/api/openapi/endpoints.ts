@@ -16,6 +16,7 @@ import {
   ref,
   str,
   time,
+  tooManyOr,
   uri,
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
@@ -29,6 +30,9 @@ export const ENDPOINT_PATHS: Paths = {
       201: json(
         ref('EndpointWithSecret'),
         'Created; the only response besides GET …/secret that shows the secret',
+      ),
+      429: tooManyOr(
+        'the application has `quotas.endpoints_per_application` endpoints already (delete some, or have the limit raised).',
       ),
     }),
     get: list('List endpoints, newest first', 'Endpoint'),
@@ -69,7 +73,12 @@ export const ENDPOINT_PATHS: Paths = {
     post: {
       summary: 'Send a signed endpoint.test event now (once, never retried) and return the attempt',
       parameters: [idParam, idempotencyHeader],
-      responses: ok('TestEventResult'),
+      responses: {
+        ...ok('TestEventResult'),
+        429: tooManyOr(
+          'the application sent `quotas.test_events_per_minute` test events within the last minute; nothing was sent.',
+        ),
+      },
     },
   },
   '/v1/endpoints/{id}/recover': {

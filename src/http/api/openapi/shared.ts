@@ -42,6 +42,21 @@ export const problemResponse = (description: string) => ({
   description,
   content: { 'application/problem+json': { schema: ref('Problem') } },
 });
+/** A 429 problem (its `quota`, `limit` and `retry_after_seconds` name the limit met) with its Retry-After header. */
+export const tooMany = (description: string) => ({
+  ...problemResponse(description),
+  headers: {
+    'Retry-After': {
+      description: 'Whole seconds to wait before trying again (also `retry_after_seconds`).',
+      required: true,
+      schema: int({ minimum: 1 }),
+    },
+  },
+});
+const RATE_LIMITED =
+  'Too many requests: the application is over `quotas.api_requests_per_second`, or (in place of 401) too many requests with a missing, unknown or revoked key came from the client address (`quotas.failed_auth_per_address`).';
+/** The 429 of an operation that may also meet a quota of its own, described after the request rates. */
+export const tooManyOr = (quota: string) => tooMany(`${RATE_LIMITED} Or: ${quota}`);
 // Every operation with a key may meet these, so each lists them after its own responses.
 export const errors = {
   400: problemResponse('Invalid JSON or invalid fields; `errors` lists every one.'),
@@ -49,6 +64,7 @@ export const errors = {
   404: problemResponse("Unknown, or another application's."),
   413: problemResponse('Body too large.'),
   415: problemResponse('Body is not JSON.'),
+  429: tooMany(RATE_LIMITED),
 };
 /** An application/json response of this schema. */
 export const json = (schema: Schema, description = 'OK') => ({
@@ -77,12 +93,13 @@ export const list = (summary: string, item: string, ...filters: Schema[]): Schem
   parameters: pageQuery(...filters),
   responses: { 200: json(page(item)), ...errors },
 });
-/** POST of a collection: the named input schema, an Idempotency-Key, these responses plus the shared errors. */
+/** POST of a collection: the named input schema, an Idempotency-Key, these responses plus the shared errors (a 429 of
+ *  its own replaces the shared one). */
 export const create = (summary: string, input: string, responses: object): Schema => ({
   summary,
   parameters: [idempotencyHeader],
   requestBody: body(ref(input)),
-  responses: { ...responses, ...errors },
+  responses: { ...errors, ...responses },
 });
 /** GET of one resource by id, answered with the named schema. */
 export const read = (summary: string, name: string): Schema => ({
@@ -105,5 +122,8 @@ export const PROBLEM: Schema = {
       items: { type: 'object', properties: { path: str(), message: str() } },
     },
     existing_id: id,
+    quota: str({ description: 'On 429: the [quotas] key of the limit met.' }),
+    limit: int({ description: 'On 429: that limit.' }),
+    retry_after_seconds: int({ description: 'On 429: the same wait as Retry-After.' }),
   },
 };

@@ -13,6 +13,7 @@ import {
   ref,
   str,
   time,
+  tooManyOr,
   uri,
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
@@ -24,6 +25,9 @@ export const SUBSCRIPTION_PATHS: Paths = {
     post: create('Subscribe an endpoint to a feed URL', 'SubscriptionCreate', {
       201: json(ref('Subscription'), 'Created'),
       409: problemResponse('Duplicate; `existing_id` names it'),
+      429: tooManyOr(
+        'the application has `quotas.subscriptions_per_application` subscriptions already, or subscribed to `quotas.new_feed_urls_per_hour` feed URLs it did not have within the last hour.',
+      ),
     }),
     get: list('List subscriptions, newest first', 'Subscription', {
       name: 'endpoint',
