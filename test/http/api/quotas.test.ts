@@ -61,7 +61,7 @@ describe('quotas.subscriptions_per_application and quotas.new_feed_urls_per_hour
   let w: World;
   before(() => {
     w = makeWorld({
-      quotas: { subscriptions_per_application: 5, new_feed_urls_per_hour: 3 },
+      quotas: { subscriptions_per_application: 9, new_feed_urls_per_hour: 3 },
     });
   });
   after(() => w.close());
@@ -78,23 +78,31 @@ describe('quotas.subscriptions_per_application and quotas.new_feed_urls_per_hour
 
   it('counts feed URLs the application did not have, over the last hour, and leaves no feed behind a refusal', async () => {
     const { key } = w.key();
-    const a = await endpointOf(key, 1);
-    for (const n of [1, 2, 3])
-      assert.equal((await subscribe(key, a, `http://127.0.0.1:9/feed${n}`)).status, 201);
+    const [a, b, c] = [
+      await endpointOf(key, 1),
+      await endpointOf(key, 2),
+      await endpointOf(key, 3),
+    ];
+    const feed = (n: number) => `http://127.0.0.1:9/feed${n}`;
+    for (const n of [1, 2, 3]) assert.equal((await subscribe(key, a, feed(n))).status, 201);
     const feeds = count(w, 'feeds');
     w.clock.advance(600_000);
-    const refused = await subscribe(key, a, 'http://127.0.0.1:9/feed4');
-    assertQuota(refused, 'new_feed_urls_per_hour', 3, 3000);
+    assertQuota(await subscribe(key, a, feed(4)), 'new_feed_urls_per_hour', 3, 3000);
     assert.equal(count(w, 'feeds'), feeds, 'the refused URL made no feed record');
-    const b = await endpointOf(key, 2);
     assert.equal(
-      (await subscribe(key, b, 'http://127.0.0.1:9/feed1')).status,
+      (await subscribe(key, b, feed(1))).status,
       201,
       'a feed URL the application already has is not new',
     );
     w.clock.advance(3000_000);
-    const late = await subscribe(key, a, 'http://127.0.0.1:9/feed4');
-    assert.equal(late.status, 201, late.text);
+    assert.equal((await subscribe(key, a, feed(4))).status, 201, 'free again after Retry-After');
+    for (const n of [5, 6]) assert.equal((await subscribe(key, a, feed(n))).status, 201);
+    assert.equal(
+      (await subscribe(key, c, feed(2))).status,
+      201,
+      'a feed URL the application has had for more than the hour is not new either',
+    );
+    assertQuota(await subscribe(key, c, feed(7)), 'new_feed_urls_per_hour', 3, 3600);
   });
 
   it('does not count a URL again when it is unsubscribed and subscribed again within the hour', async () => {
@@ -123,14 +131,15 @@ describe('quotas.subscriptions_per_application and quotas.new_feed_urls_per_hour
 
   it('answers 429 past the subscriptions an application may have, whatever the URLs', async () => {
     const { key } = w.key();
-    const endpoints = [await endpointOf(key, 1), await endpointOf(key, 2)];
-    for (const e of endpoints)
-      for (const n of [1, 2])
-        assert.equal((await subscribe(key, e, `http://127.0.0.1:9/shared${n}`)).status, 201);
-    const third = await endpointOf(key, 3);
-    assert.equal((await subscribe(key, third, 'http://127.0.0.1:9/shared1')).status, 201);
-    const refused = await subscribe(key, third, 'http://127.0.0.1:9/shared2');
-    assertQuota(refused, 'subscriptions_per_application', 5, 3600);
+    for (const n of [1, 2, 3, 4]) {
+      const e = await endpointOf(key, n);
+      for (const url of ['http://127.0.0.1:9/shared1', 'http://127.0.0.1:9/shared2'])
+        assert.equal((await subscribe(key, e, url)).status, 201);
+    }
+    const fifth = await endpointOf(key, 5);
+    assert.equal((await subscribe(key, fifth, 'http://127.0.0.1:9/shared1')).status, 201);
+    const refused = await subscribe(key, fifth, 'http://127.0.0.1:9/shared2');
+    assertQuota(refused, 'subscriptions_per_application', 9, 3600);
     assert.match(refused.body.detail, /Delete subscriptions/);
   });
 
@@ -206,6 +215,7 @@ describe('a quota set to 0', () => {
         endpoints_per_application: 0,
         subscriptions_per_application: 0,
         new_feed_urls_per_hour: 0,
+        test_events_per_minute: 0,
       },
     });
     try {
@@ -216,16 +226,11 @@ describe('a quota set to 0', () => {
           body: { title: 't', url: 'http://127.0.0.1:9/' },
         })
       ).body.id as string;
-      for (let n = 0; n < 5; n++)
-        assert.equal(
-          (
-            await w.call('POST', '/v1/subscriptions', {
-              key,
-              body: { endpoint, url: `http://127.0.0.1:9/f${n}` },
-            })
-          ).status,
-          201,
-        );
+      for (let n = 0; n < 5; n++) {
+        const body = { endpoint, url: `http://127.0.0.1:9/f${n}` };
+        assert.equal((await w.call('POST', '/v1/subscriptions', { key, body })).status, 201);
+        assert.equal((await w.call('POST', `/v1/endpoints/${endpoint}/test`, { key })).status, 200);
+      }
       assert.equal(count(w, 'quota_usage'), 0);
     } finally {
       w.close();
