@@ -12,7 +12,7 @@ export type BucketOptions = {
   capacity: number;
   /** Milliseconds to refill one token. */
   refillMs: number;
-  /** Keys tracked at most; past it the least recently charged key is forgotten (default 10,000). */
+  /** Keys tracked at most; past it the least recently charged tenth is forgotten (default 10,000). */
   maxKeys?: number;
 };
 
@@ -20,7 +20,7 @@ type Bucket = { tokens: number; at: number };
 
 /** A bucket per key that refills evenly up to its capacity. Memory stays bounded whatever the number of keys seen:
  *  a key's bucket is dropped once it is full again (a full bucket is what an unknown key gets), and past `maxKeys` the
- *  least recently charged key is forgotten — in O(1), because the map is kept in order of last charge. */
+ *  least recently charged keys are forgotten — cheaply, because the map is kept in order of last charge. */
 export class TokenBuckets {
   readonly #capacity: number;
   readonly #refillMs: number;
@@ -69,11 +69,12 @@ export class TokenBuckets {
     return level;
   }
 
-  /** Forgets least recently charged keys until the bound holds. Looking for full buckets first would need a scan; the
-   *  least recently charged bucket is the likeliest to be full anyway. */
+  /** Forgets the least recently charged tenth of the keys. Removal is batched because a Map keeps deleted entries as
+   *  holes until it is rebuilt: finding the oldest key one at a time would walk those holes on every insertion. */
   #forgetOldest(): void {
+    const keep = Math.floor(this.#maxKeys * 0.9);
     for (const key of this.#buckets.keys()) {
-      if (this.#buckets.size <= this.#maxKeys) break;
+      if (this.#buckets.size <= keep) break;
       this.#buckets.delete(key);
     }
   }

@@ -73,12 +73,12 @@ describe('TokenBuckets', () => {
   });
 
   it('keeps at most maxKeys keys, forgetting the least recently charged', () => {
-    const buckets = new TokenBuckets({ capacity: 2, refillMs: 1000, maxKeys: 3 });
+    const buckets = new TokenBuckets({ capacity: 2, refillMs: 1000, maxKeys: 20 });
     for (let i = 0; i < 1000; i++) {
       buckets.take(`x${i}`, at(100));
       buckets.take(`x${i}`, at(100));
+      assert.ok(buckets.size <= 20, `${buckets.size} keys`);
     }
-    assert.equal(buckets.size, 3);
     assert.equal(buckets.take('x999', at(100)), 1, 'the newest refused key is kept');
     assert.equal(buckets.take('x0', at(100)), 0, 'the oldest was forgotten');
   });
