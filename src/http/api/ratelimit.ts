@@ -1,25 +1,27 @@
 // The API's limit on failed keys per client address, in front of the key check: 429 problem+json with Retry-After in
 // place of a 401, and never a refusal of a valid key. (The per-application rate behind the key check is ../ratelimit.ts.)
 import type { MiddlewareHandler } from 'hono';
+import { authenticate } from '../../actions/keys.ts';
 import type { Ctx } from '../../context.ts';
 import type { ApiEnv } from '../auth.ts';
 import { addressKey, clientAddress } from '../client-address.ts';
 import { failedKeysError, type RequestLimits } from '../ratelimit.ts';
 
 /** In front of the key check. A request answered 401 (missing, unknown or revoked key) takes a token of its client
- *  address; once the address has none left, its failing requests are answered 429 with Retry-After instead, until one
- *  refills. The key is still checked first, so a valid key is never refused here — behind a proxy that is not in
+ *  address; once the address has none left, its requests with a key that fails are answered 429 with Retry-After
+ *  instead, until one refills. A valid key is never refused here — behind a proxy that is not in
  *  server.trusted_proxies every client shares one address, and one client looping on a revoked key must not lock out
- *  the others. (Checking a key is one SHA-256 and one indexed read: no dearer than the 429 that would replace it.) */
+ *  the others — so a limited address's key is still checked (one SHA-256 and one indexed read, a tenth of what the
+ *  request costs anyway), and only a failing one is refused, before anything else runs. */
 export function limitFailedKeys(ctx: Ctx, limits: RequestLimits): MiddlewareHandler<ApiEnv> {
   const buckets = limits.failedAuth;
   if (!buckets) return (_c, next) => next();
   return async (c, next) => {
-    await next();
-    if (c.res.status !== 401) return;
     const address = addressKey(clientAddress(c, limits.trustedProxies));
-    const wait = buckets.take(address, ctx.clock.now());
-    if (wait === 0) return;
-    throw failedKeysError(limits, wait); // answered by the error funnel, in place of the 401
+    const wait = buckets.retryAfterSeconds(address, ctx.clock.now());
+    if (wait > 0 && !authenticate(ctx, c.req.header('authorization')))
+      throw failedKeysError(limits, wait);
+    await next();
+    if (c.res.status === 401) buckets.take(address, ctx.clock.now());
   };
 }
