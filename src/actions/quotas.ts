@@ -18,25 +18,32 @@ export const HELD_QUOTA_RETRY_SECONDS = 3600;
 
 /** 429 unless the application may have one more endpoint. Call inside the transaction that inserts it. */
 export function checkEndpointQuota(ctx: Ctx, applicationId: string): void {
-  const limit = ctx.config.quotas.endpoints_per_application;
-  if (limit === 0 || countApplicationEndpoints(ctx.db, applicationId) < limit) return;
-  throw tooManyRequests(
-    'endpoints_per_application',
-    limit,
-    HELD_QUOTA_RETRY_SECONDS,
-    `The application has ${limit} endpoints, its limit (quotas.endpoints_per_application). Delete endpoints it no longer uses, or ask the operator to raise the limit.`,
+  checkHeld(ctx, 'endpoints_per_application', 'endpoints', () =>
+    countApplicationEndpoints(ctx.db, applicationId),
   );
 }
 
 /** 429 unless the application may have one more subscription. Call inside the transaction that inserts it. */
 export function checkSubscriptionQuota(ctx: Ctx, applicationId: string): void {
-  const limit = ctx.config.quotas.subscriptions_per_application;
-  if (limit === 0 || countApplicationSubscriptions(ctx.db, applicationId) < limit) return;
+  checkHeld(ctx, 'subscriptions_per_application', 'subscriptions', () =>
+    countApplicationSubscriptions(ctx.db, applicationId),
+  );
+}
+
+/** 429 when `count()` of what the application holds has reached its quota; the detail says what to delete. */
+function checkHeld(
+  ctx: Ctx,
+  quota: 'endpoints_per_application' | 'subscriptions_per_application',
+  things: string,
+  count: () => number,
+): void {
+  const limit = ctx.config.quotas[quota];
+  if (limit === 0 || count() < limit) return;
   throw tooManyRequests(
-    'subscriptions_per_application',
+    quota,
     limit,
     HELD_QUOTA_RETRY_SECONDS,
-    `The application has ${limit} subscriptions, its limit (quotas.subscriptions_per_application). Delete subscriptions it no longer uses, or ask the operator to raise the limit.`,
+    `The application has ${limit} ${things}, its limit (quotas.${quota}). Delete ${things} it no longer uses, or ask the operator to raise the limit.`,
   );
 }
 
