@@ -22,78 +22,59 @@ const MONTHS: ReadonlyMap<string, number> = new Map(
   MONTH_NAMES.flatMap((names, i) => names.split(' ').map((n): [string, number] => [n, i + 1])),
 );
 
-// Building blocks of the grammars below (flags iu). Every grammar is anchored at both ends and the
-// zone part must read as a zone, so nothing is skipped: "2013-01-27-01" or "… 1:2:3:4 GMT" fail.
+// Building blocks of the grammars below (flags iu), with named groups that the readers below
+// share. Every grammar is anchored at both ends and the zone part must read as a zone, so nothing
+// is skipped: "2013-01-27-01" or "… 1:2:3:4 GMT" fail.
 const P = {
   // A leading weekday in any language ("Thu,", "Thurs", "Di,", "jeu.,"): ignored, as it is often wrong.
-  wd: String.raw`(?:\p{L}{2,12}(?!\p{L})\.?,?\s*)?`,
-  day: String.raw`(\d{1,2})(?:st|nd|rd|th)?\.?`,
-  mon: String.raw`(\p{L}{3,10})(?!\p{L})\.?`,
+  wd: String.raw`(?<wd>\p{L}{2,12}(?!\p{L})\.?,?\s*)?`,
+  day: String.raw`(?<d>\d{1,2})(?:st|nd|rd|th)?\.?`,
+  mon: String.raw`(?<mon>\p{L}{3,10})(?!\p{L})\.?`,
   // 4 digits, or 2–3 digits and 'YY (RFC 2822 §4.3); never directly followed by a digit or ':'.
-  year: String.raw`(\d{4}|'\d{2}|\d{2,3})(?![\d:])`,
+  year: String.raw`(?<y>\d{4}|'\d{2}|\d{2,3})(?![\d:])`,
   // Between the date and the time: space, comma, "at", " - " (Drupal), or an ISO 8601 "T".
   sep: String.raw`(?:[Tt]|\s*,?\s*(?:(?:at|-)\s+)?)`,
   // H:MM[:SS[.fff]] with ':' (or '.' as RFC 2822 obsolete syntax allows), then am/pm, a.m./p.m.
-  time: String.raw`(\d{1,2})(?<tsep>[:.])(\d{1,2})(?:\k<tsep>(\d{1,2})(?:[.,](\d{1,9}))?)?(?!\d)(?:\s*([ap])\.?m\.?(?!\p{L}))?`,
-  rest: String.raw`\s*(.*)`,
+  time: String.raw`(?<h>\d{1,2})(?<tsep>[:.])(?<mi>\d{1,2})(?:\k<tsep>(?<s>\d{1,2})(?:[.,](?<frac>\d{1,9}))?)?(?!\d)(?:\s*(?<ampm>[ap])\.?m\.?(?!\p{L}))?`,
+  zone: String.raw`\s*(?<zone>.*)`,
 };
+// After a written date: an optional time, then the zone.
+const TAIL = `(?:${P.sep}${P.time})?${P.zone}`;
 const grammar = (...parts: string[]) => new RegExp(`^${parts.join('')}$`, 'iu');
 
 // Numeric year first: W3C-DTF / RFC 3339 (YYYY, YYYY-MM, YYYY-MM-DD[Thh:mm[:ss[.f]]][zone]), the
 // space-separated SQL form, YYYY/M/D (Chinese CMSs, Perforce), and Google's three-digit "2003-012-31".
 const ISO = grammar(
-  `(${P.wd})`,
-  String.raw`(\d{4})(?:(?<dsep>[-/.])(0\d\d|\d{1,2})(?:\k<dsep>(\d{1,2}))?)?`,
+  P.wd,
+  String.raw`(?<y>\d{4})(?:(?<dsep>[-/.])(?<mo>0\d\d|\d{1,2})(?:\k<dsep>(?<d>\d{1,2}))?)?`,
   `(?:(?:[Tt]|\\s*,?\\s+)${P.time})?`,
-  P.rest,
+  P.zone,
 );
 // ISO 8601 basic format: YYYYMMDD[Thhmm[ss[.f]]][zone].
 const BASIC = grammar(
-  String.raw`(\d{4})(\d{2})(\d{2})(?:[Tt](\d{2})(\d{2})(?:(\d{2})(?:[.,](\d{1,9}))?)?)?`,
-  P.rest,
+  String.raw`(?<y>\d{4})(?<mo>\d{2})(?<d>\d{2})`,
+  String.raw`(?:[Tt](?<h>\d{2})(?<mi>\d{2})(?:(?<s>\d{2})(?:[.,](?<frac>\d{1,9}))?)?)?`,
+  P.zone,
 );
-// RFC 822/2822 and its variants: [Weekday,] D Mon[,] YYYY [time] [zone], also "19-Nov-82".
-const DMY = grammar(
-  P.wd,
-  P.day,
-  String.raw`(?:\s+|[-/])`,
-  P.mon,
-  String.raw`(?:,?\s+|[-/,])`,
-  P.year,
-  `(?:${P.sep}${P.time})?`,
-  P.rest,
-);
-// US style: [Weekday,] Month D[,] YYYY [[at|-] time] [zone], and JavaScript's Date#toString.
-const MDY = grammar(
-  P.wd,
-  P.mon,
-  String.raw`\s*`,
-  P.day,
-  String.raw`(?:,\s*|\s+)`,
-  P.year,
-  `(?:${P.sep}${P.time})?`,
-  P.rest,
-);
-// asctime and Unix date: Weekday Mon D HH:MM:SS [zone] YYYY.
-const ASCTIME = grammar(
-  P.wd,
-  P.mon,
-  String.raw`\s+`,
-  P.day,
-  String.raw`\s+`,
-  P.time,
-  String.raw`(?:\s+(\S+))?\s+(\d{4})`,
-);
-// Year first with a month name: 2013-Feb-03, 2004-július-13T9:15 style.
-const YMD = grammar(
-  P.wd,
-  String.raw`(\d{4})(?:\s+|[-/])`,
-  P.mon,
-  String.raw`(?:\s+|[-/])`,
-  P.day,
-  `(?:${P.sep}${P.time})?`,
-  P.rest,
-);
+// Dates with a month name, tried in this order:
+const WRITTEN = [
+  // RFC 822/2822 and its variants: [Weekday,] D Mon[,] YYYY [time] [zone], also "19-Nov-82".
+  grammar(P.wd, P.day, String.raw`(?:\s+|[-/])`, P.mon, String.raw`(?:,?\s+|[-/,])`, P.year, TAIL),
+  // US style: [Weekday,] Month D[,] YYYY [[at|-] time] [zone], and JavaScript's Date#toString.
+  grammar(P.wd, P.mon, String.raw`\s*`, P.day, String.raw`(?:,\s*|\s+)`, P.year, TAIL),
+  // asctime and Unix date: Weekday Mon D HH:MM:SS [zone] YYYY.
+  grammar(
+    P.wd,
+    P.mon,
+    String.raw`\s+`,
+    P.day,
+    String.raw`\s+`,
+    P.time,
+    String.raw`(?:\s+(?<zone>\S+))?\s+(?<y>\d{4})`,
+  ),
+  // Year first: 2013-Feb-03.
+  grammar(P.wd, String.raw`(?<y>\d{4})(?:\s+|[-/])`, P.mon, String.raw`(?:\s+|[-/])`, P.day, TAIL),
+];
 
 const MIN_MS = Date.UTC(1000, 0, 1);
 const MAX_MS = Date.UTC(10000, 0, 1);
@@ -101,14 +82,25 @@ const MAX_MS = Date.UTC(10000, 0, 1);
 type Fields = { y: number; mo: number; d: number; h: number; mi: number; s: number; ms: number };
 type Time = { h: number; mi: number; s: number; ms: number };
 
+type Groups = Partial<Record<string, string>>;
+// Each grammar with its reader, in the order tried; the first that yields a date wins.
+const FORMS: ReadonlyArray<[RegExp, (g: Groups) => string | null]> = [
+  [ISO, numeric],
+  [BASIC, numeric],
+  ...WRITTEN.map((form): [RegExp, (g: Groups) => string | null] => [form, written]),
+];
+
 /** Parses a feed date to `Date#toISOString()` form (UTC, milliseconds); null when the text is not
  *  wholly a date we can place in time. Pure: no clock, so a future date is returned as written. */
 export function parseFeedDate(raw: string | null | undefined): string | null {
   const s = normalize(raw ?? '');
   if (!s || s.length > 120) return null; // real dates are short; bounds the regex work on junk
-  return (
-    parseIso(s) ?? parseBasic(s) ?? parseDmy(s) ?? parseMdy(s) ?? parseAsctime(s) ?? parseYmd(s)
-  );
+  for (const [form, read] of FORMS) {
+    const groups = form.exec(s)?.groups;
+    const parsed = groups ? read(groups) : null;
+    if (parsed) return parsed;
+  }
+  return null;
 }
 
 // Whitespace runs become one space; CJK year/month/day markers (2014年04月08日, 2004년 05월 28일)
@@ -121,79 +113,34 @@ function normalize(raw: string): string {
     .replace(/^(\d{4}) ?[年년] ?(\d{1,2}) ?[月월] ?(\d{1,2}) ?[日일]/, '$1-$2-$3');
 }
 
-function parseIso(s: string): string | null {
-  const m = ISO.exec(s);
-  if (!m) return null;
-  const [, weekday, y, sep, mo, d, ...rest] = m;
-  const time = readTime(rest);
-  const zoneText = rest[6] ?? '';
-  if ((weekday || (sep && sep !== '-')) && d === undefined) return null; // "Nov 2020", "2014.05"
-  if (time === null || (m[6] && d === undefined)) return null; // W3C-DTF: a time needs a full date
-  if (!m[6] && zoneText) return null; // a zone without a time ("2013-01-27-01") is junk
-  return build({ y: Number(y), mo: Number(mo ?? 1), d: Number(d ?? 1), ...time }, zoneText);
-}
-
-function parseBasic(s: string): string | null {
-  const m = BASIC.exec(s);
-  if (!m) return null;
-  const [, y, mo, d, h, mi, sec, frac, zoneText = ''] = m;
-  if (!h && zoneText) return null;
-  const time = { h: Number(h ?? 0), mi: Number(mi ?? 0), s: Number(sec ?? 0), ms: millis(frac) };
-  return build({ y: Number(y), mo: Number(mo), d: Number(d), ...time }, zoneText);
-}
-
-function parseDmy(s: string): string | null {
-  const m = DMY.exec(s);
-  if (!m) return null;
-  const [, d, mon, y, ...rest] = m;
-  return written(y, mon, d, rest.slice(0, 6), rest[6] ?? '');
-}
-
-function parseMdy(s: string): string | null {
-  const m = MDY.exec(s);
-  if (!m) return null;
-  const [, mon, d, y, ...rest] = m;
-  return written(y, mon, d, rest.slice(0, 6), rest[6] ?? '');
-}
-
-function parseAsctime(s: string): string | null {
-  const m = ASCTIME.exec(s);
-  if (!m) return null;
-  const [, mon, d, ...rest] = m;
-  return written(rest[7], mon, d, rest.slice(0, 6), rest[6] ?? '');
-}
-
-function parseYmd(s: string): string | null {
-  const m = YMD.exec(s);
-  if (!m) return null;
-  const [, y, mon, d, ...rest] = m;
-  return written(y, mon, d, rest.slice(0, 6), rest[6] ?? '');
+// An all-numeric date (ISO or BASIC groups).
+function numeric(g: Groups): string | null {
+  const time = readTime(g);
+  const zone = g.zone ?? '';
+  if ((g.wd || (g.dsep && g.dsep !== '-')) && !g.d) return null; // "Nov 2020", "2014.05"
+  if (time === null || (g.h && !g.d)) return null; // W3C-DTF: a time needs a full date
+  if (!g.h && zone) return null; // a zone without a time ("2013-01-27-01") is junk
+  return build({ y: Number(g.y), mo: Number(g.mo ?? 1), d: Number(g.d ?? 1), ...time }, zone);
 }
 
 // A date with a month name: checks the month word, reads the time and the zone.
-function written(
-  y: string | undefined,
-  mon: string | undefined,
-  d: string | undefined,
-  timeGroups: Array<string | undefined>,
-  zoneText: string,
-): string | null {
-  const mo = MONTHS.get((mon ?? '').toLowerCase());
-  const time = readTime(timeGroups);
-  if (!mo || !y || time === null) return null;
-  return build({ y: fullYear(y), mo, d: Number(d), ...time }, zoneText);
+function written(g: Groups): string | null {
+  const mo = MONTHS.get((g.mon ?? '').toLowerCase());
+  const time = readTime(g);
+  if (!mo || !g.y || time === null) return null;
+  return build({ y: fullYear(g.y), mo, d: Number(g.d), ...time }, g.zone ?? '');
 }
 
-// The six captures of P.time → fields; midnight when absent; null for "12.34.56.78" or "13 PM".
-function readTime([h, sep, mi, sec, frac, ampm]: Array<string | undefined>): Time | null {
-  if (h === undefined) return { h: 0, mi: 0, s: 0, ms: 0 };
-  if (sep === '.' && frac !== undefined) return null; // dotted times have no fraction
-  let hour = Number(h);
-  if (ampm) {
+// The time groups → fields; midnight when absent; null for "12.34.56.78" or "13 PM".
+function readTime(g: Groups): Time | null {
+  if (g.h === undefined) return { h: 0, mi: 0, s: 0, ms: 0 };
+  if (g.tsep === '.' && g.frac !== undefined) return null; // dotted times have no fraction
+  let hour = Number(g.h);
+  if (g.ampm) {
     if (hour < 1 || hour > 12) return null;
-    hour = (hour % 12) + (ampm.toLowerCase() === 'p' ? 12 : 0);
+    hour = (hour % 12) + (g.ampm.toLowerCase() === 'p' ? 12 : 0);
   }
-  return { h: hour, mi: Number(mi), s: Number(sec ?? 0), ms: millis(frac) };
+  return { h: hour, mi: Number(g.mi), s: Number(g.s ?? 0), ms: millis(g.frac) };
 }
 
 // Fractional seconds are truncated to milliseconds (rounding could carry into the next second).
