@@ -1,10 +1,11 @@
 // Feed bytes → text: picks the charset from BOM, HTTP header, XML declaration or the bytes themselves.
 import iconv from 'iconv-lite';
+import { detectLegacyCharset } from './decode-detect.ts';
 
 export type Decoded = {
   text: string;
   charset: string;
-  source: 'bom' | 'http' | 'xml' | 'utf-8' | 'fallback';
+  source: 'bom' | 'http' | 'xml' | 'utf-8' | 'detected' | 'fallback';
 };
 
 type Wide = 'utf-16le' | 'utf-16be' | 'utf-32le' | 'utf-32be';
@@ -40,7 +41,8 @@ export function demoronize(text: string): string {
 }
 
 /** Bytes → text. Never throws. Order: BOM → HTTP charset (RFC 3023 rules) → XML declaration
- *  (also detects UTF-16/32 without BOM from the first bytes of '<?xml') → valid UTF-8 → windows-1252. */
+ *  (also detects UTF-16/32 without BOM from the first bytes of '<?xml') → valid UTF-8 → a detected
+ *  non-Latin legacy charset, when nothing declared one → windows-1252. */
 export function decodeFeed(bytes: Uint8Array, contentType: string | null): Decoded {
   const bom = detectBom(bytes);
   if (bom)
@@ -62,6 +64,11 @@ export function decodeFeed(bytes: Uint8Array, contentType: string | null): Decod
   const fromXml = declared ? tryDeclared(bytes, declared, utf8, 'xml') : null;
   if (fromXml) return fromXml;
   if (utf8 !== null) return { text: utf8, charset: 'utf-8', source: 'utf-8' };
+  // Detection only when no declaration spoke: a declared charset the bytes contradict (UTF-8 that
+  // does not validate, us-ascii with 8-bit bytes) falls back to windows-1252 as before.
+  const spoke = [charsetParam(contentType), declared].some((c) => c !== null && knownCharset(c));
+  const detected = spoke ? null : detectLegacyCharset(bytes);
+  if (detected) return { text: decodeWith(bytes, detected), charset: detected, source: 'detected' };
   return { text: decodeWith(bytes, 'windows-1252'), charset: 'windows-1252', source: 'fallback' };
 }
 
@@ -69,12 +76,16 @@ export function decodeFeed(bytes: Uint8Array, contentType: string | null): Decod
  *  text/* without one means us-ascii; other types defer to the document. Null when none applies. */
 export function httpCharset(contentType: string | null): string | null {
   if (!contentType) return null;
-  const [mediaType = '', ...params] = contentType.split(';');
-  for (const param of params) {
+  return charsetParam(contentType) ?? (/^\s*text\//i.test(contentType) ? 'us-ascii' : null);
+}
+
+// The charset parameter of a Content-Type, canonicalized; null when there is none.
+function charsetParam(contentType: string | null): string | null {
+  for (const param of (contentType ?? '').split(';').slice(1)) {
     const m = /^\s*charset\s*=\s*["']?\s*([^"'\s;]+)\s*["']?\s*$/i.exec(param);
     if (m?.[1]) return canonicalLabel(m[1]);
   }
-  return /^\s*text\//i.test(mediaType) ? 'us-ascii' : null;
+  return null;
 }
 
 // A declared charset is used unless the bytes contradict it: us-ascii with 8-bit bytes, UTF-8 that
