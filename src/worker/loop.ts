@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 
 export type Loop = {
   start(): void;
-  /** Runs the next tick as soon as the current one (if any) finishes. */
+  /** Runs the next tick as soon as the current one (if any) finishes, also during a failure backoff. */
   nudge(): void;
   /** Stops re-arming and resolves when the in-flight tick has finished (or after `timeoutMs`). Idempotent. */
   stop(timeoutMs?: number): Promise<void>;
@@ -11,31 +11,66 @@ export type Loop = {
   runOnce(): Promise<number | void>;
 };
 
-/** `tick` returns the delay in ms until the next run (or void for `idleMs`); ticks never overlap; a throwing tick is logged, not fatal. */
+/** How a loop retries after a failed tick: after `firstMs`, doubling on each failure in a row up to `maxMs`. */
+export type Backoff = { firstMs: number; maxMs: number };
+
+/** A tick that throws (a full disk, "database is locked") is tried again after 1 s, 2 s, 4 s … up to a minute, so a
+ *  loop recovers within seconds of the cause going away, without spinning while it lasts. */
+export const TICK_FAILURE_BACKOFF: Backoff = { firstMs: 1000, maxMs: 60_000 };
+
+/** The delay before the next try after `failures` failed ticks in a row (1, 2, …). */
+export function failureDelayMs(backoff: Backoff, failures: number): number {
+  return Math.min(backoff.maxMs, backoff.firstMs * 2 ** Math.max(0, failures - 1));
+}
+
+/** `tick` returns the delay in ms until the next run (or void for `idleMs`); ticks never overlap. A throwing tick is
+ *  retried on `backoff` (default TICK_FAILURE_BACKOFF): its error is logged when the message changes, not on every
+ *  retry, and the first success after failures is logged once. */
 export function createLoop(
   name: string,
   tick: () => Promise<number | void>,
-  opts: { idleMs: number; logger: Logger },
+  opts: { idleMs: number; logger: Logger; backoff?: Backoff },
 ): Loop {
+  const backoff = opts.backoff ?? TICK_FAILURE_BACKOFF;
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number | void> | undefined;
+  let running: Promise<Ran> | undefined;
   let nudged = false;
   let stopped = true;
+  // The failure run in progress: how many ticks in a row failed, since when, and the last message logged.
+  let failing: { count: number; since: number; message: string } | undefined;
 
   const arm = (ms: number) => {
     if (stopped) return;
     clearTimeout(timer);
     timer = setTimeout(run, Math.max(0, ms));
   };
-  const execute = async (): Promise<number | void> => {
+  const execute = async (): Promise<Ran> => {
     try {
-      return await tick();
+      const value = await tick();
+      if (failing) {
+        opts.logger.info('loop: tick recovered', {
+          loop: name,
+          failures: failing.count,
+          failing_ms: Date.now() - failing.since,
+        });
+        failing = undefined;
+      }
+      return { value, delayMs: typeof value === 'number' ? value : opts.idleMs };
     } catch (err) {
-      opts.logger.error('loop: tick failed', {
-        loop: name,
-        error: err instanceof Error ? (err.stack ?? err.message) : String(err),
-      });
-      return undefined;
+      const message = err instanceof Error ? err.message : String(err);
+      failing = failing ?? { count: 0, since: Date.now(), message: '' };
+      failing.count += 1;
+      const delayMs = failureDelayMs(backoff, failing.count);
+      if (message !== failing.message) {
+        opts.logger.error('loop: tick failed', {
+          loop: name,
+          error: err instanceof Error ? (err.stack ?? err.message) : message,
+          failures: failing.count,
+          delay_ms: delayMs,
+        });
+        failing.message = message;
+      }
+      return { value: undefined, delayMs };
     }
   };
   const run = () => {
@@ -45,9 +80,9 @@ export function createLoop(
     }
     nudged = false;
     running = execute();
-    void running.then((next) => {
+    void running.then(({ delayMs }) => {
       running = undefined;
-      arm(nudged ? 0 : typeof next === 'number' ? next : opts.idleMs);
+      arm(nudged ? 0 : delayMs);
     });
   };
 
@@ -79,10 +114,13 @@ export function createLoop(
       while (running) await running;
       running = execute();
       try {
-        return await running;
+        return (await running).value;
       } finally {
         running = undefined;
       }
     },
   };
 }
+
+/** What one tick gave: its own value, and the delay before the next (its own, idleMs, or the failure backoff). */
+type Ran = { value: number | void; delayMs: number };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { silentLogger } from '../../src/log.ts';
-import { createLoop } from '../../src/worker/loop.ts';
+import { silentLogger, type Logger, type LogFields } from '../../src/log.ts';
+import { createLoop, TICK_FAILURE_BACKOFF } from '../../src/worker/loop.ts';
 import { within } from '../support/deadline.ts';
 
 // Every tick below asks for its next run in 60 s (IDLE); a test that waits for a tick a nudge or a start should
@@ -171,6 +171,139 @@ describe('loop', () => {
     assert.deepEqual(lines, ['loop: tick failed']);
   });
 
+  it('retries a failed tick after about a second, not at its 60 s timer', async () => {
+    let runs = 0;
+    let ran: () => void = () => {};
+    const nextRun = () =>
+      new Promise<void>((r) => {
+        ran = r;
+      });
+    const loop = createLoop(
+      't',
+      async () => {
+        runs++;
+        ran();
+        if (runs === 1) throw new Error('SqliteError: database is locked');
+        return IDLE;
+      },
+      { idleMs: IDLE, logger: silentLogger },
+    );
+    try {
+      const first = nextRun();
+      loop.start();
+      await within(first, WAKE_MS, 'the first tick after start()');
+      // The default backoff starts at 1 s and is capped at a minute: the retry must come long before either timer.
+      assert.equal(TICK_FAILURE_BACKOFF.firstMs, 1000);
+      const second = nextRun();
+      await within(second, WAKE_MS, 'the retry of the failed tick');
+      assert.equal(runs, 2);
+    } finally {
+      await loop.stop();
+    }
+  });
+
+  it('doubles the delay after each failure in a row up to its cap, and is back to its own pace after a success', async () => {
+    const log = recordingLogger();
+    let runs = 0;
+    let done: () => void = () => {};
+    const finished = new Promise<void>((r) => {
+      done = r;
+    });
+    const loop = createLoop(
+      't',
+      async () => {
+        runs++;
+        if (runs <= 5) throw new Error(`failure ${runs}`); // a new message each time, so each is logged
+        done();
+        return IDLE;
+      },
+      { idleMs: IDLE, logger: log.logger, backoff: { firstMs: 10, maxMs: 40 } },
+    );
+    try {
+      loop.start();
+      await within(finished, WAKE_MS, 'the sixth tick, after five failures');
+    } finally {
+      await loop.stop();
+    }
+    const failed = log.lines.filter((l) => l.msg === 'loop: tick failed');
+    assert.deepEqual(
+      failed.map((l) => l.fields.delay_ms),
+      [10, 20, 40, 40, 40],
+    );
+    assert.deepEqual(
+      failed.map((l) => l.fields.failures),
+      [1, 2, 3, 4, 5],
+    );
+    const recovered = log.lines.filter((l) => l.msg === 'loop: tick recovered');
+    assert.equal(recovered.length, 1);
+    assert.equal(recovered[0]!.fields.failures, 5);
+  });
+
+  it('logs a failure once per change of its message, not on every retry, and the recovery once', async () => {
+    const log = recordingLogger();
+    const errors = ['disk full', 'disk full', 'disk full', 'locked', 'locked', 'disk full'];
+    let runs = 0;
+    let done: () => void = () => {};
+    const finished = new Promise<void>((r) => {
+      done = r;
+    });
+    const loop = createLoop(
+      't',
+      async () => {
+        const error = errors[runs++];
+        if (error !== undefined) throw new Error(error);
+        if (runs === errors.length + 2) done();
+        return 0; // a healthy loop runs again at once: a second success must not log a second recovery
+      },
+      { idleMs: IDLE, logger: log.logger, backoff: { firstMs: 5, maxMs: 5 } },
+    );
+    try {
+      loop.start();
+      await within(finished, WAKE_MS, 'two ticks after the failures');
+    } finally {
+      await loop.stop();
+    }
+    assert.deepEqual(
+      log.lines.map((l) => `${l.level} ${l.msg} ${String(l.fields.error ?? '').split('\n')[0]}`),
+      [
+        'error loop: tick failed Error: disk full',
+        'error loop: tick failed Error: locked',
+        'error loop: tick failed Error: disk full',
+        'info loop: tick recovered ',
+      ],
+    );
+  });
+
+  it('runs a nudged tick at once even while backing off from a failure', async () => {
+    let runs = 0;
+    let ran: () => void = () => {};
+    const nextRun = () =>
+      new Promise<void>((r) => {
+        ran = r;
+      });
+    const loop = createLoop(
+      't',
+      async () => {
+        runs++;
+        ran();
+        if (runs === 1) throw new Error('boom');
+        return IDLE;
+      },
+      { idleMs: IDLE, logger: silentLogger, backoff: { firstMs: IDLE, maxMs: IDLE } },
+    );
+    try {
+      const first = nextRun();
+      loop.start();
+      await within(first, WAKE_MS, 'the first tick after start()');
+      await new Promise((r) => setImmediate(r));
+      const second = nextRun();
+      loop.nudge();
+      await within(second, WAKE_MS, 'the nudged tick during the backoff');
+    } finally {
+      await loop.stop();
+    }
+  });
+
   it('runOnce() runs a tick without starting the loop', async () => {
     let runs = 0;
     const loop = createLoop(
@@ -185,3 +318,23 @@ describe('loop', () => {
     assert.equal(runs, 1);
   });
 });
+
+type Line = { level: string; msg: string; fields: LogFields };
+
+/** A logger that keeps every line it is given, at every level. */
+function recordingLogger(): { logger: Logger; lines: Line[] } {
+  const lines: Line[] = [];
+  const at =
+    (level: string) =>
+    (msg: string, fields: LogFields = {}) => {
+      lines.push({ level, msg, fields });
+    };
+  const logger: Logger = {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: () => logger,
+  };
+  return { logger, lines };
+}
