@@ -1,4 +1,4 @@
-// The only wiring: open the database → HTTP server → loops; stop in the fixed order HTTP → loops → database.
+// The only wiring: lock the data dir → open the database → HTTP server → loops; stop HTTP → loops → database → lock.
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -6,9 +6,12 @@ import { quietCtx, type Ctx } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { startCheckpointer } from './db/checkpointer.ts';
-import { openDatabase, type Db } from './db/open.ts';
+import { lockDataDir, type DataDirLock } from './db/lock.ts';
+import { ensureDataDir, openDatabase, type Db } from './db/open.ts';
 import { createHttpApp } from './http/server.ts';
 import type { Logger } from './log.ts';
+import { releaseAllEventLeases } from './store/events-claim.ts';
+import { releaseAllFeedLeases } from './store/feeds-poll.ts';
 import { deliverTick } from './worker/deliverer.ts';
 import { createWorkers, type Workers } from './worker/index.ts';
 import { createMetrics } from './worker/metrics.ts';
@@ -36,14 +39,15 @@ export function openForCommand(config: Config, clock: Clock = systemClock): { ct
 /** How often the checkpoint thread copies the WAL into the database file. */
 export const CHECKPOINT_INTERVAL_MS = 200;
 
-/** Starts the daemon: database and its checkpoint thread, HTTP server, poller, deliverer and maintenance loops. */
+/** Starts the daemon: lock and database, its checkpoint thread, HTTP server, poller, deliverer and maintenance loops.
+ *  Throws DataDirLockedError while another serve runs on the same data directory. */
 export async function startApp(
   config: Config,
   logger: Logger,
   clock: Clock = systemClock,
 ): Promise<RunningApp> {
   const dbFile = databaseFile(config);
-  const db = openDatabase(dbFile);
+  const { db, lock } = openExclusive(config, logger);
   const ctx: Ctx = { ...quietCtx(db, clock, config) };
   const metrics = createMetrics(ctx);
   const checkpointer = startCheckpointer(db, {
@@ -62,6 +66,7 @@ export async function startApp(
     await workers.close();
     await checkpointer.stop();
     db.close();
+    lock.release();
     throw err;
   }
   const port = (server.address() as AddressInfo).port;
@@ -83,9 +88,48 @@ export async function startApp(
         logger.warn('feedsub: abandoned open connections at shutdown', {});
       await checkpointer.stop();
       db.close(); // the last connection to close checkpoints what is left and removes the WAL
+      lock.release();
       logger.info('feedsub: stopped', { duration_ms: Date.now() - started });
     })());
   return { url, dbFile, ctx, workers, stop };
+}
+
+/** The data directory (created owner-only; a warning when an existing one is open to other users), its lock, and the
+ *  database, with the leases a dead predecessor left released. Throws DataDirLockedError while another serve holds it. */
+function openExclusive(config: Config, logger: Logger): { db: Db; lock: DataDirLock } {
+  const dir = resolve(config.storage.data_dir);
+  const made = ensureDataDir(dir);
+  if (!made.created && (made.mode & 0o077) !== 0)
+    logger.warn('feedsub: the data directory is open to other users; chmod 700 it', {
+      data_dir: dir,
+      mode: made.mode.toString(8).padStart(4, '0'),
+    });
+  const lock = lockDataDir(dir);
+  let db: Db;
+  try {
+    db = openDatabase(databaseFile(config));
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  try {
+    // With the lock held no other serve runs, so every lease in the database belongs to a process that is gone:
+    // release them so its feeds and deliveries resume now, not when the leases run out (up to minutes).
+    const released = db.transaction(() => ({
+      feeds: releaseAllFeedLeases(db),
+      events: releaseAllEventLeases(db),
+    }))();
+    if (released.feeds + released.events > 0)
+      logger.info('feedsub: released the leases of a stopped instance', released);
+  } catch (err) {
+    logger.warn(
+      'feedsub: unable to release the leases of a stopped instance; they run out on their own',
+      {
+        error: err instanceof Error ? err.message : String(err),
+      },
+    );
+  }
+  return { db, lock };
 }
 
 const CLOSE_GRACE_MS = 1000;
