@@ -31,13 +31,11 @@ export function createLoop(
   tick: () => Promise<number | void>,
   opts: { idleMs: number; logger: Logger; backoff?: Backoff },
 ): Loop {
-  const backoff = opts.backoff ?? TICK_FAILURE_BACKOFF;
+  const failures = failureTracker(name, opts.logger, opts.backoff ?? TICK_FAILURE_BACKOFF);
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<Ran> | undefined;
   let nudged = false;
   let stopped = true;
-  // The failure run in progress: how many ticks in a row failed, since when, and the last message logged.
-  let failing: { count: number; since: number; message: string } | undefined;
 
   const arm = (ms: number) => {
     if (stopped) return;
@@ -47,30 +45,10 @@ export function createLoop(
   const execute = async (): Promise<Ran> => {
     try {
       const value = await tick();
-      if (failing) {
-        opts.logger.info('loop: tick recovered', {
-          loop: name,
-          failures: failing.count,
-          failing_ms: Date.now() - failing.since,
-        });
-        failing = undefined;
-      }
+      failures.succeeded();
       return { value, delayMs: typeof value === 'number' ? value : opts.idleMs };
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      failing = failing ?? { count: 0, since: Date.now(), message: '' };
-      failing.count += 1;
-      const delayMs = failureDelayMs(backoff, failing.count);
-      if (message !== failing.message) {
-        opts.logger.error('loop: tick failed', {
-          loop: name,
-          error: err instanceof Error ? (err.stack ?? err.message) : message,
-          failures: failing.count,
-          delay_ms: delayMs,
-        });
-        failing.message = message;
-      }
-      return { value: undefined, delayMs };
+      return { value: undefined, delayMs: failures.failed(err) };
     }
   };
   const run = () => {
@@ -124,3 +102,39 @@ export function createLoop(
 
 /** What one tick gave: its own value, and the delay before the next (its own, idleMs, or the failure backoff). */
 type Ran = { value: number | void; delayMs: number };
+
+/** Follows a loop's run of failed ticks: the delay before each retry, the error logged when its message changes, and
+ *  the first success after failures logged once. */
+function failureTracker(
+  name: string,
+  logger: Logger,
+  backoff: Backoff,
+): { failed(err: unknown): number; succeeded(): void } {
+  let failing: { count: number; since: number; message: string } | undefined;
+  return {
+    failed(err) {
+      const message = err instanceof Error ? err.message : String(err);
+      failing = failing ?? { count: 0, since: Date.now(), message: '' };
+      failing.count += 1;
+      const delayMs = failureDelayMs(backoff, failing.count);
+      if (message !== failing.message)
+        logger.error('loop: tick failed', {
+          loop: name,
+          error: err instanceof Error ? (err.stack ?? message) : message,
+          failures: failing.count,
+          delay_ms: delayMs,
+        });
+      failing.message = message;
+      return delayMs;
+    },
+    succeeded() {
+      if (!failing) return;
+      logger.info('loop: tick recovered', {
+        loop: name,
+        failures: failing.count,
+        failing_ms: Date.now() - failing.since,
+      });
+      failing = undefined;
+    },
+  };
+}
