@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { quietCtx, type Ctx } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { flushLastUses } from './actions/keys.ts';
 import { startCheckpointer } from './db/checkpointer.ts';
 import { lockDataDir, type DataDirLock } from './db/lock.ts';
 import { ensureDataDir, openDatabase, type Db } from './db/open.ts';
@@ -14,6 +15,7 @@ import { releaseAllEventLeases } from './store/events-claim.ts';
 import { releaseAllFeedLeases } from './store/feeds-poll.ts';
 import { deliverTick } from './worker/deliverer.ts';
 import { createWorkers, type Workers } from './worker/index.ts';
+import { createLoop } from './worker/loop.ts';
 import { createMetrics } from './worker/metrics.ts';
 import { pollTick } from './worker/poller.ts';
 
@@ -38,6 +40,8 @@ export function openForCommand(config: Config, clock: Clock = systemClock): { ct
 
 /** How often the checkpoint thread copies the WAL into the database file. */
 export const CHECKPOINT_INTERVAL_MS = 200;
+/** How often the uses of keys and sessions noted by requests are written (actions/keys.ts flushLastUses). */
+export const LAST_USE_FLUSH_MS = 60_000;
 
 /** Starts the daemon: lock and database, its checkpoint thread, HTTP server, poller, deliverer and maintenance loops.
  *  Throws DataDirLockedError while another serve runs on the same data directory. */
@@ -58,6 +62,10 @@ export async function startApp(
   const workers = createWorkers(ctx, logger, metrics.telemetry);
   ctx.nudgePoller = workers.poller.nudge;
   ctx.nudgeDeliverer = workers.deliverer.nudge;
+  const lastUses = createLoop('last-use', async () => void flushLastUses(ctx), {
+    idleMs: LAST_USE_FLUSH_MS,
+    logger,
+  });
   const app = createHttpApp(ctx, logger, metrics.registry);
   let server: ServerType;
   try {
@@ -73,6 +81,7 @@ export async function startApp(
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${host}:${port}`;
   workers.start();
+  lastUses.start();
   logger.info('feedsub: listening', { url, database: dbFile });
   let stopping: Promise<void> | undefined;
   // One budget for the whole stop: the loops keep working while HTTP drains, so in-flight work shares the deadline.
@@ -82,6 +91,8 @@ export async function startApp(
       const deadline = started + config.server.shutdown_timeout_seconds * 1000;
       const left = () => Math.max(0, deadline - Date.now());
       await closeServer(server, left());
+      await lastUses.stop(left());
+      await lastUses.runOnce(); // the uses the last requests noted (a failure is logged by the loop)
       await workers.stop(left());
       // Closing an HTTP agent waits for its open requests; past the deadline those were abandoned, so do not wait for them.
       if (!(await settlesWithin(workers.close(), left() + CLOSE_GRACE_MS)))
