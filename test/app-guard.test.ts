@@ -16,19 +16,26 @@ import { rss, startOrigin } from './support/servers.ts';
 
 type Line = { level: string; msg: string; fields: LogFields };
 
-/** A logger that keeps every line, with the fields of the children it made. */
-function recordingLogger(lines: Line[], base: LogFields = {}): Logger {
+/** A logger that keeps every line, with the fields of the children it made, and shows each to `onLine` as it is
+ *  written. */
+function recordingLogger(
+  lines: Line[],
+  onLine: (line: Line) => void = () => {},
+  base: LogFields = {},
+): Logger {
   const at =
     (level: string) =>
     (msg: string, fields: LogFields = {}) => {
-      lines.push({ level, msg, fields: { ...base, ...fields } });
+      const line = { level, msg, fields: { ...base, ...fields } };
+      lines.push(line);
+      onLine(line);
     };
   return {
     debug: at('debug'),
     info: at('info'),
     warn: at('warn'),
     error: at('error'),
-    child: (fields) => recordingLogger(lines, { ...base, ...fields }),
+    child: (fields) => recordingLogger(lines, onLine, { ...base, ...fields }),
   };
 }
 
@@ -55,7 +62,18 @@ describe('the daemon when writes fail', () => {
     const origin = await startOrigin();
     origin.set('/feed.xml', { body: rss([{ guid: 'g1' }]) });
     const lines: Line[] = [];
-    const app = await startApp(configFor(tempDir()), recordingLogger(lines));
+    let failWrites = false;
+    // Writes start failing right after a poll was recorded, as a full disk would: no poll is then between its claim
+    // and its record (a claimed feed whose record failed would wait for its lease, which is not what is tested here).
+    const app = await startApp(
+      configFor(tempDir()),
+      recordingLogger(lines, (line) => {
+        if (failWrites && line.msg === 'poll: feed polled') {
+          app.ctx.db.pragma('query_only = 1');
+          failWrites = false;
+        }
+      }),
+    );
     try {
       const key = createKey(app.ctx, 'guard', null).key;
       const call = async (path: string, body: unknown) =>
@@ -70,7 +88,7 @@ describe('the daemon when writes fail', () => {
       await call('/v1/subscriptions', { endpoint: endpoint.id, url: `${origin.url}/feed.xml` });
       await until(() => origin.requests.length >= 2, 10_000, 'the feed polled every second');
 
-      app.ctx.db.pragma('query_only = 1'); // every write fails from now on, as on a full disk
+      failWrites = true;
       const failed = () =>
         lines.filter((l) => l.msg === 'loop: tick failed' && l.fields.loop === 'poller');
       await until(() => failed().length > 0, 5000, 'a failed poller tick');
