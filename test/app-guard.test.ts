@@ -10,34 +10,9 @@ import { after, describe, it } from 'node:test';
 import { createKey } from '../src/actions/keys.ts';
 import { startApp } from '../src/app.ts';
 import { defaultConfig, withConfig } from '../src/config.ts';
-import type { Logger, LogFields } from '../src/log.ts';
 import { until } from './support/deadline.ts';
+import { recordingLogger } from './support/log.ts';
 import { rss, startOrigin } from './support/servers.ts';
-
-type Line = { level: string; msg: string; fields: LogFields };
-
-/** A logger that keeps every line, with the fields of the children it made, and shows each to `onLine` as it is
- *  written. */
-function recordingLogger(
-  lines: Line[],
-  onLine: (line: Line) => void = () => {},
-  base: LogFields = {},
-): Logger {
-  const at =
-    (level: string) =>
-    (msg: string, fields: LogFields = {}) => {
-      const line = { level, msg, fields: { ...base, ...fields } };
-      lines.push(line);
-      onLine(line);
-    };
-  return {
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    child: (fields) => recordingLogger(lines, onLine, { ...base, ...fields }),
-  };
-}
 
 const configFor = (dir: string) =>
   withConfig(defaultConfig(), {
@@ -61,19 +36,16 @@ describe('the daemon when writes fail', () => {
   it('polls again within seconds once the database takes writes again, logging the failure and the recovery once', async () => {
     const origin = await startOrigin();
     origin.set('/feed.xml', { body: rss([{ guid: 'g1' }]) });
-    const lines: Line[] = [];
     let failWrites = false;
     // Writes start failing right after a poll was recorded, as a full disk would: no poll is then between its claim
     // and its record (a claimed feed whose record failed would wait for its lease, which is not what is tested here).
-    const app = await startApp(
-      configFor(tempDir()),
-      recordingLogger(lines, (line) => {
-        if (failWrites && line.msg === 'poll: feed polled') {
-          app.ctx.db.pragma('query_only = 1');
-          failWrites = false;
-        }
-      }),
-    );
+    const { logger, lines } = recordingLogger((line) => {
+      if (failWrites && line.msg === 'poll: feed polled') {
+        app.ctx.db.pragma('query_only = 1');
+        failWrites = false;
+      }
+    });
+    const app = await startApp(configFor(tempDir()), logger);
     try {
       const key = createKey(app.ctx, 'guard', null).key;
       const call = async (path: string, body: unknown) =>
@@ -114,7 +86,7 @@ describe('the daemon when writes fail', () => {
 
   it('writes the last use of a key noted by requests when it stops, not during the request', async () => {
     const dir = tempDir();
-    const app = await startApp(configFor(dir), recordingLogger([]));
+    const app = await startApp(configFor(dir), recordingLogger().logger);
     let keyId = '';
     try {
       const made = createKey(app.ctx, 'uses', null);
@@ -145,8 +117,8 @@ describe('the daemon when writes fail', () => {
     const dir = join(tempDir(), 'shared');
     mkdirSync(dir);
     chmodSync(dir, 0o755);
-    const lines: Line[] = [];
-    const app = await startApp(configFor(dir), recordingLogger(lines));
+    const { logger, lines } = recordingLogger();
+    const app = await startApp(configFor(dir), logger);
     await app.stop();
     const warned = lines.filter(
       (l) => l.level === 'warn' && l.msg.includes('data directory is open to other users'),

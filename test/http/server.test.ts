@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { createHttpApp } from '../../src/http/server.ts';
-import type { Logger, LogFields } from '../../src/log.ts';
+import { recordingLogger } from '../support/log.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 describe('/healthz', () => {
@@ -63,19 +63,10 @@ describe('/healthz', () => {
 
   it('logs a reason when it changes, not on every probe, and the return to health once', async () => {
     const lines: string[] = [];
-    const at =
-      (level: string) =>
-      (msg: string, fields: LogFields = {}) => {
-        if (msg.startsWith('http: request')) return;
-        lines.push(`${level} ${msg} ${String(fields.reason ?? fields.was ?? '').split(':')[0]}`);
-      };
-    const logger: Logger = {
-      debug: at('debug'),
-      info: at('info'),
-      warn: at('warn'),
-      error: at('error'),
-      child: () => logger,
-    };
+    const { logger } = recordingLogger(({ level, msg, fields }) => {
+      if (msg === 'http: request') return;
+      lines.push(`${level} ${msg} ${String(fields.reason ?? fields.was ?? '').split(':')[0]}`);
+    });
     const app = createHttpApp(w.ctx, logger);
     const probe = async () => (await app.request('/healthz')).status;
     fill();
