@@ -42,15 +42,7 @@ export function createLoop(
     clearTimeout(timer);
     timer = setTimeout(run, Math.max(0, ms));
   };
-  const execute = async (): Promise<Ran> => {
-    try {
-      const value = await tick();
-      failures.succeeded();
-      return { value, delayMs: typeof value === 'number' ? value : opts.idleMs };
-    } catch (err) {
-      return { value: undefined, delayMs: failures.failed(err) };
-    }
-  };
+  const execute = () => runTick(tick, failures, opts.idleMs);
   const run = () => {
     if (running) {
       nudged = true;
@@ -78,15 +70,7 @@ export function createLoop(
     async stop(timeoutMs = 10_000) {
       stopped = true;
       clearTimeout(timer);
-      if (!running) return;
-      let limit: NodeJS.Timeout | undefined;
-      await Promise.race([
-        running,
-        new Promise<void>((resolve) => {
-          limit = setTimeout(resolve, timeoutMs);
-        }),
-      ]);
-      clearTimeout(limit);
+      if (running) await settledOrLate(running, timeoutMs);
     },
     async runOnce() {
       while (running) await running;
@@ -98,6 +82,33 @@ export function createLoop(
       }
     },
   };
+}
+
+/** Runs one tick: its value, and the delay before the next (its own, `idleMs`, or the failure backoff). Never throws. */
+async function runTick(
+  tick: () => Promise<number | void>,
+  failures: ReturnType<typeof failureTracker>,
+  idleMs: number,
+): Promise<Ran> {
+  try {
+    const value = await tick();
+    failures.succeeded();
+    return { value, delayMs: typeof value === 'number' ? value : idleMs };
+  } catch (err) {
+    return { value: undefined, delayMs: failures.failed(err) };
+  }
+}
+
+/** Resolves once `promise` settles, or after `ms` when it has not by then. */
+async function settledOrLate(promise: Promise<unknown>, ms: number): Promise<void> {
+  let limit: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise,
+    new Promise<void>((resolve) => {
+      limit = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(limit);
 }
 
 /** What one tick gave: its own value, and the delay before the next (its own, idleMs, or the failure backoff). */
