@@ -1,16 +1,21 @@
-// The only wiring: open the database → HTTP server → loops; stop in the fixed order HTTP → loops → database.
+// The only wiring: lock the data dir → open the database → HTTP server → loops; stop HTTP → loops → database → lock.
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { quietCtx, type Ctx } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { flushLastUses } from './actions/keys.ts';
 import { startCheckpointer } from './db/checkpointer.ts';
-import { openDatabase, type Db } from './db/open.ts';
+import { lockDataDir, type DataDirLock } from './db/lock.ts';
+import { ensureDataDir, openDatabase, type Db } from './db/open.ts';
 import { createHttpApp } from './http/server.ts';
 import type { Logger } from './log.ts';
+import { releaseAllEventLeases } from './store/events-claim.ts';
+import { releaseAllFeedLeases } from './store/feeds-poll.ts';
 import { deliverTick } from './worker/deliverer.ts';
 import { createWorkers, type Workers } from './worker/index.ts';
+import { createLoop } from './worker/loop.ts';
 import { createMetrics } from './worker/metrics.ts';
 import { pollTick } from './worker/poller.ts';
 
@@ -35,15 +40,18 @@ export function openForCommand(config: Config, clock: Clock = systemClock): { ct
 
 /** How often the checkpoint thread copies the WAL into the database file. */
 export const CHECKPOINT_INTERVAL_MS = 200;
+/** How often the uses of keys and sessions noted by requests are written (actions/keys.ts flushLastUses). */
+export const LAST_USE_FLUSH_MS = 60_000;
 
-/** Starts the daemon: database and its checkpoint thread, HTTP server, poller, deliverer and maintenance loops. */
+/** Starts the daemon: lock and database, its checkpoint thread, HTTP server, poller, deliverer and maintenance loops.
+ *  Throws DataDirLockedError while another serve runs on the same data directory. */
 export async function startApp(
   config: Config,
   logger: Logger,
   clock: Clock = systemClock,
 ): Promise<RunningApp> {
   const dbFile = databaseFile(config);
-  const db = openDatabase(dbFile);
+  const { db, lock } = openExclusive(config, logger);
   const ctx: Ctx = { ...quietCtx(db, clock, config) };
   const metrics = createMetrics(ctx);
   const checkpointer = startCheckpointer(db, {
@@ -54,6 +62,10 @@ export async function startApp(
   const workers = createWorkers(ctx, logger, metrics.telemetry);
   ctx.nudgePoller = workers.poller.nudge;
   ctx.nudgeDeliverer = workers.deliverer.nudge;
+  const lastUses = createLoop('last-use', async () => void flushLastUses(ctx), {
+    idleMs: LAST_USE_FLUSH_MS,
+    logger,
+  });
   const app = createHttpApp(ctx, logger, metrics.registry);
   let server: ServerType;
   try {
@@ -62,12 +74,14 @@ export async function startApp(
     await workers.close();
     await checkpointer.stop();
     db.close();
+    lock.release();
     throw err;
   }
   const port = (server.address() as AddressInfo).port;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${host}:${port}`;
   workers.start();
+  lastUses.start();
   logger.info('feedsub: listening', { url, database: dbFile });
   let stopping: Promise<void> | undefined;
   // One budget for the whole stop: the loops keep working while HTTP drains, so in-flight work shares the deadline.
@@ -77,15 +91,56 @@ export async function startApp(
       const deadline = started + config.server.shutdown_timeout_seconds * 1000;
       const left = () => Math.max(0, deadline - Date.now());
       await closeServer(server, left());
+      await lastUses.stop(left());
+      await lastUses.runOnce(); // the uses the last requests noted (a failure is logged by the loop)
       await workers.stop(left());
       // Closing an HTTP agent waits for its open requests; past the deadline those were abandoned, so do not wait for them.
       if (!(await settlesWithin(workers.close(), left() + CLOSE_GRACE_MS)))
         logger.warn('feedsub: abandoned open connections at shutdown', {});
       await checkpointer.stop();
       db.close(); // the last connection to close checkpoints what is left and removes the WAL
+      lock.release();
       logger.info('feedsub: stopped', { duration_ms: Date.now() - started });
     })());
   return { url, dbFile, ctx, workers, stop };
+}
+
+/** The data directory (created owner-only; a warning when an existing one is open to other users), its lock, and the
+ *  database, with the leases a dead predecessor left released. Throws DataDirLockedError while another serve holds it. */
+function openExclusive(config: Config, logger: Logger): { db: Db; lock: DataDirLock } {
+  const dir = resolve(config.storage.data_dir);
+  const made = ensureDataDir(dir);
+  if (!made.created && (made.mode & 0o077) !== 0)
+    logger.warn('feedsub: the data directory is open to other users; chmod 700 it', {
+      data_dir: dir,
+      mode: made.mode.toString(8).padStart(4, '0'),
+    });
+  const lock = lockDataDir(dir);
+  let db: Db;
+  try {
+    db = openDatabase(databaseFile(config));
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  try {
+    // With the lock held no other serve runs, so every lease in the database belongs to a process that is gone:
+    // release them so its feeds and deliveries resume now, not when the leases run out (up to minutes).
+    const released = db.transaction(() => ({
+      feeds: releaseAllFeedLeases(db),
+      events: releaseAllEventLeases(db),
+    }))();
+    if (released.feeds + released.events > 0)
+      logger.info('feedsub: released the leases of a stopped instance', released);
+  } catch (err) {
+    logger.warn(
+      'feedsub: unable to release the leases of a stopped instance; they run out on their own',
+      {
+        error: err instanceof Error ? err.message : String(err),
+      },
+    );
+  }
+  return { db, lock };
 }
 
 const CLOSE_GRACE_MS = 1000;

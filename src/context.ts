@@ -11,9 +11,27 @@ export type Ctx = {
   nudgePoller: () => void;
   /** Wakes the deliverer (events are waiting). */
   nudgeDeliverer: () => void;
+  /** Uses seen by authenticated requests and not yet written (see LastUses). */
+  lastUses: LastUses;
 };
+
+/** The last use of each API key (id) and dashboard session (hash) since the last flush, as ISO times: a request only
+ *  notes it here, and a timer writes them (actions/keys.ts flushLastUses), so reading never writes to the database. */
+export type LastUses = { keys: Map<string, string>; sessions: Map<string, string> };
+
+/** No use noted yet. */
+export function newLastUses(): LastUses {
+  return { keys: new Map(), sessions: new Map() };
+}
 
 /** A context with no loops attached (CLI commands, tests). */
 export function quietCtx(db: Db, clock: Clock, config: Config): Ctx {
-  return { db, clock, config, nudgePoller: () => {}, nudgeDeliverer: () => {} };
+  return {
+    db,
+    clock,
+    config,
+    nudgePoller: () => {},
+    nudgeDeliverer: () => {},
+    lastUses: newLastUses(),
+  };
 }

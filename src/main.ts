@@ -5,6 +5,7 @@ import { databaseFile, openForCommand, runPollOnce, startApp } from './app.ts';
 import { createKey, listKeys, revokeKey } from './actions/keys.ts';
 import { loadConfig, type Config } from './config.ts';
 import { backupDatabase, BackupExistsError } from './db/backup.ts';
+import { DataDirLockedError } from './db/lock.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger, type Logger } from './log.ts';
 import { versionLine } from './version.ts';
@@ -200,8 +201,11 @@ async function main(): Promise<void> {
     await cli.runMatchedCommand();
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
+    // Exit 2: the command cannot run as given (a bad flag or value, or another serve holds the data directory).
     const expected =
-      err instanceof ConfigError || (err instanceof Error && err.name === 'CACError');
+      err instanceof ConfigError ||
+      err instanceof DataDirLockedError ||
+      (err instanceof Error && err.name === 'CACError');
     console.error(`feedsub: ${message}`);
     process.exit(expected ? 2 : 1);
   }

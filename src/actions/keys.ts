@@ -1,4 +1,5 @@
-// API keys: create (shown once, stored hashed), list, revoke, and authenticate a presented key.
+// API keys: create (shown once, stored hashed), list, revoke, authenticate a presented key, and record key and session
+// uses off the request path.
 import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '../ids.ts';
 import { upsertApplication, type Application } from '../store/applications.ts';
@@ -6,10 +7,11 @@ import {
   findLiveKeyByHash,
   insertApiKey,
   listApiKeys,
+  recordKeyUse,
   revokeApiKey,
-  touchApiKey,
   type ApiKeyListed,
 } from '../store/api-keys.ts';
+import { touchSession } from '../store/sessions.ts';
 import type { Ctx } from '../context.ts';
 
 export const KEY_PREFIX = 'fsk_';
@@ -62,6 +64,31 @@ export function authenticate(
   if (!key.startsWith(KEY_PREFIX)) return undefined;
   const row = findLiveKeyByHash(ctx.db, hashKey(key));
   if (!row) return undefined;
-  touchApiKey(ctx.db, row.id, ctx.clock.now());
+  noteUse(ctx.lastUses.keys, row.id, ctx.clock.now().toISOString());
   return { applicationId: row.application_id, keyId: row.id };
+}
+
+/** Keys and sessions remembered between two flushes, each: past it a new one is not noted until the next flush (its
+ *  last use then lags behind; nothing else changes). Only live keys and sessions are noted, so this is rarely reached. */
+export const MAX_UNFLUSHED_USES = 10_000;
+
+/** Notes that `id` (a key id or a session hash) was used at `at`, in memory: a read must not write, because a write
+ *  can fail (a full disk, a locked database) and a read must not fail with it. */
+export function noteUse(uses: Map<string, string>, id: string, at: string): void {
+  if (uses.size < MAX_UNFLUSHED_USES || uses.has(id)) uses.set(id, at);
+}
+
+/** Writes the noted uses (keys' last_used_at, sessions' idle clocks) in one transaction, then forgets them; returns
+ *  how many. When the write fails it throws and keeps them for the next flush. */
+export function flushLastUses(ctx: Ctx): number {
+  const { keys, sessions } = ctx.lastUses;
+  const count = keys.size + sessions.size;
+  if (count === 0) return 0;
+  ctx.db.transaction(() => {
+    for (const [id, at] of keys) recordKeyUse(ctx.db, id, at);
+    for (const [idHash, at] of sessions) touchSession(ctx.db, idHash, at);
+  })();
+  keys.clear();
+  sessions.clear();
+  return count;
 }

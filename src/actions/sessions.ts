@@ -5,10 +5,9 @@ import {
   deleteSession,
   findLiveSession,
   insertSession,
-  touchSession,
 } from '../store/sessions.ts';
 import type { Ctx } from '../context.ts';
-import { authenticate } from './keys.ts';
+import { authenticate, flushLastUses, noteUse } from './keys.ts';
 
 /** What a signed-in page knows about its viewer. */
 export type DashboardSession = {
@@ -40,6 +39,7 @@ export function signIn(
   const csrfToken = randomBytes(32).toString('base64url');
   const now = ctx.clock.now().toISOString();
   const idHash = hashToken(token);
+  flushLastUses(ctx); // the idle clocks in memory first, so no session in use is taken for idle below
   ctx.db.transaction(() => {
     deleteIdleSessions(ctx.db, idleCutoff(ctx));
     insertSession(ctx.db, {
@@ -59,9 +59,12 @@ export function signIn(
 export function resumeSession(ctx: Ctx, token: string | undefined): DashboardSession | undefined {
   if (!token || token.length > 200) return undefined;
   const idHash = hashToken(token);
-  const live = findLiveSession(ctx.db, idHash, idleCutoff(ctx));
+  const cutoff = idleCutoff(ctx);
+  // The idle clock is the later of last_seen_at and a use noted since the last flush (actions/keys.ts noteUse).
+  const noted = ctx.lastUses.sessions.get(idHash);
+  const live = findLiveSession(ctx.db, idHash, noted !== undefined && noted > cutoff ? '' : cutoff);
   if (!live) return undefined;
-  touchSession(ctx.db, idHash, ctx.clock.now());
+  noteUse(ctx.lastUses.sessions, idHash, ctx.clock.now().toISOString());
   return toSession(live);
 }
 

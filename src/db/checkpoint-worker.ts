@@ -49,6 +49,7 @@ export function runCheckpointWorker(): void {
         } satisfies CheckpointReport);
       last = now;
     } catch (err) {
+      last = ''; // so the next pass that works is reported, and the main thread sees the recovery
       port.postMessage({
         type: 'error',
         message: err instanceof Error ? err.message : String(err),

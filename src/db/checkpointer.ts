@@ -62,14 +62,16 @@ export function startCheckpointer(
 }
 
 /** Follows the thread's reports into `state`, the telemetry and the log, and moves the main connection's
- *  autocheckpoint to the backstop while the thread runs. Resolves true once the thread is ready, false when it failed or
- *  exited first. */
+ *  autocheckpoint to the backstop while the thread runs. A failing pass is retried every interval (200 ms): its error
+ *  is logged when the message changes, not on every pass, and the first pass that works again is logged once.
+ *  Resolves true once the thread is ready, false when it failed or exited first. */
 function follow(
   worker: Worker,
   db: Db,
   opts: { logger: Logger; telemetry?: Telemetry },
   state: { lastPass: Checkpointer['lastPass']; exited: boolean },
 ): Promise<boolean> {
+  let failing: { message: string; passes: number } | undefined;
   return new Promise<boolean>((resolve) => {
     worker.on('message', (report: CheckpointReport) => {
       if (report.type === 'ready') {
@@ -81,10 +83,17 @@ function follow(
           checkpointedFrames: report.checkpointedFrames,
         };
         opts.telemetry?.checkpointed(report.walFrames, report.checkpointedFrames);
+        if (failing)
+          opts.logger.info('checkpoint: checkpointing the WAL again', {
+            failed_passes: failing.passes,
+          });
+        failing = undefined;
       } else {
-        opts.logger.warn('checkpoint: unable to checkpoint the WAL; trying again', {
-          error: report.message,
-        });
+        if (failing?.message !== report.message)
+          opts.logger.warn('checkpoint: unable to checkpoint the WAL; trying again', {
+            error: report.message,
+          });
+        failing = { message: report.message, passes: (failing?.passes ?? 0) + 1 };
       }
     });
     worker.on('error', (err) => {

@@ -8,6 +8,8 @@ import { FeedParseError, sniffDocument } from './parse.ts';
 import type { ParsedFeed, ParseOptions } from './types.ts';
 
 export type RefreshTarget = {
+  /** The subscribed URL: `credentials` were given for its origin, and go to no other. */
+  url: string;
   fetchUrl: string;
   credentials: string | null;
   etag: string | null;
@@ -72,7 +74,7 @@ async function fetchOnce(
 ): Promise<Fetched> {
   const r = await fetchFeed(
     {
-      url: withCredentials(url, target.credentials),
+      url: withCredentials(url, target),
       etag: conditional ? target.etag : null,
       lastModified: conditional ? target.lastModified : null,
       lastBodyHash: conditional ? target.bodyHash : null,
@@ -178,11 +180,25 @@ async function discover(
   };
 }
 
-function withCredentials(url: string, credentials: string | null): string {
-  if (!credentials) return url;
+/** `url` with the feed's user:password when it is on the origin (scheme, host, port) of the subscribed URL they were
+ *  given for; a feed discovered on, or moved to, another origin is fetched without them (RFC 9110 §11.6.2: a
+ *  protection space is scoped to its origin; fetch.ts likewise drops them on a redirect to another origin). */
+function withCredentials(url: string, target: RefreshTarget): string {
+  if (!target.credentials) return url;
   const u = new URL(url);
-  const colon = credentials.indexOf(':');
-  u.username = encodeURIComponent(credentials.slice(0, colon));
-  u.password = encodeURIComponent(credentials.slice(colon + 1));
+  if (originOf(u) !== originOf(target.url)) return url;
+  const colon = target.credentials.indexOf(':');
+  u.username = encodeURIComponent(target.credentials.slice(0, colon));
+  u.password = encodeURIComponent(target.credentials.slice(colon + 1));
   return u.toString();
+}
+
+/** Scheme, host and port (URL.host leaves a default port out), or undefined for an unparseable URL. */
+function originOf(url: string | URL): string | undefined {
+  try {
+    const u = typeof url === 'string' ? new URL(url) : url;
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return undefined;
+  }
 }

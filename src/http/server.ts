@@ -1,5 +1,5 @@
 // The HTTP application: /healthz, /v1 (API), and the error funnel; app.ts serves it with @hono/node-server.
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { requestId } from 'hono/request-id';
 import type { Registry } from 'prom-client';
 import type { Ctx } from '../context.ts';
@@ -9,6 +9,7 @@ import { dashboardApp } from './dashboard/index.tsx';
 import { errorHandler, notFoundHandler, problem } from './errors.ts';
 import { metricsHandler } from './metrics.ts';
 import { requestLimits } from './ratelimit.ts';
+import { probeWrite, type WriteHealth } from '../db/health.ts';
 import { pingDatabase } from '../store/maintenance.ts';
 
 /** Builds the Hono app over a context; no network listening here, so tests call app.request(). /metrics only with a registry. */
@@ -20,19 +21,35 @@ export function createHttpApp(ctx: Ctx, logger: Logger, registry?: Registry): Ho
   app.use('*', requestId({ limitLength: REQUEST_ID_MAX }));
   app.use('*', accessLog(logger));
   if (registry) app.get('/metrics', metricsHandler(registry, ctx.config.metrics.token));
-  app.get('/healthz', (c) => {
-    try {
-      pingDatabase(ctx.db);
-      return c.json({ status: 'ok' });
-    } catch (err) {
-      logger.error('http: health check failed', { error: err as Error });
-      return problem(c, 503, 'The database does not answer.', {}, 'Unavailable');
-    }
-  });
+  app.get('/healthz', healthz(ctx, logger));
   const limits = requestLimits(ctx.config); // one set of buckets: the API and the dashboard count together
   app.route('/v1', v1Api(ctx, limits));
   app.route('/dashboard', dashboardApp(ctx, logger, limits));
   return app;
+}
+
+/** GET /healthz: 200 {"status": "ok"} while the database answers and can take a write; else 503 problem+json whose
+ *  detail names the reason ("database is full", "database is locked", "disk is full", …). A load balancer probes it
+ *  every few seconds, so a reason is logged when it changes, and the return to health once. */
+function healthz(ctx: Ctx, logger: Logger): (c: Context) => Promise<Response> {
+  let failing: string | undefined;
+  return async (c) => {
+    let health: WriteHealth;
+    try {
+      pingDatabase(ctx.db);
+      health = await probeWrite(ctx.db);
+    } catch (err) {
+      health = { ok: false, reason: err instanceof Error ? err.message : String(err) };
+    }
+    if (health.ok) {
+      if (failing !== undefined) logger.info('http: healthy again', { was: failing });
+      failing = undefined;
+      return c.json({ status: 'ok' });
+    }
+    if (health.reason !== failing) logger.warn('http: unhealthy', { reason: health.reason });
+    failing = health.reason;
+    return problem(c, 503, health.reason, {}, 'Unavailable');
+  };
 }
 
 /** A client's X-Request-Id is kept when it is at most this long and made of letters, digits, '_', '-' and '='. */

@@ -29,13 +29,12 @@ export function findLiveKeyByHash(db: Db, hash: string): ApiKeyRow | undefined {
     ApiKeyRow | undefined;
 }
 
-/** Records a use, at most once a minute per key so reads stay cheap. */
-export function touchApiKey(db: Db, id: string, now: Date): void {
-  const cutoff = new Date(now.getTime() - 60_000).toISOString();
+/** Moves the key's last use forward to `at` (an ISO time); never back. */
+export function recordKeyUse(db: Db, id: string, at: string): void {
   prepared(
     db,
-    'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
-  ).run(now.toISOString(), id, cutoff);
+    'UPDATE api_keys SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at < @at)',
+  ).run({ id, at });
 }
 
 /** Every key with its application's name, newest first; never the hash. */

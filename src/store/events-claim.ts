@@ -98,3 +98,13 @@ export function nextEventDueAt(db: Db): string | undefined {
 export function releaseEvent(db: Db, id: string): void {
   prepared(db, 'UPDATE events SET lease_until = NULL WHERE id = ?').run(id);
 }
+
+/** Ends the lease of every waiting event. Only for `serve` at start, under the data directory's lock (see
+ *  releaseAllFeedLeases): the attempts those leases covered died with their process, so the events are sent at once. */
+export function releaseAllEventLeases(db: Db): number {
+  return prepared(
+    db,
+    `UPDATE events SET lease_until = NULL
+      WHERE status IN ('pending', 'failed') AND lease_until IS NOT NULL`,
+  ).run().changes;
+}

@@ -184,3 +184,11 @@ export function recordFeedGone(db: Db, id: string, now: Date): void {
     now,
   );
 }
+
+/** Ends every feed lease. Only for `serve` at start, under the data directory's lock: no other serve can run, so each
+ *  lease was left by a process that is gone, and its feeds are polled at once instead of when the lease runs out.
+ *  (A `poll --once` running beside the daemon is not covered by the lock: a known, separate issue.) */
+export function releaseAllFeedLeases(db: Db): number {
+  return prepared(db, 'UPDATE feeds SET lease_until = NULL WHERE lease_until IS NOT NULL').run()
+    .changes;
+}

@@ -37,13 +37,12 @@ export function findLiveSession(
   ).get(idHash, idleCutoff) as LiveSession | undefined;
 }
 
-/** Moves the idle clock forward, at most once a minute per session so page views stay read-only. */
-export function touchSession(db: Db, idHash: string, now: Date): void {
-  const cutoff = new Date(now.getTime() - 60_000).toISOString();
+/** Moves the idle clock forward to `at` (an ISO time); never back. */
+export function touchSession(db: Db, idHash: string, at: string): void {
   prepared(db, 'UPDATE sessions SET last_seen_at = ? WHERE id_hash = ? AND last_seen_at < ?').run(
-    now.toISOString(),
+    at,
     idHash,
-    cutoff,
+    at,
   );
 }
 

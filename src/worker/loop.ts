@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 
 export type Loop = {
   start(): void;
-  /** Runs the next tick as soon as the current one (if any) finishes. */
+  /** Runs the next tick as soon as the current one (if any) finishes, also during a failure backoff. */
   nudge(): void;
   /** Stops re-arming and resolves when the in-flight tick has finished (or after `timeoutMs`). Idempotent. */
   stop(timeoutMs?: number): Promise<void>;
@@ -11,14 +11,29 @@ export type Loop = {
   runOnce(): Promise<number | void>;
 };
 
-/** `tick` returns the delay in ms until the next run (or void for `idleMs`); ticks never overlap; a throwing tick is logged, not fatal. */
+/** How a loop retries after a failed tick: after `firstMs`, doubling on each failure in a row up to `maxMs`. */
+export type Backoff = { firstMs: number; maxMs: number };
+
+/** A tick that throws (a full disk, "database is locked") is tried again after 1 s, 2 s, 4 s … up to a minute, so a
+ *  loop recovers within seconds of the cause going away, without spinning while it lasts. */
+export const TICK_FAILURE_BACKOFF: Backoff = { firstMs: 1000, maxMs: 60_000 };
+
+/** The delay before the next try after `failures` failed ticks in a row (1, 2, …). */
+export function failureDelayMs(backoff: Backoff, failures: number): number {
+  return Math.min(backoff.maxMs, backoff.firstMs * 2 ** Math.max(0, failures - 1));
+}
+
+/** `tick` returns the delay in ms until the next run (or void for `idleMs`); ticks never overlap. A throwing tick is
+ *  retried on `backoff` (default TICK_FAILURE_BACKOFF): its error is logged when the message changes, not on every
+ *  retry, and the first success after failures is logged once. */
 export function createLoop(
   name: string,
   tick: () => Promise<number | void>,
-  opts: { idleMs: number; logger: Logger },
+  opts: { idleMs: number; logger: Logger; backoff?: Backoff },
 ): Loop {
+  const failures = failureTracker(name, opts.logger, opts.backoff ?? TICK_FAILURE_BACKOFF);
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number | void> | undefined;
+  let running: Promise<Ran> | undefined;
   let nudged = false;
   let stopped = true;
 
@@ -27,17 +42,7 @@ export function createLoop(
     clearTimeout(timer);
     timer = setTimeout(run, Math.max(0, ms));
   };
-  const execute = async (): Promise<number | void> => {
-    try {
-      return await tick();
-    } catch (err) {
-      opts.logger.error('loop: tick failed', {
-        loop: name,
-        error: err instanceof Error ? (err.stack ?? err.message) : String(err),
-      });
-      return undefined;
-    }
-  };
+  const execute = () => runTick(tick, failures, opts.idleMs);
   const run = () => {
     if (running) {
       nudged = true;
@@ -45,9 +50,9 @@ export function createLoop(
     }
     nudged = false;
     running = execute();
-    void running.then((next) => {
+    void running.then(({ delayMs }) => {
       running = undefined;
-      arm(nudged ? 0 : typeof next === 'number' ? next : opts.idleMs);
+      arm(nudged ? 0 : delayMs);
     });
   };
 
@@ -65,24 +70,82 @@ export function createLoop(
     async stop(timeoutMs = 10_000) {
       stopped = true;
       clearTimeout(timer);
-      if (!running) return;
-      let limit: NodeJS.Timeout | undefined;
-      await Promise.race([
-        running,
-        new Promise<void>((resolve) => {
-          limit = setTimeout(resolve, timeoutMs);
-        }),
-      ]);
-      clearTimeout(limit);
+      if (running) await settledOrLate(running, timeoutMs);
     },
     async runOnce() {
       while (running) await running;
       running = execute();
       try {
-        return await running;
+        return (await running).value;
       } finally {
         running = undefined;
       }
+    },
+  };
+}
+
+/** Runs one tick: its value, and the delay before the next (its own, `idleMs`, or the failure backoff). Never throws. */
+async function runTick(
+  tick: () => Promise<number | void>,
+  failures: ReturnType<typeof failureTracker>,
+  idleMs: number,
+): Promise<Ran> {
+  try {
+    const value = await tick();
+    failures.succeeded();
+    return { value, delayMs: typeof value === 'number' ? value : idleMs };
+  } catch (err) {
+    return { value: undefined, delayMs: failures.failed(err) };
+  }
+}
+
+/** Resolves once `promise` settles, or after `ms` when it has not by then. */
+async function settledOrLate(promise: Promise<unknown>, ms: number): Promise<void> {
+  let limit: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise,
+    new Promise<void>((resolve) => {
+      limit = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(limit);
+}
+
+/** What one tick gave: its own value, and the delay before the next (its own, idleMs, or the failure backoff). */
+type Ran = { value: number | void; delayMs: number };
+
+/** Follows a loop's run of failed ticks: the delay before each retry, the error logged when its message changes, and
+ *  the first success after failures logged once. */
+function failureTracker(
+  name: string,
+  logger: Logger,
+  backoff: Backoff,
+): { failed(err: unknown): number; succeeded(): void } {
+  let failing: { count: number; since: number; message: string } | undefined;
+  return {
+    failed(err) {
+      const message = err instanceof Error ? err.message : String(err);
+      failing = failing ?? { count: 0, since: Date.now(), message: '' };
+      failing.count += 1;
+      const delayMs = failureDelayMs(backoff, failing.count);
+      if (message !== failing.message)
+        logger.error('loop: tick failed', {
+          loop: name,
+          error: err instanceof Error ? (err.stack ?? message) : message,
+          failures: failing.count,
+          delay_ms: delayMs,
+        });
+      failing.message = message;
+      return delayMs;
+    },
+    succeeded() {
+      if (!failing) return;
+      logger.info('loop: tick recovered', {
+        loop: name,
+        failures: failing.count,
+        failing_ms: Date.now() - failing.since,
+      });
+      failing = undefined;
     },
   };
 }

@@ -55,6 +55,7 @@ async function pollOne(
 ): Promise<void> {
   const outcome = await refreshFeed(
     {
+      url: feed.url,
       fetchUrl: feed.fetch_url,
       credentials: feed.credentials,
       etag: feed.etag,

@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { authenticate, createKey, revokeKey } from '../../src/actions/keys.ts';
+import {
+  authenticate,
+  createKey,
+  flushLastUses,
+  MAX_UNFLUSHED_USES,
+  noteUse,
+  revokeKey,
+} from '../../src/actions/keys.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 describe('API keys', () => {
@@ -32,5 +39,45 @@ describe('API keys', () => {
     assert.equal(authenticate(w.ctx, `${made.key}x`), undefined);
     assert.equal(revokeKey(w.ctx, made.id), true);
     assert.equal(authenticate(w.ctx, made.key), undefined);
+  });
+
+  const lastUsed = (id: string) =>
+    w.ctx.db.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').pluck().get(id);
+
+  it('notes a use in memory and writes it only when the uses are flushed', () => {
+    flushLastUses(w.ctx); // the uses the tests above noted
+    const made = createKey(w.ctx, 'use-check', null);
+    authenticate(w.ctx, made.key);
+    assert.equal(lastUsed(made.id), null, 'the request itself wrote nothing');
+    assert.equal(w.ctx.lastUses.keys.get(made.id), w.clock.now().toISOString());
+    assert.equal(flushLastUses(w.ctx), 1);
+    assert.equal(lastUsed(made.id), w.clock.now().toISOString());
+    assert.equal(w.ctx.lastUses.keys.size, 0);
+    assert.equal(flushLastUses(w.ctx), 0);
+  });
+
+  it('keeps the noted uses when a flush fails, and writes them with the next one', () => {
+    flushLastUses(w.ctx);
+    const made = createKey(w.ctx, 'flush-check', null);
+    authenticate(w.ctx, made.key);
+    w.ctx.db.pragma('query_only = 1');
+    try {
+      assert.throws(() => flushLastUses(w.ctx), /readonly/);
+    } finally {
+      w.ctx.db.pragma('query_only = 0');
+    }
+    assert.equal(w.ctx.lastUses.keys.size, 1);
+    w.clock.advance(1000);
+    authenticate(w.ctx, made.key);
+    assert.equal(flushLastUses(w.ctx), 1);
+    assert.equal(lastUsed(made.id), w.clock.now().toISOString(), 'the latest use');
+  });
+
+  it(`remembers at most ${MAX_UNFLUSHED_USES} keys or sessions between flushes, still updating those it has`, () => {
+    const uses = new Map<string, string>();
+    for (let i = 0; i < MAX_UNFLUSHED_USES + 5; i++) noteUse(uses, `k${i}`, 't1');
+    assert.equal(uses.size, MAX_UNFLUSHED_USES);
+    noteUse(uses, 'k0', 't2');
+    assert.equal(uses.get('k0'), 't2');
   });
 });

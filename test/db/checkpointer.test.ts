@@ -101,6 +101,44 @@ describe('checkpointer', () => {
     }
   });
 
+  it('logs a failing pass once per change of its error, not on every pass, and the recovery once', async () => {
+    const db = openDatabase(join(dir, 'failing.db'));
+    const lines: string[] = [];
+    const logger = {
+      ...silentLogger,
+      warn: (message: string, fields?: Record<string, unknown>) => {
+        lines.push(`${message} ${String(fields?.error)}`);
+      },
+      info: (message: string, fields?: Record<string, unknown>) => {
+        lines.push(`${message} ${String(fields?.failed_passes)}`);
+      },
+    };
+    // A thread whose passes fail as on a full disk: 50 passes (10 s at the real 200 ms), another error, then one works.
+    const script = `
+      const { parentPort } = require('node:worker_threads');
+      parentPort.postMessage({ type: 'ready' });
+      for (let i = 0; i < 50; i++) parentPort.postMessage({ type: 'error', message: 'database or disk is full' });
+      parentPort.postMessage({ type: 'error', message: 'disk I/O error' });
+      parentPort.postMessage({ type: 'pass', walFrames: 3, checkpointedFrames: 3 });
+      parentPort.postMessage({ type: 'pass', walFrames: 5, checkpointedFrames: 5 });`;
+    try {
+      const checkpointer = startCheckpointer(db, {
+        intervalMs: 10,
+        logger,
+        spawn: () => new Worker(script, { eval: true }),
+      });
+      await until(() => checkpointer.lastPass?.walFrames === 5, 'the last pass');
+      assert.deepEqual(lines, [
+        'checkpoint: unable to checkpoint the WAL; trying again database or disk is full',
+        'checkpoint: unable to checkpoint the WAL; trying again disk I/O error',
+        'checkpoint: checkpointing the WAL again 51',
+      ]);
+      await checkpointer.stop();
+    } finally {
+      db.close();
+    }
+  });
+
   it('needs no thread for an in-memory database', async () => {
     const db = openDatabase(':memory:');
     try {

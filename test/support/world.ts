@@ -3,7 +3,7 @@ import type { Hono } from 'hono';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Ctx } from '../../src/context.ts';
+import { newLastUses, type Ctx } from '../../src/context.ts';
 import { createKey } from '../../src/actions/keys.ts';
 import { manualClock } from '../../src/clock.ts';
 import { defaultConfig, withConfig, type Config } from '../../src/config.ts';
@@ -51,6 +51,7 @@ export function makeWorld(
     nudgeDeliverer: () => {
       nudges.deliverer++;
     },
+    lastUses: newLastUses(),
   };
   const app = createHttpApp(ctx, silentLogger);
   let counter = 0;

@@ -1,0 +1,57 @@
+// Whether the database can take a write now, for /healthz: its write lock, room to grow, and free space on its disk.
+import { statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Db } from './open.ts';
+
+/** Below this much free space on the database's file system, writes are about to fail: a commit appends whole pages
+ *  to the WAL, and a checkpoint grows the database file. */
+export const MIN_FREE_DISK_BYTES = 1024 * 1024;
+/** How long the probe waits for another process's write (a `keys create`) before calling the database locked; a
+ *  write of the daemon's own never overlaps it (better-sqlite3 is synchronous and no transaction spans an await). */
+export const PROBE_BUSY_TIMEOUT_MS = 100;
+
+export type WriteHealth = { ok: true } | { ok: false; reason: string };
+
+/** Probes, without writing anything, what a write needs: the write lock (BEGIN IMMEDIATE; ROLLBACK), a free page or
+ *  room under max_page_count (SQLITE_FULL), and disk space. `reason` says which is missing. An in-memory database
+ *  has no disk to check. */
+export async function probeWrite(
+  db: Db,
+  minFreeBytes: number = MIN_FREE_DISK_BYTES,
+): Promise<WriteHealth> {
+  const locked = probeLock(db);
+  if (locked) return { ok: false, reason: locked };
+  const pages = db.pragma('page_count', { simple: true }) as number;
+  const max = db.pragma('max_page_count', { simple: true }) as number;
+  if (pages >= max && (db.pragma('freelist_count', { simple: true }) as number) === 0)
+    return {
+      ok: false,
+      reason: `database is full: ${pages} pages, the most it may hold (SQLite's max_page_count)`,
+    };
+  if (db.memory) return { ok: true };
+  const fs = await statfs(dirname(db.name));
+  const free = fs.bavail * fs.bsize;
+  if (free < minFreeBytes)
+    return { ok: false, reason: `disk is full: ${free} bytes free where the database is` };
+  return { ok: true };
+}
+
+/** Takes and drops the write lock; a reason when it cannot be had, else undefined. */
+function probeLock(db: Db): string | undefined {
+  if (db.inTransaction) return undefined; // our own write is running: the lock is ours
+  const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
+  db.pragma(`busy_timeout = ${PROBE_BUSY_TIMEOUT_MS}`);
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    db.exec('ROLLBACK');
+    return undefined;
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'SQLITE_BUSY') return 'database is locked: another process holds its write lock';
+    if (typeof code === 'string' && code.startsWith('SQLITE_READONLY'))
+      return 'database is read-only';
+    return err instanceof Error ? err.message : String(err);
+  } finally {
+    db.pragma(`busy_timeout = ${busyTimeout}`);
+  }
+}

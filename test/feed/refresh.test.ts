@@ -1,0 +1,117 @@
+// One feed's refresh: credentials given with a subscribed URL go to its origin only, whatever URL is fetched.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Agent } from 'undici';
+import { parseFeed } from '../../src/feed/parse.ts';
+import { refreshFeed, type RefreshTarget } from '../../src/feed/refresh.ts';
+import { rss, startOrigin, type Origin } from '../support/servers.ts';
+
+const BASIC = `Basic ${Buffer.from('alice:s3cret').toString('base64')}`;
+
+describe('refreshFeed credentials', () => {
+  let home: Origin; // where the subscribed URL points: the credentials are for it
+  let elsewhere: Origin; // another origin: same host, another port
+  let agent: Agent;
+  before(async () => {
+    home = await startOrigin();
+    elsewhere = await startOrigin();
+    agent = new Agent();
+    const feed = { body: rss([{ guid: 'g1' }]) };
+    home.set('/feed.xml', feed);
+    elsewhere.set('/feed.xml', feed);
+    const page = (href: string) => ({
+      body: `<!doctype html><html><head><link rel="alternate" type="application/rss+xml" href="${href}"></head></html>`,
+      contentType: 'text/html',
+    });
+    home.set('/page-here.html', page('/feed.xml'));
+    home.set('/page-elsewhere.html', page(`${elsewhere.url}/feed.xml`));
+  });
+  after(async () => {
+    await agent.close();
+    await home.close();
+    await elsewhere.close();
+  });
+
+  const refresh = (target: Partial<RefreshTarget> & { url: string }) =>
+    refreshFeed(
+      {
+        fetchUrl: target.url,
+        credentials: 'alice:s3cret',
+        etag: null,
+        lastModified: null,
+        bodyHash: null,
+        discovered: false,
+        ...target,
+      },
+      {
+        agent,
+        parse: async (text, opts) => parseFeed(text, opts),
+        userAgent: 'feedsub-test',
+        maxBodyBytes: 1 << 20,
+        connectTimeoutMs: 5000,
+        totalTimeoutMs: 5000,
+        now: () => new Date(),
+      },
+    );
+  /** The Authorization header of each request `origin` received for `path` during `run`. */
+  const authorizationsOf = async (origin: Origin, path: string, run: () => Promise<unknown>) => {
+    const from = origin.requests.length;
+    await run();
+    return origin.requests
+      .slice(from)
+      .filter((r) => r.path === path)
+      .map((r) => r.headers.authorization ?? null);
+  };
+
+  it('sends them as Basic auth to the origin of the subscribed URL', async () => {
+    const got = await authorizationsOf(home, '/feed.xml', async () => {
+      assert.equal((await refresh({ url: `${home.url}/feed.xml` })).kind, 'parsed');
+    });
+    assert.deepEqual(got, [BASIC]);
+  });
+
+  it('sends them to a feed discovered on the same origin', async () => {
+    const got = await authorizationsOf(home, '/feed.xml', async () => {
+      assert.equal((await refresh({ url: `${home.url}/page-here.html` })).kind, 'parsed');
+    });
+    assert.deepEqual(got, [BASIC]);
+  });
+
+  it('does not send them to a feed discovered on another origin', async () => {
+    const got = await authorizationsOf(elsewhere, '/feed.xml', async () => {
+      const outcome = await refresh({ url: `${home.url}/page-elsewhere.html` });
+      assert.equal(outcome.kind === 'parsed' && outcome.discoveredUrl, `${elsewhere.url}/feed.xml`);
+    });
+    assert.deepEqual(got, [null]);
+    // Later polls fetch the discovered URL itself, still without them.
+    const again = await authorizationsOf(elsewhere, '/feed.xml', () =>
+      refresh({
+        url: `${home.url}/page-elsewhere.html`,
+        fetchUrl: `${elsewhere.url}/feed.xml`,
+        discovered: true,
+      }),
+    );
+    assert.deepEqual(again, [null]);
+  });
+
+  it('does not send them to a fetch URL moved to another origin by a permanent redirect', async () => {
+    const got = await authorizationsOf(elsewhere, '/feed.xml', async () => {
+      const outcome = await refresh({
+        url: `${home.url}/moved.xml`,
+        fetchUrl: `${elsewhere.url}/feed.xml`,
+      });
+      assert.equal(outcome.kind, 'parsed');
+    });
+    assert.deepEqual(got, [null]);
+  });
+
+  it('takes another scheme on the same host and port for another origin', async () => {
+    const got = await authorizationsOf(home, '/feed.xml', () =>
+      refresh({
+        url: `${home.url.replace('http:', 'https:')}/feed.xml`,
+        fetchUrl: `${home.url}/feed.xml`,
+      }),
+    );
+    assert.deepEqual(got, [null]);
+  });
+});

@@ -1,0 +1,81 @@
+// The HTTP app's own routes: /healthz answers 503 with the reason while the database cannot take a write.
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { createHttpApp } from '../../src/http/server.ts';
+import { recordingLogger } from '../support/log.ts';
+import { makeWorld, type World } from '../support/world.ts';
+
+describe('/healthz', () => {
+  let w: World;
+  beforeEach(() => {
+    w = makeWorld();
+  });
+  afterEach(() => w.close());
+
+  const health = async () => {
+    const res = await w.call('GET', '/healthz');
+    return { status: res.status, body: res.body, type: res.headers.get('content-type') };
+  };
+  /** Caps the database at its current size, as a full disk does: no page can be added. */
+  const fill = () => {
+    const pages = w.ctx.db.pragma('page_count', { simple: true }) as number;
+    w.ctx.db.pragma(`max_page_count = ${pages}`);
+    assert.equal(w.ctx.db.pragma('freelist_count', { simple: true }), 0, 'no free page left');
+  };
+
+  it('answers 200 {"status": "ok"} while the database can take a write', async () => {
+    assert.deepEqual(await health(), {
+      status: 200,
+      body: { status: 'ok' },
+      type: 'application/json',
+    });
+  });
+
+  it('answers 503 "database is full" while no page can be added, and 200 again once one can', async () => {
+    fill();
+    assert.throws(
+      () => w.ctx.db.exec('CREATE TABLE big (b BLOB); INSERT INTO big VALUES (zeroblob(65536))'),
+      /database or disk is full/,
+      'a write that needs a page fails',
+    );
+    const full = await health();
+    assert.equal(full.status, 503);
+    assert.equal(full.type, 'application/problem+json');
+    assert.match(full.body.detail, /^database is full/);
+    w.ctx.db.pragma('max_page_count = 1073741823');
+    assert.equal((await health()).status, 200);
+  });
+
+  it('answers 503 "database is locked" while another process holds the write lock, and 200 once it commits', async () => {
+    const other = new Database(w.ctx.db.name, { timeout: 0 });
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const locked = await health();
+      assert.equal(locked.status, 503);
+      assert.match(locked.body.detail, /^database is locked/);
+      other.exec('COMMIT');
+      assert.equal((await health()).status, 200);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('logs a reason when it changes, not on every probe, and the return to health once', async () => {
+    const lines: string[] = [];
+    const { logger } = recordingLogger(({ level, msg, fields }) => {
+      if (msg === 'http: request') return;
+      lines.push(`${level} ${msg} ${String(fields.reason ?? fields.was ?? '').split(':')[0]}`);
+    });
+    const app = createHttpApp(w.ctx, logger);
+    const probe = async () => (await app.request('/healthz')).status;
+    fill();
+    assert.deepEqual([await probe(), await probe(), await probe()], [503, 503, 503]);
+    w.ctx.db.pragma('max_page_count = 1073741823');
+    assert.deepEqual([await probe(), await probe()], [200, 200]);
+    assert.deepEqual(lines, [
+      'warn http: unhealthy database is full',
+      'info http: healthy again database is full',
+    ]);
+  });
+});
