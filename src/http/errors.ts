@@ -12,6 +12,7 @@ const TITLES: Record<number, string> = {
   413: 'Payload too large',
   415: 'Unsupported media type',
   429: 'Too many requests',
+  503: 'Service unavailable',
 };
 
 /** Writes a problem+json response. */
@@ -28,8 +29,9 @@ export function problem(
   });
 }
 
-/** Hono onError handler: ApiError → its problem; an unknown error → one error log line (method, path, request id,
- *  cause) and a generic 500 that says nothing of the cause. */
+/** Hono onError handler: ApiError → its problem; a database that cannot serve for now (full, locked, read-only) → 503
+ *  with Retry-After; any other error → one error log line (method, path, request id, cause) and a generic 500 that
+ *  says nothing of the cause. */
 export function errorHandler(logger: Logger) {
   return (err: Error, c: Context): Response => {
     if (err instanceof ApiError) {
@@ -45,8 +47,21 @@ export function errorHandler(logger: Logger) {
     const status = (err as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500)
       return problem(c, status, err.message || 'Bad request.');
-    // The cause goes to the operator's log only; the client gets the request id to quote, nothing of the cause.
     const requestId = String((c.var as Record<string, unknown>).requestId ?? '');
+    const storage = unavailableStorage(err);
+    if (storage) {
+      // A full disk or a locked or read-only database is the operator's to fix and passes; clients should retry.
+      logger.warn('http: database unavailable', {
+        method: c.req.method,
+        path: c.req.path,
+        request_id: requestId,
+        code: storage,
+      });
+      c.header('retry-after', String(STORAGE_RETRY_AFTER_SECONDS));
+      const detail = 'The database cannot take this request right now; try again shortly.';
+      return problem(c, 503, detail, {}, 'Service unavailable');
+    }
+    // The cause goes to the operator's log only; the client gets the request id to quote, nothing of the cause.
     logger.error('http: unhandled error', {
       method: c.req.method,
       path: c.req.path,
@@ -56,6 +71,17 @@ export function errorHandler(logger: Logger) {
     const detail = `An internal error occurred; it has been logged with request id ${requestId}.`;
     return problem(c, 500, detail, {}, 'Internal server error');
   };
+}
+
+/** How long a client is asked to wait after a 503 caused by the database (seconds). */
+const STORAGE_RETRY_AFTER_SECONDS = 5;
+
+/** SQLite's result codes for a database that cannot serve a request for a while: full (SQLITE_FULL), busy or locked
+ *  past busy_timeout, read-only, or an I/O error (https://sqlite.org/rescode.html). Returns the code, else undefined. */
+function unavailableStorage(err: Error): string | undefined {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string') return undefined;
+  return /^SQLITE_(FULL|BUSY|LOCKED|READONLY|IOERR|CANTOPEN)/.test(code) ? code : undefined;
 }
 
 /** Hono notFound handler. */

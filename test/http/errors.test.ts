@@ -25,6 +25,42 @@ describe('the HTTP error funnel', () => {
   });
   after(() => w.close());
 
+  it('answers 503 with Retry-After, not 500, while the database is full, and logs a warning', async () => {
+    const full = makeWorld();
+    const lines: Line[] = [];
+    const logger = createLogger({
+      level: 'info',
+      format: 'json',
+      write: (line) => lines.push(JSON.parse(line) as Line),
+    });
+    const fullApp = createHttpApp(full.ctx, logger);
+    const fullKey = full.key().key;
+    try {
+      const pages = full.ctx.db.pragma('page_count', { simple: true }) as number;
+      full.ctx.db.pragma(`max_page_count = ${pages}`); // no page left: the next insert that needs one fails
+      let res: Response | undefined;
+      for (let i = 0; i < 50; i++) {
+        res = await fullApp.request('/v1/endpoints', {
+          method: 'POST',
+          headers: { authorization: fullKey, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            title: `E${i} ${'x'.repeat(150)}`,
+            url: `https://hooks.example/${i}`,
+          }),
+        });
+        if (res.status !== 201) break;
+      }
+      assert.equal(res?.status, 503, await res?.clone().text());
+      assert.equal(res?.headers.get('retry-after'), '5');
+      assert.equal(((await res?.json()) as { title: string }).title, 'Service unavailable');
+      assert.equal(lines.filter((l) => l.level === 'error').length, 0);
+      const warn = lines.find((l) => l.msg === 'http: database unavailable');
+      assert.equal(warn?.code, 'SQLITE_FULL');
+    } finally {
+      full.close();
+    }
+  });
+
   it('answers a server fault with a generic 500 problem and logs its cause once with method, path and request id', async () => {
     w.ctx.db.exec('DROP TABLE subscriptions'); // a broken database: a fault no client can cause
     lines.length = 0;
