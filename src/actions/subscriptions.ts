@@ -4,7 +4,7 @@ import { ApiError, conflict, invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { minify, RawJson } from '../rawjson.ts';
 import { getEndpoint } from '../store/endpoints.ts';
-import { upsertFeed } from '../store/feeds.ts';
+import { restartBaselineIfIdle, upsertFeed } from '../store/feeds.ts';
 import type { Page, PageQuery } from '../store/page.ts';
 import {
   deleteSubscription,
@@ -129,7 +129,8 @@ export function listSubscriptionViews(
   return { data: page.data.map(subscriptionView), next: page.next };
 }
 
-/** Changes metadata (null clears it), endpoint (another of the application's) or status (pause/resume). */
+/** Changes metadata (null clears it), endpoint (another of the application's) or status (pause/resume). Pausing the
+ *  feed's last active subscription restarts its baseline: entries seen while nothing was active are never sent. */
 export function updateSubscriptionFromInput(
   ctx: Ctx,
   applicationId: string,
@@ -152,16 +153,26 @@ export function updateSubscriptionFromInput(
         });
       patch.endpoint_id = body.endpoint;
     }
-    return updateSubscription(ctx.db, applicationId, id, patch, ctx.clock.now())!;
+    const now = ctx.clock.now();
+    const row = updateSubscription(ctx.db, applicationId, id, patch, now)!;
+    if (patch.status === 'paused') restartBaselineIfIdle(ctx.db, current.feed_id, now);
+    return row;
   })();
-  if (patch.status === 'active') ctx.nudgeDeliverer();
+  if (patch.status === 'active') {
+    ctx.nudgeDeliverer();
+    ctx.nudgePoller(); // a feed resumed after a pause takes its fresh baseline now, not at its next scheduled poll
+  }
   return subscriptionView(row);
 }
 
-/** Deletes a subscription and its undelivered events. */
+/** Deletes a subscription and its undelivered events. Deleting the feed's last active subscription restarts its
+ *  baseline: a later subscription to the same URL receives nothing the feed showed before. */
 export function removeSubscription(ctx: Ctx, applicationId: string, id: string): void {
-  if (!deleteSubscription(ctx.db, applicationId, id))
-    throw new ApiError(404, 'Not found', 'Subscription not found.');
+  ctx.db.transaction(() => {
+    const current = requireSubscription(ctx, applicationId, id);
+    deleteSubscription(ctx.db, applicationId, id);
+    restartBaselineIfIdle(ctx.db, current.feed_id, ctx.clock.now());
+  })();
 }
 
 function requireOwnEndpoint(ctx: Ctx, applicationId: string, endpointId: string): void {

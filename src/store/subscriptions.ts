@@ -116,6 +116,15 @@ export function applicationUsesFeed(db: Db, applicationId: string, feedId: strin
   );
 }
 
+/** True when the feed has at least one active subscription. */
+export function feedHasActiveSubscription(db: Db, feedId: string): boolean {
+  return (
+    prepared(db, "SELECT 1 FROM subscriptions WHERE feed_id = ? AND status = 'active' LIMIT 1").get(
+      feedId,
+    ) !== undefined
+  );
+}
+
 /** The active subscriptions of a feed, with what an event needs (poller side). */
 export function activeSubscriptionsOfFeed(db: Db, feedId: string): SubscriptionRow[] {
   return prepared(
