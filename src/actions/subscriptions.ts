@@ -4,11 +4,11 @@ import { ApiError, conflict, invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { minify, RawJson } from '../rawjson.ts';
 import { getEndpoint } from '../store/endpoints.ts';
-import { restartBaselineIfIdle, upsertFeed } from '../store/feeds.ts';
+import { getFeed, restartBaselineIfIdle, upsertFeed } from '../store/feeds.ts';
 import type { Page, PageQuery } from '../store/page.ts';
 import {
   deleteSubscription,
-  findSubscriptionId,
+  findSubscriptionToSameFeed,
   getSubscription,
   insertSubscription,
   listSubscriptions,
@@ -75,7 +75,8 @@ export function subscriptionView(row: SubscriptionView): SubscriptionApiView {
 }
 
 /** Creates a subscription (sharing the feed record of the same normalized URL) and wakes the poller.
- *  404 for an endpoint that is not the application's; 409 with the existing id for a duplicate. */
+ *  404 for an endpoint that is not the application's; 409 with the existing id when the endpoint already receives
+ *  this feed (the same URL, or a web page and the feed it announces; see findSubscriptionToSameFeed). */
 export function createSubscription(
   ctx: Ctx,
   applicationId: string,
@@ -90,11 +91,17 @@ export function createSubscription(
   const now = ctx.clock.now();
   const id = ctx.db.transaction(() => {
     requireOwnEndpoint(ctx, applicationId, body.endpoint);
-    const existing = findSubscriptionId(ctx.db, body.endpoint, target.url);
+    const existing = findSubscriptionToSameFeed(
+      ctx.db,
+      body.endpoint,
+      target.url,
+      target.credentialKey,
+    );
     if (existing)
-      throw conflict('A subscription of this endpoint to this feed URL already exists.', {
-        existing_id: existing,
-      });
+      throw conflict(
+        'A subscription of this endpoint to this feed URL already exists (a web page and the feed it announces count as one feed).',
+        { existing_id: existing },
+      );
     const feed = upsertFeed(ctx.db, target.url, target.credentials, target.credentialKey, now);
     const sid = newId(now);
     insertSubscription(ctx.db, {
@@ -146,7 +153,8 @@ export function updateSubscriptionFromInput(
     const current = requireSubscription(ctx, applicationId, id);
     if (body.endpoint !== undefined && body.endpoint !== current.endpoint_id) {
       requireOwnEndpoint(ctx, applicationId, body.endpoint);
-      const existing = findSubscriptionId(ctx.db, body.endpoint, current.url);
+      const ck = getFeed(ctx.db, current.feed_id)?.credential_key ?? '';
+      const existing = findSubscriptionToSameFeed(ctx.db, body.endpoint, current.url, ck);
       if (existing)
         throw conflict('That endpoint already has a subscription to this feed URL.', {
           existing_id: existing,
