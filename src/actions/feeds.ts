@@ -45,6 +45,7 @@ export type FeedView = {
   degraded: string | null;
   entry_count: number;
   held_entries: number;
+  identity_key: FeedRow['identity_key'];
   created_at: string;
   updated_at: string;
 };
@@ -132,6 +133,7 @@ export function feedView(f: FeedRow, heldEntries = 0): FeedView {
     degraded: f.degraded,
     entry_count: f.entry_count,
     held_entries: heldEntries,
+    identity_key: f.identity_key,
     created_at: f.created_at,
     updated_at: f.updated_at,
   };
