@@ -13,6 +13,7 @@ import { openDatabase, type Db } from '../../src/db/open.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createWorkers } from '../../src/worker/index.ts';
 import { pollTick } from '../../src/worker/poller.ts';
+import { V1_ITEMS, V1_KEYS } from '../support/identity.ts';
 import { startOrigin } from '../support/servers.ts';
 
 const V1_SCHEMA = readFileSync(new URL('../fixtures/schema-v1.sql', import.meta.url), 'utf8');
@@ -63,27 +64,8 @@ test('a version-1 database migrates to exactly the schema a new database gets', 
   }
 });
 
-// The document test/feed/identity.test.ts also uses, and the keys the version-1 code gave its six entries (computed
-// with that code before the upgrade, and recorded here as literals): a guid, a guid-less link with tracking
-// parameters, an enclosure with a CDN token, two entries sharing a guid, and a text-only entry.
-const items = [
-  '<item><guid isPermaLink="false">tag:blog.example,2020:1</guid><title>One</title><link>https://blog.example/p/1</link><pubDate>Mon, 06 Jan 2020 10:00:00 GMT</pubDate></item>',
-  '<item><title>Two</title><link>https://blog.example/p/2?utm_source=feedburner&amp;utm_medium=feed</link><pubDate>Tue, 07 Jan 2020 10:00:00 GMT</pubDate></item>',
-  '<item><title>Three</title><enclosure url="https://cdn.example/ep3.mp3?token=abc" type="audio/mpeg" length="1"/></item>',
-  '<item><guid isPermaLink="false">dup</guid><title>Four</title><link>https://blog.example/p/4</link></item>',
-  '<item><guid isPermaLink="false">dup</guid><title>Five</title><link>https://blog.example/p/5</link></item>',
-  '<item><title>Six</title><description>Only text</description></item>',
-];
-const V1_KEYS = [
-  'c4284430950b354dd58c3b7d2f4431e6',
-  '103465f07cac1361b53179b270034a59',
-  '8256e8546fc25525475f09990d4af75d',
-  '7544c84d5cda2f7eb4973033cac1b1ff',
-  '6581b6710685a1787703b7ce3b0166bd',
-  '0cd5dc004e99137e5f214f98bb4c8a5a',
-];
 const doc = (extra: string[]) =>
-  `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Upgrade</title><link>https://blog.example/</link>${[...extra, ...items].join('\n')}</channel></rss>`;
+  `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Upgrade</title><link>https://blog.example/</link>${[...extra, ...V1_ITEMS].join('\n')}</channel></rss>`;
 
 test('after an upgrade, entries keyed by the version-1 code are not sent again; a new one is, once', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-upgrade-'));

@@ -4,21 +4,9 @@ import { test } from 'node:test';
 import { entryIdentities } from '../../src/feed/identity.ts';
 import { identityProbe, readProbe, stableSource } from '../../src/feed/identity-switch.ts';
 import type { Entry } from '../../src/feed/types.ts';
+import { entry } from '../support/identity.ts';
 
 const BASE = { keyBase: 'https://x.org/feed', documentUrl: 'https://x.org/feed' };
-const entry = (over: Partial<Entry>): Entry => ({
-  guid: null,
-  url: null,
-  title: null,
-  summary: null,
-  content: null,
-  authors: [],
-  categories: [],
-  enclosures: [],
-  published_at: null,
-  updated_at: null,
-  ...over,
-});
 const ids = (entries: Entry[]) => entryIdentities(entries, BASE);
 const range = (n: number, f: (i: number) => Entry) => Array.from({ length: n }, (_, i) => f(i));
 

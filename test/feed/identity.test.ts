@@ -11,22 +11,10 @@ import {
   type KeyBase,
 } from '../../src/feed/identity.ts';
 import type { Entry } from '../../src/feed/types.ts';
+import { entry, V1_ENTRIES, V1_KEYS } from '../support/identity.ts';
 
 const FEED = 'https://example.org/feed.xml';
 const BASE: KeyBase = { keyBase: FEED, documentUrl: FEED };
-const entry = (over: Partial<Entry> = {}): Entry => ({
-  guid: null,
-  url: null,
-  title: null,
-  summary: null,
-  content: null,
-  authors: [],
-  categories: [],
-  enclosures: [],
-  published_at: null,
-  updated_at: null,
-  ...over,
-});
 const key = (e: Entry) => entryKeys([e], FEED)[0]!;
 const enc = (url: string) => ({ url, type: null, length: null });
 
@@ -290,41 +278,11 @@ test('a new guid shared by two new entries: the last one holds it, the other fal
 });
 
 test('keys stored by version 1 are still recognised, so an upgrade re-sends nothing', () => {
-  // The entries of test/worker/upgrade.test.ts's document as the parser gives them, and the keys the version 1 code
-  // computed for them (recorded before the change).
-  const entries = [
-    entry({
-      guid: 'tag:blog.example,2020:1',
-      url: 'https://blog.example/p/1',
-      title: 'One',
-      published_at: '2020-01-06T10:00:00.000Z',
-    }),
-    entry({
-      url: 'https://blog.example/p/2?utm_source=feedburner&utm_medium=feed',
-      title: 'Two',
-      published_at: '2020-01-07T10:00:00.000Z',
-    }),
-    entry({
-      title: 'Three',
-      enclosures: [{ url: 'https://cdn.example/ep3.mp3?token=abc', type: 'audio/mpeg', length: 1 }],
-    }),
-    entry({ guid: 'dup', url: 'https://blog.example/p/4', title: 'Four' }),
-    entry({ guid: 'dup', url: 'https://blog.example/p/5', title: 'Five' }),
-    entry({ title: 'Six', summary: 'Only text' }),
-  ];
-  const v1 = [
-    'c4284430950b354dd58c3b7d2f4431e6',
-    '103465f07cac1361b53179b270034a59',
-    '8256e8546fc25525475f09990d4af75d',
-    '7544c84d5cda2f7eb4973033cac1b1ff',
-    '6581b6710685a1787703b7ce3b0166bd',
-    '0cd5dc004e99137e5f214f98bb4c8a5a',
-  ];
-  const stored = new Map<string, string | null>(v1.map((k) => [k, null]));
-  const plans = planKeys(entryIdentities(entries, BASE), 'guid', (k) => stored.get(k));
+  const stored = new Map<string, string | null>(V1_KEYS.map((k) => [k, null]));
+  const plans = planKeys(entryIdentities(V1_ENTRIES, BASE), 'guid', (k) => stored.get(k));
   assert.deepEqual(
     plans.map((p) => p.seen),
-    entries.map(() => true),
+    V1_ENTRIES.map(() => true),
   );
 });
 
