@@ -61,7 +61,10 @@ export function applyParsed(
       last_modified: meta.lastModified,
       body_hash: outcome.bodyHash,
       last_http_status: meta.status,
-      next_poll_at: new Date(at.now.getTime() + next.delaySeconds * 1000).toISOString(),
+      // Without a subscription the feed is not polled; due now, its fresh baseline comes as soon as one is active.
+      next_poll_at: new Date(
+        at.now.getTime() + (live ? next.delaySeconds : 0) * 1000,
+      ).toISOString(),
       interval_seconds: next.intervalSeconds,
       ttl_seconds: parsed.ttl_seconds,
       degraded: parsed.degraded,

@@ -66,4 +66,36 @@ describe('poll outcome', () => {
     assert.equal(f.status, 'active', 'not put back on hold by the record read before the fetch');
     assert.equal(f.entry_count, 24);
   });
+
+  it('a document fetched for a subscription deleted meanwhile sends nothing and leaves the feed due for a baseline', async () => {
+    const { key } = w.key();
+    const ep = (
+      await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'E', url: 'https://h.example/' },
+      })
+    ).body.id;
+    origin.set('/g.xml', rss([{ guid: 'a' }]));
+    const sub = (
+      await w.call('POST', '/v1/subscriptions', {
+        key,
+        body: { endpoint: ep, url: `${origin.url}/g.xml` },
+      })
+    ).body;
+    w.clock.advance(2 * 3600 * 1000);
+    await pollTick(w.ctx, workers.pollerDeps);
+    origin.set('/g.xml', rss([{ guid: 'c' }, { guid: 'b' }, { guid: 'a' }]));
+    const gate = origin.hold('/g.xml');
+    w.clock.advance(2 * 3600 * 1000);
+    const polling = pollTick(w.ctx, workers.pollerDeps);
+    await gate.arrived;
+    assert.equal((await w.call('DELETE', `/v1/subscriptions/${sub.id}`, { key })).status, 204);
+    gate.release();
+    await polling;
+    const f = getFeed(w.ctx.db, sub.feed)!;
+    assert.equal(f.baseline_at, null, 'the next document is a fresh baseline');
+    assert.ok(f.next_poll_at <= w.clock.now().toISOString(), 'due at once for the next subscriber');
+    const events = w.ctx.db.prepare('SELECT count(*) AS n FROM events').get() as { n: number };
+    assert.equal(events.n, 0);
+  });
 });
