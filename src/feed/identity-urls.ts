@@ -119,19 +119,18 @@ export function enclosureIdentity(url: string): string {
   }
 }
 
-/** A link as if the document had been fetched from `keyBase` (the subscribed URL): a link on the host the fetch was
- *  redirected to is moved to the subscribed URL's origin, so relative links keep their key when a feed starts
- *  redirecting elsewhere. Returns null when nothing changes (no cross-origin redirect, or a link to a third host). */
-export function linkAgainstKeyBase(
-  link: string,
-  keyBase: string,
-  documentUrl: string,
-): string | null {
+/** Moves links as if the document had been fetched from `keyBase` (the subscribed URL): a link on the host the fetch
+ *  was redirected to goes to the subscribed URL's origin, so relative links keep their key when a feed starts
+ *  redirecting elsewhere. The function returns null when nothing changes (no cross-origin redirect, or a link to a
+ *  third host). Origins are parsed once per document. */
+export function linkKeyer(keyBase: string, documentUrl: string): (link: string) => string | null {
   const base = originOf(keyBase);
   const fetched = originOf(documentUrl);
-  if (base === null || fetched === null || base === fetched) return null;
-  if (originOf(link) !== fetched || !link.startsWith(fetched)) return null;
-  return base + link.slice(fetched.length);
+  if (base === null || fetched === null || base === fetched) return () => null;
+  return (link) =>
+    link.startsWith(fetched) && originOf(link) === fetched
+      ? base + link.slice(fetched.length)
+      : null;
 }
 
 function originOf(url: string): string | null {

@@ -1,7 +1,7 @@
 // Entry identity: each entry's candidate keys per source (guid, link, enclosure, content) and what tells apart two
 // entries that share one; the keys version 1 computed, so upgraded databases keep matching; the churn-guard decision.
-import { createHash } from 'node:crypto';
-import { enclosureIdentity, linkAgainstKeyBase, stripTracking } from './identity-urls.ts';
+import { hash as digest } from 'node:crypto';
+import { enclosureIdentity, linkKeyer, stripTracking } from './identity-urls.ts';
 import { resolveUrl } from './parse-urls.ts';
 import type { Entry } from './types.ts';
 
@@ -31,28 +31,55 @@ export type EntryIdentity = {
 
 /** The identity candidates of a document's entries, in document order. Pure. */
 export function entryIdentities(entries: Entry[], base: KeyBase): EntryIdentity[] {
-  const legacy = legacyKeys(entries, base.documentUrl);
-  return entries.map((e, i) => {
-    const resolved = resolveUrl(e.url, safeBase(base.documentUrl));
-    const moved =
-      resolved === null ? null : linkAgainstKeyBase(resolved, base.keyBase, base.documentUrl);
+  const texts = identityTexts(entries, base);
+  const legacy = legacyTexts(entries, texts);
+  return texts.map((t, i) => {
+    const old = legacy[i]!;
+    const current = [t.guid, t.link, t.enclosure, t.content, t.alias];
+    return {
+      keys: {
+        guid: t.guid === null ? null : hash(t.guid),
+        link: t.link === null ? null : hash(t.link),
+        enclosure: t.enclosure === null ? null : hash(t.enclosure),
+        content: hash(t.content),
+      },
+      linkAlias: t.alias === null || t.alias === t.link ? null : hash(t.alias),
+      legacy: current.includes(old) ? null : hash(old),
+      fingerprint: t.fingerprint,
+    };
+  });
+}
+
+/** What each key hashes, tagged by source so a guid never collides with an equal-looking URL; `resolved` is the link
+ *  as the parser resolved it (what version 1 keyed). */
+type IdentityTexts = {
+  guid: string | null;
+  link: string | null;
+  alias: string | null;
+  enclosure: string | null;
+  content: string;
+  resolved: string | null;
+  fingerprint: string;
+};
+
+function identityTexts(entries: Entry[], base: KeyBase): IdentityTexts[] {
+  const documentBase = safeBase(base.documentUrl);
+  const toKeyBase = linkKeyer(base.keyBase, base.documentUrl);
+  return entries.map((e) => {
+    const resolved = resolveUrl(e.url, documentBase);
+    const moved = resolved === null ? null : toKeyBase(resolved);
     const link = moved ?? resolved;
+    const canonical = link === null ? null : stripTracking(link);
     const enclosure = e.enclosures[0]?.url ? enclosureIdentity(e.enclosures[0].url) : null;
     const guid = e.guid?.trim() || null;
-    const keys = {
-      guid: guid === null ? null : hash(`guid\u0000${guid}`),
-      link: link === null ? null : hash(`url\u0000${stripTracking(link)}`),
-      enclosure: enclosure === null ? null : hash(`enclosure\u0000${enclosure}`),
-      content: hash(contentIdentity(e)),
-    };
-    const alias = moved === null ? null : hash(`url\u0000${stripTracking(resolved!)}`);
-    const old = legacy[i]!;
-    const known = [keys.guid, keys.link, keys.enclosure, keys.content, alias];
     return {
-      keys,
-      linkAlias: alias === keys.link ? null : alias,
-      legacy: known.includes(old) ? null : old,
-      fingerprint: fingerprintOf(link === null ? null : stripTracking(link), e, enclosure),
+      guid: guid === null ? null : `guid\u0000${guid}`,
+      link: canonical === null ? null : `url\u0000${canonical}`,
+      alias: moved === null ? null : `url\u0000${stripTracking(resolved!)}`,
+      enclosure: enclosure === null ? null : `enclosure\u0000${enclosure}`,
+      content: contentIdentity(e),
+      resolved,
+      fingerprint: fingerprintOf(canonical, e, enclosure),
     };
   });
 }
@@ -133,6 +160,7 @@ function holderOf(
   source: IdentityKey,
 ): string | null {
   const distinct = [...new Set(sharers)];
+  if (stored !== undefined && stored !== null && distinct.includes(stored)) return stored; // unchanged: the usual case
   if (stored === undefined || stored === null || stored.split('.').length !== PARTS)
     return distinct.at(-1)!;
   let best: { fp: string; diff: number } | null = null;
@@ -200,19 +228,25 @@ function contentIdentity(e: Entry): string {
 }
 
 function fingerprintOf(link: string | null, e: Entry, enclosure: string | null): string {
-  const part = (s: string | null | undefined) => (s ? hash(s).slice(0, 8) : '');
+  const part = (s: string | null | undefined) => (s ? sha256(s).slice(0, 8) : '');
   return [part(link), part(e.title?.trim()), part(e.published_at), part(enclosure)].join('.');
 }
 
-/** The keys version 1 gave a document (guid → resolved url → raw first enclosure url → text; every member of a
- *  repeated base refined with url, title and dates). Kept only to recognise entries recorded before the upgrade. */
-function legacyKeys(entries: Entry[], feedUrl: string): string[] {
-  const bases = entries.map((e) => legacyBase(e, feedUrl));
+/** What version 1 hashed for each entry (guid → resolved url → raw first enclosure url → text; every member of a
+ *  repeated one refined with url, title and dates). Kept only to recognise entries recorded before the upgrade. */
+function legacyTexts(entries: Entry[], texts: IdentityTexts[]): string[] {
+  const bases = entries.map((e, i) => {
+    const t = texts[i]!;
+    if (t.guid !== null) return t.guid;
+    if (t.resolved !== null) return `url\u0000${t.resolved}`;
+    const enclosure = e.enclosures[0]?.url;
+    return enclosure ? `enclosure\u0000${enclosure}` : t.content;
+  });
   const counts = new Map<string, number>();
   for (const b of bases) counts.set(b, (counts.get(b) ?? 0) + 1);
   const seen = new Map<string, number>();
   return bases.map((b, i) => {
-    if (counts.get(b) === 1) return hash(b);
+    if (counts.get(b) === 1) return b;
     const e = entries[i]!;
     const refined = [
       b,
@@ -224,18 +258,8 @@ function legacyKeys(entries: Entry[], feedUrl: string): string[] {
     ].join('\u0000');
     const n = (seen.get(refined) ?? 0) + 1;
     seen.set(refined, n);
-    return hash(n === 1 ? refined : `${refined}\u0000#${n}`);
+    return n === 1 ? refined : `${refined}\u0000#${n}`;
   });
-}
-
-function legacyBase(e: Entry, feedUrl: string): string {
-  const guid = e.guid?.trim();
-  if (guid) return `guid\u0000${guid}`;
-  const url = resolveUrl(e.url, safeBase(feedUrl));
-  if (url) return `url\u0000${url}`;
-  const enclosure = e.enclosures[0]?.url;
-  if (enclosure) return `enclosure\u0000${enclosure}`;
-  return contentIdentity(e);
 }
 
 function safeBase(feedUrl: string): string | null {
@@ -243,5 +267,10 @@ function safeBase(feedUrl: string): string | null {
 }
 
 function hash(s: string): string {
-  return createHash('sha256').update(s, 'utf8').digest('hex').slice(0, 32);
+  return sha256(s).slice(0, 32);
+}
+
+// crypto.hash (Node >= 20.12) is the one-shot digest: several times cheaper than createHash for strings this short.
+function sha256(s: string): string {
+  return digest('sha256', s, 'hex');
 }

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import {
   enclosureIdentity,
   isTrackingParam,
-  linkAgainstKeyBase,
+  linkKeyer,
   stripTracking,
 } from '../../src/feed/identity-urls.ts';
 
@@ -98,5 +98,5 @@ test('a link on the host a redirect led to is keyed on the subscribed origin', (
     ],
   ];
   for (const [name, [link, base, fetched], expected] of cases)
-    assert.equal(linkAgainstKeyBase(link, base, fetched), expected, name);
+    assert.equal(linkKeyer(base, fetched)(link), expected, name);
 });
