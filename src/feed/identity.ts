@@ -7,6 +7,8 @@ import type { Entry } from './types.ts';
 
 const DEFAULT_CHURN_THRESHOLD = 0.8;
 const DEFAULT_CHURN_MIN_ITEMS = 10;
+/** A fingerprint's parts: link, title, published date, first enclosure (8 hex chars each, empty when absent). */
+const PARTS = 4;
 
 /** The sources an entry key can come from, in order of preference; a feed keys from its `identity_key` onward. */
 export const IDENTITY_KEYS = ['guid', 'link', 'enclosure', 'content'] as const;
@@ -171,8 +173,6 @@ function holderOf(
   }
   return best?.fp ?? null;
 }
-
-const PARTS = 4;
 
 /** Parts compared (present in both, the key's own source left out) and how many of them differ. */
 function compareFingerprints(
