@@ -72,6 +72,11 @@ CREATE TABLE feeds (
   self_url             TEXT,
   created_at           TEXT NOT NULL,
   updated_at           TEXT NOT NULL,
+  -- The source entry keys come from first (then the ones after it): guid, link, enclosure, content. A feed whose keys
+  -- keep changing under a churn hold moves to the first later source that is stable (migration 1).
+  identity_key         TEXT NOT NULL DEFAULT 'guid' CHECK (identity_key IN ('guid', 'link', 'enclosure', 'content')),
+  identity_probe       TEXT,                  -- JSON: the keys later sources gave the last good document
+  identity_rotations   INTEGER NOT NULL DEFAULT 0,  -- times the keys changed again under the current churn hold
   UNIQUE (url, credential_key)
 );
 CREATE INDEX feeds_due ON feeds(next_poll_at) WHERE status <> 'gone';
@@ -97,6 +102,8 @@ CREATE TABLE entries (
   feed_id        TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
   key            TEXT NOT NULL,
   first_seen_at  TEXT NOT NULL,
+  fingerprint    TEXT,   -- for a guid, link or enclosure key: short hashes of link, title, date and enclosure, which
+                         -- tell the entry from another one that later shows the same guid (migration 1)
   PRIMARY KEY (feed_id, key)
 ) WITHOUT ROWID;
 
@@ -106,7 +113,8 @@ CREATE TABLE held_entries (
   key         TEXT NOT NULL,
   entry       TEXT NOT NULL,      -- normalized entry JSON
   position    INTEGER NOT NULL,
-  held_at     TEXT NOT NULL,
+  held_at     TEXT NOT NULL,      -- when the entry was first seen: a subscription created later never receives it
+  fingerprint TEXT,               -- stored with the key when the entry is released (migration 1)
   PRIMARY KEY (feed_id, key)
 ) WITHOUT ROWID;
 

@@ -12,17 +12,24 @@ export function toEventEntry(key: string, entry: Entry, firstSeen: Date): EventE
   return { id: key, ...entry, published_at: entry.published_at ?? firstSeen.toISOString() };
 }
 
+/** An entry to send and when feedsub first saw it (ISO 8601, as stored). */
+export type SeenEntry = { entry: EventEntry; firstSeenAt: string };
+
 /** Creates the events of every active subscription of the feed for `entries` (document order); returns how many.
- *  Call inside the transaction that records the entries' keys. */
+ *  A subscription receives only the entries first seen at or after its creation (the baseline rule: one created
+ *  while a fetch was in flight, or after entries were held, gets none of them). Call inside the transaction that
+ *  records the entries' keys. */
 export function queueEntryEvents(
   ctx: Ctx,
   feed: Pick<FeedRow, 'id' | 'url' | 'discovered_url'>,
   meta: { title: string | null; site_url: string | null },
-  entries: EventEntry[],
+  entries: SeenEntry[],
   now: Date,
 ): number {
   let count = 0;
   for (const sub of activeSubscriptionsOfFeed(ctx.db, feed.id)) {
+    const own = entries.filter((e) => e.firstSeenAt >= sub.created_at).map((e) => e.entry);
+    if (own.length === 0) continue;
     const built = buildEntryEvents({
       subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },
       feed: {
@@ -31,7 +38,7 @@ export function queueEntryEvents(
         title: meta.title,
         site_url: meta.site_url,
       },
-      entries: deliveryOrder(entries),
+      entries: deliveryOrder(own),
       now,
       firstSequence: sub.last_sequence + 1,
       newId: () => newId(now),

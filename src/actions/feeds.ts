@@ -5,8 +5,8 @@ import type { Entry } from '../feed/types.ts';
 import {
   clearHeldEntries,
   countHeldEntries,
-  insertKeys,
   listHeldEntries,
+  recordKeys,
 } from '../store/entries.ts';
 import {
   countFeedsOfApplication,
@@ -45,6 +45,7 @@ export type FeedView = {
   degraded: string | null;
   entry_count: number;
   held_entries: number;
+  identity_key: FeedRow['identity_key'];
   created_at: string;
   updated_at: string;
 };
@@ -64,7 +65,8 @@ export function requireFeedView(ctx: Ctx, applicationId: string, id: string): Fe
 }
 
 /** Resolves a GUID-churn hold on a feed (shared by every subscriber, so any of them may resolve it): "deliver" sends
- *  the held entries as events, "discard" records them as seen. 409 when the feed holds nothing. */
+ *  the held entries as events, "discard" records them as seen. An entry was first seen when it was held, so a
+ *  subscription created after that never receives it. 409 when the feed holds nothing. */
 export function resolveIdentityChange(
   ctx: Ctx,
   applicationId: string,
@@ -79,10 +81,10 @@ export function resolveIdentityChange(
     const held = listHeldEntries(ctx.db, id);
     if (held.length === 0)
       throw conflict('This feed holds no entries: its identity has not changed.');
-    insertKeys(
+    const added = recordKeys(
       ctx.db,
       id,
-      held.map((h) => h.key),
+      held.map((h) => ({ key: h.key, fingerprint: h.fingerprint })),
       now,
     );
     const events =
@@ -91,12 +93,15 @@ export function resolveIdentityChange(
             ctx,
             feed,
             feed,
-            held.map((h) => toEventEntry(h.key, JSON.parse(h.entry) as Entry, now)),
+            held.map((h) => ({
+              entry: toEventEntry(h.key, JSON.parse(h.entry) as Entry, new Date(h.held_at)),
+              firstSeenAt: h.held_at,
+            })),
             now,
           )
         : 0;
     clearHeldEntries(ctx.db, id);
-    recordHoldReleased(ctx.db, id, held.length, now);
+    recordHoldReleased(ctx.db, id, added, now);
     return { released: held.length, events };
   })();
   if (result.events > 0) ctx.nudgeDeliverer();
@@ -128,6 +133,7 @@ export function feedView(f: FeedRow, heldEntries = 0): FeedView {
     degraded: f.degraded,
     entry_count: f.entry_count,
     held_entries: heldEntries,
+    identity_key: f.identity_key,
     created_at: f.created_at,
     updated_at: f.updated_at,
   };

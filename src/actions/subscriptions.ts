@@ -4,11 +4,11 @@ import { ApiError, conflict, invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { minify, RawJson } from '../rawjson.ts';
 import { getEndpoint } from '../store/endpoints.ts';
-import { upsertFeed } from '../store/feeds.ts';
+import { getFeed, restartBaselineIfIdle, upsertFeed } from '../store/feeds.ts';
 import type { Page, PageQuery } from '../store/page.ts';
 import {
   deleteSubscription,
-  findSubscriptionId,
+  findSubscriptionToSameFeed,
   getSubscription,
   insertSubscription,
   listSubscriptions,
@@ -76,7 +76,8 @@ export function subscriptionView(row: SubscriptionView): SubscriptionApiView {
 }
 
 /** Creates a subscription (sharing the feed record of the same normalized URL) and wakes the poller.
- *  404 for an endpoint that is not the application's; 409 with the existing id for a duplicate; 429 past the
+ *  404 for an endpoint that is not the application's; 409 with the existing id when the endpoint already receives
+ *  this feed (the same URL, or a web page and the feed it announces; see findSubscriptionToSameFeed); 429 past the
  *  application's subscriptions or new feed URLs per hour. */
 export function createSubscription(
   ctx: Ctx,
@@ -92,11 +93,17 @@ export function createSubscription(
   const now = ctx.clock.now();
   const id = ctx.db.transaction(() => {
     requireOwnEndpoint(ctx, applicationId, body.endpoint);
-    const existing = findSubscriptionId(ctx.db, body.endpoint, target.url);
+    const existing = findSubscriptionToSameFeed(
+      ctx.db,
+      body.endpoint,
+      target.url,
+      target.credentialKey,
+    );
     if (existing)
-      throw conflict('A subscription of this endpoint to this feed URL already exists.', {
-        existing_id: existing,
-      });
+      throw conflict(
+        'A subscription of this endpoint to this feed URL already exists (a web page and the feed it announces count as one feed).',
+        { existing_id: existing },
+      );
     checkSubscriptionQuota(ctx, applicationId);
     const feed = upsertFeed(ctx.db, target.url, target.credentials, target.credentialKey, now);
     chargeNewFeedUrl(ctx, applicationId, feed.id, now);
@@ -133,7 +140,8 @@ export function listSubscriptionViews(
   return { data: page.data.map(subscriptionView), next: page.next };
 }
 
-/** Changes metadata (null clears it), endpoint (another of the application's) or status (pause/resume). */
+/** Changes metadata (null clears it), endpoint (another of the application's) or status (pause/resume). Pausing the
+ *  feed's last active subscription restarts its baseline: entries seen while nothing was active are never sent. */
 export function updateSubscriptionFromInput(
   ctx: Ctx,
   applicationId: string,
@@ -149,23 +157,34 @@ export function updateSubscriptionFromInput(
     const current = requireSubscription(ctx, applicationId, id);
     if (body.endpoint !== undefined && body.endpoint !== current.endpoint_id) {
       requireOwnEndpoint(ctx, applicationId, body.endpoint);
-      const existing = findSubscriptionId(ctx.db, body.endpoint, current.url);
+      const ck = getFeed(ctx.db, current.feed_id)?.credential_key ?? '';
+      const existing = findSubscriptionToSameFeed(ctx.db, body.endpoint, current.url, ck);
       if (existing)
         throw conflict('That endpoint already has a subscription to this feed URL.', {
           existing_id: existing,
         });
       patch.endpoint_id = body.endpoint;
     }
-    return updateSubscription(ctx.db, applicationId, id, patch, ctx.clock.now())!;
+    const now = ctx.clock.now();
+    const row = updateSubscription(ctx.db, applicationId, id, patch, now)!;
+    if (patch.status === 'paused') restartBaselineIfIdle(ctx.db, current.feed_id, now);
+    return row;
   })();
-  if (patch.status === 'active') ctx.nudgeDeliverer();
+  if (patch.status === 'active') {
+    ctx.nudgeDeliverer();
+    ctx.nudgePoller(); // a feed resumed after a pause takes its fresh baseline now, not at its next scheduled poll
+  }
   return subscriptionView(row);
 }
 
-/** Deletes a subscription and its undelivered events. */
+/** Deletes a subscription and its undelivered events. Deleting the feed's last active subscription restarts its
+ *  baseline: a later subscription to the same URL receives nothing the feed showed before. */
 export function removeSubscription(ctx: Ctx, applicationId: string, id: string): void {
-  if (!deleteSubscription(ctx.db, applicationId, id))
-    throw new ApiError(404, 'Not found', 'Subscription not found.');
+  ctx.db.transaction(() => {
+    const current = requireSubscription(ctx, applicationId, id);
+    deleteSubscription(ctx.db, applicationId, id);
+    restartBaselineIfIdle(ctx.db, current.feed_id, ctx.clock.now());
+  })();
 }
 
 function requireOwnEndpoint(ctx: Ctx, applicationId: string, endpointId: string): void {

@@ -13,4 +13,17 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
     );
     CREATE INDEX quota_usage_window ON quota_usage(application_id, quota, used_at);`);
   },
+  // 2 → 3, entry identity (issue 12): the source a feed keys its entries from, the probe that lets a churning feed
+  // switch source, and per-key fingerprints that tell a recycled guid from the entry that first had it. Existing keys
+  // stay valid: every feed keeps keying from its guid, and keys the old code computed are still recognised.
+  (db) => {
+    db.exec(`
+      ALTER TABLE feeds ADD COLUMN identity_key TEXT NOT NULL DEFAULT 'guid'
+        CHECK (identity_key IN ('guid', 'link', 'enclosure', 'content'));
+      ALTER TABLE feeds ADD COLUMN identity_probe TEXT;
+      ALTER TABLE feeds ADD COLUMN identity_rotations INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE entries ADD COLUMN fingerprint TEXT;
+      ALTER TABLE held_entries ADD COLUMN fingerprint TEXT;
+    `);
+  },
 ];

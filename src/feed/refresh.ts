@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import { decodeFeed } from './decode.ts';
 import { discoverFeedLinks } from './discover.ts';
 import { fetchFeed, type FetchMeta } from './fetch.ts';
-import { entryKeys } from './identity.ts';
+import { entryIdentities, type EntryIdentity, type KeyBase } from './identity.ts';
 import { FeedParseError, sniffDocument } from './parse.ts';
 import type { ParsedFeed, ParseOptions } from './types.ts';
 
@@ -16,6 +16,9 @@ export type RefreshTarget = {
   lastModified: string | null;
   bodyHash: string | null;
   discovered: boolean;
+  /** The URL entry links are keyed against: the subscribed URL, or the feed discovered behind it (never a redirect's
+   *  target, so keys survive a feed moving host). */
+  keyBase: string;
 };
 export type RefreshDeps = {
   agent: Dispatcher;
@@ -32,7 +35,9 @@ export type RefreshOutcome =
       meta: FetchMeta;
       bodyHash: string;
       parsed: ParsedFeed;
-      keys: string[];
+      /** Each entry's identity candidates (feed/identity.ts), computed here, outside the poll transaction. */
+      identities: EntryIdentity[];
+      base: KeyBase;
       discoveredUrl: string | null;
     }
   | { kind: 'unchanged'; meta: FetchMeta }
@@ -59,7 +64,7 @@ export async function refreshFeed(
   const decoded = decodeFeed(res.body, res.meta.contentType);
   if (!target.discovered && sniffDocument(decoded.text) === 'html')
     return discover(decoded.text, res.meta, target, deps);
-  return parseBody(decoded.text, res.meta, res.bodyHash, null, deps);
+  return parseBody(decoded.text, res.meta, res.bodyHash, null, target.keyBase, deps);
 }
 
 type Fetched =
@@ -122,6 +127,7 @@ async function parseBody(
   meta: FetchMeta,
   bodyHash: string,
   discoveredUrl: string | null,
+  keyBase: string,
   deps: RefreshDeps,
 ): Promise<RefreshOutcome> {
   try {
@@ -129,12 +135,14 @@ async function parseBody(
       baseUrl: meta.finalUrl,
       contentLocation: meta.contentLocation,
     });
+    const base = { keyBase, documentUrl: meta.finalUrl };
     return {
       kind: 'parsed',
       meta,
       bodyHash,
       parsed,
-      keys: entryKeys(parsed.entries, meta.finalUrl),
+      identities: entryIdentities(parsed.entries, base),
+      base,
       discoveredUrl,
     };
   } catch (err) {
@@ -166,7 +174,14 @@ async function discover(
     if (res.kind !== 'ok') continue;
     const text = decodeFeed(res.body, res.meta.contentType).text;
     if (sniffDocument(text) !== 'feed') continue;
-    const outcome = await parseBody(text, res.meta, res.bodyHash, candidate.url, deps);
+    const outcome = await parseBody(
+      text,
+      res.meta,
+      res.bodyHash,
+      candidate.url,
+      candidate.url,
+      deps,
+    );
     if (outcome.kind === 'parsed') return outcome;
   }
   const tried = candidates.length ? ` (tried ${candidates.map((c) => c.url).join(', ')})` : '';

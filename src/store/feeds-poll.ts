@@ -88,6 +88,9 @@ export function recordPollSuccess(
     | 'redirect_count'
     | 'baseline_at'
     | 'entry_count'
+    | 'identity_key'
+    | 'identity_probe'
+    | 'identity_rotations'
   >,
   now: Date,
 ): void {

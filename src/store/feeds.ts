@@ -1,6 +1,7 @@
 // SQL for feeds: one record per normalized URL (and credentials), with its fetch state and health; lookups and
 // per-application views. Polling it is in feeds-poll.ts.
 import type { Db } from '../db/open.ts';
+import type { IdentityKey } from '../feed/identity.ts';
 import { prepared } from './sql.ts';
 import { newId } from '../ids.ts';
 import { toPage, type Page } from './page.ts';
@@ -42,6 +43,9 @@ export type FeedRow = {
   self_url: string | null;
   created_at: string;
   updated_at: string;
+  identity_key: IdentityKey;
+  identity_probe: string | null;
+  identity_rotations: number;
 };
 
 /** Returns the feed for this URL and credentials, creating it (due now) when missing. */
@@ -74,8 +78,20 @@ export function getFeed(db: Db, id: string): FeedRow | undefined {
 export function recordHoldReleased(db: Db, id: string, count: number, now: Date): void {
   prepared(
     db,
-    "UPDATE feeds SET status = 'active', entry_count = entry_count + ?, updated_at = ? WHERE id = ?",
+    "UPDATE feeds SET status = 'active', entry_count = entry_count + ?, identity_rotations = 0, updated_at = ? WHERE id = ?",
   ).run(count, now.toISOString(), id);
+}
+
+/** The feed's last active subscription went away (deleted or paused): its next successful poll is a fresh baseline,
+ *  taken as soon as a subscription is active again. Does nothing while another subscription is active. */
+export function restartBaselineIfIdle(db: Db, id: string, now: Date): void {
+  const t = now.toISOString();
+  prepared(
+    db,
+    `UPDATE feeds SET baseline_at = NULL, next_poll_at = min(next_poll_at, @t), updated_at = @t
+     WHERE id = @id AND baseline_at IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = @id AND s.status = 'active')`,
+  ).run({ id, t });
 }
 
 /** Number of feeds in each status (every status present, zero when none), for metrics. */

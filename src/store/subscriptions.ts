@@ -50,13 +50,25 @@ export function getSubscription(
     SubscriptionView | undefined;
 }
 
-/** Returns the id of the subscription tying this endpoint to this URL, if any. */
-export function findSubscriptionId(db: Db, endpointId: string, url: string): string | undefined {
+/** The id of a subscription of this endpoint that already receives the document `url` names: the same URL; a
+ *  subscription whose feed was discovered at `url` or moved there; or, when `url` is a known feed record that led to
+ *  another document (a web page and the feed it announces, a permanent redirect), a subscription to that one. */
+export function findSubscriptionToSameFeed(
+  db: Db,
+  endpointId: string,
+  url: string,
+  credentialKey: string,
+): string | undefined {
   return (
-    prepared(db, 'SELECT id FROM subscriptions WHERE endpoint_id = ? AND url = ?').get(
-      endpointId,
-      url,
-    ) as { id: string } | undefined
+    prepared(
+      db,
+      `SELECT s.id FROM subscriptions s JOIN feeds f ON f.id = s.feed_id
+       WHERE s.endpoint_id = @endpoint AND (
+         s.url = @url OR f.fetch_url = @url OR f.discovered_url = @url
+         OR EXISTS (SELECT 1 FROM feeds t WHERE t.url = @url AND t.credential_key = @ck
+                    AND (f.url = t.fetch_url OR f.fetch_url = t.fetch_url)))
+       ORDER BY s.id LIMIT 1`,
+    ).get({ endpoint: endpointId, url, ck: credentialKey }) as { id: string } | undefined
   )?.id;
 }
 
@@ -113,6 +125,15 @@ export function applicationUsesFeed(db: Db, applicationId: string, feedId: strin
       db,
       'SELECT 1 FROM subscriptions WHERE application_id = ? AND feed_id = ? LIMIT 1',
     ).get(applicationId, feedId) !== undefined
+  );
+}
+
+/** True when the feed has at least one active subscription. */
+export function feedHasActiveSubscription(db: Db, feedId: string): boolean {
+  return (
+    prepared(db, "SELECT 1 FROM subscriptions WHERE feed_id = ? AND status = 'active' LIMIT 1").get(
+      feedId,
+    ) !== undefined
   );
 }
 

@@ -3,7 +3,7 @@
 import type { Ctx } from '../context.ts';
 import type { RefreshOutcome } from '../feed/refresh.ts';
 import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
-import type { FeedRow } from '../store/feeds.ts';
+import { getFeed, type FeedRow } from '../store/feeds.ts';
 import {
   recordFeedGone,
   recordPollFailure,
@@ -15,8 +15,17 @@ import { redirectState } from './redirect-state.ts';
 
 type OutcomeOf<K extends RefreshOutcome['kind']> = Extract<RefreshOutcome, { kind: K }>;
 
-/** Stores one refresh outcome; runs inside the poll transaction. */
-export function applyOutcome(ctx: Ctx, feed: FeedRow, outcome: RefreshOutcome, now: Date): Stored {
+/** Stores one refresh outcome; runs inside the poll transaction. `claimed` is the feed as claimed before the fetch:
+ *  what subscribers changed meanwhile (a baseline restarted, a hold released) is read again here. `seenAt`, when the
+ *  fetch began, is the first sighting of the entries it finds. */
+export function applyOutcome(
+  ctx: Ctx,
+  claimed: FeedRow,
+  outcome: RefreshOutcome,
+  now: Date,
+  seenAt: Date = now,
+): Stored {
+  const feed = getFeed(ctx.db, claimed.id) ?? claimed;
   const limits = scheduleLimits(ctx);
   switch (outcome.kind) {
     case 'unchanged':
@@ -32,12 +41,13 @@ export function applyOutcome(ctx: Ctx, feed: FeedRow, outcome: RefreshOutcome, n
       applyError(ctx, feed, outcome, now, limits);
       break;
     case 'parsed':
-      return applyParsed(ctx, feed, outcome, now, limits);
+      return applyParsed(ctx, feed, outcome, { now, seenAt }, limits);
   }
   return { newEntries: 0, events: 0 };
 }
 
-/** A 304 or an identical body: new validators, redirect tracking and the next poll; an identity hold stays. */
+/** A 304 or an identical body: new validators, redirect tracking and the next poll; an identity hold stays. When the
+ *  feed's baseline was restarted while this conditional fetch ran, it is fetched again at once for the baseline. */
 function applyUnchanged(
   ctx: Ctx,
   feed: FeedRow,
@@ -61,7 +71,7 @@ function applyUnchanged(
       etag: outcome.meta.etag ?? feed.etag,
       last_modified: outcome.meta.lastModified ?? feed.last_modified,
       last_http_status: outcome.meta.status,
-      next_poll_at: after(now, next.delaySeconds),
+      next_poll_at: after(now, feed.baseline_at === null ? 0 : next.delaySeconds),
       interval_seconds: next.intervalSeconds,
       ...redirectState(feed, outcome.meta.permanentRedirectTo, null),
     },

@@ -1,29 +1,43 @@
-// Storing a parsed document, inside the poll transaction: the first one is the baseline, identity churn is held,
-// otherwise new entries are recorded and become events; then the feed's state and next poll.
+// Storing a parsed document, inside the poll transaction: a baseline (the first document, and the first after a time
+// with no active subscription) records keys and sends nothing; identity churn is held (poll-identity.ts); otherwise
+// the new entries are recorded and become events. Then the feed's state and next poll.
 import type { Ctx } from '../context.ts';
 import { queueEntryEvents, toEventEntry } from '../actions/entry-events.ts';
-import { isIdentityChurn } from '../feed/identity.ts';
-import type { RefreshOutcome } from '../feed/refresh.ts';
+import { isIdentityChurn, planKeys, type IdentityKey, type KeyPlan } from '../feed/identity.ts';
+import { identityProbe } from '../feed/identity-switch.ts';
 import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
-import type { Entry, ParsedFeed } from '../feed/types.ts';
-import { holdEntries, insertKeys, unseenKeys } from '../store/entries.ts';
+import { clearHeldEntries } from '../store/entries.ts';
 import type { FeedRow } from '../store/feeds.ts';
 import { recordPollSuccess } from '../store/feeds-poll.ts';
+import { feedHasActiveSubscription } from '../store/subscriptions.ts';
+import { holdOrSwitch } from './poll-identity.ts';
+import {
+  keyLookup,
+  remember,
+  uniqueFresh,
+  type EntriesResult,
+  type KeyMemo,
+  type Parsed,
+} from './poll-keys.ts';
 import { redirectState } from './redirect-state.ts';
 
-/** What storing an outcome added: new entries (none for a baseline) and events queued. */
-export type Stored = { newEntries: number; events: number };
-
-/** Stores a parsed document's new entries (see storeEntries), then the feed's state and next poll. */
+/** What storing an outcome added: new entries (none for a baseline), events queued, and the identity the feed moved
+ *  to when a churn made it switch. */
+export type Stored = { newEntries: number; events: number; switchedTo?: IdentityKey };
+/** Stores a parsed document's entries (see storeEntries), then the feed's state and next poll. `feed` is the record
+ *  as it is now (re-read in this transaction); `seenAt` is when the fetch began: the entries' first sighting. */
 export function applyParsed(
   ctx: Ctx,
   feed: FeedRow,
-  outcome: Extract<RefreshOutcome, { kind: 'parsed' }>,
-  now: Date,
+  outcome: Parsed,
+  at: { now: Date; seenAt: Date },
   limits: ScheduleLimits,
 ): Stored {
-  const { parsed, keys, meta } = outcome;
-  const stored = storeEntries(ctx, feed, parsed, keys, now);
+  const { parsed, meta } = outcome;
+  // No active subscription any more (all deleted or paused while this fetch ran): nothing is sent, and the next
+  // document, once a subscription is active again, is a fresh baseline.
+  const live = feedHasActiveSubscription(ctx.db, feed.id);
+  const stored = storeEntries(ctx, feed, outcome, at.seenAt, live);
   const next = nextPoll(
     {
       kind: 'success',
@@ -47,77 +61,100 @@ export function applyParsed(
       last_modified: meta.lastModified,
       body_hash: outcome.bodyHash,
       last_http_status: meta.status,
-      next_poll_at: new Date(now.getTime() + next.delaySeconds * 1000).toISOString(),
+      // Without a subscription the feed is not polled; due now, its fresh baseline comes as soon as one is active.
+      next_poll_at: new Date(
+        at.now.getTime() + (live ? next.delaySeconds : 0) * 1000,
+      ).toISOString(),
       interval_seconds: next.intervalSeconds,
       ttl_seconds: parsed.ttl_seconds,
       degraded: parsed.degraded,
       hub_url: parsed.hub_url,
       self_url: parsed.self_url,
-      baseline_at: feed.baseline_at ?? now.toISOString(),
+      baseline_at: live ? (feed.baseline_at ?? at.now.toISOString()) : null,
       entry_count: feed.entry_count + stored.added,
+      ...stored.identity,
       ...moved,
     },
-    now,
+    at.now,
   );
-  return { newEntries: feed.baseline_at === null ? 0 : stored.fresh, events: stored.events };
+  const switched = stored.identity.identity_key !== feed.identity_key;
+  return {
+    newEntries: stored.fresh,
+    events: stored.events,
+    ...(switched ? { switchedTo: stored.identity.identity_key } : {}),
+  };
 }
 
-/** The document's unseen entries: on the first fetch their keys are the baseline and nothing is sent; when most keys
- *  are suddenly unseen (identity churn) they are held and the feed is marked identity_changed; else their keys are
- *  recorded and events queued. Returns the feed's status, the keys added, the unseen entries and the events. */
+/** The document's entries: on a baseline their keys are recorded and nothing is sent; when most keys are suddenly
+ *  unseen (identity churn) they are held or the feed switches identity (poll-identity.ts); else the unseen ones are
+ *  recorded and queued as events. */
 function storeEntries(
   ctx: Ctx,
   feed: FeedRow,
-  parsed: ParsedFeed,
-  keys: string[],
-  now: Date,
-): { status: FeedRow['status']; added: number; fresh: number; events: number } {
-  const unseen = unseenKeys(ctx.db, feed.id, keys);
-  const fresh = uniqueFresh(parsed.entries, keys, unseen);
-  const status: FeedRow['status'] =
-    feed.status === 'identity_changed' ? 'identity_changed' : 'active';
-  const stored = { status, added: 0, fresh: fresh.length, events: 0 };
-  if (feed.baseline_at === null) {
-    return { ...stored, added: insertKeys(ctx.db, feed.id, keys, now) }; // the baseline: nothing is sent
-  }
-  if (isIdentityChurn({ knownBefore: feed.entry_count, total: keys.length, unseen: unseen.size })) {
-    holdEntries(
-      ctx.db,
-      feed.id,
-      fresh.map((f) => ({ key: f.key, entry: JSON.stringify(f.entry), position: f.position })),
-      now,
-    );
-    return { ...stored, status: 'identity_changed' };
-  }
-  if (fresh.length === 0) return stored;
-  const added = insertKeys(
+  outcome: Parsed,
+  seenAt: Date,
+  live: boolean,
+): EntriesResult {
+  const memo = keyLookup(ctx.db, feed.id);
+  const plans = planKeys(outcome.identities, feed.identity_key, memo.lookup);
+  if (feed.baseline_at === null || !live) return baseline(ctx, feed, outcome, plans, memo, seenAt);
+  const fresh = uniqueFresh(outcome.parsed.entries, plans);
+  const seen = plans.filter((p) => p.seen);
+  remember(ctx.db, feed.id, seen, memo, seenAt); // known only by an alias or without a fingerprint: completed
+  const status = feed.status === 'identity_changed' ? 'identity_changed' : 'active';
+  if (isIdentityChurn({ knownBefore: feed.entry_count, total: plans.length, unseen: fresh.length }))
+    return holdOrSwitch(ctx, feed, outcome, fresh, seenAt);
+  const identity = {
+    identity_key: feed.identity_key,
+    // The probe follows the last good document, so a later churn can tell which entries it already had.
+    identity_probe:
+      fresh.length > 0 || feed.identity_probe === null
+        ? JSON.stringify(identityProbe(outcome.identities, feed.identity_key))
+        : feed.identity_probe,
+    identity_rotations: 0,
+  };
+  if (fresh.length === 0) return { status, added: 0, fresh: 0, events: 0, identity };
+  const added = remember(
     ctx.db,
     feed.id,
-    fresh.map((f) => f.key),
-    now,
+    fresh.map((f) => f.plan),
+    memo,
+    seenAt,
   );
   const events = queueEntryEvents(
     ctx,
     feed,
-    parsed,
-    fresh.map((f) => toEventEntry(f.key, f.entry, now)),
-    now,
+    outcome.parsed,
+    fresh.map((f) => ({
+      entry: toEventEntry(f.plan.key, f.entry, seenAt),
+      firstSeenAt: seenAt.toISOString(),
+    })),
+    seenAt,
   );
-  return { ...stored, added, events };
+  return { status, added, fresh: fresh.length, events, identity };
 }
 
-/** Entries whose key is unseen, once each, in document order. */
-function uniqueFresh(
-  entries: Entry[],
-  keys: string[],
-  unseen: Set<string>,
-): { key: string; entry: Entry; position: number }[] {
-  const taken = new Set<string>();
-  const out: { key: string; entry: Entry; position: number }[] = [];
-  keys.forEach((key, i) => {
-    if (!unseen.has(key) || taken.has(key)) return;
-    taken.add(key);
-    out.push({ key, entry: entries[i]!, position: i });
-  });
-  return out;
+/** A baseline: every key is recorded, nothing is sent, and any hold ends (what was held is part of what the feed
+ *  holds now). */
+function baseline(
+  ctx: Ctx,
+  feed: FeedRow,
+  outcome: Parsed,
+  plans: KeyPlan[],
+  memo: KeyMemo,
+  seenAt: Date,
+): EntriesResult {
+  const added = remember(ctx.db, feed.id, plans, memo, seenAt);
+  clearHeldEntries(ctx.db, feed.id);
+  return {
+    status: 'active',
+    added,
+    fresh: 0,
+    events: 0,
+    identity: {
+      identity_key: feed.identity_key,
+      identity_probe: JSON.stringify(identityProbe(outcome.identities, feed.identity_key)),
+      identity_rotations: 0,
+    },
+  };
 }

@@ -1,7 +1,12 @@
 // The poller's tick: claim due feeds with a lease, refresh them concurrently, then store each outcome in ONE transaction.
 import type { Ctx } from '../context.ts';
 import type { Limiter } from '../feed/limiter.ts';
-import { refreshFeed, type RefreshDeps, type RefreshOutcome } from '../feed/refresh.ts';
+import {
+  refreshFeed,
+  type RefreshDeps,
+  type RefreshOutcome,
+  type RefreshTarget,
+} from '../feed/refresh.ts';
 import type { Logger } from '../log.ts';
 import type { FeedRow } from '../store/feeds.ts';
 import { claimDueFeeds, nextFeedDueAt } from '../store/feeds-poll.ts';
@@ -53,20 +58,13 @@ async function pollOne(
   feed: FeedRow,
   summary: PollSummary,
 ): Promise<void> {
-  const outcome = await refreshFeed(
-    {
-      url: feed.url,
-      fetchUrl: feed.fetch_url,
-      credentials: feed.credentials,
-      etag: feed.etag,
-      lastModified: feed.last_modified,
-      bodyHash: feed.body_hash,
-      discovered: feed.discovered_url !== null,
-    },
-    { ...deps.refresh, now: () => ctx.clock.now() },
-  );
+  const seenAt = ctx.clock.now();
+  const outcome = await refreshFeed(refreshTarget(feed), {
+    ...deps.refresh,
+    now: () => ctx.clock.now(),
+  });
   const now = ctx.clock.now();
-  const result = ctx.db.transaction(() => applyOutcome(ctx, feed, outcome, now))();
+  const result = ctx.db.transaction(() => applyOutcome(ctx, feed, outcome, now, seenAt))();
   if (result.events > 0) ctx.nudgeDeliverer(); // each feed's events go out as soon as they are stored, not after the round
   summary.fetched += 1;
   if (outcome.kind === 'unchanged') summary.notModified += 1;
@@ -74,6 +72,22 @@ async function pollOne(
   summary.newEntries += result.newEntries;
   summary.events += result.events;
   report(deps, feed, outcome, result);
+}
+
+/** What to fetch for a feed. A feed awaiting its baseline is fetched without validators: a 304 would leave it without
+ *  one, and the entries of its next change would be swallowed by that late baseline. */
+export function refreshTarget(feed: FeedRow): RefreshTarget {
+  const fresh = feed.baseline_at === null;
+  return {
+    url: feed.url,
+    fetchUrl: feed.fetch_url,
+    credentials: feed.credentials,
+    etag: fresh ? null : feed.etag,
+    lastModified: fresh ? null : feed.last_modified,
+    bodyHash: fresh ? null : feed.body_hash,
+    discovered: feed.discovered_url !== null,
+    keyBase: feed.discovered_url ?? feed.url,
+  };
 }
 
 /** Measures and logs one stored refresh. */
@@ -89,6 +103,7 @@ function report(deps: PollerDeps, feed: FeedRow, outcome: RefreshOutcome, result
     new_entries: result.newEntries,
     events: result.events,
     duration_ms: 'meta' in outcome ? outcome.meta.durationMs : outcome.durationMs,
+    ...(result.switchedTo ? { identity_switched_to: result.switchedTo } : {}),
   };
   if (outcome.kind === 'error')
     deps.logger.warn('poll: feed failed', {

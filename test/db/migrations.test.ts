@@ -1,50 +1,124 @@
-// Numbered migrations take an existing database to the schema a new one gets from schema.sql.
-import assert from 'node:assert/strict';
+// Migrations: a version-1 database (test/fixtures/schema-v1.sql) migrates to exactly schema.sql, and the entry keys the
+// version-1 code recorded still match after the upgrade, so nothing is re-sent.
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
-import { openDatabase } from '../../src/db/open.ts';
+import { test } from 'node:test';
+import { manualClock } from '../../src/clock.ts';
+import { quietCtx, type Ctx } from '../../src/context.ts';
+import { defaultConfig, withConfig } from '../../src/config.ts';
+import { openDatabase, type Db } from '../../src/db/open.ts';
+import { silentLogger } from '../../src/log.ts';
+import { createWorkers } from '../../src/worker/index.ts';
+import { pollTick } from '../../src/worker/poller.ts';
+import { V1_ITEMS, V1_KEYS } from '../support/identity.ts';
+import { startOrigin } from '../support/servers.ts';
 
-/** Tables and indexes with their columns, as SQLite reports them, whatever the SQL text's spacing. */
-function shape(db: Database.Database, names: string[]) {
-  return names.map((name) => ({
-    name,
-    columns: db.pragma(`table_info(${name})`),
-    foreignKeys: db.pragma(`foreign_key_list(${name})`),
-    indexes: (db.pragma(`index_list(${name})`) as { name: string }[]).map((i) => ({
-      name: i.name,
-      columns: db.pragma(`index_info(${i.name})`),
-    })),
-  }));
+const V1_SCHEMA = readFileSync(new URL('../fixtures/schema-v1.sql', import.meta.url), 'utf8');
+
+/** A version-1 database file, as feedsub 1.x left it, filled by `fill`. */
+function v1Database(dir: string, fill: (db: Database.Database) => void = () => {}): string {
+  const file = join(dir, 'old.db');
+  const db = new Database(file);
+  db.exec(V1_SCHEMA);
+  fill(db);
+  db.pragma('user_version = 1');
+  db.close();
+  return file;
 }
 
-describe('migration 2 (quota_usage)', () => {
-  it('gives a version-1 database the quota_usage table and index a new database has', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
-    try {
-      const fresh = openDatabase(join(dir, 'fresh.db'));
-      // A version-1 database: the schema before the quotas, its version number, and a row that must survive.
-      const file = join(dir, 'old.db');
-      const old = openDatabase(file);
-      old.exec('DROP TABLE quota_usage');
-      old.pragma('user_version = 1');
-      old
-        .prepare("INSERT INTO applications (id, name, created_at) VALUES ('a', 'kept', 'now')")
-        .run();
-      old.close();
-      const migrated = openDatabase(file);
-      assert.equal(
-        migrated.pragma('user_version', { simple: true }),
-        fresh.pragma('user_version', { simple: true }),
-      );
-      assert.deepEqual(shape(migrated, ['quota_usage']), shape(fresh, ['quota_usage']));
-      assert.equal(migrated.prepare('SELECT name FROM applications').pluck().get(), 'kept');
-      migrated.close();
-      fresh.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+/** Every table's columns (name, type, nullability, default, key) and every index's SQL. */
+function shape(db: Db): unknown {
+  const tables = db
+    .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    .all() as { name: string }[];
+  return {
+    tables: tables.map((t) => ({
+      name: t.name,
+      columns: db.prepare(`PRAGMA table_xinfo(${t.name})`).all(),
+    })),
+    indexes: db
+      .prepare(
+        "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name",
+      )
+      .all(),
+  };
+}
+
+test('a version-1 database migrates to exactly the schema a new database gets', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
+  try {
+    const migrated = openDatabase(v1Database(dir));
+    const fresh = openDatabase(join(dir, 'new.db'));
+    assert.deepEqual(shape(migrated), shape(fresh));
+    assert.equal(
+      migrated.pragma('user_version', { simple: true }),
+      fresh.pragma('user_version', { simple: true }),
+    );
+    migrated.close();
+    fresh.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const doc = (extra: string[]) =>
+  `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Upgrade</title><link>https://blog.example/</link>${[...extra, ...V1_ITEMS].join('\n')}</channel></rss>`;
+
+test('after an upgrade, entries keyed by the version-1 code are not sent again; a new one is, once', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-upgrade-'));
+  const origin = await startOrigin();
+  const t = '2026-01-01T00:00:00.000Z';
+  origin.set('/feed.xml', { body: doc(['<item><guid>new-1</guid><title>Seven</title></item>']) });
+  const file = v1Database(dir, (db) => {
+    db.prepare('INSERT INTO applications VALUES (?, ?, ?)').run('a'.repeat(24), 'app', t);
+    db.prepare(
+      'INSERT INTO endpoints (id, application_id, title, url, secret, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run('e'.repeat(24), 'a'.repeat(24), 'E', 'https://hooks.example/', 'whsec_x', t, t);
+    db.prepare(
+      `INSERT INTO feeds (id, url, fetch_url, status, baseline_at, next_poll_at, entry_count, created_at, updated_at)
+       VALUES (?, ?, ?, 'active', ?, ?, 6, ?, ?)`,
+    ).run('f'.repeat(24), `${origin.url}/feed.xml`, `${origin.url}/feed.xml`, t, t, t, t);
+    db.prepare(
+      'INSERT INTO subscriptions (id, application_id, endpoint_id, feed_id, url, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run(
+      '5'.repeat(24),
+      'a'.repeat(24),
+      'e'.repeat(24),
+      'f'.repeat(24),
+      `${origin.url}/feed.xml`,
+      t,
+      t,
+    );
+    const key = db.prepare('INSERT INTO entries (feed_id, key, first_seen_at) VALUES (?, ?, ?)');
+    for (const k of V1_KEYS) key.run('f'.repeat(24), k, t);
   });
+  const db = openDatabase(file);
+  const ctx: Ctx = quietCtx(
+    db,
+    manualClock('2026-01-02T00:00:00.000Z'),
+    withConfig(defaultConfig(), { network: { allow_private: true } }),
+  );
+  const workers = createWorkers(ctx, silentLogger);
+  try {
+    await pollTick(ctx, workers.pollerDeps);
+    const bodies = db.prepare('SELECT body FROM event_bodies').all() as { body: string }[];
+    assert.deepEqual(
+      bodies.map((b) =>
+        (JSON.parse(b.body) as { data: { entries: { title: string }[] } }).data.entries.map(
+          (e) => e.title,
+        ),
+      ),
+      [['Seven']],
+    );
+    const feed = db.prepare('SELECT identity_key, entry_count FROM feeds').get();
+    assert.deepEqual(feed, { identity_key: 'guid', entry_count: 7 });
+  } finally {
+    await workers.close();
+    db.close();
+    await origin.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -111,9 +111,10 @@ test('keys are stable across two parses of every parsed corpus file', () => {
     }
     const url = ORIGIN + f.rel;
     assert.deepEqual(entryKeys(parseFile(f).entries, url), entryKeys(first.entries, url), f.rel);
+    // Entries identical in every field are one entry shown twice and share a key; any two that differ do not.
     assert.equal(
       new Set(entryKeys(first.entries, url)).size,
-      first.entries.length,
+      new Set(first.entries.map((e) => JSON.stringify(e))).size,
       `${f.rel}: keys collide`,
     );
   }

@@ -41,6 +41,7 @@ describe('refreshFeed credentials', () => {
         lastModified: null,
         bodyHash: null,
         discovered: false,
+        keyBase: target.url,
         ...target,
       },
       {

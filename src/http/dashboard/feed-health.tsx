@@ -2,6 +2,14 @@
 import type { FeedView } from '../../actions/feeds.ts';
 import { Badge, Fact, Time } from './components.tsx';
 
+/** How each identity source reads on the page. */
+const IDENTITY_LABELS: Record<FeedView['identity_key'], string> = {
+  guid: 'guid (then link, enclosure, content)',
+  link: 'link (then enclosure, content)',
+  enclosure: 'enclosure (then content)',
+  content: 'title, content and date',
+};
+
 const seconds = (n: number | null) =>
   n === null ? '—' : n % 3600 === 0 ? `${n / 3600} h` : n % 60 === 0 ? `${n / 60} min` : `${n} s`;
 
@@ -41,6 +49,12 @@ function FeedSchedule(p: { f: FeedView }) {
       </Fact>
       <Fact label="HTTP status">{f.last_http_status ?? '—'}</Fact>
       <Fact label="Entries seen">{f.entry_count}</Fact>
+      <Fact label="Entries known by">
+        {IDENTITY_LABELS[f.identity_key]}
+        {f.identity_key === 'guid' ? null : (
+          <span class="muted"> (switched: the feed kept changing its entry ids)</span>
+        )}
+      </Fact>
     </>
   );
 }

@@ -70,6 +70,11 @@ export const FEED_SCHEMAS: Record<string, Schema> = {
         description:
           "Entries held back because the feed's identities changed (status identity_changed).",
       }),
+      identity_key: {
+        enum: ['guid', 'link', 'enclosure', 'content'],
+        description:
+          'The source entry keys come from first (then the later ones): guid, link, first enclosure, title + content + date. guid unless a churn hold whose keys kept changing moved the feed to the first stable later source.',
+      },
       created_at: time,
       updated_at: time,
     },

@@ -1,0 +1,121 @@
+// Identity churn inside the poll transaction: the unseen entries are held; when the keys keep changing poll after
+// poll, the feed switches to the first later identity source that is stable and the hold ends without re-sending
+// what was seen before it began.
+import type { Ctx } from '../context.ts';
+import { queueEntryEvents, toEventEntry, type SeenEntry } from '../actions/entry-events.ts';
+import { entryIdentities, planKeys, type IdentityKey } from '../feed/identity.ts';
+import {
+  identityProbe,
+  probeKey,
+  readProbe,
+  ROTATIONS_TO_SWITCH,
+  stableSource,
+} from '../feed/identity-switch.ts';
+import type { Entry } from '../feed/types.ts';
+import { clearHeldEntries, holdEntries, listHeldEntries } from '../store/entries.ts';
+import type { FeedRow } from '../store/feeds.ts';
+import {
+  keyLookup,
+  remember,
+  uniqueFresh,
+  type EntriesResult,
+  type Fresh,
+  type Parsed,
+} from './poll-keys.ts';
+
+/** Share of a document that must be newly held for a poll to count as the keys changing again. */
+const ROTATION_SHARE = 0.8;
+
+/** Holds the unseen entries and marks the feed identity_changed. When this poll held most of the document again (the
+ *  keys changed once more) for the ROTATIONS_TO_SWITCH-th time, and a later source is stable, switches to it. */
+export function holdOrSwitch(
+  ctx: Ctx,
+  feed: FeedRow,
+  outcome: Parsed,
+  fresh: Fresh[],
+  seenAt: Date,
+): EntriesResult {
+  const newlyHeld = holdEntries(
+    ctx.db,
+    feed.id,
+    fresh.map((f) => ({
+      key: f.plan.key,
+      fingerprint: f.plan.fingerprint,
+      entry: JSON.stringify(f.entry),
+      position: f.position,
+    })),
+    seenAt,
+  );
+  const total = outcome.identities.length;
+  const rotations = feed.identity_rotations + (newlyHeld > total * ROTATION_SHARE ? 1 : 0);
+  const held: EntriesResult = {
+    status: 'identity_changed',
+    added: 0,
+    fresh: 0,
+    events: 0,
+    identity: {
+      identity_key: feed.identity_key,
+      identity_probe: feed.identity_probe,
+      identity_rotations: rotations,
+    },
+  };
+  if (rotations < ROTATIONS_TO_SWITCH) return held;
+  const source = stableSource(
+    outcome.identities,
+    feed.identity_key,
+    readProbe(feed.identity_probe),
+  );
+  return source === null ? held : switchIdentity(ctx, feed, outcome, source, seenAt);
+}
+
+/** Keys the feed from `source` on: entries the last good document had (the probe) count as seen, every other entry of
+ *  this document or of the hold is sent once, first seen when it was first held; all their keys are recorded under
+ *  the new source, and the hold ends. */
+function switchIdentity(
+  ctx: Ctx,
+  feed: FeedRow,
+  outcome: Parsed,
+  source: IdentityKey,
+  seenAt: Date,
+): EntriesResult {
+  const before = new Set(readProbe(feed.identity_probe)[source] ?? []);
+  const held = listHeldEntries(ctx.db, feed.id);
+  const heldEntries = held.map((h) => JSON.parse(h.entry) as Entry);
+  const heldIds = entryIdentities(heldEntries, outcome.base);
+  const firstHeld = new Map<string, string>();
+  held.forEach((h, i) => {
+    const k = probeKey(heldIds[i]!, source);
+    const t = firstHeld.get(k);
+    if (t === undefined || h.held_at < t) firstHeld.set(k, h.held_at);
+  });
+  // Entries seen only while held (no longer in the document) are sent too, once each.
+  const inDocument = new Set(outcome.identities.map((id) => probeKey(id, source)));
+  const onlyHeld = heldIds.flatMap((id, i) => (inDocument.has(probeKey(id, source)) ? [] : [i]));
+  const ids = [...outcome.identities, ...onlyHeld.map((i) => heldIds[i]!)];
+  const entries = [...outcome.parsed.entries, ...onlyHeld.map((i) => heldEntries[i]!)];
+  const memo = keyLookup(ctx.db, feed.id);
+  const plans = planKeys(ids, source, memo.lookup).map((p, i) =>
+    before.has(probeKey(ids[i]!, source)) ? { ...p, seen: true } : p,
+  );
+  const fresh = uniqueFresh(entries, plans);
+  remember(ctx.db, feed.id, plans, memo, seenAt);
+  const firstSeen = (f: Fresh) =>
+    firstHeld.get(probeKey(ids[f.position]!, source)) ?? seenAt.toISOString();
+  const sent: SeenEntry[] = fresh.map((f) => {
+    const at = firstSeen(f);
+    return { entry: toEventEntry(f.plan.key, f.entry, new Date(at)), firstSeenAt: at };
+  });
+  const events = queueEntryEvents(ctx, feed, outcome.parsed, sent, seenAt);
+  clearHeldEntries(ctx.db, feed.id);
+  return {
+    status: 'active',
+    added: fresh.length,
+    fresh: fresh.length,
+    events,
+    identity: {
+      identity_key: source,
+      identity_probe: JSON.stringify(identityProbe(outcome.identities, source)),
+      identity_rotations: 0,
+    },
+  };
+}

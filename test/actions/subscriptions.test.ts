@@ -1,0 +1,121 @@
+// Subscription use-cases: the duplicate check that knows a web page and the feed it announces are one feed, and the
+// baseline restarted when a feed's last active subscription goes away.
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { silentLogger } from '../../src/log.ts';
+import { getFeed } from '../../src/store/feeds.ts';
+import { createWorkers, type Workers } from '../../src/worker/index.ts';
+import { pollTick } from '../../src/worker/poller.ts';
+import { rss, startOrigin, type Origin } from '../support/servers.ts';
+import { makeWorld, type World } from '../support/world.ts';
+
+describe('subscriptions', () => {
+  let origin: Origin;
+  let w: World;
+  let workers: Workers;
+  let key: string;
+  let n = 0;
+  before(async () => {
+    origin = await startOrigin();
+  });
+  after(async () => {
+    w.close();
+    await workers.close();
+    await origin.close();
+  });
+  beforeEach(async () => {
+    w?.close();
+    await workers?.close();
+    w = makeWorld();
+    workers = createWorkers(w.ctx, silentLogger);
+    key = w.key().key;
+  });
+
+  const endpoint = async (k = key) =>
+    (
+      await w.call('POST', '/v1/endpoints', {
+        key: k,
+        body: { title: 'E', url: `https://hooks.example.com/${++n}` },
+      })
+    ).body.id as string;
+  const subscribe = (ep: string, url: string, k = key) =>
+    w.call('POST', '/v1/subscriptions', { key: k, body: { endpoint: ep, url } });
+  /** A blog page announcing its feed, served by the origin; returns both URLs. */
+  const blog = () => {
+    const id = ++n;
+    const page = `/blog${id}/`;
+    const feed = `/blog${id}/feed.xml`;
+    origin.set(page, {
+      body: `<!doctype html><html><head><link rel="alternate" type="application/rss+xml" href="feed.xml"></head></html>`,
+      contentType: 'text/html',
+    });
+    origin.set(feed, { body: rss([{ guid: 'a' }]) });
+    return { page: origin.url + page, feed: origin.url + feed };
+  };
+  const tick = () => pollTick(w.ctx, workers.pollerDeps);
+
+  it('answers 409 when the endpoint already subscribes to the page whose feed is this URL', async () => {
+    const { page, feed } = blog();
+    const ep = await endpoint();
+    const first = await subscribe(ep, page);
+    await tick(); // discovers the feed behind the page
+    const again = await subscribe(ep, feed);
+    assert.equal(again.status, 409);
+    assert.equal(again.body.existing_id, first.body.id);
+    assert.equal((await subscribe(await endpoint(), feed)).status, 201, 'another endpoint may');
+  });
+
+  it('answers 409 when the endpoint already subscribes to the feed a known page announces', async () => {
+    const { page, feed } = blog();
+    const ep = await endpoint();
+    const first = await subscribe(ep, feed);
+    const other = w.key().key; // another application's subscription to the page makes the page known
+    assert.equal((await subscribe(await endpoint(other), page, other)).status, 201);
+    await tick();
+    const again = await subscribe(ep, page);
+    assert.equal(again.status, 409);
+    assert.equal(again.body.existing_id, first.body.id);
+  });
+
+  it('refuses to move a subscription to an endpoint that already receives the same feed', async () => {
+    const { page, feed } = blog();
+    const a = await endpoint();
+    const b = await endpoint();
+    const onPage = await subscribe(a, page);
+    await tick();
+    const onFeed = await subscribe(b, feed);
+    assert.equal(onFeed.status, 201);
+    const moved = await w.call('PATCH', `/v1/subscriptions/${onFeed.body.id}`, {
+      key,
+      body: { endpoint: a },
+    });
+    assert.equal(moved.status, 409);
+    assert.equal(moved.body.existing_id, onPage.body.id);
+  });
+
+  it('restarts the baseline only when the last active subscription is deleted or paused', async () => {
+    const { feed } = blog();
+    const one = await subscribe(await endpoint(), feed);
+    const two = await subscribe(await endpoint(), feed);
+    await tick();
+    const feedId = one.body.feed as string;
+    assert.ok(getFeed(w.ctx.db, feedId)!.baseline_at);
+    await w.call('DELETE', `/v1/subscriptions/${one.body.id}`, { key });
+    assert.ok(getFeed(w.ctx.db, feedId)!.baseline_at, 'another subscription is still active');
+    await w.call('PATCH', `/v1/subscriptions/${two.body.id}`, {
+      key,
+      body: { status: 'paused' },
+    });
+    assert.equal(getFeed(w.ctx.db, feedId)!.baseline_at, null, 'pausing the last one');
+    const nudges = w.nudges.poller;
+    await w.call('PATCH', `/v1/subscriptions/${two.body.id}`, {
+      key,
+      body: { status: 'active' },
+    });
+    assert.equal(w.nudges.poller, nudges + 1, 'resuming wakes the poller for the fresh baseline');
+    await tick();
+    assert.ok(getFeed(w.ctx.db, feedId)!.baseline_at);
+    await w.call('DELETE', `/v1/subscriptions/${two.body.id}`, { key });
+    assert.equal(getFeed(w.ctx.db, feedId)!.baseline_at, null, 'deleting the last one');
+  });
+});

@@ -1,0 +1,101 @@
+// Storing an outcome re-reads the feed inside its transaction: what a subscriber changed while the fetch was in flight
+// (a hold released, a baseline restarted) is not overwritten by the record as it was claimed.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { silentLogger } from '../../src/log.ts';
+import { getFeed } from '../../src/store/feeds.ts';
+import { createWorkers, type Workers } from '../../src/worker/index.ts';
+import { pollTick } from '../../src/worker/poller.ts';
+import { startGatedOrigin, type GatedOrigin } from '../support/gated-origin.ts';
+import { rss } from '../support/servers.ts';
+import { makeWorld, type World } from '../support/world.ts';
+
+describe('poll outcome', () => {
+  let origin: GatedOrigin;
+  let w: World;
+  let workers: Workers;
+  before(async () => {
+    origin = await startGatedOrigin();
+    w = makeWorld({
+      poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
+    });
+    workers = createWorkers(w.ctx, silentLogger);
+  });
+  after(async () => {
+    w.close();
+    await workers.close();
+    await origin.close();
+  });
+
+  it('a churn hold released while a fetch is in flight stays released', async () => {
+    const { key } = w.key();
+    const ep = (
+      await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'E', url: 'https://h.example/' },
+      })
+    ).body.id;
+    const many = (prefix: string) =>
+      rss(Array.from({ length: 12 }, (_, i) => ({ guid: `${prefix}-${i}` })));
+    origin.set('/f.xml', many('old'));
+    const sub = (
+      await w.call('POST', '/v1/subscriptions', {
+        key,
+        body: { endpoint: ep, url: `${origin.url}/f.xml` },
+      })
+    ).body;
+    const tick = async () => {
+      w.clock.advance(2 * 3600 * 1000);
+      await pollTick(w.ctx, workers.pollerDeps);
+    };
+    await tick();
+    origin.set('/f.xml', many('new'));
+    await tick();
+    assert.equal(getFeed(w.ctx.db, sub.feed)!.status, 'identity_changed');
+    const gate = origin.hold('/f.xml');
+    const polling = tick();
+    await gate.arrived;
+    const released = await w.call('POST', `/v1/feeds/${sub.feed}/accept-identity-change`, {
+      key,
+      body: { action: 'discard' },
+    });
+    assert.equal(released.status, 200);
+    gate.release();
+    await polling;
+    const f = getFeed(w.ctx.db, sub.feed)!;
+    assert.equal(f.status, 'active', 'not put back on hold by the record read before the fetch');
+    assert.equal(f.entry_count, 24);
+  });
+
+  it('a document fetched for a subscription deleted meanwhile sends nothing and leaves the feed due for a baseline', async () => {
+    const { key } = w.key();
+    const ep = (
+      await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'E', url: 'https://h.example/' },
+      })
+    ).body.id;
+    origin.set('/g.xml', rss([{ guid: 'a' }]));
+    const sub = (
+      await w.call('POST', '/v1/subscriptions', {
+        key,
+        body: { endpoint: ep, url: `${origin.url}/g.xml` },
+      })
+    ).body;
+    w.clock.advance(2 * 3600 * 1000);
+    await pollTick(w.ctx, workers.pollerDeps);
+    origin.set('/g.xml', rss([{ guid: 'c' }, { guid: 'b' }, { guid: 'a' }]));
+    const gate = origin.hold('/g.xml');
+    w.clock.advance(2 * 3600 * 1000);
+    const polling = pollTick(w.ctx, workers.pollerDeps);
+    await gate.arrived;
+    assert.equal((await w.call('DELETE', `/v1/subscriptions/${sub.id}`, { key })).status, 204);
+    gate.release();
+    await polling;
+    const f = getFeed(w.ctx.db, sub.feed)!;
+    assert.equal(f.baseline_at, null, 'the next document is a fresh baseline');
+    assert.ok(f.next_poll_at <= w.clock.now().toISOString(), 'due at once for the next subscriber');
+    const events = w.ctx.db.prepare('SELECT count(*) AS n FROM events').get() as { n: number };
+    assert.equal(events.n, 0);
+  });
+});
