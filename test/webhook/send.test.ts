@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createGuardedAgent } from '../../src/net/guard.ts';
 import { RESPONSE_SNIPPET_BYTES, sendWebhook } from '../../src/webhook/send.ts';
+import { within } from '../support/deadline.ts';
 
 describe('sendWebhook', () => {
   let server: Server;
@@ -21,7 +22,13 @@ describe('sendWebhook', () => {
         else if (req.url === '/redirect') res.writeHead(302, { location: '/ok' }).end();
         else if (req.url === '/throttle')
           res.writeHead(429, { 'retry-after': '42' }).end('slow down');
-        else if (req.url === '/hang') {
+        else if (req.url === '/drip') {
+          // the status line and headers at once, then one byte of the body every 100 ms (a slow-drip receiver)
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.write('x');
+          const timer = setInterval(() => res.write('x'), 100);
+          res.on('close', () => clearInterval(timer));
+        } else if (req.url === '/hang') {
           /* never answers */
         } else res.writeHead(404).end();
       });
@@ -75,8 +82,16 @@ describe('sendWebhook', () => {
 
   it('gives up after the timeout with a clear error', async () => {
     const r = await send('/hang', { timeoutMs: 300 });
-    assert.deepEqual([r.ok, r.statusCode], [false, null]);
+    assert.deepEqual([r.ok, r.statusCode, r.timedOut], [false, null, true]);
     assert.match(r.error!, /no answer from 127\.0\.0\.1:\d+ within 300 ms/);
+  });
+
+  it('ends an attempt whose answer drips a byte at a time at its total deadline, keeping the status', async () => {
+    const r = await within(send('/drip', { timeoutMs: 500 }), 3000, 'the dripping attempt');
+    assert.deepEqual([r.ok, r.statusCode, r.timedOut], [true, 200, true]);
+    assert.ok(r.durationMs >= 450, `ended at its deadline, not before (${r.durationMs} ms)`);
+    assert.match(r.error!, /did not end within 500 ms \(status 200 kept\)/);
+    assert.match(r.responseBody!, /^x+$/);
   });
 
   it('reports an unreachable receiver without throwing', async () => {
