@@ -144,6 +144,10 @@ CREATE INDEX events_dead ON events(created_at) WHERE status = 'dead';
 -- The per-subscription FIFO check ("is an earlier event still waiting?") probes only waiting events, whatever the history.
 CREATE INDEX events_waiting ON events(subscription_id, sequence) WHERE status IN ('pending', 'failed');
 
+-- A fair claim seeks to each application's earliest waiting event, so one application's backlog never has to be walked
+-- to reach another's due events (issue 13; migration 3).
+CREATE INDEX events_waiting_by_application ON events(application_id, next_attempt_at) WHERE status IN ('pending', 'failed');
+
 -- The exact bytes sent on every attempt, apart from the event's bookkeeping: leasing an event and recording an attempt
 -- rewrite a small row, never a body of up to 256 KiB.
 CREATE TABLE event_bodies (

@@ -101,7 +101,7 @@ async function deliveryTrial(b: Bench, per: number): Promise<number> {
 // A stopped deliverer loop still has attempts in flight: wait for them, so the next phase starts from a quiet queue.
 async function stopDeliverer(b: Bench): Promise<void> {
   await b.workers.deliverer.stop(5000);
-  await drainDeliveries(b.workers.delivererDeps.inFlight, 5000);
+  await drainDeliveries(b.workers.delivererDeps, 5000);
 }
 
 function deliveredSince(db: Db, since: string): number {

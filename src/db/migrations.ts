@@ -26,4 +26,10 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE held_entries ADD COLUMN fingerprint TEXT;
     `);
   },
+  // 3 → 4 (issue 13, the work pool): each application's waiting events by due time, for the fair delivery claim.
+  (db) => {
+    db.exec(
+      "CREATE INDEX events_waiting_by_application ON events(application_id, next_attempt_at) WHERE status IN ('pending', 'failed');",
+    );
+  },
 ];

@@ -14,28 +14,17 @@ export type AttemptRow = {
   response_body: string | null;
 };
 
-/** Records one attempt and its outcome on the event. Call inside a transaction with the endpoint update. */
+/** Records one attempt and its outcome on the event; false, recording nothing, when the event is gone (its
+ *  subscription was deleted while the attempt ran). Call inside a transaction with the endpoint update. */
 export function recordAttempt(
   db: Db,
   a: Omit<AttemptRow, 'id'>,
   outcome: { status: EventStatus; nextAttemptAt: string | null },
   now: Date,
-): void {
+): boolean {
   const t = now.toISOString();
   // Positional parameters: this runs for every attempt, and binding by name costs more.
-  prepared(
-    db,
-    `INSERT INTO attempts (event_id, endpoint_id, started_at, status_code, duration_ms, error, response_body) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    a.event_id,
-    a.endpoint_id,
-    a.started_at,
-    a.status_code,
-    a.duration_ms,
-    a.error,
-    a.response_body,
-  );
-  prepared(
+  const updated = prepared(
     db,
     `UPDATE events SET status = ?, attempt_count = attempt_count + 1, lease_until = NULL,
                 next_attempt_at = coalesce(?, next_attempt_at), last_status_code = ?, last_error = ?,
@@ -50,6 +39,20 @@ export function recordAttempt(
     t,
     a.event_id,
   );
+  if (updated.changes === 0) return false;
+  prepared(
+    db,
+    `INSERT INTO attempts (event_id, endpoint_id, started_at, status_code, duration_ms, error, response_body) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    a.event_id,
+    a.endpoint_id,
+    a.started_at,
+    a.status_code,
+    a.duration_ms,
+    a.error,
+    a.response_body,
+  );
+  return true;
 }
 
 /** The attempts of an event, oldest first. */

@@ -1,5 +1,6 @@
-// SQL for claiming events to send: which events are sendable (per-subscription FIFO), leasing the due ones within the
-// concurrency caps, when the next one is due, and giving a lease back.
+// SQL for claiming events to send: which events are sendable (per-subscription FIFO), the applications with due events
+// and each one's due events (the deliverer picks among them fairly), leasing the picked ones, when the next one falls
+// due, and giving leases back.
 import type { Db } from '../db/open.ts';
 import type { EventRow } from './events.ts';
 import { prepared } from './sql.ts';
@@ -7,12 +8,11 @@ import { prepared } from './sql.ts';
 /** What a delivery attempt needs of a claimed event: a claim reads no more (each column is a string made per event). */
 export type ClaimedEvent = Pick<
   EventRow,
-  'id' | 'endpoint_id' | 'subscription_id' | 'attempt_count' | 'created_at'
+  'id' | 'application_id' | 'endpoint_id' | 'subscription_id' | 'attempt_count' | 'created_at'
 > & { body: string };
 
-/** Which events a claim may take: at most `limit` in all, and per endpoint at most `perEndpoint` minus the attempts
- *  already in flight to it (`busy`: endpoint id → count). */
-export type ClaimLimits = { limit: number; perEndpoint: number; busy?: Record<string, number> };
+/** A due, sendable event found by a claim, before it is leased. */
+export type DueEvent = Omit<ClaimedEvent, 'body'> & { rowid: number };
 
 // An event can be sent when its endpoint is active, its subscription is not paused, and no earlier event of its
 // subscription is still undelivered (pending or failed): per-subscription FIFO. Dead events no longer hold the line.
@@ -24,64 +24,98 @@ const SENDABLE = `
     AND (e.subscription_id IS NULL OR NOT EXISTS (
       SELECT 1 FROM events p WHERE p.subscription_id = e.subscription_id AND p.sequence < e.sequence AND p.status IN ('pending', 'failed')))`;
 
-/** Rows a claim looks at, at most: the scan walks the due index lazily and usually stops after `limit` rows. */
-const MAX_CLAIM_SCAN = 5000;
+/** The applications whose earliest waiting event is due at `now`, with that time. One index seek per application that
+ *  has waiting events (a loose scan of events_waiting_by_application), whatever the backlog behind each. */
+export function applicationsWithDueEvents(db: Db, now: Date): string[] {
+  return prepared(
+    db,
+    `WITH RECURSIVE apps(id) AS (
+       SELECT (SELECT min(application_id) FROM events WHERE status IN ('pending', 'failed'))
+       UNION ALL
+       SELECT (SELECT min(application_id) FROM events WHERE status IN ('pending', 'failed') AND application_id > apps.id)
+         FROM apps WHERE apps.id IS NOT NULL)
+     SELECT id FROM apps WHERE id IS NOT NULL
+       AND (SELECT min(next_attempt_at) FROM events WHERE application_id = apps.id AND status IN ('pending', 'failed')) <= ?`,
+  )
+    .pluck()
+    .all(now.toISOString()) as string[];
+}
 
-/** Leases the due, sendable events (see SENDABLE) for `leaseMs`, earliest due first, within `limits`. The due index is
- *  walked lazily and stops once `limit` events are picked, so a claim costs about what it takes, not the queue's length;
- *  endpoints already at their cap are skipped in SQL. */
-export function claimDueEvents(
+/** Walks one application's due, sendable, unleased events, earliest due first, skipping endpoints in `full`, and hands
+ *  each to `take` until it has taken `limit` or `maxRows` were read (index seek on events_waiting_by_application, then
+ *  lazily). Returns those taken and how many rows were read. */
+export function walkDueEvents(
   db: Db,
+  applicationId: string,
   now: Date,
-  leaseMs: number,
-  limits: ClaimLimits,
-): ClaimedEvent[] {
-  if (limits.limit <= 0) return [];
+  opts: { full: readonly string[]; limit: number; maxRows: number; take: (e: DueEvent) => boolean },
+): { taken: DueEvent[]; read: number } {
   const t = now.toISOString();
-  const room = new Map(
-    Object.entries(limits.busy ?? {}).map(([endpoint, n]) => [endpoint, limits.perEndpoint - n]),
-  );
-  const full = [...room].filter(([, left]) => left <= 0).map(([endpoint]) => endpoint);
-  return db.transaction(() => {
-    const picked: ClaimedEvent[] = [];
-    const rowids: number[] = [];
-    // A row read here is nearly always picked (skipped only when its endpoint's slots are full), so its body comes with it.
-    const candidates = prepared(
-      db,
-      `SELECT e.rowid, e.id, e.endpoint_id, e.subscription_id, e.attempt_count, e.created_at,
-          (SELECT body FROM event_bodies WHERE event_id = e.id) AS body ${SENDABLE}
-        AND e.next_attempt_at <= @t AND (e.lease_until IS NULL OR e.lease_until <= @t)
+  const rows = prepared(
+    db,
+    `SELECT e.rowid, e.id, e.application_id, e.endpoint_id, e.subscription_id, e.attempt_count, e.created_at
+       ${SENDABLE}
+        AND e.application_id = @app AND e.next_attempt_at <= @t AND (e.lease_until IS NULL OR e.lease_until <= @t)
         AND e.endpoint_id NOT IN (SELECT value FROM json_each(@full))
       ORDER BY e.next_attempt_at`,
-    ).iterate({ t, full: JSON.stringify(full) }) as IterableIterator<
-      ClaimedEvent & { rowid: number }
-    >;
-    let scanned = 0;
-    for (const c of candidates) {
-      const left = room.get(c.endpoint_id) ?? limits.perEndpoint;
-      if (left > 0) {
-        const { rowid, ...event } = c;
-        picked.push(event);
-        rowids.push(rowid);
-        room.set(c.endpoint_id, left - 1);
-      }
-      if (picked.length >= limits.limit || ++scanned >= MAX_CLAIM_SCAN) {
-        candidates.return?.();
-        break;
-      }
+  ).iterate({
+    app: applicationId,
+    t,
+    full: JSON.stringify(opts.full),
+  }) as IterableIterator<DueEvent>;
+  const taken: DueEvent[] = [];
+  let read = 0;
+  for (const row of rows) {
+    read += 1;
+    if (opts.take(row)) taken.push(row);
+    if (taken.length >= opts.limit || read >= opts.maxRows) {
+      rows.return?.();
+      break;
     }
-    if (picked.length === 0) return [];
-    // By rowid, straight to each row: the scan already read what an attempt needs.
-    prepared(
+  }
+  return { taken, read };
+}
+
+/** Leases the picked events (by rowid, straight to each row) for `leaseMs` and reads their bodies; `picked` in order. */
+export function leaseEvents(
+  db: Db,
+  picked: readonly DueEvent[],
+  now: Date,
+  leaseMs: number,
+): ClaimedEvent[] {
+  if (picked.length === 0) return [];
+  prepared(
+    db,
+    'UPDATE events SET lease_until = @lease, updated_at = @t WHERE rowid IN (SELECT value FROM json_each(@rowids))',
+  ).run({
+    lease: new Date(now.getTime() + leaseMs).toISOString(),
+    t: now.toISOString(),
+    rowids: JSON.stringify(picked.map((e) => e.rowid)),
+  });
+  const bodies = new Map(
+    (
+      prepared(
+        db,
+        'SELECT event_id, body FROM event_bodies WHERE event_id IN (SELECT value FROM json_each(?))',
+      )
+        .raw()
+        .all(JSON.stringify(picked.map((e) => e.id))) as [string, string][]
+    ).map(([id, body]) => [id, body]),
+  );
+  return picked.map(({ rowid: _r, ...e }) => ({ ...e, body: bodies.get(e.id) ?? '' }));
+}
+
+/** The earliest next attempt time after `now` among waiting events: when a retry falls due. An index seek; events due
+ *  already but held back (by a cap, or behind an earlier event) do not count: a commit claims those once they can go. */
+export function nextWaitingEventAfter(db: Db, now: Date): string | undefined {
+  return (
+    (prepared(
       db,
-      'UPDATE events SET lease_until = @lease, updated_at = @t WHERE rowid IN (SELECT value FROM json_each(@rowids))',
-    ).run({
-      lease: new Date(now.getTime() + leaseMs).toISOString(),
-      t,
-      rowids: JSON.stringify(rowids),
-    });
-    return picked;
-  })();
+      `SELECT min(next_attempt_at) FROM events WHERE status IN ('pending', 'failed') AND next_attempt_at > ?`,
+    )
+      .pluck()
+      .get(now.toISOString()) as string | null) ?? undefined
+  );
 }
 
 /** The earliest time a sendable event (see SENDABLE) becomes due or its lease ends, to sleep until then; undefined when
@@ -94,9 +128,12 @@ export function nextEventDueAt(db: Db): string | undefined {
   );
 }
 
-/** Releases a lease without an attempt (e.g. the endpoint became disabled while the event waited). */
-export function releaseEvent(db: Db, id: string): void {
-  prepared(db, 'UPDATE events SET lease_until = NULL WHERE id = ?').run(id);
+/** Releases leases without an attempt (their attempt could not be recorded, or their endpoint became inactive). */
+export function releaseEvents(db: Db, ids: readonly string[]): void {
+  prepared(
+    db,
+    'UPDATE events SET lease_until = NULL WHERE id IN (SELECT value FROM json_each(?))',
+  ).run(JSON.stringify(ids));
 }
 
 /** Ends the lease of every waiting event. Only for `serve` at start, under the data directory's lock (see

@@ -1,22 +1,42 @@
-// The deliverer's tick: claim due events into free concurrency slots (per-subscription FIFO, global and per-endpoint
-// caps), POST them signed, record each attempt and decide retries, dead events and endpoint disabling.
-// An event's way: claimed here (store/events-claim.ts) → startAttempt, in a slot (in-flight.ts) → attemptDelivery
-// (attempt.ts) → recordOutcome (outcome.ts) in a group commit (group-commit.ts) that claims for the slots it frees.
+// The deliverer: an event's way from claim to recorded outcome, on the work pool (pool.ts; states in ARCHITECTURE.md).
+// claim: each free slot goes to the application holding the fewest, then to its endpoint holding the fewest, among due
+// sendable events (store/events-claim.ts: per-subscription FIFO) → run: one signed POST that ends by its total deadline
+// (webhook/send.ts) → record: the attempt, the event's next state, the endpoint's health (outcome.ts), in the group
+// commit that claims for the slots it frees → report: metrics and one log line.
+import type { Dispatcher } from 'undici';
 import type { Ctx } from '../context.ts';
+import type { Logger } from '../log.ts';
 import { getEndpointById, type EndpointRow } from '../store/endpoints.ts';
-import { claimDueEvents, nextEventDueAt, type ClaimedEvent } from '../store/events-claim.ts';
-import { attemptDelivery, type AttemptDeps } from './attempt.ts';
-import { groupCommit, type CommitRefill } from './group-commit.ts';
-import { track, type InFlight } from './in-flight.ts';
-import type { Outcome } from './outcome.ts';
+import {
+  applicationsWithDueEvents,
+  leaseEvents,
+  nextWaitingEventAfter,
+  releaseEvents,
+  walkDueEvents,
+  type ClaimedEvent,
+  type DueEvent,
+} from '../store/events-claim.ts';
+import type { Telemetry } from '../telemetry.ts';
+import { sendWebhook, type SendResult } from '../webhook/send.ts';
+import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
+import { EndpointHealth } from './endpoint-health.ts';
+import { pickFairly, type Candidate } from './fair.ts';
+import { recordOutcome, type Outcome } from './outcome.ts';
+import { Pool, type Room } from './pool.ts';
 
+/** What an attempt needs besides the context; `random` is the retry jitter's source (tests fix it). */
+export type AttemptDeps = {
+  agent: Dispatcher;
+  logger: Logger;
+  telemetry: Telemetry;
+  userAgent: string;
+  random?: () => number;
+};
 export type DelivererDeps = AttemptDeps & {
-  inFlight: InFlight;
-  /** Set by the running loop: a slot freed by a finished attempt is refilled at once, by a claim in the transaction
-   *  that records the outcome (or, for an attempt that records none, on the next turn of the event loop). `idle()`
-   *  (the loop's nudge) works out when to look again when slots are free but nothing is due. Unset, as in one-shot
-   *  commands and tests, a tick starts only what it claims itself. */
-  refill?: { isRunning: () => boolean; idle: () => void };
+  pool: DeliveryPool;
+  health: EndpointHealth;
+  /** Whether the last claim stopped at its scan bound (more may be due than it saw). */
+  claim: { cut: boolean };
 };
 export type DeliverySummary = {
   attempted: number;
@@ -25,164 +45,213 @@ export type DeliverySummary = {
   dead: number;
 };
 
-/** A lease outlives the attempt it covers (bounded by delivery.timeout_seconds) by this much, so a crashed process's
+/** A claimed event with its endpoint and the pool keys it holds. */
+type Claimed = ClaimedEvent & { endpoint: EndpointRow; keys: readonly string[] };
+type Sent = { result: SendResult; startedAt: Date };
+type Recorded = ReturnType<typeof recordOutcome>;
+type DeliveryPool = Pool<Claimed, Sent, Recorded>;
+
+/** A lease outlives the attempt it covers (which ends by delivery.timeout_seconds) by this much, so a crashed process's
  *  claims are taken over soon after, while a live one always records its attempt before the lease ends. */
 export const LEASE_MARGIN_MS = 10_000;
 const IDLE_MS = 60_000;
+/** Waiting rows a claim reads at most, in all and per application: a claim costs about what it takes. */
+const MAX_CLAIM_SCAN = 5000;
+const MAX_SCAN_PER_APPLICATION = 1000;
 
-/** One delivery tick: claims the due events that fit in the free slots and starts their attempts. With `wait` (the
- *  default; one-shot commands and tests) it resolves once they are recorded and `summary` counts them; the loop passes
- *  wait: false, and `deps.refill` refills the slots as attempts finish. `nextDelayMs`: when something may next be due.
- *  Never rejects on a failed attempt. */
+/** The deliverer's pool and what it remembers; `idle` is the loop's nudge (slots free, nothing due). */
+export function createDelivererDeps(
+  ctx: Ctx,
+  deps: AttemptDeps,
+  idle: () => void = () => {},
+): DelivererDeps {
+  const { delivery } = ctx.config;
+  const health = new EndpointHealth();
+  // Unproven endpoints (new, or timing out) of one application share at most half the slots: slow receivers cannot
+  // hold them all, and another application's proven endpoints always find a free one.
+  const unprovenCap = Math.max(1, Math.floor(delivery.concurrency / 2));
+  const capOf = (key: string): number =>
+    key.startsWith('endpoint:')
+      ? health.capOf(key.slice('endpoint:'.length), delivery.per_endpoint_concurrency)
+      : key.startsWith('unproven:')
+        ? unprovenCap
+        : Infinity;
+  const out: DelivererDeps = { ...deps, health, claim: { cut: false }, pool: undefined! };
+  out.pool = new Pool<Claimed, Sent, Recorded>(
+    ctx.db,
+    {
+      name: 'deliver',
+      slots: delivery.concurrency,
+      keysOf: (e) => e.keys,
+      capOf,
+      claim: (free, room) => claimFairly(ctx, out, capOf, free, room),
+      run: (e) => attempt(ctx, out, e),
+      record: (e, sent) =>
+        recordOutcome(ctx, e, e.endpoint, sent.result, sent.startedAt, deps.random),
+      recorded: (e, sent, recorded) => report(ctx, out, e, sent.result, recorded),
+      release: (events) =>
+        releaseEvents(
+          ctx.db,
+          events.map((e) => e.id),
+        ),
+      idle,
+    },
+    deps.logger,
+  );
+  return out;
+}
+
+/** One delivery tick: fills the free slots. With `wait` (the default: one-shot commands and tests) it resolves once
+ *  those attempts are recorded and `summary` counts them; the loop passes wait: false, and its commits refill the slots
+ *  as attempts finish. `nextDelayMs`: when to look again if nothing wakes the loop before. */
 export async function deliverTick(
   ctx: Ctx,
   deps: DelivererDeps,
   opts: { wait?: boolean } = {},
 ): Promise<{ summary: DeliverySummary; started: number; nextDelayMs: number }> {
-  const summary = emptySummary();
-  const runs = startDue(ctx, deps, summary);
-  if (opts.wait ?? true) {
-    await Promise.all(runs);
-    if (runs.length > 0) return { summary, started: runs.length, nextDelayMs: 0 };
-  }
-  // Attempts still in flight count by the end of their lease; their group commit refills sooner.
-  const due = nextEventDueAt(ctx.db);
-  const wait = due === undefined ? IDLE_MS : Date.parse(due) - ctx.clock.now().getTime();
-  return { summary, started: runs.length, nextDelayMs: Math.min(IDLE_MS, Math.max(1000, wait)) };
-}
-
-/** Claims the due events that fit in the free slots and starts their attempts; returns them running. Synchronous up to
- *  the first network write, so two callers in one process never claim the same slot. */
-export function startDue(
-  ctx: Ctx,
-  deps: DelivererDeps,
-  summary: DeliverySummary = emptySummary(),
-): Promise<void>[] {
-  return startClaimed(ctx, deps, claimFreeSlots(ctx, deps), summary);
+  const summary: DeliverySummary = { attempted: 0, delivered: 0, failed: 0, dead: 0 };
+  const settled = deps.pool.fill();
+  if (opts.wait ?? true)
+    for (const recorded of await Promise.all(settled))
+      if (recorded) count(summary, recorded.outcome);
+  return { summary, started: settled.length, nextDelayMs: nextDelayMs(ctx, deps) };
 }
 
 /** Resolves true once every attempt in flight has been recorded, false when `timeoutMs` passed first (graceful stop). */
-export async function drainDeliveries(inFlight: InFlight, timeoutMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-  });
-  try {
-    while (inFlight.running.size > 0) {
-      if (
-        !(await Promise.race([Promise.allSettled([...inFlight.running]).then(() => true), timeout]))
-      )
-        return false;
+export function drainDeliveries(deps: DelivererDeps, timeoutMs: number): Promise<boolean> {
+  return deps.pool.drain(timeoutMs);
+}
+
+/** The claim: the due events of each application with due work (its own index seek, so one backlog never hides
+ *  another's events), at most what each endpoint has room for, then the fair pick (fair.ts), leased. */
+function claimFairly(
+  ctx: Ctx,
+  deps: DelivererDeps,
+  capOf: (key: string) => number,
+  free: number,
+  room: Room,
+): Claimed[] {
+  const now = ctx.clock.now();
+  const full = [...deps.pool.heldKeys]
+    .filter(([key, n]) => key.startsWith('endpoint:') && n >= capOf(key))
+    .map(([key]) => key.slice('endpoint:'.length));
+  const apps = applicationsWithDueEvents(ctx.db, now).sort(
+    (a, b) => room.held(`app:${a}`) - room.held(`app:${b}`),
+  );
+  const candidates: Candidate<DueEvent>[] = [];
+  let budget = MAX_CLAIM_SCAN;
+  deps.claim.cut = false;
+  for (const app of apps) {
+    const maxRows = Math.min(budget, MAX_SCAN_PER_APPLICATION);
+    if (maxRows <= 0) {
+      deps.claim.cut = true;
+      break;
     }
-    return true;
-  } finally {
-    clearTimeout(timer);
+    const counted = new Map<string, number>(); // this application's candidates per endpoint so far
+    const { taken, read } = walkDueEvents(ctx.db, app, now, {
+      full,
+      limit: free,
+      maxRows,
+      take: (e) => {
+        const endpoint = `endpoint:${e.endpoint_id}`;
+        const keys = eventKeys(e, deps.health);
+        const n = counted.get(endpoint) ?? 0;
+        if (room.held(endpoint) + n >= capOf(endpoint) || !room.fits(keys)) return false;
+        counted.set(endpoint, n + 1);
+        candidates.push({ value: e, keys, groups: [`app:${app}`, endpoint] });
+        return true;
+      },
+    });
+    budget -= read;
+    if (read >= maxRows && taken.length < free) deps.claim.cut = true;
   }
-}
-
-/** Leases the due events that fit in the slots free now (global and per endpoint). */
-function claimFreeSlots(ctx: Ctx, deps: DelivererDeps): ClaimedEvent[] {
-  const { delivery } = ctx.config;
-  return claimDueEvents(
-    ctx.db,
-    ctx.clock.now(),
-    delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS,
-    {
-      limit: delivery.concurrency - deps.inFlight.total,
-      perEndpoint: delivery.per_endpoint_concurrency,
-      busy: Object.fromEntries(deps.inFlight.byEndpoint),
-    },
-  );
-}
-
-/** Starts an attempt for each claimed event, in its slot. */
-function startClaimed(
-  ctx: Ctx,
-  deps: DelivererDeps,
-  events: ClaimedEvent[],
-  summary: DeliverySummary,
-): Promise<void>[] {
+  const picked = pickFairly(candidates, free, room);
+  const keys = new Map(candidates.map((c) => [c.value.id, c.keys]));
   const endpoints = new Map<string, EndpointRow | undefined>(); // read once per claim, not once per event
-  const endpointOf = (id: string) =>
-    endpoints.has(id) ? endpoints.get(id) : endpoints.set(id, getEndpointById(ctx.db, id)).get(id);
-  return events.map((event) =>
-    startAttempt(ctx, deps, event, endpointOf(event.endpoint_id), summary),
-  );
+  return leaseEvents(
+    ctx.db,
+    picked,
+    now,
+    ctx.config.delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS,
+  ).map((e) => {
+    if (!endpoints.has(e.endpoint_id))
+      endpoints.set(e.endpoint_id, getEndpointById(ctx.db, e.endpoint_id));
+    // The claim joined the endpoint as active in this same transaction: it is there.
+    return { ...e, endpoint: endpoints.get(e.endpoint_id)!, keys: keys.get(e.id)! };
+  });
 }
 
-/** Runs one attempt in a slot of its endpoint. The slot is freed when the attempt's outcome is committed (where the
- *  group commit refills it), or else when the attempt settles, whatever happens. */
-function startAttempt(
+/** The pool keys of an event: its endpoint (capped), its application (shared fairly), and, while its endpoint is not
+ *  proven, its application's share of unproven endpoints. */
+function eventKeys(e: DueEvent, health: EndpointHealth): string[] {
+  const keys = [`endpoint:${e.endpoint_id}`, `app:${e.application_id}`];
+  if (!health.proven(e.endpoint_id)) keys.push(`unproven:${e.application_id}`);
+  return keys;
+}
+
+/** One attempt: the stored body with fresh signature headers (Standard Webhooks), within delivery.timeout_seconds in
+ *  all. Its answer updates the endpoint's health before the commit, so the claim in that commit sees it. */
+async function attempt(ctx: Ctx, deps: DelivererDeps, e: Claimed): Promise<Sent> {
+  const startedAt = ctx.clock.now();
+  const timestamp = Math.floor(startedAt.getTime() / 1000);
+  const result = await sendWebhook({
+    url: e.endpoint.url,
+    body: e.body,
+    headers: webhookHeaders(signingSecrets(e.endpoint, startedAt), e.id, timestamp, e.body),
+    agent: deps.agent,
+    timeoutMs: ctx.config.delivery.timeout_seconds * 1000,
+    userAgent: deps.userAgent,
+    now: () => ctx.clock.now(),
+  });
+  deps.health.attempted(e.endpoint_id, result);
+  return { result, startedAt };
+}
+
+/** Measures and logs one recorded attempt (nothing when its event was deleted meanwhile). */
+function report(
   ctx: Ctx,
-  deps: DelivererDeps,
-  event: ClaimedEvent,
-  endpoint: EndpointRow | undefined,
-  summary: DeliverySummary,
-): Promise<void> {
-  const commitRefill = () => (deps.refill?.isRunning() ? refillInCommit(ctx, deps) : undefined);
-  const attempt = async (release: () => void) => {
-    const outcome = await attemptDelivery(ctx, deps, event, endpoint, (record) =>
-      groupCommit(ctx.db, deps.inFlight.writes, record, release, commitRefill),
-    );
-    if (outcome) count(summary, outcome);
+  deps: AttemptDeps,
+  e: Claimed,
+  result: SendResult,
+  recorded: Recorded,
+): void {
+  if (!recorded) return;
+  const { outcome, disabled } = recorded;
+  const latency =
+    outcome === 'delivered' ? ctx.clock.now().getTime() - Date.parse(e.created_at) : null;
+  deps.telemetry.attempted(outcome, result.durationMs, latency);
+  const fields = {
+    event_id: e.id,
+    endpoint_id: e.endpoint_id,
+    subscription_id: e.subscription_id,
+    attempt: e.attempt_count + 1,
+    status_code: result.statusCode,
+    duration_ms: result.durationMs,
+    outcome,
   };
-  return track(deps.inFlight, event.endpoint_id, attempt, {
-    // The lease stays, so the event is tried again once it expires: at-least-once even when recording failed.
-    failed: (err) =>
-      deps.logger.error('deliver: unable to record attempt', {
-        event_id: event.id,
-        endpoint_id: event.endpoint_id,
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    freed: () => refillSoon(ctx, deps),
-  });
+  if (result.ok && !result.timedOut) deps.logger.info('deliver: event delivered', fields);
+  else if (result.ok)
+    deps.logger.warn('deliver: event delivered late', { ...fields, error: result.error });
+  else deps.logger.warn('deliver: attempt failed', { ...fields, error: result.error });
+  if (disabled)
+    deps.logger.warn('deliver: endpoint disabled', {
+      endpoint_id: e.endpoint_id,
+      reason: disabled,
+    });
 }
 
-/** The running loop's claim inside a group commit: the events for the slots the commit frees start right after it;
- *  when the batch was rolled back, the slots are refilled on the next turn. */
-function refillInCommit(ctx: Ctx, deps: DelivererDeps): CommitRefill {
-  return {
-    claim: () => {
-      const claimed = claimFreeSlots(ctx, deps);
-      return () => startOrIdle(ctx, deps, claimed);
-    },
-    failed: () => refillSoon(ctx, deps),
-  };
-}
-
-/** After an attempt that recorded no outcome (its endpoint became inactive, or recording failed): once this turn of the
- *  event loop is over, starts what fits in the free slots, or calls `idle()` when slots are free but nothing is due.
- *  Does nothing unless the loop runs. Never throws. */
-function refillSoon(ctx: Ctx, deps: DelivererDeps): void {
-  const { refill, inFlight } = deps;
-  if (!refill?.isRunning() || inFlight.refillQueued) return;
-  inFlight.refillQueued = true;
-  setImmediate(() => {
-    inFlight.refillQueued = false;
-    if (!refill.isRunning()) return;
-    try {
-      startOrIdle(ctx, deps, claimFreeSlots(ctx, deps));
-    } catch (err) {
-      deps.logger.error('deliver: unable to claim events', {
-        error: err instanceof Error ? err.message : String(err),
-      });
-      refill.idle();
-    }
-  });
-}
-
-/** The running loop's refill: starts what was claimed for the free slots or, when slots are free but nothing was due,
- *  calls `idle()` to work out when to look again. */
-function startOrIdle(ctx: Ctx, deps: DelivererDeps, claimed: ClaimedEvent[]): void {
-  if (claimed.length > 0) startClaimed(ctx, deps, claimed, emptySummary());
-  else if (ctx.config.delivery.concurrency - deps.inFlight.total > 0) deps.refill?.idle();
+/** When the loop should look again if nothing wakes it first: never while every slot is busy (their commits refill),
+ *  soon when the last claim stopped at its scan bound, else when the next retry falls due (1 s to 60 s). */
+function nextDelayMs(ctx: Ctx, deps: DelivererDeps): number {
+  if (deps.pool.free <= 0) return IDLE_MS;
+  if (deps.claim.cut) return 1000;
+  const now = ctx.clock.now();
+  const next = nextWaitingEventAfter(ctx.db, now);
+  const wait = next === undefined ? IDLE_MS : Date.parse(next) - now.getTime();
+  return Math.min(IDLE_MS, Math.max(1000, wait));
 }
 
 function count(summary: DeliverySummary, outcome: Outcome): void {
   summary.attempted += 1;
   summary[outcome === 'delivered' ? 'delivered' : outcome === 'dead' ? 'dead' : 'failed'] += 1;
-}
-
-function emptySummary(): DeliverySummary {
-  return { attempted: 0, delivered: 0, failed: 0, dead: 0 };
 }

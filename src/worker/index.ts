@@ -6,8 +6,12 @@ import { createGuardedAgent } from '../net/guard.ts';
 import { userAgent } from '../net/user-agent.ts';
 import { createParsePool, type ParsePool } from '../feed/parse-pool.ts';
 import type { Logger } from '../log.ts';
-import { deliverTick, drainDeliveries, type DelivererDeps } from './deliverer.ts';
-import { createInFlight } from './in-flight.ts';
+import {
+  createDelivererDeps,
+  deliverTick,
+  drainDeliveries,
+  type DelivererDeps,
+} from './deliverer.ts';
 import { createLoop, type Loop } from './loop.ts';
 import { createMaintenance } from './maintenance.ts';
 import { pollTick, type PollerDeps } from './poller.ts';
@@ -59,10 +63,10 @@ export function createWorkers(
         deliverer.stop(timeoutMs),
         maintenance.stop(timeoutMs),
       ]);
-      if (!(await drainDeliveries(delivererDeps.inFlight, Math.max(0, deadline - Date.now())))) {
+      if (!(await drainDeliveries(delivererDeps, Math.max(0, deadline - Date.now())))) {
         logger.warn(
           'deliver: stopped with attempts in flight; they are retried after their lease ends',
-          { in_flight: delivererDeps.inFlight.total },
+          { in_flight: delivererDeps.pool.busy },
         );
       }
     },
@@ -114,23 +118,25 @@ function createPollerDeps(
   };
 }
 
-/** The deliverer loop and its deps. Ticks start attempts without awaiting them; while the loop runs, finished attempts
- *  refill their slots (DelivererDeps.refill). */
+/** The deliverer loop and its deps. Ticks start attempts without awaiting them; while the loop runs, each commit of
+ *  finished attempts claims for the slots they free, and the loop is nudged only when slots are free and nothing was
+ *  due. */
 function createDeliverer(
   ctx: Ctx,
   agent: Agent,
   logger: Logger,
   telemetry: Telemetry,
 ): { deliverer: Loop; delivererDeps: DelivererDeps } {
-  let delivering = false;
-  const delivererDeps: DelivererDeps = {
-    agent,
-    userAgent: userAgent(ctx.config),
-    telemetry,
-    logger: logger.child({ loop: 'deliverer' }),
-    inFlight: createInFlight(),
-    refill: { isRunning: () => delivering, idle: () => deliverer.nudge() },
-  };
+  const delivererDeps = createDelivererDeps(
+    ctx,
+    {
+      agent,
+      userAgent: userAgent(ctx.config),
+      telemetry,
+      logger: logger.child({ loop: 'deliverer' }),
+    },
+    () => deliverer.nudge(),
+  );
   const loop = createLoop(
     'deliverer',
     async () => (await deliverTick(ctx, delivererDeps, { wait: false })).nextDelayMs,
@@ -139,11 +145,11 @@ function createDeliverer(
   const deliverer: Loop = {
     ...loop,
     start() {
-      delivering = true;
+      delivererDeps.pool.start();
       loop.start();
     },
     stop(timeoutMs) {
-      delivering = false;
+      delivererDeps.pool.stop();
       return loop.stop(timeoutMs);
     },
   };

@@ -1,5 +1,5 @@
 // The one loop primitive: a tick re-armed with chained setTimeout, nudge() to run it early, stop() that awaits the running tick.
-import type { Logger } from '../log.ts';
+import type { LogFields, Logger } from '../log.ts';
 
 export type Loop = {
   start(): void;
@@ -121,27 +121,53 @@ function failureTracker(
   logger: Logger,
   backoff: Backoff,
 ): { failed(err: unknown): number; succeeded(): void } {
-  let failing: { count: number; since: number; message: string } | undefined;
+  const log = failureLog(logger, {
+    failed: 'loop: tick failed',
+    recovered: 'loop: tick recovered',
+  });
   return {
     failed(err) {
+      let delayMs = 0;
+      log.failed(err, (failures) => {
+        delayMs = failureDelayMs(backoff, failures);
+        return { loop: name, delay_ms: delayMs };
+      });
+      return delayMs;
+    },
+    succeeded: () => log.succeeded({ loop: name }),
+  };
+}
+
+/** A run of failures, logged at error level when the error's message changes (not on every repeat) with the count so
+ *  far, and its end logged once at info level with how many there were and for how long. */
+export function failureLog(
+  logger: Logger,
+  messages: { failed: string; recovered: string },
+): {
+  /** Counts one failure; `fields` (given the count) are added to a logged line. */
+  failed(err: unknown, fields?: (failures: number) => LogFields): void;
+  /** Ends a run of failures, if any. */
+  succeeded(fields?: LogFields): void;
+} {
+  let failing: { count: number; since: number; message: string } | undefined;
+  return {
+    failed(err, fields) {
       const message = err instanceof Error ? err.message : String(err);
       failing = failing ?? { count: 0, since: Date.now(), message: '' };
       failing.count += 1;
-      const delayMs = failureDelayMs(backoff, failing.count);
+      const extra = fields?.(failing.count) ?? {};
       if (message !== failing.message)
-        logger.error('loop: tick failed', {
-          loop: name,
+        logger.error(messages.failed, {
+          ...extra,
           error: err instanceof Error ? (err.stack ?? message) : message,
           failures: failing.count,
-          delay_ms: delayMs,
         });
       failing.message = message;
-      return delayMs;
     },
-    succeeded() {
+    succeeded(fields = {}) {
       if (!failing) return;
-      logger.info('loop: tick recovered', {
-        loop: name,
+      logger.info(messages.recovered, {
+        ...fields,
         failures: failing.count,
         failing_ms: Date.now() - failing.since,
       });

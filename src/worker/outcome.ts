@@ -15,7 +15,8 @@ import type { SendResult } from '../webhook/send.ts';
 export type Outcome = 'delivered' | 'retry' | 'dead';
 
 /** Stores the attempt, the event's new state and the endpoint's health; runs in one transaction.
- *  Returns the outcome and, when this attempt disabled the endpoint, why. */
+ *  Returns the outcome and, when this attempt disabled the endpoint, why; undefined, recording nothing, when the event
+ *  was deleted (with its subscription) while the attempt ran. */
 export function recordOutcome(
   ctx: Ctx,
   event: ClaimedEvent,
@@ -23,7 +24,7 @@ export function recordOutcome(
   result: SendResult,
   startedAt: Date,
   random?: () => number,
-): { outcome: Outcome; disabled: string | null } {
+): { outcome: Outcome; disabled: string | null } | undefined {
   const now = ctx.clock.now();
   const { delivery } = ctx.config;
   const attempt = {
@@ -36,7 +37,8 @@ export function recordOutcome(
     response_body: result.responseBody,
   };
   if (result.ok) {
-    recordAttempt(ctx.db, attempt, { status: 'delivered', nextAttemptAt: null }, now);
+    if (!recordAttempt(ctx.db, attempt, { status: 'delivered', nextAttemptAt: null }, now))
+      return undefined;
     markEndpointHealthy(ctx.db, endpoint.id);
     return { outcome: 'delivered', disabled: null };
   }
@@ -48,7 +50,7 @@ export function recordOutcome(
     retryAfterSeconds: result.retryAfterSeconds,
     maxRetryAfterSeconds: delivery.retry_after_max_seconds,
   });
-  recordAttempt(
+  const recorded = recordAttempt(
     ctx.db,
     attempt,
     decision.kind === 'dead'
@@ -56,6 +58,7 @@ export function recordOutcome(
       : { status: 'failed', nextAttemptAt: decision.at.toISOString() },
     now,
   );
+  if (!recorded) return undefined;
   const failingSince = markEndpointFailing(ctx.db, endpoint.id, now);
   const disabled = disableReason(
     result.statusCode,

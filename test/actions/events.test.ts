@@ -4,7 +4,6 @@ import { describe, it } from 'node:test';
 import { recoverEndpoint } from '../../src/actions/endpoints.ts';
 import { listEventViews, resendEvent } from '../../src/actions/events.ts';
 import { ApiError } from '../../src/errors.ts';
-import { claimDueEvents } from '../../src/store/events-claim.ts';
 import { deliveryWorld } from '../worker/deliverer-fixtures.ts';
 
 describe('resendEvent and recoverEndpoint', () => {
@@ -102,7 +101,7 @@ describe('resendEvent and recoverEndpoint', () => {
       d.receiver.respond([500]);
       await d.tick();
       d.toNextDue();
-      claimDueEvents(d.w.ctx.db, d.w.clock.now(), 60_000, { limit: 1, perEndpoint: 1 });
+      d.leaseElsewhere(1, 60_000);
       assert.throws(
         () => resendEvent(d.w.ctx, d.applicationId, e!),
         (err: unknown) =>

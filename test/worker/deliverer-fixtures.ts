@@ -4,12 +4,20 @@ import { createGuardedAgent } from '../../src/net/guard.ts';
 import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/log.ts';
 import { listAttempts } from '../../src/store/attempts.ts';
-import { nextEventDueAt } from '../../src/store/events-claim.ts';
+import {
+  applicationsWithDueEvents,
+  leaseEvents,
+  nextEventDueAt,
+  walkDueEvents,
+} from '../../src/store/events-claim.ts';
 import { getEvent, insertEvent, type EventWithBody } from '../../src/store/events.ts';
 import { allocateSequences, getSubscription } from '../../src/store/subscriptions.ts';
 import { buildEntryEvents } from '../../src/webhook/event.ts';
-import { deliverTick, type DelivererDeps } from '../../src/worker/deliverer.ts';
-import { createInFlight } from '../../src/worker/in-flight.ts';
+import {
+  createDelivererDeps,
+  deliverTick,
+  type DelivererDeps,
+} from '../../src/worker/deliverer.ts';
 import { noTelemetry } from '../../src/telemetry.ts';
 import { startReceiver, type Receiver } from '../support/servers.ts';
 import { makeWorld, type World } from '../support/world.ts';
@@ -27,11 +35,17 @@ export type DeliveryWorld = {
   subscription(endpointId: string): Promise<string>;
   /** Queues `n` one-entry events for the subscription, as the poller would (next sequences); returns their ids in order. */
   queue(subscriptionId: string, n: number): string[];
+  /** queue() for a subscription of another application. */
+  queueFor(applicationId: string, subscriptionId: string, n: number): string[];
+  /** Leases up to `limit` due events for `leaseMs` as another process would, without sending them; returns how many. */
+  leaseElsewhere(limit: number, leaseMs: number): number;
   /** One tick that waits for its attempts. */
   tick(): ReturnType<typeof deliverTick>;
   /** Moves the clock to the next due time (undefined when nothing is due); returns it. */
   toNextDue(): string | undefined;
   event(id: string): EventWithBody;
+  /** An event of another application. */
+  eventOf(applicationId: string, id: string): EventWithBody;
   attempts(id: string): ReturnType<typeof listAttempts>;
   close(): Promise<void>;
 };
@@ -44,15 +58,60 @@ export async function deliveryWorld(
   const { key, applicationId } = w.key();
   const receiver = await startReceiver();
   const agent = createGuardedAgent({ allowPrivate: true });
-  const deps: DelivererDeps = {
+  const deps: DelivererDeps = createDelivererDeps(w.ctx, {
     agent,
     logger: silentLogger,
     telemetry: noTelemetry,
     userAgent: 'feedsub-test',
     random: () => 0.5,
-    inFlight: createInFlight(),
-  };
+  });
   let feeds = 0;
+  const queueFor = (app: string, subscriptionId: string, n: number): string[] => {
+    const now = w.clock.now();
+    const sub = getSubscription(w.ctx.db, app, subscriptionId)!;
+    const ids: string[] = [];
+    w.ctx.db.transaction(() => {
+      for (let i = 0; i < n; i++) {
+        const first = allocateSequences(w.ctx.db, sub.id, 1);
+        const entry = {
+          id: `key-${first}`,
+          guid: `guid-${first}`,
+          url: `https://feeds.example/e/${first}`,
+          title: `Entry ${first}`,
+          summary: null,
+          content: null,
+          authors: [],
+          categories: [],
+          enclosures: [],
+          published_at: now.toISOString(),
+          updated_at: null,
+        };
+        const [built] = buildEntryEvents({
+          subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },
+          feed: { id: sub.feed_id, url: sub.url, title: 'Feed', site_url: null },
+          entries: [entry],
+          now,
+          firstSequence: first,
+          newId: () => newId(now),
+        });
+        insertEvent(
+          w.ctx.db,
+          {
+            id: built!.id,
+            application_id: app,
+            endpoint_id: sub.endpoint_id,
+            subscription_id: sub.id,
+            type: 'subscription.entries',
+            sequence: built!.sequence,
+            body: built!.body,
+          },
+          now,
+        );
+        ids.push(built!.id);
+      }
+    })();
+    return ids;
+  };
   return {
     w,
     key,
@@ -77,51 +136,18 @@ export async function deliveryWorld(
       if (res.status !== 201) throw new Error(`subscription: ${res.text}`);
       return res.body.id as string;
     },
-    queue(subscriptionId, n) {
+    queue: (subscriptionId, n) => queueFor(applicationId, subscriptionId, n),
+    queueFor,
+    leaseElsewhere(limit, leaseMs) {
+      const db = w.ctx.db;
       const now = w.clock.now();
-      const sub = getSubscription(w.ctx.db, applicationId, subscriptionId)!;
-      const ids: string[] = [];
-      w.ctx.db.transaction(() => {
-        for (let i = 0; i < n; i++) {
-          const first = allocateSequences(w.ctx.db, sub.id, 1);
-          const entry = {
-            id: `key-${first}`,
-            guid: `guid-${first}`,
-            url: `https://feeds.example/e/${first}`,
-            title: `Entry ${first}`,
-            summary: null,
-            content: null,
-            authors: [],
-            categories: [],
-            enclosures: [],
-            published_at: now.toISOString(),
-            updated_at: null,
-          };
-          const [built] = buildEntryEvents({
-            subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },
-            feed: { id: sub.feed_id, url: sub.url, title: 'Feed', site_url: null },
-            entries: [entry],
-            now,
-            firstSequence: first,
-            newId: () => newId(now),
-          });
-          insertEvent(
-            w.ctx.db,
-            {
-              id: built!.id,
-              application_id: applicationId,
-              endpoint_id: sub.endpoint_id,
-              subscription_id: sub.id,
-              type: 'subscription.entries',
-              sequence: built!.sequence,
-              body: built!.body,
-            },
-            now,
-          );
-          ids.push(built!.id);
-        }
+      return db.transaction(() => {
+        const due = applicationsWithDueEvents(db, now).flatMap(
+          (app) =>
+            walkDueEvents(db, app, now, { full: [], limit, maxRows: 1000, take: () => true }).taken,
+        );
+        return leaseEvents(db, due.slice(0, limit), now, leaseMs).length;
       })();
-      return ids;
     },
     tick: () => deliverTick(w.ctx, deps),
     toNextDue() {
@@ -130,6 +156,7 @@ export async function deliveryWorld(
       return due;
     },
     event: (id) => getEvent(w.ctx.db, applicationId, id)!,
+    eventOf: (app, id) => getEvent(w.ctx.db, app, id)!,
     attempts: (id) => listAttempts(w.ctx.db, id),
     async close() {
       await agent.close();

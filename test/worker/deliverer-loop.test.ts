@@ -25,7 +25,7 @@ describe('deliverer loop', () => {
         failed: 0,
         dead: 0,
       });
-      assert.equal(workers.delivererDeps.inFlight.total, 0);
+      assert.equal(workers.delivererDeps.pool.busy, 0);
     } finally {
       await workers.stop(1000);
       await workers.close();
@@ -76,7 +76,7 @@ describe('deliverer loop', () => {
         JSON.stringify([...max.perPath]),
       );
       assert.deepEqual(
-        [workers.delivererDeps.inFlight.total, workers.delivererDeps.inFlight.byEndpoint.size],
+        [workers.delivererDeps.pool.busy, workers.delivererDeps.pool.heldKeys.size],
         [0, 0],
       );
     } finally {
@@ -107,9 +107,10 @@ describe('deliverer loop', () => {
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
     const workers = createWorkers(d.w.ctx, silentLogger);
     try {
-      const ep = await d.endpoint(`http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`);
-      d.queue(await d.subscription(ep.id), 1);
-      d.queue(await d.subscription(ep.id), 1);
+      // Two endpoints: one not proven yet gets one attempt in flight.
+      const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+      for (const path of ['/a', '/b'])
+        d.queue(await d.subscription((await d.endpoint(url + path)).id), 1);
       workers.start();
       await twoArrived;
       const stopping = workers.stop(5000);
@@ -139,9 +140,9 @@ describe('deliverer loop', () => {
       const ep = await d.endpoint(`http://127.0.0.1:${(hang.address() as AddressInfo).port}/hook`);
       const [id] = d.queue(await d.subscription(ep.id), 1);
       workers.deliverer.start();
-      for (let i = 0; i < 100 && workers.delivererDeps.inFlight.total === 0; i++)
+      for (let i = 0; i < 100 && workers.delivererDeps.pool.busy === 0; i++)
         await new Promise((r) => setImmediate(r));
-      assert.equal(workers.delivererDeps.inFlight.total, 1);
+      assert.equal(workers.delivererDeps.pool.busy, 1);
       const started = performance.now();
       await workers.stop(200);
       assert.ok(

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { getEndpointById } from '../../src/store/endpoints.ts';
-import { claimDueEvents, nextEventDueAt } from '../../src/store/events-claim.ts';
+import { nextEventDueAt } from '../../src/store/events-claim.ts';
 import { verifySignature } from '../../src/webhook/sign.ts';
 import { LEASE_MARGIN_MS } from '../../src/worker/deliverer.ts';
 import { deliveryWorld } from './deliverer-fixtures.ts';
@@ -158,7 +158,9 @@ describe('deliverer', () => {
         d.w.clock.now().toISOString(),
         'the waiting retry is due at once',
       );
-      assert.equal((await d.tick()).summary.delivered, 2);
+      // An endpoint not proven in this process gets one attempt at a time: the first, then the other.
+      assert.equal((await d.tick()).summary.delivered, 1);
+      assert.equal((await d.tick()).summary.delivered, 1);
       assert.equal(d.event(second!).status, 'delivered');
     } finally {
       await d.close();
@@ -315,10 +317,7 @@ describe('deliverer', () => {
       const ep = await d.endpoint();
       const [id] = d.queue(await d.subscription(ep.id), 1);
       const leaseMs = d.w.ctx.config.delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS;
-      assert.equal(
-        claimDueEvents(d.w.ctx.db, d.w.clock.now(), leaseMs, { limit: 10, perEndpoint: 10 }).length,
-        1,
-      ); // the "crashed" claim
+      assert.equal(d.leaseElsewhere(10, leaseMs), 1); // the "crashed" claim
       assert.equal((await d.tick()).summary.attempted, 0);
       assert.equal(
         d.toNextDue(),

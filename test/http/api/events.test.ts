@@ -1,7 +1,10 @@
 // /v1/events and the endpoint delivery routes (test, recover, rotate-secret) through app.request(), with a real receiver.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { verifySignature } from '../../../src/webhook/sign.ts';
+import { within } from '../../support/deadline.ts';
 import { deliveryWorld, type DeliveryWorld } from '../../worker/deliverer-fixtures.ts';
 
 describe('/v1/events', () => {
@@ -296,5 +299,34 @@ describe('events isolation between applications', () => {
         .previous_secret,
       null,
     );
+  });
+});
+
+describe('/v1/endpoints/:id/test against a receiver that drips its answer', () => {
+  it('answers within delivery.timeout_seconds, with the status that arrived and why the attempt ended', async () => {
+    const d = await deliveryWorld({ delivery: { timeout_seconds: 1 } });
+    // The status line and headers at once, then one byte every 200 ms for as long as the connection stays open.
+    const drip = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const timer = setInterval(() => res.write('.'), 200);
+      res.on('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((resolve) => drip.listen(0, '127.0.0.1', resolve));
+    try {
+      const ep = await d.endpoint(`http://127.0.0.1:${(drip.address() as AddressInfo).port}/hook`);
+      const res = await within(
+        d.w.call('POST', `/v1/endpoints/${ep.id}/test`, { key: d.key }),
+        4000,
+        'the test answered',
+      );
+      assert.equal(res.status, 200);
+      assert.equal(res.body.attempt.status_code, 200);
+      assert.match(res.body.attempt.error, /did not end within 1000 ms/);
+    } finally {
+      drip.closeAllConnections();
+      await new Promise<void>((resolve) => drip.close(() => resolve()));
+      await d.close();
+    }
   });
 });

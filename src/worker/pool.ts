@@ -1,0 +1,258 @@
+// The work pool the poller and the deliverer run on: fixed slots and per-key caps, each freed slot refilled at once by a
+// claim in the transaction that records the outcomes (group commit), with no batch barrier. States: docs/ARCHITECTURE.md.
+import type { Db } from '../db/open.ts';
+import type { Logger } from '../log.ts';
+import { commitTogether, TurnBatch } from './group-commit.ts';
+import { failureLog } from './loop.ts';
+
+/** What a claim sees of the slots: how many items hold a key (in flight, plus those this claim picked so far), whether
+ *  an item with these keys still fits under every cap, and taking the keys of an item it picks. */
+export type Room = {
+  held(key: string): number;
+  fits(keys: readonly string[]): boolean;
+  take(keys: readonly string[]): void;
+};
+
+/** One kind of work. `I` is a claimed item, `R` what its I/O gives, `V` what recording it returns. */
+export type PoolSpec<I, R, V> = {
+  /** In log lines: 'poll', 'deliver'. */
+  name: string;
+  slots: number;
+  /** The keys an item holds while it is in a slot (a host and its addresses; an endpoint and its application). */
+  keysOf(item: I): readonly string[];
+  /** The cap of a key, asked at each claim (it may change: an endpoint whose attempts time out is capped at 1). */
+  capOf(key: string): number;
+  /** Leases up to `free` due items that fit `room`, taking their keys in it; synchronous, inside a write transaction. */
+  claim(free: number, room: Room): I[];
+  /** The item's I/O, outside any transaction: what to record. A rejection is logged and nothing is recorded. */
+  run(item: I): Promise<R>;
+  /** Records one outcome; inside the group commit's transaction. */
+  record(item: I, result: R): V;
+  /** After the commit: measure and log. */
+  recorded(item: I, result: R, value: V): void;
+  /** Ends the leases of items whose outcome could not be recorded; inside the next transaction that commits. */
+  release(items: readonly I[]): void;
+  /** Slots are free and nothing that fits was due: the loop works out when to look again. */
+  idle(): void;
+};
+
+/** An item's end: the value its record returned, once committed; undefined when nothing could be recorded. */
+export type Settled<V> = Promise<V | undefined>;
+
+type Finished<I, R, V> = { item: I; result: R; free: () => void; done: (v: V | undefined) => void };
+
+/** Items whose outcome could not be recorded are kept for their lease release up to this many slots' worth; older ones
+ *  are forgotten, and their leases simply run out. */
+const UNRECORDED_SLOTS = 4;
+
+/** A pool of `spec.slots` slots over `db`. Nothing runs until fill(); commits claim only between start() and stop(). */
+export class Pool<I, R, V> {
+  readonly #db: Db;
+  readonly #spec: PoolSpec<I, R, V>;
+  readonly #logger: Logger;
+  readonly #held = new Map<string, number>();
+  readonly #running = new Set<Settled<V>>();
+  readonly #commits: TurnBatch<Finished<I, R, V>>;
+  readonly #failures: ReturnType<typeof failureLog>;
+  #unrecorded: I[] = [];
+  #busy = 0;
+  #refilling = false;
+  #refillQueued = false;
+
+  constructor(db: Db, spec: PoolSpec<I, R, V>, logger: Logger) {
+    this.#db = db;
+    this.#spec = spec;
+    this.#logger = logger;
+    this.#commits = new TurnBatch((batch) => this.#commit(batch));
+    this.#failures = failureLog(logger, {
+      failed: `${spec.name}: unable to record outcomes`,
+      recovered: `${spec.name}: recording outcomes again`,
+    });
+  }
+
+  /** Slots in use. */
+  get busy(): number {
+    return this.#busy;
+  }
+
+  /** Slots free. */
+  get free(): number {
+    return this.#spec.slots - this.#busy;
+  }
+
+  /** Items in flight holding `key`. */
+  held(key: string): number {
+    return this.#held.get(key) ?? 0;
+  }
+
+  /** Every key an item in flight holds, with how many hold it. */
+  get heldKeys(): ReadonlyMap<string, number> {
+    return this.#held;
+  }
+
+  /** From now on each commit claims for the slots it frees (the loop is running). */
+  start(): void {
+    this.#refilling = true;
+  }
+
+  /** No more refills; items in flight still run and are recorded (drain() waits for them). */
+  stop(): void {
+    this.#refilling = false;
+  }
+
+  /** Claims what fits in the free slots, in a transaction of its own, and starts it; each promise settles once that
+   *  item's outcome is committed. Throws when the claim cannot be written (the loop backs off). */
+  fill(): Settled<V>[] {
+    const free = this.free;
+    if (free <= 0) return [];
+    const releasing = this.#unrecorded.splice(0);
+    let items: I[];
+    try {
+      items = this.#db.transaction(() => {
+        if (releasing.length > 0) this.#spec.release(releasing);
+        return this.#spec.claim(free, this.#room());
+      })();
+    } catch (err) {
+      this.#keepUnrecorded(releasing);
+      throw err;
+    }
+    return items.map((item) => this.#start(item));
+  }
+
+  /** Resolves true once every item in flight has settled, false when `timeoutMs` passed first. */
+  async drain(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      while (this.#running.size > 0)
+        if ((await Promise.race([Promise.allSettled([...this.#running]), late])) === false)
+          return false;
+      return true;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #room(): Room {
+    const picked = new Map<string, number>();
+    const held = (key: string) => this.held(key) + (picked.get(key) ?? 0);
+    return {
+      held,
+      fits: (keys) => keys.every((k) => held(k) < this.#spec.capOf(k)),
+      take: (keys) => {
+        for (const k of keys) picked.set(k, (picked.get(k) ?? 0) + 1);
+      },
+    };
+  }
+
+  /** Takes the item's slot and keys and runs it; its outcome joins the group commit of the turn it finishes in. */
+  #start(item: I): Settled<V> {
+    const keys = this.#spec.keysOf(item);
+    this.#busy += 1;
+    for (const k of keys) this.#held.set(k, this.held(k) + 1);
+    let held = true;
+    const free = () => {
+      if (!held) return;
+      held = false;
+      this.#busy -= 1;
+      for (const k of keys) {
+        const left = this.held(k) - 1;
+        if (left > 0) this.#held.set(k, left);
+        else this.#held.delete(k);
+      }
+    };
+    const settled = new Promise<V | undefined>((done) => {
+      this.#spec.run(item).then(
+        (result) => this.#commits.add({ item, result, free, done }),
+        (err: unknown) => {
+          this.#logger.error(`${this.#spec.name}: unable to finish work`, {
+            error: messageOf(err),
+          });
+          this.#keepUnrecorded([item]);
+          free();
+          done(undefined);
+          this.#refillSoon();
+        },
+      );
+    });
+    this.#running.add(settled);
+    void settled.then(() => this.#running.delete(settled));
+    return settled;
+  }
+
+  /** One group commit: frees the finished items' slots (so the claim sees them), records every outcome, releases the
+   *  leases of earlier unrecorded items and claims for the free slots in one transaction, then starts what it claimed. */
+  #commit(batch: Finished<I, R, V>[]): void {
+    for (const f of batch) f.free();
+    const refill = this.#refilling;
+    const releasing = this.#unrecorded.splice(0);
+    const { results, tail } = commitTogether(
+      this.#db,
+      batch.map((f) => () => this.#spec.record(f.item, f.result)),
+      () => {
+        if (releasing.length > 0) this.#spec.release(releasing);
+        return refill && this.free > 0 ? this.#spec.claim(this.free, this.#room()) : [];
+      },
+    );
+    if (!tail.ok) this.#keepUnrecorded(releasing);
+    batch.forEach((f, i) => {
+      const written = results[i]!;
+      if (written.ok) {
+        this.#failures.succeeded();
+        this.#report(f, written.value);
+        f.done(written.value);
+      } else {
+        // The lease stays until a later commit releases it: at-least-once even when recording failed.
+        this.#failures.failed(written.error);
+        this.#keepUnrecorded([f.item]);
+        f.done(undefined);
+      }
+    });
+    if (!tail.ok) return this.#refillSoon();
+    for (const item of tail.value) this.#start(item);
+    if (refill && tail.value.length === 0 && this.free > 0) this.#spec.idle();
+  }
+
+  /** Measures and logs a recorded outcome; a throwing report must not keep the rest of the batch from settling. */
+  #report(f: Finished<I, R, V>, value: V): void {
+    try {
+      this.#spec.recorded(f.item, f.result, value);
+    } catch (err) {
+      this.#logger.error(`${this.#spec.name}: unable to report an outcome`, {
+        error: messageOf(err),
+      });
+    }
+  }
+
+  #keepUnrecorded(items: readonly I[]): void {
+    if (items.length === 0) return;
+    this.#unrecorded.push(...items);
+    const max = this.#spec.slots * UNRECORDED_SLOTS;
+    if (this.#unrecorded.length > max) this.#unrecorded.splice(0, this.#unrecorded.length - max);
+  }
+
+  /** After an item that recorded nothing, or a commit whose claim failed: on the next turn, fills the free slots, or
+   *  hands over to the loop (idle) when nothing fits or the claim cannot be written, so a failing database is retried
+   *  on the loop's backoff rather than here. */
+  #refillSoon(): void {
+    if (!this.#refilling || this.#refillQueued) return;
+    this.#refillQueued = true;
+    setImmediate(() => {
+      this.#refillQueued = false;
+      if (!this.#refilling) return;
+      let started = 0;
+      try {
+        started = this.fill().length;
+      } catch {
+        // the loop's tick claims again, and logs the error once per message
+      }
+      if (started === 0 && this.free > 0) this.#spec.idle();
+    });
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
