@@ -14,7 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { getAsset, getRawAsset, isSea } from 'node:sea';
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { FEEDSUB_VERSION } from './version.ts';
 
 /** Asset keys of the single executable; scripts/sea/inject.ts embeds files under these names. */
@@ -54,18 +54,23 @@ export const WORKER_THREADS = {
 } as const;
 
 /**
- * Starts one of feedsub's worker threads with `workerData`. In the executable it runs the embedded bundle (there is no
- * worker file on disk); in development it imports the .ts module after registering tsx's loader itself, because Node 20
- * workers do not inherit the --import hooks.
+ * Starts one of feedsub's worker threads with `workerData` (and `resourceLimits`, its heap's bounds). In the executable
+ * it runs the embedded bundle (there is no worker file on disk); in development it imports the .ts module after
+ * registering tsx's loader itself, because Node 20 workers do not inherit the --import hooks.
  */
-export function startWorkerThread(kind: keyof typeof WORKER_THREADS, workerData?: unknown): Worker {
+export function startWorkerThread(
+  kind: keyof typeof WORKER_THREADS,
+  workerData?: unknown,
+  resourceLimits?: ResourceLimits,
+): Worker {
   const thread = WORKER_THREADS[kind];
-  if (isSea()) return new Worker(getAsset(thread.asset, 'utf8'), { eval: true, workerData });
+  if (isSea())
+    return new Worker(getAsset(thread.asset, 'utf8'), { eval: true, workerData, resourceLimits });
   const register = `await (await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})).register();`;
   const url = new URL(thread.module, import.meta.url).href;
   return new Worker(
     `(async () => { ${register} (await import(${JSON.stringify(url)})).${thread.run}(); })()`,
-    { eval: true, workerData },
+    { eval: true, workerData, resourceLimits },
   );
 }
 

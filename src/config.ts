@@ -62,6 +62,10 @@ export const ConfigSchema = v.strictObject({
       connect_timeout_seconds: v.optional(int(1, 120), 10),
       max_body_bytes: v.optional(int(1024, 1024 * 1024 * 1024), 15 * 1024 * 1024),
       user_agent: v.optional(v.string(), ''),
+      // Issue 13: feed bodies are read (decoded, parsed, keyed) on worker threads; 0 = the cores but one, 1 to 4.
+      parse_workers: v.optional(int(0, 64), 0),
+      // A parse worker's heap; a document that needs more stops that worker and fails as a parse error.
+      parse_heap_mb: v.optional(int(32, 16_384), 96),
     }),
     {},
   ),

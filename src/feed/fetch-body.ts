@@ -14,14 +14,20 @@ export class BodyError extends Error {
   }
 }
 
-export type BodyRead = { bytes: Buffer; hash: string; rawBytes: number };
+export type BodyRead = { bytes: Uint8Array; hash: string; rawBytes: number };
+
+/** The first buffer for a body of unknown length; it doubles (up to the cap) as the body grows. */
+const FIRST_BUFFER_BYTES = 64 * 1024;
 
 /** Decoded bytes and their sha256 hex; throws BodyError (cap, coding) or the stream's own error (stall, reset).
- *  The source is always destroyed or fully consumed when this settles. */
+ *  The source is always destroyed or fully consumed when this settles. The bytes are read into one buffer of their
+ *  own (sized from Content-Length when the body is not compressed, else doubling up to the cap), never a list of
+ *  chunks concatenated at the end, and their ArrayBuffer can be handed to a worker thread as it is. */
 export async function readBody(
   source: Readable,
   contentEncoding: string | null,
   maxBytes: number,
+  contentLength: number | null = null,
 ): Promise<BodyRead> {
   const coding = normalizeCoding(contentEncoding);
   if (coding === null) {
@@ -32,18 +38,21 @@ export async function readBody(
     );
   }
   const counter = { raw: 0 };
-  const chunks: Buffer[] = [];
   const hash = createHash('sha256');
+  const known = coding === 'identity' && contentLength !== null && contentLength <= maxBytes;
+  let buffer = newBuffer(known ? contentLength : Math.min(FIRST_BUFFER_BYTES, maxBytes));
   let total = 0;
   const decoded = await decodedStream(source, coding, counter);
   try {
     for await (const chunk of decoded) {
       const buf = chunk as Buffer;
-      total += buf.length;
-      if (total > maxBytes)
+      if (total + buf.length > maxBytes)
         throw new BodyError('too_large', `response exceeds ${formatBytes(maxBytes)}`);
       hash.update(buf);
-      chunks.push(buf);
+      if (total + buf.length > buffer.length)
+        buffer = grown(buffer, total, total + buf.length, maxBytes);
+      buffer.set(buf, total);
+      total += buf.length;
     }
   } catch (err) {
     throw isZlibError(err)
@@ -53,7 +62,19 @@ export async function readBody(
     discard(decoded);
     discard(source);
   }
-  return { bytes: Buffer.concat(chunks, total), hash: hash.digest('hex'), rawBytes: counter.raw };
+  return { bytes: buffer.subarray(0, total), hash: hash.digest('hex'), rawBytes: counter.raw };
+}
+
+/** A buffer of its own (not a slice of Node's shared pool), so its ArrayBuffer can be transferred. */
+function newBuffer(size: number): Uint8Array {
+  return new Uint8Array(new ArrayBuffer(size));
+}
+
+/** A copy of the first `used` bytes of `buffer` into one at least `needed` long: double, at most `maxBytes`. */
+function grown(buffer: Uint8Array, used: number, needed: number, maxBytes: number): Uint8Array {
+  const next = newBuffer(Math.min(maxBytes, Math.max(needed, buffer.length * 2)));
+  next.set(buffer.subarray(0, used));
+  return next;
 }
 
 /** Destroys a stream we stopped reading; undici then emits an abort error nobody needs to hear about. */

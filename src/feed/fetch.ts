@@ -224,10 +224,12 @@ async function classify(
       retryAfterSeconds: retryAfter,
     };
   }
+  const length = Number(headerValue(res.headers, 'content-length') ?? NaN);
   const body = await readBody(
     res.body,
     headerValue(res.headers, 'content-encoding'),
     settings.maxBodyBytes,
+    Number.isSafeInteger(length) && length >= 0 ? length : null,
   );
   const meta = metaOf(final, opts.now, elapsed());
   if (req.lastBodyHash !== null && body.hash === req.lastBodyHash)

@@ -1,20 +1,36 @@
-// Parses large feed bodies on worker threads so the event loop (API, loops) stays responsive.
+// Reads fetched documents (decode, parse, key) on worker threads so the event loop (API, loops) stays responsive: only
+// tiny bodies are read inline; the queue is bounded, every read ends by its fetch's deadline, and a worker whose heap
+// passes its limit dies alone (the daemon does not).
 import { availableParallelism } from 'node:os';
-import type { Worker } from 'node:worker_threads';
+import type { ResourceLimits, Worker } from 'node:worker_threads';
 import { startWorkerThread } from '../assets.ts';
-import { FeedParseError, parseFeed } from './parse.ts';
-import type { ParseReply, ParseRequest } from './parse-worker.ts';
-import type { ParsedFeed, ParseOptions } from './types.ts';
+import {
+  readDocument,
+  type DocumentReply,
+  type DocumentRequest,
+  type ParseReply,
+  type ParseRequest,
+} from './parse-worker.ts';
 
 export type ParsePoolOptions = {
-  size?: number; // workers; default 1–2 depending on cores
-  thresholdBytes?: number; // bodies up to this length parse inline; default 1 MiB
-  timeoutMs?: number; // a parse running longer is killed and rejected; default 60 s
-  spawn?: () => Worker; // how to start a worker whose entry calls runParseWorker(); default: startWorkerThread('parse')
+  /** Worker threads; default: the cores but one, 1 to 4. */
+  size?: number;
+  /** Bodies up to this many bytes are read inline; default 16 KiB (make bench: below it a worker's round trip costs
+   *  more than the read). */
+  thresholdBytes?: number;
+  /** Documents waiting for a worker, at most; past it a read is refused at once. Default 64. */
+  maxQueued?: number;
+  /** A worker's heap (old generation) in MiB; a document that needs more kills the worker, not the daemon. */
+  heapMb?: number;
+  /** How to start a worker whose entry calls runParseWorker(); default: startWorkerThread('parse'). */
+  spawn?: (limits: ResourceLimits) => Worker;
 };
 
 export type ParsePool = {
-  parse(text: string, opts: ParseOptions): Promise<ParsedFeed>;
+  /** Reads `doc` by `deadline` (a performance.now() time): inline when tiny, else on a worker. Takes ownership of
+   *  `doc.bytes` (its ArrayBuffer is moved to the worker). Never rejects: a timeout, a full queue or a worker that
+   *  died is an 'error' reply. */
+  read(doc: DocumentRequest, deadline: number): Promise<DocumentReply>;
   close(): Promise<void>;
   /** 'worker' while workers serve large bodies; 'inline' when none could be started. */
   readonly mode: 'worker' | 'inline';
@@ -24,23 +40,25 @@ export type ParsePool = {
 
 type Job = {
   req: ParseRequest;
-  resolve: (f: ParsedFeed) => void;
-  reject: (e: Error) => void;
-  timer?: NodeJS.Timeout;
+  transfer: ArrayBuffer[];
+  resolve: (r: DocumentReply) => void;
+  timer: NodeJS.Timeout;
 };
-type Slot = { worker: Worker; ready: boolean; job: Job | null };
+type Slot = { worker: Worker; ready: boolean; job: Job | null; outOfMemory: boolean };
 
-/** Parses off the main thread when text.length > thresholdBytes (default 1 MiB), in a pool of
- *  worker_threads (default size 1-2); small bodies parse inline. parse() rejects with
- *  FeedParseError like parseFeed. close() terminates workers. Works under tsx (dev/tests). */
+/** Creates the pool and starts its workers (they start in the background; ready() waits for them). */
 export function createParsePool(opts: ParsePoolOptions = {}): ParsePool {
   return new WorkerPool(opts);
 }
 
+/** The default worker heap: a 15 MiB feed (poll.max_body_bytes) parses in about 60 MiB. */
+export const DEFAULT_PARSE_HEAP_MB = 96;
+
 class WorkerPool implements ParsePool {
   readonly #threshold: number;
-  readonly #timeoutMs: number;
-  readonly #spawn: () => Worker;
+  readonly #maxQueued: number;
+  readonly #limits: ResourceLimits;
+  readonly #spawn: (limits: ResourceLimits) => Worker;
   readonly #slots: Slot[] = [];
   readonly #queue: Job[] = [];
   readonly #readyWaiters: Array<() => void> = [];
@@ -49,10 +67,12 @@ class WorkerPool implements ParsePool {
   #nextId = 1;
 
   constructor(opts: ParsePoolOptions) {
-    const size = Math.max(1, opts.size ?? Math.min(2, Math.max(1, availableParallelism() - 1)));
-    this.#threshold = opts.thresholdBytes ?? 1024 * 1024;
-    this.#timeoutMs = opts.timeoutMs ?? 60_000;
-    this.#spawn = opts.spawn ?? (() => startWorkerThread('parse'));
+    const size = Math.max(1, opts.size ?? Math.min(4, Math.max(1, availableParallelism() - 1)));
+    this.#threshold = opts.thresholdBytes ?? 16 * 1024;
+    this.#maxQueued = opts.maxQueued ?? 64;
+    const heapMb = opts.heapMb ?? DEFAULT_PARSE_HEAP_MB;
+    this.#limits = { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 16 };
+    this.#spawn = opts.spawn ?? ((limits) => startWorkerThread('parse', undefined, limits));
     for (let i = 0; i < size && !this.#inline; i++) this.#start();
   }
 
@@ -67,16 +87,23 @@ class WorkerPool implements ParsePool {
     });
   }
 
-  parse(text: string, opts: ParseOptions): Promise<ParsedFeed> {
-    if (this.#closed) return Promise.reject(new Error('parse pool: closed'));
-    return new Promise<ParsedFeed>((resolve, reject) => {
-      const req = {
-        id: this.#nextId++,
-        text,
-        opts: { baseUrl: opts.baseUrl, contentLocation: opts.contentLocation ?? null },
+  read(doc: DocumentRequest, deadline: number): Promise<DocumentReply> {
+    if (this.#closed) return Promise.resolve(failure('parse pool: closed'));
+    if (this.#inline || doc.bytes.length <= this.#threshold)
+      return Promise.resolve(readDocument(doc));
+    if (this.#queue.length >= this.#maxQueued)
+      return Promise.resolve(
+        failure(`parse: ${this.#maxQueued} documents already wait to be read`),
+      );
+    return new Promise((resolve) => {
+      const { bytes, transfer } = movable(doc.bytes);
+      const job: Job = {
+        req: { id: this.#nextId++, doc: { ...doc, bytes } },
+        transfer,
+        resolve,
+        timer: setTimeout(() => this.#expire(job), Math.max(0, deadline - performance.now())),
       };
-      const job: Job = { req, resolve, reject };
-      if (this.#inline || text.length <= this.#threshold) return runInline(job);
+      job.timer.unref(); // a busy worker is ref'd; the timer alone must not hold the process open
       this.#queue.push(job);
       this.#dispatch();
     });
@@ -84,10 +111,10 @@ class WorkerPool implements ParsePool {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const job of this.#queue.splice(0)) job.reject(new Error('parse pool: closed'));
+    for (const job of this.#queue.splice(0)) settle(job, failure('parse pool: closed'));
     await Promise.all(
       this.#slots.splice(0).map(async (s) => {
-        this.#finish(s, (j) => j.reject(new Error('parse pool: closed')));
+        this.#finish(s, failure('parse pool: closed'));
         await s.worker.terminate();
       }),
     );
@@ -97,63 +124,75 @@ class WorkerPool implements ParsePool {
   #start(): void {
     let worker: Worker;
     try {
-      worker = this.#spawn();
+      worker = this.#spawn(this.#limits);
     } catch {
       return this.#fallBackInline();
     }
-    const slot: Slot = { worker, ready: false, job: null };
+    const slot: Slot = { worker, ready: false, job: null, outOfMemory: false };
     this.#slots.push(slot);
     worker.unref();
     worker.on('message', (m: ParseReply) => this.#onReply(slot, m));
-    worker.on('error', (e) => this.#onDeath(slot, `failed: ${e.message}`));
+    worker.on('error', (e: Error & { code?: string }) => {
+      slot.outOfMemory ||= e.code === 'ERR_WORKER_OUT_OF_MEMORY';
+      this.#onDeath(slot, `failed: ${e.message}`);
+    });
     worker.on('exit', (code) => this.#onDeath(slot, `exited with code ${code}`));
   }
 
   #dispatch(): void {
     for (const slot of this.#slots) {
-      const job = slot.job ? undefined : this.#queue.shift();
-      if (!job) continue;
+      if (slot.job || !slot.ready) continue;
+      const job = this.#queue.shift();
+      if (!job) return;
       slot.job = job;
       slot.worker.ref();
-      job.timer = setTimeout(() => {
-        this.#finish(slot, (j) =>
-          j.reject(new FeedParseError(`parse: timed out after ${this.#timeoutMs} ms`)),
-        );
-        this.#replace(slot);
-      }, this.#timeoutMs);
-      job.timer.unref(); // the busy worker is ref'd; the timer alone must not hold the process open
-      slot.worker.postMessage(job.req);
+      slot.worker.postMessage(job.req, job.transfer);
     }
   }
 
   #onReply(slot: Slot, reply: ParseReply): void {
     if (reply.type === 'ready') {
       slot.ready = true;
-      return this.#settleReady();
+      this.#settleReady();
+      return this.#dispatch();
     }
     if (slot.job?.req.id !== reply.id) return;
-    if (reply.type === 'result') this.#finish(slot, (j) => j.resolve(reply.feed));
-    else
-      this.#finish(slot, (j) =>
-        j.reject(reply.parseError ? new FeedParseError(reply.message) : new Error(reply.message)),
-      );
+    this.#finish(slot, reply.reply);
     this.#dispatch();
+  }
+
+  /** The read's deadline passed: a waiting job leaves the queue; a running one takes its worker down with it. */
+  #expire(job: Job): void {
+    const waiting = this.#queue.indexOf(job);
+    const why = failure('parse: not read within the poll deadline (poll.timeout_seconds)');
+    if (waiting !== -1) {
+      this.#queue.splice(waiting, 1);
+      return settle(job, why);
+    }
+    const slot = this.#slots.find((s) => s.job === job);
+    if (!slot) return;
+    this.#finish(slot, why);
+    this.#replace(slot);
   }
 
   #onDeath(slot: Slot, why: string): void {
     if (this.#closed || !this.#slots.includes(slot)) return;
     if (!slot.ready) return this.#fallBackInline(); // the worker never started: this runtime cannot host it
-    this.#finish(slot, (j) => j.reject(new FeedParseError(`parse: worker ${why}`)));
+    const heapMb = this.#limits.maxOldGenerationSizeMb;
+    this.#finish(
+      slot,
+      slot.outOfMemory
+        ? failure(`parse: the document needs more than ${heapMb} MiB to read`, true)
+        : failure(`parse: worker ${why}`),
+    );
     this.#replace(slot);
   }
 
-  #finish(slot: Slot, settle: (job: Job) => void): void {
+  #finish(slot: Slot, reply: DocumentReply): void {
     const job = slot.job;
     slot.job = null;
     slot.worker.unref();
-    if (!job) return;
-    clearTimeout(job.timer);
-    settle(job);
+    if (job) settle(job, reply);
   }
 
   #replace(slot: Slot): void {
@@ -167,13 +206,10 @@ class WorkerPool implements ParsePool {
   #fallBackInline(): void {
     this.#inline = true;
     for (const s of this.#slots.splice(0)) {
-      if (s.job) {
-        clearTimeout(s.job.timer);
-        this.#queue.unshift(s.job);
-      }
+      if (s.job) this.#queue.unshift(s.job);
       void s.worker.terminate();
     }
-    for (const job of this.#queue.splice(0)) runInline(job);
+    for (const job of this.#queue.splice(0)) settle(job, readDocument(job.req.doc));
     this.#settleReady();
   }
 
@@ -183,10 +219,20 @@ class WorkerPool implements ParsePool {
   }
 }
 
-function runInline(job: Job): void {
-  try {
-    job.resolve(parseFeed(job.req.text, job.req.opts));
-  } catch (err) {
-    job.reject(err instanceof Error ? err : new Error(String(err)));
-  }
+/** The bytes as a view of an ArrayBuffer that can be moved to a worker: the caller's own (fetch-body allocates one per
+ *  body), or, for a small view that may share Node's buffer pool, a copy. */
+function movable(bytes: Uint8Array): { bytes: Uint8Array; transfer: ArrayBuffer[] } {
+  const own =
+    bytes.byteLength >= 8192 && bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0;
+  const moved = own ? bytes : bytes.slice();
+  return { bytes: moved, transfer: [moved.buffer as ArrayBuffer] };
+}
+
+function settle(job: Job, reply: DocumentReply): void {
+  clearTimeout(job.timer);
+  job.resolve(reply);
+}
+
+function failure(message: string, parseError = false): DocumentReply {
+  return { kind: 'error', parseError, message };
 }

@@ -1,29 +1,63 @@
-// Worker-thread side of the parse pool: answers parse requests posted by src/feed/parse-pool.ts.
+// Reading a fetched document (bytes → text → feed or page → entries and their keys), on a worker thread of the parse
+// pool (src/feed/parse-pool.ts) or inline for small bodies: the same function either way.
 import { parentPort } from 'node:worker_threads';
-import { FeedParseError, parseFeed } from './parse.ts';
+import { decodeFeed } from './decode.ts';
+import { discoverFeedLinks, type DiscoveredFeed } from './discover.ts';
+import { entryIdentities, type EntryIdentity } from './identity.ts';
+import { FeedParseError, parseFeed, sniffDocument } from './parse.ts';
 import type { ParsedFeed, ParseOptions } from './types.ts';
 
-export type ParseRequest = { id: number; text: string; opts: ParseOptions };
-export type ParseReply =
-  | { type: 'ready' }
-  | { type: 'result'; id: number; feed: ParsedFeed }
-  | { type: 'error'; id: number; parseError: boolean; message: string };
+/** One fetched document to read. `mode`: 'page-or-feed' (a subscribed URL: an HTML page comes back as the feed links
+ *  it advertises), 'feed' (a feed URL known as such: parse whatever came), 'candidate' (a link found on a page: only a
+ *  document that sniffs as a feed is parsed). `parse` goes to parseFeed as given (its baseUrl is the final URL). */
+export type DocumentRequest = {
+  bytes: Uint8Array;
+  contentType: string | null;
+  mode: 'page-or-feed' | 'feed' | 'candidate';
+  parse: ParseOptions;
+  /** The URL entry links are keyed against (feed/identity.ts KeyBase.keyBase). */
+  keyBase: string;
+};
+export type DocumentReply =
+  | { kind: 'feed'; parsed: ParsedFeed; identities: EntryIdentity[] }
+  | { kind: 'page'; links: DiscoveredFeed[] }
+  | { kind: 'not-feed' }
+  | { kind: 'error'; parseError: boolean; message: string };
 
-/** Serves parse requests on this worker's parentPort (posting 'ready' first); does nothing on the
- *  main thread. A bundled build calls it from its own worker entry. */
+export type ParseRequest = { id: number; doc: DocumentRequest };
+export type ParseReply = { type: 'ready' } | { type: 'result'; id: number; reply: DocumentReply };
+
+/** Serves parse requests on this worker's parentPort (posting 'ready' first); does nothing on the main thread. A
+ *  bundled build calls it from its own worker entry. */
 export function runParseWorker(): void {
   const port = parentPort;
   if (!port) return;
-  port.on('message', (req: ParseRequest) => port.postMessage(answer(req)));
+  port.on('message', (req: ParseRequest) =>
+    port.postMessage({
+      type: 'result',
+      id: req.id,
+      reply: readDocument(req.doc),
+    } satisfies ParseReply),
+  );
   port.postMessage({ type: 'ready' } satisfies ParseReply);
 }
 
-/** Parses one request; never throws (errors become an 'error' reply). */
-export function answer(req: ParseRequest): ParseReply {
+/** Decodes, sniffs and parses one document, and keys its entries. Never throws: a failure is an 'error' reply
+ *  (`parseError` when parseFeed refused the text as a feed). */
+export function readDocument(req: DocumentRequest): DocumentReply {
   try {
-    return { type: 'result', id: req.id, feed: parseFeed(req.text, req.opts) };
+    const text = decodeFeed(req.bytes, req.contentType).text;
+    if (req.mode !== 'feed') {
+      const sniffed = sniffDocument(text);
+      if (req.mode === 'page-or-feed' && sniffed === 'html')
+        return { kind: 'page', links: discoverFeedLinks(text, req.parse.baseUrl) };
+      if (req.mode === 'candidate' && sniffed !== 'feed') return { kind: 'not-feed' };
+    }
+    const parsed = parseFeed(text, req.parse);
+    const base = { keyBase: req.keyBase, documentUrl: req.parse.baseUrl };
+    return { kind: 'feed', parsed, identities: entryIdentities(parsed.entries, base) };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    return { type: 'error', id: req.id, parseError: err instanceof FeedParseError, message };
+    return { kind: 'error', parseError: err instanceof FeedParseError, message };
   }
 }

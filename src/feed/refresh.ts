@@ -1,11 +1,11 @@
-// One feed's refresh, network and parsing only (no storage): fetch → decode → parse, or discover the feed behind an HTML page.
+// One feed's refresh, network and parsing only (no storage): fetch → read (decode, parse, key: parse-worker.ts, off the
+// main thread), or discover the feed behind an HTML page; all of it within poll.timeout_seconds from its start.
 import type { Dispatcher } from 'undici';
-import { decodeFeed } from './decode.ts';
-import { discoverFeedLinks } from './discover.ts';
+import type { DiscoveredFeed } from './discover.ts';
 import { fetchFeed, type FetchMeta } from './fetch.ts';
-import { entryIdentities, type EntryIdentity, type KeyBase } from './identity.ts';
-import { FeedParseError, sniffDocument } from './parse.ts';
-import type { ParsedFeed, ParseOptions } from './types.ts';
+import type { EntryIdentity, KeyBase } from './identity.ts';
+import type { DocumentReply, DocumentRequest } from './parse-worker.ts';
+import type { ParsedFeed } from './types.ts';
 
 export type RefreshTarget = {
   /** The subscribed URL: `credentials` were given for its origin, and go to no other. */
@@ -22,10 +22,12 @@ export type RefreshTarget = {
 };
 export type RefreshDeps = {
   agent: Dispatcher;
-  parse: (text: string, opts: ParseOptions) => Promise<ParsedFeed>;
+  /** Reads fetched bytes by `deadline` (a performance.now() time): parse-pool.ts, or readDocument inline in tests. */
+  read: (doc: DocumentRequest, deadline: number) => Promise<DocumentReply>;
   userAgent: string;
   maxBodyBytes: number;
   connectTimeoutMs: number;
+  /** The whole refresh (every fetch, redirects and discovery included, and reading) ends within this. */
   totalTimeoutMs: number;
   now: () => Date;
 };
@@ -54,28 +56,34 @@ export type RefreshOutcome =
 
 const MAX_DISCOVERY_CANDIDATES = 4;
 
-/** Fetches and parses one feed. Never throws: every failure is an 'error' outcome with its class and message. */
+/** Fetches and reads one feed within deps.totalTimeoutMs from now. Never throws: every failure is an 'error' outcome
+ *  with its class and message. */
 export async function refreshFeed(
   target: RefreshTarget,
   deps: RefreshDeps,
 ): Promise<RefreshOutcome> {
-  const res = await fetchOnce(target.fetchUrl, target, deps, true);
+  const deadline = performance.now() + deps.totalTimeoutMs;
+  const res = await fetchOnce(target.fetchUrl, target, deps, true, deadline);
   if (res.kind !== 'ok') return res;
-  const decoded = decodeFeed(res.body, res.meta.contentType);
-  if (!target.discovered && sniffDocument(decoded.text) === 'html')
-    return discover(decoded.text, res.meta, target, deps);
-  return parseBody(decoded.text, res.meta, res.bodyHash, null, target.keyBase, deps);
+  const reply = await deps.read(
+    document(res, target.discovered ? 'feed' : 'page-or-feed', target.keyBase),
+    deadline,
+  );
+  if (reply.kind === 'page') return discover(reply.links, res.meta, target, deps, deadline);
+  return outcomeOf(reply, res, null, target.keyBase);
 }
 
 type Fetched =
   | { kind: 'ok'; meta: FetchMeta; body: Uint8Array; bodyHash: string }
   | Exclude<RefreshOutcome, { kind: 'parsed' }>;
 
+/** One fetch with what is left of the refresh's time. */
 async function fetchOnce(
   url: string,
   target: RefreshTarget,
   deps: RefreshDeps,
   conditional: boolean,
+  deadline: number,
 ): Promise<Fetched> {
   const r = await fetchFeed(
     {
@@ -89,7 +97,7 @@ async function fetchOnce(
       userAgent: deps.userAgent,
       maxBodyBytes: deps.maxBodyBytes,
       connectTimeoutMs: deps.connectTimeoutMs,
-      totalTimeoutMs: deps.totalTimeoutMs,
+      totalTimeoutMs: Math.max(1, Math.round(deadline - performance.now())),
       now: deps.now(),
     },
   );
@@ -122,73 +130,83 @@ async function fetchOnce(
   }
 }
 
-async function parseBody(
-  text: string,
-  meta: FetchMeta,
-  bodyHash: string,
+/** What to read of a fetched body: its bytes (handed over), its type, and the URLs it is read against. */
+function document(
+  res: Extract<Fetched, { kind: 'ok' }>,
+  mode: DocumentRequest['mode'],
+  keyBase: string,
+): DocumentRequest {
+  return {
+    bytes: res.body,
+    contentType: res.meta.contentType,
+    mode,
+    parse: { baseUrl: res.meta.finalUrl, contentLocation: res.meta.contentLocation },
+    keyBase,
+  };
+}
+
+/** A read document as a refresh outcome: parsed, or a parse error (anything but a feed is one). */
+function outcomeOf(
+  reply: DocumentReply,
+  res: Extract<Fetched, { kind: 'ok' }>,
   discoveredUrl: string | null,
   keyBase: string,
-  deps: RefreshDeps,
-): Promise<RefreshOutcome> {
-  try {
-    const parsed = await deps.parse(text, {
-      baseUrl: meta.finalUrl,
-      contentLocation: meta.contentLocation,
-    });
-    const base = { keyBase, documentUrl: meta.finalUrl };
+): RefreshOutcome {
+  if (reply.kind === 'feed') {
+    const base = { keyBase, documentUrl: res.meta.finalUrl };
     return {
       kind: 'parsed',
-      meta,
-      bodyHash,
-      parsed,
-      identities: entryIdentities(parsed.entries, base),
+      meta: res.meta,
+      bodyHash: res.bodyHash,
+      parsed: reply.parsed,
+      identities: reply.identities,
       base,
       discoveredUrl,
     };
-  } catch (err) {
-    const message =
-      err instanceof FeedParseError
-        ? err.message
-        : `parse: unable to parse the feed: ${(err as Error).message}`;
-    return {
-      kind: 'error',
-      errorClass: 'parse',
-      message,
-      status: meta.status,
-      retryAfterSeconds: null,
-      durationMs: meta.durationMs,
-    };
   }
-}
-
-/** The URL is a web page: try its advertised feed links, then common paths, and watch the first that parses. */
-async function discover(
-  html: string,
-  pageMeta: FetchMeta,
-  target: RefreshTarget,
-  deps: RefreshDeps,
-): Promise<RefreshOutcome> {
-  const candidates = discoverFeedLinks(html, pageMeta.finalUrl).slice(0, MAX_DISCOVERY_CANDIDATES);
-  for (const candidate of candidates) {
-    const res = await fetchOnce(candidate.url, target, deps, false);
-    if (res.kind !== 'ok') continue;
-    const text = decodeFeed(res.body, res.meta.contentType).text;
-    if (sniffDocument(text) !== 'feed') continue;
-    const outcome = await parseBody(
-      text,
-      res.meta,
-      res.bodyHash,
-      candidate.url,
-      candidate.url,
-      deps,
-    );
-    if (outcome.kind === 'parsed') return outcome;
-  }
-  const tried = candidates.length ? ` (tried ${candidates.map((c) => c.url).join(', ')})` : '';
+  const message =
+    reply.kind !== 'error'
+      ? 'parse: not a feed'
+      : reply.parseError || reply.message.startsWith('parse')
+        ? reply.message
+        : `parse: unable to parse the feed: ${reply.message}`;
   return {
     kind: 'error',
     errorClass: 'parse',
-    message: `discover: the URL is a web page and no feed was found in it${tried}`,
+    message,
+    status: res.meta.status,
+    retryAfterSeconds: null,
+    durationMs: res.meta.durationMs,
+  };
+}
+
+/** The URL is a web page: try its advertised feed links, then common paths, and watch the first that parses; all of
+ *  it within what is left of the refresh's time. */
+async function discover(
+  links: DiscoveredFeed[],
+  pageMeta: FetchMeta,
+  target: RefreshTarget,
+  deps: RefreshDeps,
+  deadline: number,
+): Promise<RefreshOutcome> {
+  const candidates = links.slice(0, MAX_DISCOVERY_CANDIDATES);
+  const tried: string[] = [];
+  for (const candidate of candidates) {
+    if (performance.now() >= deadline) break;
+    tried.push(candidate.url);
+    const res = await fetchOnce(candidate.url, target, deps, false, deadline);
+    if (res.kind !== 'ok') continue;
+    const reply = await deps.read(document(res, 'candidate', candidate.url), deadline);
+    if (reply.kind === 'feed') return outcomeOf(reply, res, candidate.url, candidate.url);
+  }
+  const late = tried.length < candidates.length;
+  const list = tried.length ? ` (tried ${tried.join(', ')})` : '';
+  return {
+    kind: 'error',
+    errorClass: late ? 'network' : 'parse',
+    message: late
+      ? `discover: the URL is a web page and no feed was found in it within ${deps.totalTimeoutMs / 1000} s${list}`
+      : `discover: the URL is a web page and no feed was found in it${list}`,
     status: pageMeta.status,
     retryAfterSeconds: null,
     durationMs: pageMeta.durationMs,

@@ -1,7 +1,7 @@
 // Network safety: classifies IP addresses and builds the undici Agent that refuses forbidden ones at connect time.
-import { lookup } from 'node:dns/promises';
 import { BlockList, isIP, isIPv4 } from 'node:net';
-import { Agent, buildConnector, errors } from 'undici';
+import { Agent, buildConnector } from 'undici';
+import { createResolver, type Resolver } from './resolver.ts';
 
 /** Special-purpose IPv4 ranges that are not globally reachable (IANA IPv4 special registry, RFC 6890). */
 const FORBIDDEN_V4: readonly (readonly [string, number])[] = [
@@ -110,52 +110,41 @@ function ipv6Groups(ip: string): number[] | null {
   return groups.every((x) => Number.isInteger(x) && x >= 0 && x <= 0xffff) ? groups : null;
 }
 
-type GuardOptions = { allowPrivate: boolean; connectTimeoutMs?: number; connections?: number };
+type GuardOptions = {
+  allowPrivate: boolean;
+  connectTimeoutMs?: number;
+  connections?: number;
+  /** Where host names are looked up; the poller shares its own, so a fetch connects to the addresses its per-host
+   *  caps counted. Default: one of the agent's own (with the connect timeout). */
+  resolver?: Resolver;
+};
 
 /** A keep-alive undici Agent whose connector resolves the host itself and refuses forbidden addresses
  *  at connect time (so DNS rebinding and redirects cannot bypass it) unless allowPrivate. */
 export function createGuardedAgent(opts: GuardOptions): Agent {
   const timeoutMs = opts.connectTimeoutMs ?? 10_000;
   const base = buildConnector({ timeout: timeoutMs });
+  const resolver = opts.resolver ?? createResolver({ timeoutMs });
   const connect: buildConnector.connector = (options, callback) => {
-    resolveChecked(options.hostname, opts.allowPrivate, timeoutMs)
+    resolveChecked(resolver, options.hostname, opts.allowPrivate)
       .then((addresses) => connectFirst(base, options, addresses, callback))
       .catch((err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null));
   };
   return new Agent({ connect, connections: opts.connections ?? null });
 }
 
-/** Every address of the host (a literal IP is its own address); rejects if any one is forbidden. */
+/** Every address of the host (a literal IP is its own address); rejects if any one is forbidden. The connect timeout
+ *  also bounds the lookup (the resolver's deadline). */
 async function resolveChecked(
+  resolver: Resolver,
   hostname: string,
   allowPrivate: boolean,
-  timeoutMs: number,
 ): Promise<string[]> {
-  const bare = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-  const addresses = isIP(bare) ? [bare] : await lookupWithTimeout(bare, timeoutMs);
-  if (addresses.length === 0)
-    throw Object.assign(new Error(`no address for ${bare}`), { code: 'ENOTFOUND' });
+  const addresses = await resolver.lookup(hostname);
   // Refuse the host when ANY address is forbidden: a mixed answer is a rebinding attempt more often than not.
   const bad = allowPrivate ? undefined : addresses.find((a) => isForbiddenAddress(a));
   if (bad !== undefined) throw new ForbiddenAddressError(bad);
   return addresses;
-}
-
-/** dns.lookup has no timeout of its own, so the connect timeout also bounds resolution. */
-async function lookupWithTimeout(host: string, timeoutMs: number): Promise<string[]> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new errors.ConnectTimeoutError(`DNS lookup of ${host} timed out`)),
-      timeoutMs,
-    );
-  });
-  try {
-    const found = await Promise.race([lookup(host, { all: true, verbatim: true }), timeout]);
-    return found.map((a) => a.address);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Connects to the checked addresses in order, keeping Host/SNI/certificate checks on the original hostname. */

@@ -1,5 +1,6 @@
-// SQL for polling feeds: leasing the due ones, when the next is due, and recording each poll's outcome (success,
-// unchanged, failure, throttled, gone), which also ends the lease.
+// SQL for polling feeds: the due ones (a window the poller picks from fairly) and leasing them, when the next is due,
+// releasing leases, and recording each poll's outcome (success, unchanged, failure, throttled, gone), which also ends
+// the lease.
 import type { Db } from '../db/open.ts';
 import type { FeedRow, FeedStatus } from './feeds.ts';
 import { prepared, updateRow } from './sql.ts';
@@ -49,16 +50,50 @@ export function claimDueFeeds(
   }) as FeedRow[];
 }
 
-/** The earliest next_poll_at among pollable feeds, to sleep until then; undefined when none. */
-export function nextFeedDueAt(db: Db): string | undefined {
+/** A due feed a claim may pick: its id, what it fetches, and the application of one of its active subscriptions. */
+export type DueFeed = { id: string; fetch_url: string; application_id: string };
+
+/** The `limit` earliest due, unleased feeds that have an active subscription, each with the application of one of
+ *  them (read through feeds_due, earliest first: the poller picks among them fairly). */
+export function dueFeedWindow(db: Db, now: Date, limit: number): DueFeed[] {
+  return prepared(
+    db,
+    `SELECT f.id, f.fetch_url,
+        (SELECT s.application_id FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active' LIMIT 1) AS application_id
+      FROM feeds f
+      WHERE f.status <> 'gone' AND f.next_poll_at <= @t AND (f.lease_until IS NULL OR f.lease_until <= @t)
+        AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
+      ORDER BY f.next_poll_at LIMIT @limit`,
+  ).all({ t: now.toISOString(), limit }) as DueFeed[];
+}
+
+/** Leases the picked feeds for `leaseMs`; returns their rows (in no particular order). */
+export function leaseFeeds(db: Db, ids: readonly string[], now: Date, leaseMs: number): FeedRow[] {
+  if (ids.length === 0) return [];
+  return prepared(
+    db,
+    'UPDATE feeds SET lease_until = @lease WHERE id IN (SELECT value FROM json_each(@ids)) RETURNING *',
+  ).all({
+    lease: new Date(now.getTime() + leaseMs).toISOString(),
+    ids: JSON.stringify(ids),
+  }) as FeedRow[];
+}
+
+/** Ends the leases of feeds whose poll could not be recorded, so they are polled again now. */
+export function releaseFeedLeases(db: Db, ids: readonly string[]): void {
+  prepared(
+    db,
+    'UPDATE feeds SET lease_until = NULL WHERE id IN (SELECT value FROM json_each(?))',
+  ).run(JSON.stringify(ids));
+}
+
+/** The earliest next_poll_at after `now` among feeds not gone: when the next one falls due (an index seek; a feed due
+ *  already but not claimed waits for a commit or a lookup, which wake the poller themselves). */
+export function nextFeedDueAfter(db: Db, now: Date): string | undefined {
   return (
-    (prepared(
-      db,
-      `SELECT min(next_poll_at) FROM feeds f WHERE status <> 'gone'
-                      AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')`,
-    )
+    (prepared(db, `SELECT min(next_poll_at) FROM feeds WHERE status <> 'gone' AND next_poll_at > ?`)
       .pluck()
-      .get() as string | null) ?? undefined
+      .get(now.toISOString()) as string | null) ?? undefined
   );
 }
 

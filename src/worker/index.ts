@@ -1,11 +1,12 @@
-// Builds the loops and what they share (guarded HTTP agents, parse pool, concurrency limits) from the config.
+// Builds the loops and what they share (guarded HTTP agents, host lookups, parse pool, work pools) from the config.
 import type { Agent } from 'undici';
 import type { Ctx } from '../context.ts';
-import { createLimiter } from '../feed/limiter.ts';
-import { createGuardedAgent } from '../net/guard.ts';
-import { userAgent } from '../net/user-agent.ts';
 import { createParsePool, type ParsePool } from '../feed/parse-pool.ts';
 import type { Logger } from '../log.ts';
+import { createGuardedAgent } from '../net/guard.ts';
+import { createResolver, type Resolver } from '../net/resolver.ts';
+import { userAgent } from '../net/user-agent.ts';
+import { noTelemetry, type Telemetry } from '../telemetry.ts';
 import {
   createDelivererDeps,
   deliverTick,
@@ -14,8 +15,8 @@ import {
 } from './deliverer.ts';
 import { createLoop, type Loop } from './loop.ts';
 import { createMaintenance } from './maintenance.ts';
-import { pollTick, type PollerDeps } from './poller.ts';
-import { noTelemetry, type Telemetry } from '../telemetry.ts';
+import { createPollerDeps, pollFill, type PollerDeps } from './poller.ts';
+import type { Pool } from './pool.ts';
 
 export type Workers = {
   poller: Loop;
@@ -24,7 +25,8 @@ export type Workers = {
   pollerDeps: PollerDeps;
   delivererDeps: DelivererDeps;
   start(): void;
-  /** Stops the loops, each awaiting its in-flight tick, then waits for delivery attempts in flight; `timeoutMs` in all. */
+  /** Stops the loops, each awaiting its in-flight tick, then waits for the polls and delivery attempts in flight;
+   *  `timeoutMs` in all. */
   stop(timeoutMs: number): Promise<void>;
   /** Releases agents and worker threads; after stop(). */
   close(): Promise<void>;
@@ -36,12 +38,19 @@ export function createWorkers(
   logger: Logger,
   telemetry: Telemetry = noTelemetry,
 ): Workers {
-  const { feedAgent, hookAgent } = createAgents(ctx);
-  const pool = createParsePool();
-  const pollerDeps = createPollerDeps(ctx, feedAgent, pool, logger, telemetry);
-  const poller = createLoop('poller', async () => (await pollTick(ctx, pollerDeps)).nextDelayMs, {
-    idleMs: 60_000,
+  const { poll } = ctx.config;
+  const resolver = createResolver({ timeoutMs: poll.connect_timeout_seconds * 1000 });
+  const { feedAgent, hookAgent } = createAgents(ctx, resolver);
+  const parsePool = createParsePool({
+    size: poll.parse_workers || undefined,
+    heapMb: poll.parse_heap_mb,
+  });
+  const { poller, pollerDeps } = createPoller(ctx, {
+    feedAgent,
+    parsePool,
+    resolver,
     logger,
+    telemetry,
   });
   const { deliverer, delivererDeps } = createDeliverer(ctx, hookAgent, logger, telemetry);
   const maintenance = createMaintenance(ctx, logger);
@@ -63,21 +72,32 @@ export function createWorkers(
         deliverer.stop(timeoutMs),
         maintenance.stop(timeoutMs),
       ]);
-      if (!(await drainDeliveries(delivererDeps, Math.max(0, deadline - Date.now())))) {
+      const left = () => Math.max(0, deadline - Date.now());
+      const [polled, delivered] = await Promise.all([
+        pollerDeps.pool.drain(left()),
+        drainDeliveries(delivererDeps, left()),
+      ]);
+      if (!polled)
+        logger.warn(
+          'poll: stopped with polls in flight; their feeds are polled at the next start',
+          {
+            in_flight: pollerDeps.pool.busy,
+          },
+        );
+      if (!delivered)
         logger.warn(
           'deliver: stopped with attempts in flight; they are retried after their lease ends',
           { in_flight: delivererDeps.pool.busy },
         );
-      }
     },
     async close() {
-      await Promise.all([feedAgent.close(), hookAgent.close(), pool.close()]);
+      await Promise.all([feedAgent.close(), hookAgent.close(), parsePool.close()]);
     },
   };
 }
 
-/** The guarded agents for feed fetches and for webhook attempts. */
-function createAgents(ctx: Ctx): { feedAgent: Agent; hookAgent: Agent } {
+/** The guarded agents for feed fetches (connecting to the addresses the poller's caps counted) and webhook attempts. */
+function createAgents(ctx: Ctx, resolver: Resolver): { feedAgent: Agent; hookAgent: Agent } {
   const { poll, delivery, network } = ctx.config;
   // Connections per origin: as many as requests can be in flight at once, so none waits for one; an unbounded pool kept
   // growing under load and cost ~8 µs of every request (make bench).
@@ -85,6 +105,7 @@ function createAgents(ctx: Ctx): { feedAgent: Agent; hookAgent: Agent } {
     allowPrivate: network.allow_private,
     connectTimeoutMs: poll.connect_timeout_seconds * 1000,
     connections: poll.concurrency,
+    resolver,
   });
   const hookAgent = createGuardedAgent({
     allowPrivate: network.allow_private,
@@ -94,28 +115,43 @@ function createAgents(ctx: Ctx): { feedAgent: Agent; hookAgent: Agent } {
   return { feedAgent, hookAgent };
 }
 
-/** The poller's deps: fetch settings with the parse pool, the global and per-host limits. */
-function createPollerDeps(
+/** The poller loop and its deps: the loop fills the pool; each commit of finished polls claims for the slots they free,
+ *  and a finished host lookup or a commit that found nothing due nudges the loop. */
+function createPoller(
   ctx: Ctx,
-  agent: Agent,
-  pool: ParsePool,
-  logger: Logger,
-  telemetry: Telemetry,
-): PollerDeps {
+  shared: {
+    feedAgent: Agent;
+    parsePool: ParsePool;
+    resolver: Resolver;
+    logger: Logger;
+    telemetry: Telemetry;
+  },
+): { poller: Loop; pollerDeps: PollerDeps } {
   const { poll } = ctx.config;
-  return {
-    refresh: {
-      agent,
-      parse: (text, opts) => pool.parse(text, opts),
-      userAgent: userAgent(ctx.config),
-      maxBodyBytes: poll.max_body_bytes,
-      connectTimeoutMs: poll.connect_timeout_seconds * 1000,
-      totalTimeoutMs: poll.timeout_seconds * 1000,
+  const pollerDeps = createPollerDeps(
+    ctx,
+    {
+      refresh: {
+        agent: shared.feedAgent,
+        read: (doc, deadline) => shared.parsePool.read(doc, deadline),
+        userAgent: userAgent(ctx.config),
+        maxBodyBytes: poll.max_body_bytes,
+        connectTimeoutMs: poll.connect_timeout_seconds * 1000,
+        totalTimeoutMs: poll.timeout_seconds * 1000,
+      },
+      resolver: shared.resolver,
+      logger: shared.logger.child({ loop: 'poller' }),
+      telemetry: shared.telemetry,
     },
-    limiter: createLimiter({ global: poll.concurrency, perHost: poll.per_host_concurrency }),
-    logger: logger.child({ loop: 'poller' }),
-    telemetry,
-  };
+    () => poller.nudge(),
+  );
+  const poller = poolLoop(
+    'poller',
+    pollerDeps.pool,
+    async () => pollFill(ctx, pollerDeps),
+    shared.logger,
+  );
+  return { poller, pollerDeps };
 }
 
 /** The deliverer loop and its deps. Ticks start attempts without awaiting them; while the loop runs, each commit of
@@ -137,21 +173,32 @@ function createDeliverer(
     },
     () => deliverer.nudge(),
   );
-  const loop = createLoop(
+  const deliverer = poolLoop(
     'deliverer',
+    delivererDeps.pool,
     async () => (await deliverTick(ctx, delivererDeps, { wait: false })).nextDelayMs,
-    { idleMs: 60_000, logger },
+    logger,
   );
-  const deliverer: Loop = {
+  return { deliverer, delivererDeps };
+}
+
+/** A loop that fills `pool`: its commits refill between start() and stop(). */
+function poolLoop<I, R, V>(
+  name: string,
+  pool: Pool<I, R, V>,
+  tick: () => Promise<number>,
+  logger: Logger,
+): Loop {
+  const loop = createLoop(name, tick, { idleMs: 60_000, logger });
+  return {
     ...loop,
     start() {
-      delivererDeps.pool.start();
+      pool.start();
       loop.start();
     },
     stop(timeoutMs) {
-      delivererDeps.pool.stop();
+      pool.stop();
       return loop.stop(timeoutMs);
     },
   };
-  return { deliverer, delivererDeps };
 }

@@ -1,6 +1,8 @@
-// The poller's tick: claim due feeds with a lease, refresh them concurrently, then store each outcome in ONE transaction.
+// The poller: a feed's way from claim to recorded outcome, on the work pool (pool.ts; states in ARCHITECTURE.md).
+// claim: among the earliest due feeds, each keyed by its host, every address the host resolves to (looked up before the
+// claim) and one of its applications, picked fairly → run: refreshFeed, all of it within poll.timeout_seconds → record:
+// applyOutcome (poll-outcome.ts) in the group commit that claims for the slots it frees → report.
 import type { Ctx } from '../context.ts';
-import type { Limiter } from '../feed/limiter.ts';
 import {
   refreshFeed,
   type RefreshDeps,
@@ -8,11 +10,21 @@ import {
   type RefreshTarget,
 } from '../feed/refresh.ts';
 import type { Logger } from '../log.ts';
+import { addressKey, type Resolver } from '../net/resolver.ts';
 import type { FeedRow } from '../store/feeds.ts';
-import { claimDueFeeds, nextFeedDueAt } from '../store/feeds-poll.ts';
+import {
+  claimDueFeeds,
+  dueFeedWindow,
+  leaseFeeds,
+  nextFeedDueAfter,
+  releaseFeedLeases,
+  type DueFeed,
+} from '../store/feeds-poll.ts';
 import type { Telemetry } from '../telemetry.ts';
+import { pickFairly, type Candidate } from './fair.ts';
 import { applyOutcome } from './poll-outcome.ts';
 import type { Stored } from './poll-parsed.ts';
+import { Pool, type PoolSpec, type Room } from './pool.ts';
 
 export type PollSummary = {
   fetched: number;
@@ -21,57 +33,204 @@ export type PollSummary = {
   newEntries: number;
   events: number;
 };
-export type PollerDeps = {
+/** What polling needs besides the context: fetching and reading, the host lookups, measures and logs. */
+export type PollDeps = {
   refresh: Omit<RefreshDeps, 'now'>;
-  limiter: Limiter;
+  resolver: Resolver;
   logger: Logger;
   telemetry: Telemetry;
 };
+export type PollerDeps = PollDeps & {
+  /** The daemon's pool (its loop fills it). */
+  pool: PollPool;
+  /** Whether the last claim saw a full window (more may be due than it saw); host lookups under way. */
+  claim: { cut: boolean; lookups: number };
+};
 
-const BATCH = 64;
+/** A claimed feed and the pool keys it holds. */
+type Claimed = { feed: FeedRow; keys: readonly string[] };
+type Polled = { outcome: RefreshOutcome; seenAt: Date };
+type PollPool = Pool<Claimed, Polled, Stored>;
 
-/** One poll tick; `all` ignores schedules (poll --once). Returns what happened and the ms until the next due feed. */
+/** A claim picks among this many of the earliest due feeds: fairness across applications and hosts holds within it. */
+const DUE_WINDOW = 256;
+/** Host lookups a claim starts at most while others are under way. */
+const MAX_LOOKUPS = 64;
+/** A lease outlives the refresh it covers (which ends by poll.timeout_seconds) by this much. */
+const LEASE_MARGIN_MS = 10_000;
+const IDLE_MS = 60_000;
+
+/** The poller's pool; `idle` is the loop's nudge (slots free and nothing due, or a host lookup finished). */
+export function createPollerDeps(
+  ctx: Ctx,
+  deps: PollDeps,
+  idle: () => void = () => {},
+): PollerDeps {
+  const out: PollerDeps = { ...deps, claim: { cut: false, lookups: 0 }, pool: undefined! };
+  const claim = (free: number, room: Room) => claimFairly(ctx, out, free, room, idle);
+  out.pool = new Pool(
+    ctx.db,
+    pollSpec(ctx, deps, claim, idle, () => {}),
+    deps.logger,
+  );
+  return out;
+}
+
+/** One poll round, awaited (poll --once, tests): leases the due feeds (all of them with `all`, ignoring schedules; else
+ *  up to 64), looks up their hosts, runs them through a pool of poll.concurrency slots under the same per-host caps, and
+ *  resolves once each is recorded. Returns what happened and the ms until the next feed falls due. */
 export async function pollTick(
   ctx: Ctx,
-  deps: PollerDeps,
+  deps: PollDeps,
   opts: { all?: boolean } = {},
 ): Promise<{ summary: PollSummary; nextDelayMs: number }> {
   const summary: PollSummary = { fetched: 0, notModified: 0, failed: 0, newEntries: 0, events: 0 };
   const now = ctx.clock.now();
-  // Covers a fetch and a discovery's extra fetches (up to 5 in all) and the parse; a crashed poll's feed is retried after it.
-  const leaseMs = (ctx.config.poll.timeout_seconds * 5 + 10) * 1000;
-  const feeds = claimDueFeeds(ctx.db, now, leaseMs, opts.all ? 1_000_000 : BATCH, opts.all);
+  const feeds = claimDueFeeds(ctx.db, now, leaseMs(ctx), opts.all ? 1_000_000 : 64, opts.all);
   await Promise.all(
-    feeds.map((feed) =>
-      deps.limiter.run(hostOf(feed.fetch_url), () => pollOne(ctx, deps, feed, summary)),
-    ),
+    [...new Set(feeds.map((f) => hostOf(f.fetch_url)))].map((h) => deps.resolver.refresh(h)),
   );
-  if (feeds.length >= BATCH && !opts.all) return { summary, nextDelayMs: 0 };
-  const due = nextFeedDueAt(ctx.db);
-  const wait = due === undefined ? 60_000 : Date.parse(due) - ctx.clock.now().getTime();
-  return { summary, nextDelayMs: Math.min(60_000, Math.max(feeds.length > 0 ? 0 : 1000, wait)) };
+  const waiting = feeds.map((feed) => ({
+    feed,
+    keys: feedKeys(deps.resolver, feed.fetch_url, null),
+  }));
+  const claim = (free: number, room: Room): Claimed[] => {
+    const picked = pickFairly(
+      waiting.map((c) => ({ value: c, keys: c.keys, groups: c.keys.slice(0, 1) })),
+      free,
+      room,
+    );
+    for (const c of picked) waiting.splice(waiting.indexOf(c), 1);
+    return picked;
+  };
+  const pool = new Pool(
+    ctx.db,
+    pollSpec(
+      ctx,
+      deps,
+      claim,
+      () => {},
+      (r) => count(summary, r),
+    ),
+    deps.logger,
+  );
+  pool.start();
+  pool.fill();
+  await pool.drain(leaseMs(ctx) * Math.max(1, feeds.length));
+  const next = nextFeedDueAfter(ctx.db, ctx.clock.now());
+  const wait = next === undefined ? IDLE_MS : Date.parse(next) - ctx.clock.now().getTime();
+  return { summary, nextDelayMs: Math.min(IDLE_MS, Math.max(1000, wait)) };
 }
 
-async function pollOne(
+/** The loop's tick: fills the free slots; returns when to look again if nothing wakes the loop first (never while
+ *  every slot is busy; soon when the last claim saw a full window; else when the next feed falls due, 1 s to 60 s). */
+export function pollFill(ctx: Ctx, deps: PollerDeps): number {
+  deps.pool.fill();
+  if (deps.pool.free <= 0) return IDLE_MS;
+  if (deps.claim.cut) return 1000;
+  const now = ctx.clock.now();
+  const next = nextFeedDueAfter(ctx.db, now);
+  return Math.min(
+    IDLE_MS,
+    Math.max(1000, (next === undefined ? IDLE_MS : Date.parse(next)) - now.getTime()),
+  );
+}
+
+/** The pool spec shared by the daemon's pool and pollTick's: only the claim, idle and the extra count differ. */
+function pollSpec(
+  ctx: Ctx,
+  deps: PollDeps,
+  claim: (free: number, room: Room) => Claimed[],
+  idle: () => void,
+  counted: (r: { outcome: RefreshOutcome; stored: Stored }) => void,
+): PoolSpec<Claimed, Polled, Stored> {
+  const perHost = ctx.config.poll.per_host_concurrency;
+  return {
+    name: 'poll',
+    slots: ctx.config.poll.concurrency,
+    keysOf: (c) => c.keys,
+    capOf: (key) => (key.startsWith('host:') || key.startsWith('addr:') ? perHost : Infinity),
+    claim,
+    run: async ({ feed }) => {
+      const seenAt = ctx.clock.now();
+      const outcome = await refreshFeed(refreshTarget(feed), {
+        ...deps.refresh,
+        now: () => ctx.clock.now(),
+      });
+      return { outcome, seenAt };
+    },
+    record: ({ feed }, { outcome, seenAt }) =>
+      applyOutcome(ctx, feed, outcome, ctx.clock.now(), seenAt),
+    recorded: ({ feed }, { outcome }, stored) => {
+      if (stored.events > 0) ctx.nudgeDeliverer(); // each feed's events go out as soon as they are stored
+      counted({ outcome, stored });
+      report(deps, feed, outcome, stored);
+    },
+    release: (items) =>
+      releaseFeedLeases(
+        ctx.db,
+        items.map((c) => c.feed.id),
+      ),
+    idle,
+  };
+}
+
+/** The daemon's claim: the window of earliest due feeds, those whose host is looked up and fit under their caps, picked
+ *  fairly (applications, then hosts) and leased. A host not looked up (or stale) is looked up now; its feeds are
+ *  claimed when that finishes, keyed by the addresses it found. */
+function claimFairly(
   ctx: Ctx,
   deps: PollerDeps,
-  feed: FeedRow,
-  summary: PollSummary,
-): Promise<void> {
-  const seenAt = ctx.clock.now();
-  const outcome = await refreshFeed(refreshTarget(feed), {
-    ...deps.refresh,
-    now: () => ctx.clock.now(),
-  });
+  free: number,
+  room: Room,
+  idle: () => void,
+): Claimed[] {
   const now = ctx.clock.now();
-  const result = ctx.db.transaction(() => applyOutcome(ctx, feed, outcome, now, seenAt))();
-  if (result.events > 0) ctx.nudgeDeliverer(); // each feed's events go out as soon as they are stored, not after the round
-  summary.fetched += 1;
-  if (outcome.kind === 'unchanged') summary.notModified += 1;
-  if (outcome.kind === 'error') summary.failed += 1;
-  summary.newEntries += result.newEntries;
-  summary.events += result.events;
-  report(deps, feed, outcome, result);
+  const window = dueFeedWindow(ctx.db, now, DUE_WINDOW);
+  deps.claim.cut = window.length >= DUE_WINDOW;
+  const candidates: Candidate<DueFeed>[] = [];
+  const unknown = new Set<string>();
+  for (const f of window) {
+    const keys = feedKeys(deps.resolver, f.fetch_url, f.application_id);
+    if (keys === undefined) unknown.add(hostOf(f.fetch_url));
+    else if (room.fits(keys)) candidates.push({ value: f, keys, groups: [keys[0]!, keys[1]!] });
+  }
+  lookUp(deps, [...unknown], idle);
+  const picked = pickFairly(candidates, free, room);
+  const keys = new Map(candidates.map((c) => [c.value.id, c.keys]));
+  return leaseFeeds(
+    ctx.db,
+    picked.map((f) => f.id),
+    now,
+    leaseMs(ctx),
+  ).map((feed) => ({
+    feed,
+    keys: keys.get(feed.id)!,
+  }));
+}
+
+/** Starts lookups of `hosts` (at most MAX_LOOKUPS under way); each one that finishes wakes the loop to claim. */
+function lookUp(deps: PollerDeps, hosts: string[], idle: () => void): void {
+  for (const host of hosts) {
+    if (deps.claim.lookups >= MAX_LOOKUPS) return;
+    deps.claim.lookups += 1;
+    void deps.resolver.refresh(host).then(() => {
+      deps.claim.lookups -= 1;
+      idle();
+    });
+  }
+}
+
+/** A feed's pool keys: its application first (null: none, as in pollTick), its host, then each address the host
+ *  resolved to (so seven names of one server share one cap); undefined when the host is not looked up yet. */
+function feedKeys(resolver: Resolver, url: string, app: string | null): string[];
+function feedKeys(resolver: Resolver, url: string, app: string): string[] | undefined;
+function feedKeys(resolver: Resolver, url: string, app: string | null): string[] | undefined {
+  const host = hostOf(url);
+  const addresses = resolver.cached(host);
+  if (addresses === undefined && app !== null) return undefined;
+  const keys = [`host:${host}`, ...new Set((addresses ?? []).map((a) => `addr:${addressKey(a)}`))];
+  return app === null ? keys : [`app:${app}`, ...keys];
 }
 
 /** What to fetch for a feed. A feed awaiting its baseline is fetched without validators: a 304 would leave it without
@@ -90,19 +249,33 @@ export function refreshTarget(feed: FeedRow): RefreshTarget {
   };
 }
 
+/** The lease of a claimed feed: its refresh's deadline and a margin for recording it. */
+function leaseMs(ctx: Ctx): number {
+  return ctx.config.poll.timeout_seconds * 1000 + LEASE_MARGIN_MS;
+}
+
+function count(
+  summary: PollSummary,
+  { outcome, stored }: { outcome: RefreshOutcome; stored: Stored },
+): void {
+  summary.fetched += 1;
+  if (outcome.kind === 'unchanged') summary.notModified += 1;
+  if (outcome.kind === 'error') summary.failed += 1;
+  summary.newEntries += stored.newEntries;
+  summary.events += stored.events;
+}
+
 /** Measures and logs one stored refresh. */
-function report(deps: PollerDeps, feed: FeedRow, outcome: RefreshOutcome, result: Stored): void {
-  deps.telemetry.polled(
-    outcome.kind,
-    'meta' in outcome ? outcome.meta.durationMs : outcome.durationMs,
-  );
+function report(deps: PollDeps, feed: FeedRow, outcome: RefreshOutcome, result: Stored): void {
+  const durationMs = 'meta' in outcome ? outcome.meta.durationMs : outcome.durationMs;
+  deps.telemetry.polled(outcome.kind, durationMs);
   const fields = {
     feed_id: feed.id,
     outcome: outcome.kind,
     http_status: 'meta' in outcome ? outcome.meta.status : outcome.status,
     new_entries: result.newEntries,
     events: result.events,
-    duration_ms: 'meta' in outcome ? outcome.meta.durationMs : outcome.durationMs,
+    duration_ms: durationMs,
     ...(result.switchedTo ? { identity_switched_to: result.switchedTo } : {}),
   };
   if (outcome.kind === 'error')
@@ -117,7 +290,7 @@ function report(deps: PollerDeps, feed: FeedRow, outcome: RefreshOutcome, result
 
 function hostOf(url: string): string {
   try {
-    return new URL(url).host;
+    return new URL(url).hostname;
   } catch {
     return url;
   }

@@ -1,11 +1,14 @@
-// Parse pool: large bodies parse on a worker thread with the same result as inline; failures fall back or reject.
+// Parse pool: documents above a tiny size are read (decoded, parsed, keyed) on a worker with the same result as inline;
+// reads end by their deadline, the queue is bounded, and a document that needs too much memory stops its worker only.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { FeedParseError, parseFeed } from '../../src/feed/parse.ts';
 import { createParsePool } from '../../src/feed/parse-pool.ts';
+import { readDocument, type DocumentRequest } from '../../src/feed/parse-worker.ts';
+import { within } from '../support/deadline.ts';
 
-const OPTS = { baseUrl: 'https://example.org/feed.xml', contentLocation: null };
+const BASE = 'https://example.org/feed.xml';
 
 function bigFeed(items: number): string {
   const body = Array.from(
@@ -17,54 +20,86 @@ function bigFeed(items: number): string {
   return `<?xml version="1.0"?><rss version="2.0"><channel><title>Big</title><link>/</link>${body.join('\n')}</channel></rss>`;
 }
 
-test('a feed over 1 MiB parses in a worker and yields the same result as inline', async () => {
+/** A document of `text` (its bytes in a buffer of their own, as a fetch hands them over). */
+function doc(text: string | Uint8Array, mode: DocumentRequest['mode'] = 'feed'): DocumentRequest {
+  return {
+    bytes: new Uint8Array(typeof text === 'string' ? Buffer.from(text) : text),
+    contentType: 'application/rss+xml',
+    mode,
+    parse: { baseUrl: BASE, contentLocation: null },
+    keyBase: BASE,
+  };
+}
+
+const soon = (ms = 10_000) => performance.now() + ms;
+
+/** A worker that says it is ready and then never answers. */
+const silent = () =>
+  new Worker(
+    "require('node:worker_threads').parentPort.postMessage({ type: 'ready' }); setInterval(() => {}, 1000);",
+    { eval: true },
+  );
+
+test('a large document is read on a worker with the same result as inline, entry keys included', async () => {
   const text = bigFeed(3000);
-  assert.ok(text.length > 1024 * 1024);
   const pool = createParsePool({ size: 2 });
   try {
     assert.equal(await pool.ready(), 'worker');
-    const [fromWorker, again] = await Promise.all([pool.parse(text, OPTS), pool.parse(text, OPTS)]);
+    const [fromWorker, again] = await Promise.all([
+      pool.read(doc(text), soon()),
+      pool.read(doc(text), soon()),
+    ]);
     assert.equal(pool.mode, 'worker');
-    assert.deepEqual(fromWorker, parseFeed(text, OPTS));
+    assert.deepEqual(fromWorker, readDocument(doc(text)));
     assert.deepEqual(again, fromWorker);
-    assert.equal(fromWorker.entries.length, 3000);
+    assert.ok(fromWorker.kind === 'feed');
+    assert.equal(fromWorker.parsed.entries.length, 3000);
+    assert.equal(fromWorker.identities.length, 3000);
   } finally {
     await pool.close();
   }
 });
 
-test('a worker rejects non-feeds with FeedParseError, like parseFeed', async () => {
+test('a worker answers a page with its feed links, and a candidate that is not a feed as such', async () => {
   const pool = createParsePool({ size: 1, thresholdBytes: 10 });
+  const page =
+    '<!DOCTYPE html><html><head><link rel="alternate" type="application/rss+xml" href="/feed.xml"></head></html>';
   try {
-    await assert.rejects(
-      pool.parse('<!DOCTYPE html><html><body>hello</body></html>', OPTS),
-      FeedParseError,
-    );
+    const links = await pool.read(doc(page, 'page-or-feed'), soon());
+    assert.ok(links.kind === 'page');
+    assert.equal(links.links[0]?.url, 'https://example.org/feed.xml');
+    assert.deepEqual(await pool.read(doc(page, 'candidate'), soon()), { kind: 'not-feed' });
+    const refused = await pool.read(doc(page, 'feed'), soon());
+    assert.ok(refused.kind === 'error' && refused.parseError, JSON.stringify(refused));
     assert.equal(pool.mode, 'worker');
   } finally {
     await pool.close();
   }
 });
 
-test('small bodies and pools without workers parse inline', async () => {
+test('tiny bodies, and every body of a pool without workers, are read inline', async () => {
   const failing = createParsePool({
     spawn: () => {
       throw new Error('no workers here');
     },
   });
-  const small =
-    '<rss version="2.0"><channel><title>s</title><item><guid>1</guid></item></channel></rss>';
   try {
-    assert.equal(failing.mode, 'inline');
     assert.equal(await failing.ready(), 'inline');
-    assert.deepEqual(await failing.parse(bigFeed(3000), OPTS), parseFeed(bigFeed(3000), OPTS));
-    await assert.rejects(failing.parse('<html></html>', OPTS), FeedParseError);
+    assert.deepEqual(
+      await failing.read(doc(bigFeed(3000)), soon()),
+      readDocument(doc(bigFeed(3000))),
+    );
   } finally {
     await failing.close();
   }
-  const pool = createParsePool({ size: 1 });
+  const pool = createParsePool({ size: 1, spawn: silent }); // a worker would never answer
+  const small =
+    '<rss version="2.0"><channel><title>s</title><item><guid>1</guid></item></channel></rss>';
   try {
-    assert.deepEqual(await pool.parse(small, OPTS), parseFeed(small, OPTS));
+    assert.deepEqual(
+      await within(pool.read(doc(small), soon()), 2000, 'an inline read'),
+      readDocument(doc(small)),
+    );
   } finally {
     await pool.close();
   }
@@ -77,42 +112,80 @@ test('a worker that cannot start makes the pool fall back to inline and finish q
     spawn: () => new Worker('throw new Error("boom")', { eval: true }),
   });
   try {
-    const feed = await pool.parse(
-      '<rss version="2.0"><channel><title>t</title></channel></rss>',
-      OPTS,
+    const read = await pool.read(
+      doc('<rss version="2.0"><channel><title>t</title></channel></rss>'),
+      soon(),
     );
-    assert.equal(feed.title, 't');
+    assert.ok(read.kind === 'feed');
+    assert.equal(read.parsed.title, 't');
     assert.equal(pool.mode, 'inline');
   } finally {
     await pool.close();
   }
 });
 
-test('a parse that exceeds the timeout is rejected and the worker replaced', async () => {
+test('a read still running at its deadline is answered with an error and its worker replaced', async () => {
   let spawned = 0;
-  const silent = () => {
-    spawned++;
-    return new Worker(
-      "require('node:worker_threads').parentPort.postMessage({ type: 'ready' }); setInterval(() => {}, 1000);",
-      { eval: true },
-    );
-  };
-  const pool = createParsePool({ size: 1, thresholdBytes: 10, timeoutMs: 200, spawn: silent });
+  const pool = createParsePool({ size: 1, thresholdBytes: 10, spawn: () => (spawned++, silent()) });
   try {
-    await assert.rejects(
-      pool.parse('<rss version="2.0"><channel></channel></rss>', OPTS),
-      /timed out/,
+    await pool.ready();
+    const read = await within(
+      pool.read(doc('<rss version="2.0"></rss>'), soon(200)),
+      2000,
+      'the read',
     );
+    assert.ok(read.kind === 'error');
+    assert.match(read.message, /not read within the poll deadline/);
     assert.equal(spawned, 2);
-    assert.equal(pool.mode, 'worker');
   } finally {
     await pool.close();
   }
 });
 
-test('close() terminates the workers and later parses are refused', async () => {
+test('a read waiting for a worker past its deadline leaves the queue; past maxQueued reads are refused', async () => {
+  const pool = createParsePool({ size: 1, thresholdBytes: 10, maxQueued: 2, spawn: silent });
+  try {
+    await pool.ready();
+    const running = pool.read(doc('<rss version="2.0"></rss>'), soon(5000));
+    const waiting = pool.read(doc('<rss version="2.0"></rss>'), soon(100));
+    const queued = pool.read(doc('<rss version="2.0"></rss>'), soon(5000));
+    const third = await pool.read(doc('<rss version="2.0"></rss>'), soon(5000));
+    assert.ok(third.kind === 'error');
+    assert.match(third.message, /2 documents already wait/);
+    const late = await within(waiting, 2000, 'the waiting read');
+    assert.ok(late.kind === 'error');
+    assert.match(late.message, /not read within the poll deadline/);
+    void running;
+    void queued;
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a document that needs more than the worker heap stops that worker only, and the next read works', async () => {
+  const pool = createParsePool({ size: 1, heapMb: 32 });
+  try {
+    await pool.ready();
+    // 10 MiB of random bytes: undeclared, not UTF-8, decoded as windows-1252 into 20 MB of text and more.
+    const garbage = await within(
+      pool.read(doc(randomBytes(10 * 1024 * 1024)), soon(30_000)),
+      30_000,
+      'garbage',
+    );
+    assert.ok(garbage.kind === 'error' && garbage.parseError, JSON.stringify(garbage));
+    assert.match(garbage.message, /needs more than 32 MiB/);
+    const next = await pool.read(doc(bigFeed(100)), soon());
+    assert.ok(next.kind === 'feed');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('close() terminates the workers and later reads are refused', async () => {
   const pool = createParsePool({ size: 1 });
   await pool.ready();
   await pool.close();
-  await assert.rejects(pool.parse('<rss/>', OPTS), /closed/);
+  const read = await pool.read(doc(bigFeed(100)), soon());
+  assert.ok(read.kind === 'error');
+  assert.match(read.message, /closed/);
 });

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
-import { parseFeed } from '../../src/feed/parse.ts';
+import { readDocument } from '../../src/feed/parse-worker.ts';
 import { refreshFeed, type RefreshTarget } from '../../src/feed/refresh.ts';
 import { rss, startOrigin, type Origin } from '../support/servers.ts';
 
@@ -46,7 +46,7 @@ describe('refreshFeed credentials', () => {
       },
       {
         agent,
-        parse: async (text, opts) => parseFeed(text, opts),
+        read: async (doc) => readDocument(doc),
         userAgent: 'feedsub-test',
         maxBodyBytes: 1 << 20,
         connectTimeoutMs: 5000,
