@@ -1,9 +1,13 @@
-// One feed's refresh: credentials given with a subscribed URL go to its origin only, whatever URL is fetched.
+// One feed's refresh: credentials given with a subscribed URL go to its origin only, whatever URL is fetched; the
+// whole refresh, discovery included, ends within its total time.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
 import { readDocument } from '../../src/feed/parse-worker.ts';
 import { refreshFeed, type RefreshTarget } from '../../src/feed/refresh.ts';
+import { within } from '../support/deadline.ts';
 import { rss, startOrigin, type Origin } from '../support/servers.ts';
 
 const BASIC = `Basic ${Buffer.from('alice:s3cret').toString('base64')}`;
@@ -114,5 +118,67 @@ describe('refreshFeed credentials', () => {
       }),
     );
     assert.deepEqual(got, [null]);
+  });
+});
+
+describe('refreshFeed deadline', () => {
+  it("ends within its total time however many of a page's candidate feeds answer slowly", async () => {
+    // A page advertising four feeds, each answering with another page after 600 ms: every fetch stays within the
+    // total time on its own, and four of them do not.
+    const server = createServer((req, res) => {
+      if (req.url === '/page.html') {
+        const links = [1, 2, 3, 4]
+          .map((n) => `<link rel="alternate" type="application/rss+xml" href="/feed-${n}.xml">`)
+          .join('');
+        res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end(`<!doctype html><html><head>${links}</head></html>`);
+        return;
+      }
+      setTimeout(
+        () =>
+          res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html></html>'),
+        600,
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const agent = new Agent();
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/page.html`;
+    try {
+      const started = performance.now();
+      const outcome = await within(
+        refreshFeed(
+          {
+            url,
+            fetchUrl: url,
+            credentials: null,
+            etag: null,
+            lastModified: null,
+            bodyHash: null,
+            discovered: false,
+            keyBase: url,
+          },
+          {
+            agent,
+            read: async (doc) => readDocument(doc),
+            userAgent: 'feedsub-test',
+            maxBodyBytes: 1 << 20,
+            connectTimeoutMs: 5000,
+            totalTimeoutMs: 1000,
+            now: () => new Date(),
+          },
+        ),
+        1800,
+        'the refresh',
+      );
+      assert.ok(outcome.kind === 'error', JSON.stringify(outcome));
+      assert.equal(outcome.errorClass, 'network');
+      assert.match(outcome.message, /no feed was found in it within 1 s/);
+      assert.ok(performance.now() - started >= 950, 'it used its whole time');
+    } finally {
+      await agent.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
