@@ -25,7 +25,7 @@ export function entryKeys(entries: Entry[], feedUrl: string): string[] {
       b,
       'dup',
       e.url ?? '',
-      e.title ?? '',
+      e.key_source.title ?? '',
       e.published_at ?? '',
       e.updated_at ?? '',
     ].join('\u0000');
@@ -59,7 +59,9 @@ function baseIdentity(e: Entry, feedUrl: string): string {
   if (url) return `url\u0000${url}`;
   const enclosure = e.enclosures[0]?.url;
   if (enclosure) return `enclosure\u0000${enclosure}`;
-  return ['text', e.title ?? '', e.content ?? e.summary ?? '', e.published_at ?? ''].join('\u0000');
+  return ['text', e.key_source.title ?? '', e.key_source.body ?? '', e.published_at ?? ''].join(
+    '\u0000',
+  );
 }
 
 function safeBase(feedUrl: string): string | null {

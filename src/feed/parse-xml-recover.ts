@@ -1,12 +1,14 @@
-// XML hygiene before feedsmith: illegal characters, root detection, well-formedness scan, truncation recovery.
+// Lenient, bounded repair of real-world XML before feedsmith: stray '<', unclosed and stray tags, internal-DTD
+// entities, a namespace-prefixed RSS root; a document cut short keeps its complete items.
+import { expandEntities, escapeStrayLt } from './parse-xml-text.ts';
+import { internalEntities, skipMarkupDecl, type EntityTable } from './parse-xml-prolog.ts';
 
 export type XmlDamage = { offset: number; line: number; message: string };
-export type XmlCheck = { damage: null } | { damage: XmlDamage; recovered: string | null };
+/** The repaired document (null when nothing usable is left), the first damage, and how many repairs were made. */
+export type XmlRepair = { xml: string | null; damage: XmlDamage | null; repairs: number };
 
-// XML 1.0 §2.2 Char production: C0 controls other than TAB/LF/CR, and U+FFFE/U+FFFF are never allowed.
-const ILLEGAL_XML_CHARS = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/g;
-// Leaf elements whose content feedsmith reads raw (fast-xml-parser stop nodes): unescaped HTML inside
-// them is tolerated there, so the scan skips to their end tag instead of checking their markup.
+// Leaf elements whose content feedsmith reads raw (fast-xml-parser stop nodes): unescaped HTML inside them is
+// kept as text, so the scan does not check their markup; it only escapes a '<' that starts no tag.
 const RAW_ELEMENTS = new Set([
   'title',
   'link',
@@ -29,166 +31,350 @@ const RAW_ELEMENTS = new Set([
   'source',
 ]);
 const ITEM_ELEMENTS = new Set(['item', 'entry']);
-const NAME = /[^\s/>=<"'!?]+/y;
+// HTML void elements (HTML §13.1.2): written without an end tag, they are closed on the spot rather than around
+// whatever follows them.
+const VOID_ELEMENTS = new Set([
+  'area',
+  'br',
+  'col',
+  'embed',
+  'hr',
+  'img',
+  'input',
+  'source',
+  'wbr',
+]);
+const NAME = /[A-Za-z_\u00C0-\uFFFF][^\s/>=<"'!?&;]*/y;
+// Bounds on the work a hostile document can cause: repairs (each O(1) or O(depth)) and nesting depth.
+const MAX_REPAIRS = 10_000;
+const MAX_DEPTH = 256;
 
-/** Removes characters XML 1.0 forbids; returns the input itself when there are none. */
-export function stripIllegalXmlChars(text: string): string {
-  return text.replace(ILLEGAL_XML_CHARS, '');
+type Frame = { name: string; out: string; chunk: number; closeAt: number; base64?: boolean };
+// Atom 0.3 mode="base64" (draft-ietf-atompub-format-02 §3.1.2): the content is base64 of the typed text.
+const BASE64_MODE = /\s+mode\s*=\s*(["'])base64\1/i;
+
+/** Repairs the document whose root element starts at `rootOffset`; the prolog (declaration, DOCTYPE) is dropped
+ *  after its internal entities are read. Linear in the input. */
+export function repairXml(text: string, rootOffset: number): XmlRepair {
+  return new Repairer(text, internalEntities(text, rootOffset)).run(rootOffset);
 }
 
-/** Offset and lowercased qualified name of the first element, skipping the prolog
- *  (declaration, comments, processing instructions, DOCTYPE); null when there is none. */
-export function findRootElement(text: string): { offset: number; name: string } | null {
-  let i = text.indexOf('<');
-  while (i !== -1) {
-    const end = skipMarkupDecl(text, i);
-    if (end === -1) return null;
-    if (end === i) {
-      NAME.lastIndex = i + 1;
-      const m = NAME.exec(text);
-      return m ? { offset: i, name: m[0].toLowerCase() } : null;
-    }
-    i = text.indexOf('<', end);
+class Repairer {
+  readonly #text: string;
+  readonly #entities: EntityTable;
+  readonly #out: string[] = [];
+  readonly #stack: Frame[] = [];
+  readonly #budget = { chars: 0 };
+  #items = 0;
+  #safe: { chunk: number; stack: Frame[] } | null = null;
+  #damage: XmlDamage | null = null;
+  #repairs = 0;
+  #prefix: string | null = null; // the prefix of a <p:rss> root, removed from every element name
+  #rootClosed = false;
+  #fatal: { offset: number; message: string } | null = null;
+
+  constructor(text: string, entities: EntityTable) {
+    this.#text = text;
+    this.#entities = entities;
+    // Entity expansion may at most double the document (and 64 KiB for a tiny one): no billion laughs.
+    this.#budget.chars = Math.max(64 * 1024, text.length);
   }
-  return null;
-}
 
-/** Removes the DOCTYPE declaration before the root: feedsmith rejects some internal subsets
- *  (parameter entities), and external DTDs are never fetched anyway. */
-export function stripDoctype(text: string): string {
-  const root = findRootElement(text);
-  if (!root) return text;
-  const at = text.slice(0, root.offset).search(/<!doctype/i);
-  if (at === -1) return text;
-  const end = doctypeEnd(text, at + 2);
-  return end === -1 || end > root.offset ? text : text.slice(0, at) + text.slice(end);
-}
-
-/** Checks the element structure of a document starting at its root; on damage, returns a copy cut
- *  after the last complete item (or feed-level element) before it, with open elements closed. */
-export function checkXml(text: string, rootOffset: number): XmlCheck {
-  const stack: string[] = [];
-  let items = 0; // <item>/<entry> elements currently open
-  let safe: { offset: number; stack: string[] } | null = null;
-  let rootClosed = false;
-  let i = rootOffset;
-  const fail = (offset: number, message: string): XmlCheck => ({
-    damage: { offset, line: lineAt(text, offset), message },
-    recovered: safe ? text.slice(0, safe.offset) + closeTags(safe.stack) : null,
-  });
-  while (i < text.length) {
-    const lt = text.indexOf('<', i);
-    const textEnd = lt === -1 ? text.length : lt;
-    if (stack.length === 0 && text.slice(i, textEnd).trim() !== '')
-      return fail(i, 'text outside the root element');
-    if (lt === -1) break;
-    const declEnd = skipMarkupDecl(text, lt);
-    if (declEnd === -1) return fail(lt, 'unterminated comment, CDATA section or declaration');
-    if (declEnd > lt) {
-      i = declEnd;
-      continue;
-    }
-    if (text[lt + 1] === '/') {
-      NAME.lastIndex = lt + 2;
-      const name = NAME.exec(text)?.[0];
-      const gt = text.indexOf('>', lt);
-      if (!name || gt === -1 || text.slice(NAME.lastIndex, gt).trim() !== '')
-        return fail(lt, 'broken end tag');
-      const open = stack[stack.length - 1] ?? '';
-      if (open.toLowerCase() !== name.toLowerCase())
-        return fail(lt, `end tag </${name}> does not match <${open}>`);
-      stack.pop();
-      if (ITEM_ELEMENTS.has(localName(name))) items--;
-      if (stack.length === 0) rootClosed = true;
-      i = gt + 1;
-    } else {
-      NAME.lastIndex = lt + 1;
-      const name = NAME.exec(text)?.[0];
-      if (!name) return fail(lt, "unescaped '<'");
-      if (rootClosed) return fail(lt, 'second root element');
-      const gt = tagEnd(text, NAME.lastIndex);
-      if (gt === -1) return fail(lt, `unterminated start tag <${name}>`);
-      i = gt + 1;
-      if (text[gt - 1] !== '/') {
-        if (RAW_ELEMENTS.has(name.toLowerCase()) && stack.length > 0) {
-          const close = findEndTag(text, name, i);
-          if (close === -1) return fail(lt, `<${name}> is not closed`);
-          i = close;
-        } else {
-          stack.push(name);
-          if (ITEM_ELEMENTS.has(localName(name))) items++;
-        }
+  run(from: number): XmlRepair {
+    const text = this.#text;
+    let i = from;
+    while (i < text.length) {
+      const lt = text.indexOf('<', i);
+      const textEnd = lt === -1 ? text.length : lt;
+      if (this.#stack.length > 0) this.#emitText(i, textEnd);
+      else if (text.slice(i, textEnd).trim() !== '' || (this.#rootClosed && !isTrailer(text, lt))) {
+        if (!this.#rootClosed) return this.#fail(i, 'text outside the root element');
+        this.#repair(i, 'content after the root element dropped');
+        break;
       }
+      if (lt === -1) break;
+      i =
+        this.#stack.length === 0 && this.#rootClosed ? skipMarkupDecl(text, lt) : this.#markup(lt);
+      if (i === -1) return this.#fail(this.#fatal?.offset ?? lt, this.#fatal?.message ?? 'damaged');
+      if (this.#repairs > MAX_REPAIRS) return this.#fail(i, `more than ${MAX_REPAIRS} repairs`);
+      if (this.#items === 0 && this.#stack.length > 0)
+        this.#safe = { chunk: this.#out.length, stack: this.#stack.slice() };
     }
-    if (items === 0 && stack.length > 0) safe = { offset: i, stack: stack.slice() };
+    if (this.#stack.length > 0) {
+      const open = this.#stack[this.#stack.length - 1]!.name;
+      if (this.#items > 0) return this.#fail(text.length, `document ends inside <${open}>`);
+      this.#repair(text.length, `document ends inside <${open}>`);
+      this.#out.push(closeTags(this.#stack));
+    }
+    return { xml: this.#out.join(''), damage: this.#damage, repairs: this.#repairs };
   }
-  if (stack.length > 0)
-    return fail(text.length, `document ends inside <${stack[stack.length - 1]}>`);
-  return { damage: null };
-}
 
-// Returns the end offset of a comment/PI/CDATA/DOCTYPE starting at i, i itself for an element
-// or end tag, and -1 when the construct is not terminated.
-function skipMarkupDecl(text: string, i: number): number {
-  const c = text[i + 1];
-  if (c === '?') return endAfter(text, '?>', i + 2);
-  if (c !== '!') return i;
-  if (text.startsWith('<!--', i)) return endAfter(text, '-->', i + 4);
-  if (text.startsWith('<![CDATA[', i)) return endAfter(text, ']]>', i + 9);
-  return doctypeEnd(text, i + 2);
-}
-
-function endAfter(text: string, marker: string, from: number): number {
-  const at = text.indexOf(marker, from);
-  return at === -1 ? -1 : at + marker.length;
-}
-
-// <!DOCTYPE ...> may hold an internal subset in [...] whose declarations contain quoted '>'.
-function doctypeEnd(text: string, from: number): number {
-  let depth = 0;
-  for (let j = from; j < text.length; j++) {
-    const c = text[j];
-    if (c === '"' || c === "'") {
-      j = text.indexOf(c, j + 1);
-      if (j === -1) return -1;
-    } else if (c === '[') depth++;
-    else if (c === ']') depth--;
-    else if (c === '>' && depth <= 0) return j + 1;
+  // One construct starting with '<' at lt; returns where scanning resumes, -1 on unrecoverable damage.
+  #markup(lt: number): number {
+    const text = this.#text;
+    if (text[lt + 1] === '!' || text[lt + 1] === '?') {
+      const end = skipMarkupDecl(text, lt);
+      if (end === -1) {
+        return this.#stop(lt, 'unterminated comment, CDATA section or declaration');
+      }
+      // Comments and CDATA stay; a DOCTYPE or other declaration inside the document is dropped.
+      if (text.startsWith('<!--', lt) || text.startsWith('<![CDATA[', lt) || text[lt + 1] === '?')
+        this.#out.push(text.slice(lt, end));
+      else this.#repair(lt, 'declaration inside the document dropped');
+      return end;
+    }
+    if (text[lt + 1] === '/') return this.#endTag(lt);
+    return this.#startTag(lt);
   }
-  return -1;
+
+  #endTag(lt: number): number {
+    const text = this.#text;
+    NAME.lastIndex = lt + 2;
+    const name = NAME.exec(text)?.[0];
+    if (!name) return this.#strayLt(lt, "'</' starts no end tag");
+    let gt = NAME.lastIndex;
+    while (gt < text.length && /\s/.test(text[gt]!)) gt++;
+    const complete = text[gt] === '>';
+    if (!complete && gt < text.length && text[gt] !== '<')
+      return this.#strayLt(lt, 'broken end tag');
+    if (!complete) this.#repair(lt, `end tag </${name}> without '>'`);
+    const at = this.#findOpen(name);
+    if (at === -1) {
+      if (this.#stack.length > 0) this.#repair(lt, `stray end tag </${name}> dropped`);
+      return complete ? gt + 1 : gt;
+    }
+    while (this.#stack.length - 1 > at) this.#implicitClose(lt);
+    this.#close();
+    return complete ? gt + 1 : gt;
+  }
+
+  #startTag(lt: number): number {
+    const text = this.#text;
+    NAME.lastIndex = lt + 1;
+    const name = NAME.exec(text)?.[0];
+    if (!name) return this.#strayLt(lt, "unescaped '<'");
+    const gt = tagEnd(text, NAME.lastIndex);
+    if (gt === -2) return this.#strayLt(lt, "unescaped '<'");
+    if (gt === -1) {
+      return this.#stop(lt, `unterminated start tag <${name}>`);
+    }
+    if (this.#stack.length >= MAX_DEPTH)
+      return this.#stop(lt, `elements nested deeper than ${MAX_DEPTH}`);
+    if (this.#stack.length === 0 && this.#rootClosed) return this.#stop(lt, 'second root element');
+    if (this.#stack.length === 0) this.#prefix = rssPrefix(name);
+    const out = this.#rename(name);
+    const rawAttrs = text.slice(NAME.lastIndex, gt);
+    const base64 = BASE64_MODE.test(rawAttrs);
+    const attrs = this.#attributes(base64 ? rawAttrs.replace(BASE64_MODE, '') : rawAttrs);
+    const selfClosing = text[gt - 1] === '/';
+    const chunk = this.#out.length;
+    this.#out.push(`<${out}${attrs}>`);
+    if (selfClosing) return gt + 1;
+    const frame: Frame = { name, out, chunk, closeAt: -1, base64 };
+    if (RAW_ELEMENTS.has(out.toLowerCase()) && this.#stack.length > 0)
+      return this.#raw(frame, gt + 1);
+    this.#stack.push(frame);
+    if (ITEM_ELEMENTS.has(localName(out))) this.#items++;
+    return gt + 1;
+  }
+
+  // A leaf read raw: its content up to its end tag, or up to its parent's end when it was never closed.
+  #raw(frame: Frame, from: number): number {
+    const text = this.#text;
+    const parent = this.#stack[this.#stack.length - 1]!;
+    const limit = this.#closeAt(parent, from);
+    const end = findEndTag(text, frame.name, from, limit);
+    if (end !== null) {
+      if (frame.base64) this.#out.push(decodeBase64(text.slice(from, end.start)));
+      else this.#emitRaw(from, end.start);
+      this.#out.push(`</${frame.out}>`);
+      return end.after;
+    }
+    const stop = limit === -1 ? text.length : limit;
+    if (text.slice(from, stop).trim() === '') {
+      this.#out[frame.chunk] = this.#out[frame.chunk]!.replace(/\/?>$/, '/>');
+      return stop;
+    }
+    if (limit === -1) return this.#stop(from, `<${frame.name}> is not closed`);
+    this.#repair(from, `<${frame.name}> is not closed`);
+    this.#emitRaw(from, stop);
+    this.#out.push(`</${frame.out}>`);
+    return stop;
+  }
+
+  // Where the parent's next end tag starts, computed once per frame until the scan passes it (so linear overall).
+  #closeAt(frame: Frame, from: number): number {
+    if (frame.closeAt === -1 || frame.closeAt < from) {
+      const found = findEndTag(this.#text, frame.name, from, -1);
+      frame.closeAt = found === null ? Number.MAX_SAFE_INTEGER : found.start;
+    }
+    return frame.closeAt === Number.MAX_SAFE_INTEGER ? -1 : frame.closeAt;
+  }
+
+  #emitText(from: number, to: number): void {
+    if (from >= to) return;
+    this.#out.push(this.#textOf(from, to));
+  }
+
+  // Raw content: CDATA sections and comments are kept as they are; the text between them is repaired.
+  #emitRaw(from: number, to: number): void {
+    const text = this.#text;
+    let i = from;
+    while (i < to) {
+      const cdata = text.indexOf('<![CDATA[', i);
+      const comment = text.indexOf('<!--', i);
+      const at = Math.min(cdata === -1 ? to : cdata, comment === -1 ? to : comment, to);
+      this.#out.push(this.#textOf(i, at));
+      if (at >= to) break;
+      const end = text.indexOf(at === cdata ? ']]>' : '-->', at);
+      const stop = end === -1 || end + 3 > to ? to : end + 3;
+      this.#out.push(text.slice(at, stop));
+      i = stop;
+    }
+  }
+
+  #textOf(from: number, to: number): string {
+    const raw = this.#text.slice(from, to);
+    const escaped = escapeStrayLt(raw);
+    if (escaped.count > 0) this.#repair(from, "unescaped '<'", escaped.count);
+    return this.#entities.size === 0 ? escaped.text : this.#expand(escaped.text, from);
+  }
+
+  #attributes(attrs: string): string {
+    const renamed = this.#prefix
+      ? attrs.replace(new RegExp(`\\s+xmlns:${this.#prefix}\\s*=\\s*("[^"]*"|'[^']*')`, 'g'), '')
+      : attrs;
+    return this.#entities.size === 0 ? renamed : this.#expand(renamed, 0);
+  }
+
+  #expand(s: string, offset: number): string {
+    const r = expandEntities(s, this.#entities, this.#budget);
+    if (r.overBudget) this.#repair(offset, 'entity expansion limit reached');
+    return r.text;
+  }
+
+  #strayLt(lt: number, message: string): number {
+    this.#repair(lt, message);
+    if (this.#stack.length > 0) this.#out.push('&lt;');
+    return lt + 1;
+  }
+
+  #findOpen(name: string): number {
+    const lower = name.toLowerCase();
+    for (let k = this.#stack.length - 1; k >= 0; k--)
+      if (this.#stack[k]!.name.toLowerCase() === lower) return k;
+    return -1;
+  }
+
+  #implicitClose(at: number): void {
+    const frame = this.#stack[this.#stack.length - 1]!;
+    this.#repair(at, `<${frame.name}> is not closed`);
+    if (VOID_ELEMENTS.has(localName(frame.out))) {
+      this.#out[frame.chunk] = this.#out[frame.chunk]!.replace(/\/?>$/, '/>');
+      this.#stack.pop();
+    } else this.#close();
+  }
+
+  #close(): void {
+    const frame = this.#stack.pop()!;
+    this.#out.push(`</${frame.out}>`);
+    if (ITEM_ELEMENTS.has(localName(frame.out))) this.#items--;
+    if (this.#stack.length === 0) this.#rootClosed = true;
+  }
+
+  #stop(offset: number, message: string): -1 {
+    this.#fatal = { offset, message };
+    return -1;
+  }
+
+  #rename(name: string): string {
+    const p = this.#prefix;
+    return p && name.length > p.length + 1 && name.slice(0, p.length + 1).toLowerCase() === `${p}:`
+      ? name.slice(p.length + 1)
+      : name;
+  }
+
+  #repair(offset: number, message: string, count = 1): void {
+    this.#repairs += count;
+    this.#note(offset, message);
+  }
+
+  #note(offset: number, message: string): void {
+    if (!this.#damage) this.#damage = { offset, line: lineAt(this.#text, offset), message };
+  }
+
+  // Unrecoverable damage: the document up to the last point outside any item, with its open elements closed.
+  #fail(offset: number, message: string): XmlRepair {
+    this.#note(offset, message);
+    const safe = this.#safe;
+    const xml = safe ? this.#out.slice(0, safe.chunk).join('') + closeTags(safe.stack) : null;
+    return { xml, damage: this.#damage, repairs: this.#repairs + 1 };
+  }
 }
 
-// Offset of the '>' closing a start tag, skipping quoted attribute values; -1 on a stray '<' or EOF.
+// Base64 text (a CDATA wrapper allowed) decoded as UTF-8 and escaped as XML text.
+function decodeBase64(raw: string): string {
+  const b64 = raw.replace(/<!\[CDATA\[|\]\]>/g, '').replace(/\s+/g, '');
+  return Buffer.from(b64, 'base64')
+    .toString('utf8')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
+}
+
+// After the root element only comments, processing instructions and whitespace may follow (XML 1.0 §2.1 Misc).
+function isTrailer(text: string, lt: number): boolean {
+  return lt === -1 || text[lt + 1] === '?' || text.startsWith('<!--', lt);
+}
+
+// A root written <p:rss xmlns:p="…"> (RSS 2.0 has no namespace, so any prefix on it is decoration): its prefix.
+function rssPrefix(root: string): string | null {
+  const colon = root.indexOf(':');
+  return colon > 0 && root.slice(colon + 1).toLowerCase() === 'rss'
+    ? root.slice(0, colon).toLowerCase()
+    : null;
+}
+
+// Offset of the '>' closing a start tag, skipping quoted attribute values; -2 on a '<' before it (the first '<'
+// was text), -1 at the end of the document.
 function tagEnd(text: string, from: number): number {
   for (let j = from; j < text.length; j++) {
     const c = text[j];
     if (c === '>') return j;
-    if (c === '<') return -1;
+    if (c === '<') return -2;
     if (c === '"' || c === "'") {
-      j = text.indexOf(c, j + 1);
-      if (j === -1) return -1;
+      const close = text.indexOf(c, j + 1);
+      const lt = text.indexOf('<', j + 1);
+      if (close === -1) return lt === -1 ? -1 : -2;
+      j = close;
     }
   }
   return -1;
 }
 
-// Offset just past the matching end tag of a raw element (case-insensitive, whitespace before '>').
-function findEndTag(text: string, name: string, from: number): number {
+// The end tag of a raw element (case-insensitive, whitespace before '>'), searched up to `limit` (-1: the end).
+function findEndTag(
+  text: string,
+  name: string,
+  from: number,
+  limit: number,
+): { start: number; after: number } | null {
   const lower = name.toLowerCase();
   for (let j = text.indexOf('</', from); j !== -1; j = text.indexOf('</', j + 2)) {
+    if (limit !== -1 && j > limit) return null;
     if (text.slice(j + 2, j + 2 + name.length).toLowerCase() !== lower) continue;
     let k = j + 2 + name.length;
     while (k < text.length && /\s/.test(text[k]!)) k++;
-    if (text[k] === '>') return k + 1;
+    if (text[k] === '>') return { start: j, after: k + 1 };
   }
-  return -1;
+  return null;
 }
 
-function closeTags(stack: string[]): string {
+function closeTags(stack: Frame[]): string {
   return stack
     .slice()
     .reverse()
-    .map((n) => `</${n}>`)
+    .map((f) => `</${f.out}>`)
     .join('');
 }
 

@@ -1,0 +1,278 @@
+// Entry text with declared types (JSON Feed's convention): plain-text titles, HTML with absolute URLs, sanitized by
+// default with a documented allowlist, and a plain-text rendering of every HTML field.
+import { Parser } from 'htmlparser2';
+import sanitizeHtml from 'sanitize-html';
+import { absoluteUrl } from './parse-urls.ts';
+
+/** How a feed declared a text: literal text, or HTML (Atom html and xhtml, RSS description, JSON content_html). */
+export type TextKind = 'text' | 'html';
+/** What preparing HTML needs: the base its relative URLs resolve against, and whether to sanitize it. */
+export type HtmlOptions = { base: string | null; sanitize: boolean };
+/** One text field in both renderings; both null when the feed had nothing there. */
+export type TypedText = { text: string | null; html: string | null };
+
+// The allowlist (README › Webhooks): structure, inline formatting, tables, lists, links, images and media. No
+// scripts, styles, forms, frames, event handlers, classes or ids.
+const ALLOWED_TAGS = [
+  ...[
+    'a',
+    'abbr',
+    'b',
+    'bdi',
+    'bdo',
+    'br',
+    'cite',
+    'code',
+    'data',
+    'del',
+    'dfn',
+    'em',
+    'i',
+    'ins',
+    'kbd',
+  ],
+  ...[
+    'mark',
+    'q',
+    'rp',
+    'rt',
+    'ruby',
+    's',
+    'samp',
+    'small',
+    'span',
+    'strike',
+    'strong',
+    'sub',
+    'sup',
+  ],
+  ...[
+    'time',
+    'u',
+    'var',
+    'wbr',
+    'address',
+    'article',
+    'aside',
+    'blockquote',
+    'dd',
+    'details',
+    'div',
+  ],
+  ...[
+    'dl',
+    'dt',
+    'figcaption',
+    'figure',
+    'footer',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'header',
+    'hr',
+  ],
+  ...[
+    'li',
+    'main',
+    'nav',
+    'ol',
+    'p',
+    'pre',
+    'section',
+    'summary',
+    'ul',
+    'caption',
+    'col',
+    'colgroup',
+  ],
+  ...[
+    'table',
+    'tbody',
+    'td',
+    'tfoot',
+    'th',
+    'thead',
+    'tr',
+    'img',
+    'picture',
+    'audio',
+    'video',
+    'source',
+  ],
+  'track',
+];
+const ALLOWED_ATTRIBUTES: Record<string, string[]> = {
+  '*': ['title', 'lang', 'dir'],
+  a: ['href', 'hreflang'],
+  img: ['src', 'srcset', 'alt', 'width', 'height', 'sizes'],
+  source: ['src', 'srcset', 'type', 'media', 'sizes'],
+  audio: ['src', 'controls', 'loop', 'muted', 'preload'],
+  video: ['src', 'poster', 'controls', 'loop', 'muted', 'preload', 'width', 'height'],
+  track: ['src', 'kind', 'srclang', 'label', 'default'],
+  blockquote: ['cite'],
+  q: ['cite'],
+  del: ['cite', 'datetime'],
+  ins: ['cite', 'datetime'],
+  time: ['datetime'],
+  data: ['value'],
+  ol: ['start', 'reversed', 'type'],
+  li: ['value'],
+  td: ['colspan', 'rowspan', 'headers'],
+  th: ['colspan', 'rowspan', 'headers', 'scope', 'abbr'],
+  col: ['span'],
+  colgroup: ['span'],
+};
+// Links may be web pages or mail; images and media only web URLs: no javascript:, data:, vbscript: or file:.
+const ALLOWED_SCHEMES = ['http', 'https', 'mailto'];
+const URL_ATTRIBUTES = ['href', 'src', 'poster', 'cite', 'background', 'longdesc'];
+const SANITIZE: sanitizeHtml.IOptions = {
+  allowedTags: ALLOWED_TAGS,
+  allowedAttributes: ALLOWED_ATTRIBUTES,
+  allowedSchemes: ALLOWED_SCHEMES,
+  allowedSchemesByTag: {
+    img: ['http', 'https'],
+    source: ['http', 'https'],
+    audio: ['http', 'https'],
+    video: ['http', 'https'],
+    track: ['http', 'https'],
+  },
+  allowedSchemesAppliedToAttributes: ['href', 'src', 'cite', 'poster'],
+  allowProtocolRelative: false,
+  disallowedTagsMode: 'discard',
+  nonTextTags: ['script', 'style', 'textarea', 'option', 'noscript', 'template', 'title'],
+};
+const PASS_THROUGH: sanitizeHtml.IOptions = {
+  allowedTags: false,
+  allowedAttributes: false,
+  allowVulnerableTags: true,
+  allowedSchemesAppliedToAttributes: [],
+  allowProtocolRelative: true,
+};
+// Block elements start a new paragraph in the text rendering; these only a new line.
+const PARAGRAPHS = new Set(
+  'address article aside blockquote details div dl figure footer form h1 h2 h3 h4 h5 h6 header hr main nav ol p pre section table ul'.split(
+    ' ',
+  ),
+);
+const LINES = new Set(['br', 'li', 'tr', 'dt', 'dd', 'figcaption', 'caption', 'summary']);
+const SKIPPED = new Set(['script', 'style', 'template', 'noscript', 'head', 'title']);
+// feedparser's test for RSS text that is really HTML: a closing tag or an entity reference (and, in its words,
+// "all tags must be in a restricted subset of valid HTML tags").
+const HTML_CLOSE_TAG = /<\/(\w+)>/;
+const ENTITY = /&#?\w+;/;
+
+/** A declared-type value in both renderings. `html` is made safe and absolute by prepareHtml; `text` is the literal
+ *  text or the HTML's plain rendering. */
+export function typedText(value: string | null, kind: TextKind, opts: HtmlOptions): TypedText {
+  if (value === null || value.trim() === '') return { text: null, html: null };
+  if (kind === 'text') {
+    const text = value.trim();
+    return { text, html: escapeHtml(text) };
+  }
+  const html = prepareHtml(value, opts);
+  return { text: htmlToText(html) || null, html: html.trim() || null };
+}
+
+/** A title as plain text on one line: HTML is rendered, literal text kept as it is (only whitespace collapsed). */
+export function plainTitle(value: string | null, kind: TextKind): string | null {
+  if (value === null) return null;
+  const text = kind === 'html' ? htmlToText(value) : value;
+  return text.replace(/\s+/g, ' ').trim() || null;
+}
+
+/** feedparser's guess for RSS elements declared as plain text: HTML when it has a closing tag or an entity
+ *  reference, and every tag in it is one the allowlist knows. */
+export function looksLikeHtml(value: string): boolean {
+  if (!HTML_CLOSE_TAG.test(value) && !ENTITY.test(value)) return false;
+  const tags = [...value.matchAll(/<\/?(\w+)/g)].map((m) => m[1]!.toLowerCase());
+  return tags.every((t) => ALLOWED_TAGS.includes(t));
+}
+
+/** HTML with every URL attribute absolute (against `base`), sanitized unless `sanitize` is false. */
+export function prepareHtml(html: string, opts: HtmlOptions): string {
+  const resolve: sanitizeHtml.Transformer = (tagName, attribs) => ({
+    tagName,
+    attribs: absoluteAttributes(attribs, opts.base),
+  });
+  if (!opts.sanitize)
+    return sanitizeHtml(html, { ...PASS_THROUGH, transformTags: { '*': resolve } });
+  return sanitizeHtml(html, { ...SANITIZE, transformTags: { iframe: iframeAsLink, '*': resolve } });
+}
+
+/** The plain-text rendering of HTML: entities decoded, scripts and styles dropped, block elements on their own
+ *  lines (paragraphs separated by a blank line), runs of spaces collapsed. */
+export function htmlToText(html: string): string {
+  const parts: string[] = [];
+  let skipping = 0;
+  const parser = new Parser(
+    {
+      onopentag(name) {
+        if (SKIPPED.has(name)) skipping++;
+        else if (PARAGRAPHS.has(name)) parts.push('\n\n');
+        else if (LINES.has(name)) parts.push('\n');
+      },
+      ontext(text) {
+        if (skipping === 0) parts.push(text);
+      },
+      onclosetag(name) {
+        if (SKIPPED.has(name)) skipping = Math.max(0, skipping - 1);
+        else if (PARAGRAPHS.has(name)) parts.push('\n\n');
+      },
+    },
+    { decodeEntities: true },
+  );
+  parser.end(html);
+  return parts
+    .join('')
+    .replace(/[^\S\n\u00A0]+/g, ' ')
+    .replace(/ *\n */g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+/** Text as HTML: the five special characters escaped. */
+export function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+// An embedded frame (a video player, mostly) becomes a link to it: the reader keeps the reference, and no page of the
+// receiver embeds a third party's active content.
+function iframeAsLink(_tag: string, attribs: sanitizeHtml.Attributes): sanitizeHtml.Tag {
+  const src = attribs.src ?? '';
+  return { tagName: 'a', attribs: { href: src }, text: attribs.title || src };
+}
+
+function absoluteAttributes(
+  attribs: sanitizeHtml.Attributes,
+  base: string | null,
+): sanitizeHtml.Attributes {
+  const out: sanitizeHtml.Attributes = { ...attribs };
+  for (const name of URL_ATTRIBUTES) {
+    const value = out[name];
+    if (value !== undefined) out[name] = absoluteUrl(value, base);
+  }
+  for (const name of ['srcset', 'imagesrcset']) {
+    const value = out[name];
+    if (value !== undefined) out[name] = absoluteSrcset(value, base);
+  }
+  return out;
+}
+
+// srcset (HTML §4.8.4.3): comma-separated "url [descriptor]" candidates.
+function absoluteSrcset(srcset: string, base: string | null): string {
+  return srcset
+    .split(/,\s+|,(?=\S+\s)/)
+    .map((candidate) => {
+      const [url = '', ...descriptors] = candidate.trim().split(/\s+/);
+      return [absoluteUrl(url, base), ...descriptors].join(' ');
+    })
+    .join(', ');
+}
