@@ -148,6 +148,7 @@ const PASS_THROUGH: sanitizeHtml.IOptions = {
   allowedTags: false,
   allowedAttributes: false,
   allowVulnerableTags: true,
+  parseStyleAttributes: false,
   allowedSchemesAppliedToAttributes: [],
   allowProtocolRelative: true,
 };
@@ -158,6 +159,10 @@ const PARAGRAPHS = new Set(
   ),
 );
 const LINES = new Set(['br', 'li', 'tr', 'dt', 'dd', 'figcaption', 'caption', 'summary']);
+// Structural breaks while rendering, told apart from newlines written inside <pre>.
+const LINE = '\u0000';
+const PARAGRAPH = '\u0001';
+const BREAKS = /[ \t]*[\u0000\u0001][\u0000\u0001 \t]*/g;
 const SKIPPED = new Set(['script', 'style', 'template', 'noscript', 'head', 'title']);
 // feedparser's test for RSS text that is really HTML: a closing tag or an entity reference (and, in its words,
 // "all tags must be in a restricted subset of valid HTML tags").
@@ -207,29 +212,31 @@ export function prepareHtml(html: string, opts: HtmlOptions): string {
 export function htmlToText(html: string): string {
   const parts: string[] = [];
   let skipping = 0;
+  let pre = 0; // inside <pre>, whitespace is kept as written (HTML §13.2.6.4.7)
   const parser = new Parser(
     {
       onopentag(name) {
         if (SKIPPED.has(name)) skipping++;
-        else if (PARAGRAPHS.has(name)) parts.push('\n\n');
-        else if (LINES.has(name)) parts.push('\n');
+        if (name === 'pre') pre++;
+        if (PARAGRAPHS.has(name)) parts.push(PARAGRAPH);
+        else if (LINES.has(name)) parts.push(LINE);
       },
       ontext(text) {
-        if (skipping === 0) parts.push(text);
+        if (skipping === 0) parts.push(pre > 0 ? text : text.replace(/[^\S\u00A0]+/g, ' '));
       },
       onclosetag(name) {
         if (SKIPPED.has(name)) skipping = Math.max(0, skipping - 1);
-        else if (PARAGRAPHS.has(name)) parts.push('\n\n');
+        if (name === 'pre') pre = Math.max(0, pre - 1);
+        if (PARAGRAPHS.has(name)) parts.push(PARAGRAPH);
       },
     },
     { decodeEntities: true },
   );
   parser.end(html);
+  // A run of breaks (with the spaces around it) is one paragraph break when it holds one, else one line break.
   return parts
     .join('')
-    .replace(/[^\S\n\u00A0]+/g, ' ')
-    .replace(/ *\n */g, '\n')
-    .replace(/\n{3,}/g, '\n\n')
+    .replace(BREAKS, (run) => (run.includes(PARAGRAPH) ? '\n\n' : '\n'))
     .trim();
 }
 

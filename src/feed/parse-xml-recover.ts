@@ -4,8 +4,14 @@ import { expandEntities, escapeStrayLt } from './parse-xml-text.ts';
 import { internalEntities, skipMarkupDecl, type EntityTable } from './parse-xml-prolog.ts';
 
 export type XmlDamage = { offset: number; line: number; message: string };
-/** The repaired document (null when nothing usable is left), the first damage, and how many repairs were made. */
-export type XmlRepair = { xml: string | null; damage: XmlDamage | null; repairs: number };
+/** The repaired document (null when nothing usable is left), the first damage, how many repairs were made, and
+ *  the damage that stopped the repair (the rest of the document dropped), if any. */
+export type XmlRepair = {
+  xml: string | null;
+  damage: XmlDamage | null;
+  repairs: number;
+  stopped: XmlDamage | null;
+};
 
 // Leaf elements whose content feedsmith reads raw (fast-xml-parser stop nodes): unescaped HTML inside them is
 // kept as text, so the scan does not check their markup; it only escapes a '<' that starts no tag.
@@ -106,7 +112,7 @@ class Repairer {
       this.#repair(text.length, `document ends inside <${open}>`);
       this.#out.push(closeTags(this.#stack));
     }
-    return { xml: this.#out.join(''), damage: this.#damage, repairs: this.#repairs };
+    return { xml: this.#out.join(''), damage: this.#damage, repairs: this.#repairs, stopped: null };
   }
 
   // One construct starting with '<' at lt; returns where scanning resumes, -1 on unrecoverable damage.
@@ -308,7 +314,8 @@ class Repairer {
     this.#note(offset, message);
     const safe = this.#safe;
     const xml = safe ? this.#out.slice(0, safe.chunk).join('') + closeTags(safe.stack) : null;
-    return { xml, damage: this.#damage, repairs: this.#repairs + 1 };
+    const stopped = { offset, line: lineAt(this.#text, offset), message };
+    return { xml, damage: this.#damage, repairs: this.#repairs + 1, stopped };
   }
 }
 

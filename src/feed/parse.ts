@@ -55,7 +55,12 @@ export function parseFeed(text: string, opts: ParseOptions): ParsedFeed {
   const damage = repaired.damage;
   if (damage) {
     const more = repaired.repairs > 1 ? ` (and ${repaired.repairs - 1} more)` : '';
-    const where = `malformed XML at line ${damage.line}: ${damage.message}${more}`;
+    const stop = repaired.stopped;
+    const stopped =
+      stop && stop.offset !== damage.offset
+        ? `; stopped at line ${stop.line}: ${stop.message}`
+        : '';
+    const where = `malformed XML at line ${damage.line}: ${damage.message}${more}${stopped}`;
     if (repaired.xml === null) throw new FeedParseError(`parse: ${where}; nothing recovered`);
     const feed = parseXml(format, prolog + repaired.xml, base);
     notes.push(`${where}; recovered ${feed.entries.length} items`);
