@@ -1,5 +1,6 @@
 // Entry keys (priority, stability, duplicate disambiguation) and the churn-guard decision.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { entryKeys, isIdentityChurn } from '../../src/feed/identity.ts';
@@ -8,19 +9,29 @@ import type { Entry } from '../../src/feed/types.ts';
 import { corpusBytes } from '../support/corpus.ts';
 
 const FEED = 'https://example.org/feed.xml';
-const entry = (over: Partial<Entry> = {}): Entry => ({
-  guid: null,
-  url: null,
-  title: null,
-  summary: null,
-  content: null,
-  authors: [],
-  categories: [],
-  enclosures: [],
-  published_at: null,
-  updated_at: null,
-  ...over,
-});
+// `content` is the body version 1 hashed; the key's text comes from key_source, as parsing fills it.
+type EntryOver = Partial<Entry> & { content?: string | null };
+const entry = (over: EntryOver = {}): Entry => {
+  const { content = null, ...rest } = over;
+  const e: Entry = {
+    guid: null,
+    url: null,
+    title: null,
+    summary: null,
+    summary_html: null,
+    content_html: content,
+    content_text: null,
+    image: null,
+    authors: [],
+    categories: [],
+    enclosures: [],
+    published_at: null,
+    updated_at: null,
+    key_source: { title: null, body: null },
+    ...rest,
+  };
+  return { ...e, key_source: over.key_source ?? { title: e.title, body: content ?? e.summary } };
+};
 const key = (e: Entry) => entryKeys([e], FEED)[0]!;
 const enc = (url: string) => ({ url, type: null, length: null });
 
@@ -47,7 +58,7 @@ test('the key comes from guid, then url, then first enclosure, then title+conten
     content: 'c',
     published_at: '2020-01-01T00:00:00.000Z',
   };
-  const cases: Array<[string, Partial<Entry>, Partial<Entry>]> = [
+  const cases: Array<[string, EntryOver, EntryOver]> = [
     ['guid wins over everything else', full, { guid: 'g' }],
     ['url when there is no guid', { ...full, guid: null }, { url: 'https://x/u' }],
     ['url when the guid is blank', { ...full, guid: '  ' }, { url: 'https://x/u' }],
@@ -160,4 +171,27 @@ test('the churn guard fires only for a feed with history presenting mostly unsee
     ['history of exactly the minimum counts', { knownBefore: 10, total: 12, unseen: 12 }, true],
   ];
   for (const [name, input, expected] of cases) assert.equal(isIdentityChurn(input), expected, name);
+});
+
+test('content-derived keys hash the text version 1 hashed, so typed titles and sanitized HTML change no key', () => {
+  // Version 1 keyed an entry without guid, link or enclosure by its raw title + content (else summary) + date, and
+  // told repeated guids apart by their raw title: the same document must give the same keys now.
+  const sha = (parts: string[]) =>
+    createHash('sha256').update(parts.join('\u0000'), 'utf8').digest('hex').slice(0, 32);
+  const date = 'Tue, 10 Jun 2003 04:00:00 GMT';
+  const iso = '2003-06-10T04:00:00.000Z';
+  const feed = parseFeed(
+    `<rss version="2.0"><channel><title>T</title>
+<item><title>A &lt;b&gt;B&lt;/b&gt;</title><description>&lt;p onclick="x()"&gt;x&lt;/p&gt;</description><pubDate>${date}</pubDate></item>
+<item><guid>same</guid><title>C &amp;amp; D</title><link>https://x/1</link><pubDate>${date}</pubDate></item>
+<item><guid>same</guid><title>E</title><link>https://x/2</link></item>
+</channel></rss>`,
+    { baseUrl: FEED },
+  );
+  assert.equal(feed.entries[0]!.title, 'A B', 'the title delivered is plain text');
+  assert.deepEqual(entryKeys(feed.entries, FEED), [
+    sha(['text', 'A <b>B</b>', '<p onclick="x()">x</p>', iso]),
+    sha(['guid\u0000same', 'dup', 'https://x/1', 'C &amp; D', iso, '']),
+    sha(['guid\u0000same', 'dup', 'https://x/2', 'E', '', '']),
+  ]);
 });
