@@ -9,6 +9,7 @@ import {
   MAX_EVENT_BYTES,
   type EventEntry,
 } from '../../src/webhook/event.ts';
+import { SCHEMAS } from '../../src/http/api/openapi.ts';
 
 const now = new Date('2026-01-01T00:00:00.000Z');
 const feed = {
@@ -188,6 +189,22 @@ describe('buildEntryEvents', () => {
       'published_at',
       'updated_at',
     ]);
+  });
+
+  it('matches the OpenAPI document: the entry and envelope fields are the documented ones, in order', () => {
+    const body = parse(build([entry(1)])[0]!.body) as Body & { data: Record<string, unknown> };
+    const documented = (name: string) => (SCHEMAS[name] as { required: string[] }).required;
+    assert.deepEqual(Object.keys(body.data.entries[0]!), documented('Entry'));
+    const payload = SCHEMAS.SubscriptionEntriesPayload as {
+      required: string[];
+      properties: { data: { required: string[] } };
+    };
+    assert.deepEqual(Object.keys(body), payload.required);
+    assert.deepEqual(Object.keys(body.data), payload.properties.data.required);
+    assert.deepEqual(
+      Object.keys(JSON.parse(buildTestEvent('e'.repeat(24), now)) as object),
+      (SCHEMAS.EndpointTestPayload as { required: string[] }).required,
+    );
   });
 
   it('never sends the text an entry key was derived from', () => {
