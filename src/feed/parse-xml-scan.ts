@@ -1,0 +1,111 @@
+// What the XML repair knows of feed elements, and its scanning helpers: tag ends, base64 text, line numbers.
+
+/** Leaf elements whose content feedsmith reads raw (fast-xml-parser stop nodes): unescaped HTML inside them is
+ *  kept as text, so the scan does not check their markup; it only escapes a '<' that starts no tag. */
+export const RAW_ELEMENTS = new Set([
+  'title',
+  'link',
+  'description',
+  'summary',
+  'content',
+  'content:encoded',
+  'subtitle',
+  'rights',
+  'guid',
+  'comments',
+  'pubdate',
+  'category',
+  'name',
+  'email',
+  'uri',
+  'id',
+  'updated',
+  'published',
+  'source',
+]);
+/** The elements that are entries. */
+export const ITEM_ELEMENTS = new Set(['item', 'entry']);
+/** HTML void elements (HTML §13.1.2): written without an end tag, they are closed on the spot rather than around
+ *  whatever follows them. */
+export const VOID_ELEMENTS = new Set([
+  'area',
+  'br',
+  'col',
+  'embed',
+  'hr',
+  'img',
+  'input',
+  'source',
+  'wbr',
+]);
+/** A root written <p:rss xmlns:p="…"> (RSS 2.0 has no namespace, so any prefix on it is decoration): its prefix. */
+export function rssPrefix(root: string): string | null {
+  const colon = root.indexOf(':');
+  return colon > 0 && root.slice(colon + 1).toLowerCase() === 'rss'
+    ? root.slice(0, colon).toLowerCase()
+    : null;
+}
+
+/** The local part of a qualified name, lowercased. */
+export function localName(name: string): string {
+  const colon = name.indexOf(':');
+  return (colon === -1 ? name : name.slice(colon + 1)).toLowerCase();
+}
+
+/** Base64 text (a CDATA wrapper allowed) decoded as UTF-8 and escaped as XML text. */
+export function decodeBase64(raw: string): string {
+  const b64 = raw.replace(/<!\[CDATA\[|\]\]>/g, '').replace(/\s+/g, '');
+  return Buffer.from(b64, 'base64')
+    .toString('utf8')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
+}
+
+/** True when the markup at `lt` may follow the root: only comments, processing instructions and whitespace may
+ *  (XML 1.0 §2.1 Misc). */
+export function isTrailer(text: string, lt: number): boolean {
+  return lt === -1 || text[lt + 1] === '?' || text.startsWith('<!--', lt);
+}
+
+/** Offset of the '>' closing a start tag, skipping quoted attribute values; -2 on a '<' before it (the first '<'
+ *  was text), -1 at the end of the document. */
+export function tagEnd(text: string, from: number): number {
+  for (let j = from; j < text.length; j++) {
+    const c = text[j];
+    if (c === '>') return j;
+    if (c === '<') return -2;
+    if (c === '"' || c === "'") {
+      const close = text.indexOf(c, j + 1);
+      const lt = text.indexOf('<', j + 1);
+      if (close === -1) return lt === -1 ? -1 : -2;
+      j = close;
+    }
+  }
+  return -1;
+}
+
+/** The end tag of a raw element (case-insensitive, whitespace before '>'), searched up to `limit` (-1: the end). */
+export function findEndTag(
+  text: string,
+  name: string,
+  from: number,
+  limit: number,
+): { start: number; after: number } | null {
+  const lower = name.toLowerCase();
+  for (let j = text.indexOf('</', from); j !== -1; j = text.indexOf('</', j + 2)) {
+    if (limit !== -1 && j > limit) return null;
+    if (text.slice(j + 2, j + 2 + name.length).toLowerCase() !== lower) continue;
+    let k = j + 2 + name.length;
+    while (k < text.length && /\s/.test(text[k]!)) k++;
+    if (text[k] === '>') return { start: j, after: k + 1 };
+  }
+  return null;
+}
+
+/** The 1-based line of an offset. */
+export function lineAt(text: string, offset: number): number {
+  let line = 1;
+  for (let j = text.indexOf('\n'); j !== -1 && j < offset; j = text.indexOf('\n', j + 1)) line++;
+  return line;
+}
