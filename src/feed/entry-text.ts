@@ -162,7 +162,8 @@ const LINES = new Set(['br', 'li', 'tr', 'dt', 'dd', 'figcaption', 'caption', 's
 // Structural breaks while rendering, told apart from newlines written inside <pre>.
 const LINE = '\u0000';
 const PARAGRAPH = '\u0001';
-const BREAKS = /[ \t]*[\u0000\u0001][\u0000\u0001 \t]*/g;
+// Starts at a break character, so it never backtracks through a long run of spaces.
+const BREAKS = /[\u0000\u0001][\u0000\u0001 \t]*/g;
 const SKIPPED = new Set(['script', 'style', 'template', 'noscript', 'head', 'title']);
 // feedparser's test for RSS text that is really HTML: a closing tag or an entity reference (and, in its words,
 // "all tags must be in a restricted subset of valid HTML tags").
@@ -218,8 +219,8 @@ export function htmlToText(html: string): string {
       onopentag(name) {
         if (SKIPPED.has(name)) skipping++;
         if (name === 'pre') pre++;
-        if (PARAGRAPHS.has(name)) parts.push(PARAGRAPH);
-        else if (LINES.has(name)) parts.push(LINE);
+        if (PARAGRAPHS.has(name)) pushBreak(parts, PARAGRAPH);
+        else if (LINES.has(name)) pushBreak(parts, LINE);
       },
       ontext(text) {
         if (skipping === 0) parts.push(pre > 0 ? text : text.replace(/[^\S\u00A0]+/g, ' '));
@@ -227,7 +228,7 @@ export function htmlToText(html: string): string {
       onclosetag(name) {
         if (SKIPPED.has(name)) skipping = Math.max(0, skipping - 1);
         if (name === 'pre') pre = Math.max(0, pre - 1);
-        if (PARAGRAPHS.has(name)) parts.push(PARAGRAPH);
+        if (PARAGRAPHS.has(name)) pushBreak(parts, PARAGRAPH);
       },
     },
     { decodeEntities: true },
@@ -238,6 +239,19 @@ export function htmlToText(html: string): string {
     .join('')
     .replace(BREAKS, (run) => (run.includes(PARAGRAPH) ? '\n\n' : '\n'))
     .trim();
+}
+
+// A break, with the spaces that end the text before it dropped (a manual scan: a regex anchored at the end would
+// backtrack through a long run of spaces).
+function pushBreak(parts: string[], kind: string): void {
+  const last = parts.length - 1;
+  const prev = parts[last];
+  if (prev !== undefined) {
+    let end = prev.length;
+    while (end > 0 && (prev[end - 1] === ' ' || prev[end - 1] === '\t')) end--;
+    parts[last] = prev.slice(0, end);
+  }
+  parts.push(kind);
 }
 
 /** Text as HTML: the five special characters escaped. */
@@ -273,13 +287,28 @@ function absoluteAttributes(
   return out;
 }
 
-// srcset (HTML §4.8.4.3): comma-separated "url [descriptor]" candidates.
+// srcset (HTML §4.8.4.3): comma-separated "url [descriptors]" candidates; a URL is a run of non-space characters
+// (commas inside it allowed, trailing ones end the candidate). A linear scan, like the HTML parsing algorithm.
 function absoluteSrcset(srcset: string, base: string | null): string {
-  return srcset
-    .split(/,\s+|,(?=\S+\s)/)
-    .map((candidate) => {
-      const [url = '', ...descriptors] = candidate.trim().split(/\s+/);
-      return [absoluteUrl(url, base), ...descriptors].join(' ');
-    })
-    .join(', ');
+  const out: string[] = [];
+  let i = 0;
+  while (i < srcset.length) {
+    while (i < srcset.length && (srcset[i] === ',' || /\s/.test(srcset[i]!))) i++;
+    let end = i;
+    while (end < srcset.length && !/\s/.test(srcset[end]!)) end++;
+    let urlEnd = end;
+    while (urlEnd > i && srcset[urlEnd - 1] === ',') urlEnd--;
+    const url = srcset.slice(i, urlEnd);
+    if (!url) break;
+    let descriptors = '';
+    if (urlEnd === end) {
+      const comma = srcset.indexOf(',', end);
+      const stop = comma === -1 ? srcset.length : comma;
+      descriptors = srcset.slice(end, stop).trim();
+      end = stop;
+    }
+    out.push(descriptors ? `${absoluteUrl(url, base)} ${descriptors}` : absoluteUrl(url, base));
+    i = end;
+  }
+  return out.join(', ');
 }

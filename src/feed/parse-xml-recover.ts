@@ -1,6 +1,6 @@
 // Lenient, bounded repair of real-world XML before feedsmith: stray '<', unclosed and stray tags, internal-DTD
 // entities, a namespace-prefixed RSS root; a document cut short keeps its complete items.
-import { expandEntities, escapeStrayLt } from './parse-xml-text.ts';
+import { expandEntities, escapeStrayLt, type ExpansionBudget } from './parse-xml-text.ts';
 import { internalEntities, skipMarkupDecl, type EntityTable } from './parse-xml-prolog.ts';
 import {
   decodeBase64,
@@ -32,7 +32,7 @@ const MAX_DEPTH = 256;
 
 type Frame = { name: string; out: string; chunk: number; closeAt: number; base64?: boolean };
 // Atom 0.3 mode="base64" (draft-ietf-atompub-format-02 §3.1.2): the content is base64 of the typed text.
-const BASE64_MODE = /\s+mode\s*=\s*(["'])base64\1/i;
+const BASE64_MODE = /\bmode\s*=\s*(["'])base64\1/i;
 
 /** Repairs the document whose root element starts at `rootOffset`; the prolog (declaration, DOCTYPE) is dropped
  *  after its internal entities are read. Linear in the input. */
@@ -45,7 +45,7 @@ class Repairer {
   readonly #entities: EntityTable;
   readonly #out: string[] = [];
   readonly #stack: Frame[] = [];
-  readonly #budget = { chars: 0 };
+  readonly #budget: ExpansionBudget = { chars: 0, cache: new Map() };
   #items = 0;
   #safe: { chunk: number; stack: Frame[] } | null = null;
   #damage: XmlDamage | null = null;
@@ -223,7 +223,10 @@ class Repairer {
 
   #attributes(attrs: string): string {
     const renamed = this.#prefix
-      ? attrs.replace(new RegExp(`\\s+xmlns:${this.#prefix}\\s*=\\s*("[^"]*"|'[^']*')`, 'g'), '')
+      ? attrs.replace(
+          new RegExp(`\\bxmlns:${escapeRegExp(this.#prefix)}\\s*=\\s*("[^"]*"|'[^']*')`, 'g'),
+          '',
+        )
       : attrs;
     return this.#entities.size === 0 ? renamed : this.#expand(renamed, 0);
   }
@@ -292,6 +295,10 @@ class Repairer {
     const stopped = { offset, line: lineAt(this.#text, offset), message };
     return { xml, damage: this.#damage, repairs: this.#repairs + 1, stopped };
   }
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function closeTags(stack: Frame[]): string {

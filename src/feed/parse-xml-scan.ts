@@ -71,14 +71,16 @@ export function isTrailer(text: string, lt: number): boolean {
 /** Offset of the '>' closing a start tag, skipping quoted attribute values; -2 on a '<' before it (the first '<'
  *  was text), -1 at the end of the document. */
 export function tagEnd(text: string, from: number): number {
+  // The next '<' is found once and only moved forward, so a tag full of quotes is scanned in linear time.
+  let lt = text.indexOf('<', from);
   for (let j = from; j < text.length; j++) {
+    if (lt !== -1 && j >= lt) return -2;
     const c = text[j];
     if (c === '>') return j;
-    if (c === '<') return -2;
     if (c === '"' || c === "'") {
       const close = text.indexOf(c, j + 1);
-      const lt = text.indexOf('<', j + 1);
       if (close === -1) return lt === -1 ? -1 : -2;
+      if (lt !== -1 && lt < close) lt = text.indexOf('<', close + 1); // a '<' inside a quoted value
       j = close;
     }
   }

@@ -19,19 +19,21 @@ export function escapeStrayLt(text: string): { text: string; count: number } {
   return { text: out, count };
 }
 
+/** What expansions may still add in the whole document (characters), and the expansions made so far. */
+export type ExpansionBudget = { chars: number; cache: Map<string, string | null> };
+
 /** Replaces references to the document's declared entities with their replacement text, escaped so it reads as
- *  text in element content and attribute values alike. `budget.chars` is how many characters expansions may still
- *  add in the whole document; a reference that would exceed it is left as written. Predefined and undeclared
- *  references (`&amp;`, `&nbsp;`) are left for the text decoder. */
+ *  text in element content and attribute values alike. A reference whose expansion would exceed `budget.chars` is
+ *  left as written. Predefined and undeclared references (`&amp;`, `&nbsp;`) are left for the text decoder. */
 export function expandEntities(
   text: string,
   entities: EntityTable,
-  budget: { chars: number },
+  budget: ExpansionBudget,
 ): { text: string; overBudget: boolean } {
   let overBudget = false;
   const out = text.replace(ENTITY_REF, (ref: string, name: string) => {
     if (PREDEFINED.has(name) || !entities.has(name)) return ref;
-    const expanded = expandOne(name, entities, budget.chars, new Set());
+    const expanded = expansion(name, entities, budget, new Set());
     if (expanded === null || expanded.length > budget.chars) {
       overBudget = true;
       return ref;
@@ -42,33 +44,44 @@ export function expandEntities(
   return { text: out, overBudget };
 }
 
-// The escaped replacement text of one entity, or null when it refers to itself, nests too deep or would exceed
-// `limit` characters (checked while it grows, so nested "laughs" stop early).
-function expandOne(
+// The escaped replacement text of one entity, computed once per document; null when it refers to itself, nests too
+// deep or would exceed the budget (checked while it grows, so nested "laughs" stop early; the budget only shrinks,
+// so a null stays right).
+function expansion(
   name: string,
   entities: EntityTable,
-  limit: number,
+  budget: ExpansionBudget,
   active: Set<string>,
 ): string | null {
+  const cached = budget.cache.get(name);
+  if (cached !== undefined) return cached;
   if (active.has(name) || active.size >= MAX_NESTING) return null;
-  active.add(name);
   const value = entities.get(name) ?? '';
+  const limit = budget.chars;
+  if (value.length > limit) return remember(budget, name, null);
+  active.add(name);
   let out = '';
   let last = 0;
   for (const m of value.matchAll(ENTITY_REF)) {
     out += escapeText(value.slice(last, m.index));
     const inner = m[1]!;
-    let piece: string | null = m[0];
-    if (entities.has(inner) && !PREDEFINED.has(inner))
-      piece = expandOne(inner, entities, limit - out.length, active);
-    if (piece === null) return null;
+    const declared = entities.has(inner) && !PREDEFINED.has(inner);
+    const piece = declared ? expansion(inner, entities, budget, active) : m[0];
+    if (piece === null || out.length + piece.length > limit) {
+      active.delete(name);
+      return remember(budget, name, null);
+    }
     out += piece;
     last = m.index + m[0].length;
-    if (out.length > limit) return null;
   }
   out += escapeText(value.slice(last));
   active.delete(name);
-  return out.length > limit ? null : out;
+  return remember(budget, name, out.length > limit ? null : out);
+}
+
+function remember(budget: ExpansionBudget, name: string, value: string | null): string | null {
+  budget.cache.set(name, value);
+  return value;
 }
 
 function escapeText(s: string): string {

@@ -185,3 +185,18 @@ test('looksLikeHtml follows feedparser: a closing tag or entity, and only known 
   ];
   for (const [s, expected] of cases) assert.equal(looksLikeHtml(s), expected, s);
 });
+
+test(
+  'hostile HTML stays linear: a megabyte of spaces in <pre>, of commas in a srcset',
+  { timeout: 20_000 },
+  () => {
+    // Each would take hours with a regex that backtracks through the run (the deadline only catches a hang).
+    const pre = `<pre>a${' '.repeat(1_000_000)}b</pre><p>c</p>`;
+    assert.equal(htmlToText(pre).length, 1_000_005);
+    const srcset = `<img src="/i.png" srcset="${','.repeat(1_000_000)}x 2x">`;
+    assert.match(
+      prepareHtml(srcset, { base: 'https://x/', sanitize: false }),
+      /srcset="https:\/\/x\/x 2x"/,
+    );
+  },
+);

@@ -206,3 +206,20 @@ test('repairs are linear: 20,000 stray < in one document are bounded and reporte
     /stopped at line 1: more than 10000 repairs; recovered \d+ items$/,
   );
 });
+
+test(
+  'hostile shapes stay linear: a tag full of quotes, a million entity references, a huge prefix',
+  { timeout: 20_000 },
+  () => {
+    // Each would take hours if a scan restarted at every quote, reference or space (the deadline only catches a hang).
+    const quotes = rss(item('1', `<title a="" ${'b="" '.repeat(200_000)}>q</title>`));
+    assert.equal(parseFeed(quotes, BASE).entries[0]!.title, 'q');
+    const refs = rss(
+      item('1', `<title>${'&e;'.repeat(1_000_000)}</title>`),
+      `<!DOCTYPE rss [<!ENTITY e "${'x'.repeat(60_000)}">]>`,
+    );
+    assert.match(parseFeed(refs, BASE).degraded ?? '', /entity expansion limit reached/);
+    const spaces = `<rss version="2.0"${' '.repeat(1_000_000)}><channel><title>T</title>${item('1', '')}</channel></rss>`;
+    assert.equal(parseFeed(spaces, BASE).entries.length, 1);
+  },
+);
