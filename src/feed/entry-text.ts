@@ -178,6 +178,11 @@ export function typedText(value: string | null, kind: TextKind, opts: HtmlOption
     const text = value.trim();
     return { text, html: escapeHtml(text) };
   }
+  if (!/[<&]/.test(value)) {
+    // HTML without a tag or an entity is its own text: no parse needed (most summaries; a third of the cost).
+    const text = value.replace(/\s+/g, ' ').trim();
+    return { text, html: escapeHtml(value.trim()) };
+  }
   const html = prepareHtml(value, opts);
   return { text: htmlToText(html) || null, html: html.trim() || null };
 }
