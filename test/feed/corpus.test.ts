@@ -118,3 +118,29 @@ test('keys are stable across two parses of every parsed corpus file', () => {
     );
   }
 });
+
+test('across the corpus, entry HTML is sanitized with every URL absolute, and titles are one line', () => {
+  let html = 0;
+  for (const f of files) {
+    let feed: ParsedFeed;
+    try {
+      feed = parseFile(f);
+    } catch {
+      continue;
+    }
+    for (const e of feed.entries) {
+      for (const field of [e.summary_html, e.content_html]) {
+        if (field === null) continue;
+        html++;
+        assert.doesNotMatch(field, /<(script|style|iframe|object|embed|form)\b/i, f.rel);
+        for (const [tag] of field.matchAll(/<[a-z][^>]*>/gi)) {
+          assert.doesNotMatch(tag, /\s(on\w+|style|class|id)=/i, `${f.rel}: ${tag}`);
+          for (const m of tag.matchAll(/\s(?:href|src|poster|cite)="([^"]*)"/g))
+            assert.match(m[1]!, /^(https?:|mailto:)/, `${f.rel}: ${tag}`);
+        }
+      }
+      assert.doesNotMatch(e.title ?? '', /\n/, `${f.rel}: a title is one line`);
+    }
+  }
+  assert.ok(html > 1000, `${html} HTML fields checked`);
+});
