@@ -1,5 +1,4 @@
-// Entry text with declared types (JSON Feed's convention): plain-text titles, HTML with absolute URLs, sanitized by
-// default with a documented allowlist, and a plain-text rendering of every HTML field.
+// Typed entry text (JSON Feed's convention): plain titles, sanitized HTML with absolute URLs, plain renderings.
 import { Parser } from 'htmlparser2';
 import sanitizeHtml from 'sanitize-html';
 import { absoluteUrl } from './parse-urls.ts';

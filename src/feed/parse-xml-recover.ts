@@ -1,9 +1,10 @@
-// Lenient, bounded repair of real-world XML before feedsmith: stray '<', unclosed and stray tags, internal-DTD
-// entities, a namespace-prefixed RSS root; a document cut short keeps its complete items.
+// Lenient, bounded repair of real-world XML before feedsmith, keeping every complete item of a damaged document.
 import { expandEntities, escapeStrayLt, type ExpansionBudget } from './parse-xml-text.ts';
 import { internalEntities, skipMarkupDecl, type EntityTable } from './parse-xml-prolog.ts';
 import {
+  closeTags,
   decodeBase64,
+  escapeRegExp,
   findEndTag,
   isTrailer,
   ITEM_ELEMENTS,
@@ -197,19 +198,28 @@ class Repairer {
     this.#out.push(this.#textOf(from, to));
   }
 
-  // Raw content: CDATA sections and comments are kept as they are; the text between them is repaired.
+  // Raw content: CDATA sections and comments are kept as they are; the text between them is repaired. Searched
+  // within the content only, so a feed of many leaves without CDATA is not rescanned to its end for each.
   #emitRaw(from: number, to: number): void {
-    const text = this.#text;
-    let i = from;
-    while (i < to) {
-      const cdata = text.indexOf('<![CDATA[', i);
-      const comment = text.indexOf('<!--', i);
-      const at = Math.min(cdata === -1 ? to : cdata, comment === -1 ? to : comment, to);
-      this.#out.push(this.#textOf(i, at));
-      if (at >= to) break;
-      const end = text.indexOf(at === cdata ? ']]>' : '-->', at);
-      const stop = end === -1 || end + 3 > to ? to : end + 3;
-      this.#out.push(text.slice(at, stop));
+    const content = this.#text.slice(from, to);
+    // The next CDATA section and comment, each searched again only once the scan has passed it.
+    const next = (marker: string, at: number, i: number) =>
+      at !== -1 && at < i ? content.indexOf(marker, i) : at;
+    let cdata = content.indexOf('<![CDATA[');
+    let comment = content.indexOf('<!--');
+    let i = 0;
+    while (i < content.length) {
+      cdata = next('<![CDATA[', cdata, i);
+      comment = next('<!--', comment, i);
+      const at = Math.min(
+        cdata === -1 ? content.length : cdata,
+        comment === -1 ? content.length : comment,
+      );
+      this.#out.push(this.#textOf(from + i, from + at));
+      if (at >= content.length) break;
+      const end = content.indexOf(at === cdata ? ']]>' : '-->', at);
+      const stop = end === -1 ? content.length : end + 3;
+      this.#out.push(content.slice(at, stop));
       i = stop;
     }
   }
@@ -295,16 +305,4 @@ class Repairer {
     const stopped = { offset, line: lineAt(this.#text, offset), message };
     return { xml, damage: this.#damage, repairs: this.#repairs + 1, stopped };
   }
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-function closeTags(stack: Frame[]): string {
-  return stack
-    .slice()
-    .reverse()
-    .map((f) => `</${f.out}>`)
-    .join('');
 }

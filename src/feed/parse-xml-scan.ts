@@ -111,3 +111,17 @@ export function lineAt(text: string, offset: number): number {
   for (let j = text.indexOf('\n'); j !== -1 && j < offset; j = text.indexOf('\n', j + 1)) line++;
   return line;
 }
+
+/** A regular expression matching `s` literally. */
+export function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** End tags closing the open elements, innermost first. */
+export function closeTags(stack: Array<{ out: string }>): string {
+  return stack
+    .slice()
+    .reverse()
+    .map((f) => `</${f.out}>`)
+    .join('');
+}

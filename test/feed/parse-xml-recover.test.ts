@@ -208,7 +208,7 @@ test('repairs are linear: 20,000 stray < in one document are bounded and reporte
   );
 });
 
-test('hostile shapes stay linear: a tag full of quotes, a million entity references, a huge root tag', async () => {
+test('hostile shapes stay linear: a tag full of quotes, a million entity references, a huge root tag, 100,000 items', async () => {
   // Each would take hours if a scan restarted at every quote, reference or space. Parsed on a worker thread that is
   // killed after 20 s: a synchronous hang cannot be cut short on this thread.
   const pool = createParsePool({ size: 1, thresholdBytes: 0, timeoutMs: 20_000 });
@@ -222,6 +222,8 @@ test('hostile shapes stay linear: a tag full of quotes, a million entity referen
     assert.match((await pool.parse(refs, BASE)).degraded ?? '', /entity expansion limit reached/);
     const root = `<rss version="2.0"${' '.repeat(1_000_000)}><channel><title>T</title>${item('1', '')}</channel></rss>`;
     assert.equal((await pool.parse(root, BASE)).entries.length, 1);
+    const leaves = rss(Array.from({ length: 100_000 }, (_, n) => item(String(n), '')).join(''));
+    assert.equal((await pool.parse(leaves, BASE)).entries.length, 100_000);
   } finally {
     await pool.close();
   }
