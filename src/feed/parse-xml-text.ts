@@ -11,6 +11,7 @@ const MAX_NESTING = 8;
 
 /** The text with every stray '<' escaped, and how many there were. */
 export function escapeStrayLt(text: string): { text: string; count: number } {
+  if (!text.includes('<')) return { text, count: 0 };
   let count = 0;
   const out = text.replace(STRAY_LT, () => {
     count++;
