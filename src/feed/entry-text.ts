@@ -1,156 +1,12 @@
-// Typed entry text (JSON Feed's convention): plain titles, sanitized HTML with absolute URLs, plain renderings.
+// Typed entry text (JSON Feed's convention): plain titles, HTML prepared by entry-html.ts, plain renderings.
 import { Parser } from 'htmlparser2';
-import sanitizeHtml from 'sanitize-html';
-import { absoluteUrl } from './parse-urls.ts';
+import { isAllowedTag, prepareHtml, type HtmlOptions } from './entry-html.ts';
 
 /** How a feed declared a text: literal text, or HTML (Atom html and xhtml, RSS description, JSON content_html). */
 export type TextKind = 'text' | 'html';
-/** What preparing HTML needs: the base its relative URLs resolve against, and whether to sanitize it. */
-export type HtmlOptions = { base: string | null; sanitize: boolean };
 /** One text field in both renderings; both null when the feed had nothing there. */
 export type TypedText = { text: string | null; html: string | null };
 
-// The allowlist (README › Webhooks): structure, inline formatting, tables, lists, links, images and media. No
-// scripts, styles, forms, frames, event handlers, classes or ids.
-const ALLOWED_TAGS = [
-  ...[
-    'a',
-    'abbr',
-    'b',
-    'bdi',
-    'bdo',
-    'br',
-    'cite',
-    'code',
-    'data',
-    'del',
-    'dfn',
-    'em',
-    'i',
-    'ins',
-    'kbd',
-  ],
-  ...[
-    'mark',
-    'q',
-    'rp',
-    'rt',
-    'ruby',
-    's',
-    'samp',
-    'small',
-    'span',
-    'strike',
-    'strong',
-    'sub',
-    'sup',
-  ],
-  ...[
-    'time',
-    'u',
-    'var',
-    'wbr',
-    'address',
-    'article',
-    'aside',
-    'blockquote',
-    'dd',
-    'details',
-    'div',
-  ],
-  ...[
-    'dl',
-    'dt',
-    'figcaption',
-    'figure',
-    'footer',
-    'h1',
-    'h2',
-    'h3',
-    'h4',
-    'h5',
-    'h6',
-    'header',
-    'hr',
-  ],
-  ...[
-    'li',
-    'main',
-    'nav',
-    'ol',
-    'p',
-    'pre',
-    'section',
-    'summary',
-    'ul',
-    'caption',
-    'col',
-    'colgroup',
-  ],
-  ...[
-    'table',
-    'tbody',
-    'td',
-    'tfoot',
-    'th',
-    'thead',
-    'tr',
-    'img',
-    'picture',
-    'audio',
-    'video',
-    'source',
-  ],
-  'track',
-];
-const ALLOWED_ATTRIBUTES: Record<string, string[]> = {
-  '*': ['title', 'lang', 'dir'],
-  a: ['href', 'hreflang'],
-  img: ['src', 'srcset', 'alt', 'width', 'height', 'sizes'],
-  source: ['src', 'srcset', 'type', 'media', 'sizes'],
-  audio: ['src', 'controls', 'loop', 'muted', 'preload'],
-  video: ['src', 'poster', 'controls', 'loop', 'muted', 'preload', 'width', 'height'],
-  track: ['src', 'kind', 'srclang', 'label', 'default'],
-  blockquote: ['cite'],
-  q: ['cite'],
-  del: ['cite', 'datetime'],
-  ins: ['cite', 'datetime'],
-  time: ['datetime'],
-  data: ['value'],
-  ol: ['start', 'reversed', 'type'],
-  li: ['value'],
-  td: ['colspan', 'rowspan', 'headers'],
-  th: ['colspan', 'rowspan', 'headers', 'scope', 'abbr'],
-  col: ['span'],
-  colgroup: ['span'],
-};
-// Links may be web pages or mail; images and media only web URLs: no javascript:, data:, vbscript: or file:.
-const ALLOWED_SCHEMES = ['http', 'https', 'mailto'];
-const URL_ATTRIBUTES = ['href', 'src', 'poster', 'cite', 'background', 'longdesc'];
-const SANITIZE: sanitizeHtml.IOptions = {
-  allowedTags: ALLOWED_TAGS,
-  allowedAttributes: ALLOWED_ATTRIBUTES,
-  allowedSchemes: ALLOWED_SCHEMES,
-  allowedSchemesByTag: {
-    img: ['http', 'https'],
-    source: ['http', 'https'],
-    audio: ['http', 'https'],
-    video: ['http', 'https'],
-    track: ['http', 'https'],
-  },
-  allowedSchemesAppliedToAttributes: ['href', 'src', 'cite', 'poster'],
-  allowProtocolRelative: false,
-  disallowedTagsMode: 'discard',
-  nonTextTags: ['script', 'style', 'textarea', 'option', 'noscript', 'template', 'title'],
-};
-const PASS_THROUGH: sanitizeHtml.IOptions = {
-  allowedTags: false,
-  allowedAttributes: false,
-  allowVulnerableTags: true,
-  parseStyleAttributes: false,
-  allowedSchemesAppliedToAttributes: [],
-  allowProtocolRelative: true,
-};
 // Block elements start a new paragraph in the text rendering; these only a new line.
 const PARAGRAPHS = new Set(
   'address article aside blockquote details div dl figure footer form h1 h2 h3 h4 h5 h6 header hr main nav ol p pre section table ul'.split(
@@ -205,18 +61,7 @@ export function plainTitle(value: string | null, kind: TextKind): string | null 
 export function looksLikeHtml(value: string): boolean {
   if (!HTML_CLOSE_TAG.test(value) && !ENTITY.test(value)) return false;
   const tags = [...value.matchAll(/<\/?(\w+)/g)].map((m) => m[1]!.toLowerCase());
-  return tags.every((t) => ALLOWED_TAGS.includes(t));
-}
-
-/** HTML with every URL attribute absolute (against `base`), sanitized unless `sanitize` is false. */
-export function prepareHtml(html: string, opts: HtmlOptions): string {
-  const resolve: sanitizeHtml.Transformer = (tagName, attribs) => ({
-    tagName,
-    attribs: absoluteAttributes(attribs, opts.base),
-  });
-  if (!opts.sanitize)
-    return sanitizeHtml(html, { ...PASS_THROUGH, transformTags: { '*': resolve } });
-  return sanitizeHtml(html, { ...SANITIZE, transformTags: { iframe: iframeAsLink, '*': resolve } });
+  return tags.every(isAllowedTag);
 }
 
 /** The plain-text rendering of HTML: entities decoded, scripts and styles dropped, block elements on their own
@@ -268,53 +113,4 @@ function pushBreak(parts: string[], kind: string): void {
 /** Text as HTML: the five special characters escaped (one pass). */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
-}
-
-// An embedded frame (a video player, mostly) becomes a link to it: the reader keeps the reference, and no page of the
-// receiver embeds a third party's active content.
-function iframeAsLink(_tag: string, attribs: sanitizeHtml.Attributes): sanitizeHtml.Tag {
-  const src = attribs.src ?? '';
-  return { tagName: 'a', attribs: { href: src }, text: attribs.title || src };
-}
-
-function absoluteAttributes(
-  attribs: sanitizeHtml.Attributes,
-  base: string | null,
-): sanitizeHtml.Attributes {
-  const out: sanitizeHtml.Attributes = { ...attribs };
-  for (const name of URL_ATTRIBUTES) {
-    const value = out[name];
-    if (value !== undefined) out[name] = absoluteUrl(value, base);
-  }
-  for (const name of ['srcset', 'imagesrcset']) {
-    const value = out[name];
-    if (value !== undefined) out[name] = absoluteSrcset(value, base);
-  }
-  return out;
-}
-
-// srcset (HTML §4.8.4.3): comma-separated "url [descriptors]" candidates; a URL is a run of non-space characters
-// (commas inside it allowed, trailing ones end the candidate). A linear scan, like the HTML parsing algorithm.
-function absoluteSrcset(srcset: string, base: string | null): string {
-  const out: string[] = [];
-  let i = 0;
-  while (i < srcset.length) {
-    while (i < srcset.length && (srcset[i] === ',' || /\s/.test(srcset[i]!))) i++;
-    let end = i;
-    while (end < srcset.length && !/\s/.test(srcset[end]!)) end++;
-    let urlEnd = end;
-    while (urlEnd > i && srcset[urlEnd - 1] === ',') urlEnd--;
-    const url = srcset.slice(i, urlEnd);
-    if (!url) break;
-    let descriptors = '';
-    if (urlEnd === end) {
-      const comma = srcset.indexOf(',', end);
-      const stop = comma === -1 ? srcset.length : comma;
-      descriptors = srcset.slice(end, stop).trim();
-      end = stop;
-    }
-    out.push(descriptors ? `${absoluteUrl(url, base)} ${descriptors}` : absoluteUrl(url, base));
-    i = end;
-  }
-  return out.join(', ');
 }

@@ -1,7 +1,9 @@
 // Entry text with declared types: plain titles, sanitized HTML with absolute URLs, plain renderings, base64.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { htmlToText, looksLikeHtml, prepareHtml } from '../../src/feed/entry-text.ts';
+import { ALLOWED_TAGS, prepareHtml } from '../../src/feed/entry-html.ts';
+import { htmlToText, looksLikeHtml } from '../../src/feed/entry-text.ts';
 import { parseFeed } from '../../src/feed/parse.ts';
 import { createParsePool } from '../../src/feed/parse-pool.ts';
 import type { Entry } from '../../src/feed/types.ts';
@@ -202,4 +204,13 @@ test('hostile HTML stays linear: a megabyte of spaces in <pre>, of commas in a s
   } finally {
     await pool.close();
   }
+});
+
+test("the README's allowlist names exactly the tags the sanitizer keeps", () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const kept = /Kept: `([^`]+)`/.exec(readme.replace(/\s+/g, ' '))?.[1] ?? '';
+  const documented = kept
+    .split(' ')
+    .flatMap((t) => (t === 'h1–h6' ? ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'] : [t]));
+  assert.deepEqual(documented.sort(), [...ALLOWED_TAGS].sort());
 });
