@@ -1,11 +1,12 @@
 // Lenient, bounded repair of real-world XML before feedsmith, keeping every complete item of a damaged document.
-import { expandEntities, escapeStrayLt, type ExpansionBudget } from './parse-xml-text.ts';
+import { escapeLooseLt, expandEntities, type ExpansionBudget } from './parse-xml-text.ts';
 import { internalEntities, skipMarkupDecl, type EntityTable } from './parse-xml-prolog.ts';
 import {
   closeTags,
   decodeBase64,
   escapeRegExp,
   findEndTag,
+  MarkerIndex,
   isTrailer,
   ITEM_ELEMENTS,
   lineAt,
@@ -46,6 +47,7 @@ class Repairer {
   readonly #entities: EntityTable;
   readonly #out: string[] = [];
   readonly #stack: Frame[] = [];
+  readonly #markers: MarkerIndex;
   readonly #budget: ExpansionBudget = { chars: 0, cache: new Map() };
   #items = 0;
   #safe: { chunk: number; stack: Frame[] } | null = null;
@@ -58,6 +60,7 @@ class Repairer {
   constructor(text: string, entities: EntityTable) {
     this.#text = text;
     this.#entities = entities;
+    this.#markers = new MarkerIndex(text);
     // Entity expansion may at most double the document (and 64 KiB for a tiny one): no billion laughs.
     this.#budget.chars = Math.max(64 * 1024, text.length);
   }
@@ -96,9 +99,8 @@ class Repairer {
     const text = this.#text;
     if (text[lt + 1] === '!' || text[lt + 1] === '?') {
       const end = skipMarkupDecl(text, lt);
-      if (end === -1) {
-        return this.#stop(lt, 'unterminated comment, CDATA section or declaration');
-      }
+      if (end === -1)
+        return this.#strayLt(lt, 'unterminated comment, CDATA section or declaration');
       // Comments and CDATA stay; a DOCTYPE or other declaration inside the document is dropped.
       if (text.startsWith('<!--', lt) || text.startsWith('<![CDATA[', lt) || text[lt + 1] === '?')
         this.#out.push(text.slice(lt, end));
@@ -155,8 +157,17 @@ class Repairer {
     const frame: Frame = { name, out, chunk, closeAt: -1, base64 };
     if (RAW_ELEMENTS.has(out.toLowerCase()) && this.#stack.length > 0)
       return this.#raw(frame, gt + 1);
+    if (ITEM_ELEMENTS.has(localName(out))) {
+      // Items never nest: an item starting inside one means the first was never closed.
+      const open = this.#stack.findIndex((f) => ITEM_ELEMENTS.has(localName(f.out)));
+      if (open !== -1) {
+        while (this.#stack.length > open) this.#implicitClose(lt);
+        this.#out.push(this.#out.splice(chunk, 1)[0]!);
+        frame.chunk = this.#out.length - 1;
+      }
+      this.#items++;
+    }
     this.#stack.push(frame);
-    if (ITEM_ELEMENTS.has(localName(out))) this.#items++;
     return gt + 1;
   }
 
@@ -165,10 +176,10 @@ class Repairer {
     const text = this.#text;
     const parent = this.#stack[this.#stack.length - 1]!;
     const limit = this.#closeAt(parent, from);
-    const end = findEndTag(text, frame.name, from, limit);
+    const end = findEndTag(text, frame.name, from, limit, this.#markers);
     if (end !== null) {
       if (frame.base64) this.#out.push(decodeBase64(text.slice(from, end.start)));
-      else this.#emitRaw(from, end.start);
+      else this.#emitRaw(from, end.start, frame.name);
       this.#out.push(`</${frame.out}>`);
       return end.after;
     }
@@ -179,7 +190,7 @@ class Repairer {
     }
     if (limit === -1) return this.#stop(from, `<${frame.name}> is not closed`);
     this.#repair(from, `<${frame.name}> is not closed`);
-    this.#emitRaw(from, stop);
+    this.#emitRaw(from, stop, frame.name);
     this.#out.push(`</${frame.out}>`);
     return stop;
   }
@@ -187,7 +198,7 @@ class Repairer {
   // Where the parent's next end tag starts, computed once per frame until the scan passes it (so linear overall).
   #closeAt(frame: Frame, from: number): number {
     if (frame.closeAt === -1 || frame.closeAt < from) {
-      const found = findEndTag(this.#text, frame.name, from, -1);
+      const found = findEndTag(this.#text, frame.name, from, -1, this.#markers);
       frame.closeAt = found === null ? Number.MAX_SAFE_INTEGER : found.start;
     }
     return frame.closeAt === Number.MAX_SAFE_INTEGER ? -1 : frame.closeAt;
@@ -198,9 +209,10 @@ class Repairer {
     this.#out.push(this.#textOf(from, to));
   }
 
-  // Raw content: CDATA sections and comments are kept as they are; the text between them is repaired. Searched
-  // within the content only, so a feed of many leaves without CDATA is not rescanned to its end for each.
-  #emitRaw(from: number, to: number): void {
+  // Raw content of the leaf `own`: complete CDATA sections and comments are kept as they are, the text between them
+  // is repaired, and an unterminated one is text. Searched within the content only, so a feed of many leaves without
+  // CDATA is not rescanned to its end for each.
+  #emitRaw(from: number, to: number, own: string): void {
     const content = this.#text.slice(from, to);
     // The next CDATA section and comment, each searched again only once the scan has passed it.
     const next = (marker: string, at: number, i: number) =>
@@ -215,18 +227,24 @@ class Repairer {
         cdata === -1 ? content.length : cdata,
         comment === -1 ? content.length : comment,
       );
-      this.#out.push(this.#textOf(from + i, from + at));
+      this.#out.push(this.#textOf(from + i, from + at, own));
       if (at >= content.length) break;
       const end = content.indexOf(at === cdata ? ']]>' : '-->', at);
-      const stop = end === -1 ? content.length : end + 3;
-      this.#out.push(content.slice(at, stop));
-      i = stop;
+      if (end === -1) {
+        this.#repair(from + at, 'unterminated comment or CDATA section');
+        this.#out.push('&lt;');
+        i = at + 1;
+        continue;
+      }
+      this.#out.push(content.slice(at, end + 3));
+      i = end + 3;
     }
   }
 
-  #textOf(from: number, to: number): string {
+  // Text, or raw content of the leaf `own`: loose '<' escaped, declared entities expanded.
+  #textOf(from: number, to: number, own = ''): string {
     const raw = this.#text.slice(from, to);
-    const escaped = escapeStrayLt(raw);
+    const escaped = escapeLooseLt(raw, own);
     if (escaped.count > 0) this.#repair(from, "unescaped '<'", escaped.count);
     return this.#entities.size === 0 ? escaped.text : this.#expand(escaped.text, from);
   }

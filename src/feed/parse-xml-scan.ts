@@ -87,17 +87,51 @@ export function tagEnd(text: string, from: number): number {
   return -1;
 }
 
-/** The end tag of a raw element (case-insensitive, whitespace before '>'), searched up to `limit` (-1: the end). */
+/** Where markers (']]>', '-->') next occur in a document, each searched again only once a query passes it: the
+ *  skips over CDATA sections and comments stay linear even when one is never terminated. */
+export class MarkerIndex {
+  readonly #text: string;
+  readonly #last = new Map<string, { from: number; at: number }>();
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  /** The first occurrence of `marker` at or after `from`, -1 when there is none. */
+  next(marker: string, from: number): number {
+    // The last answer holds for any `from` between the query that found it and the position found.
+    const last = this.#last.get(marker);
+    if (last && last.from <= from && (last.at === -1 || last.at >= from)) return last.at;
+    const at = this.#text.indexOf(marker, from);
+    this.#last.set(marker, { from, at });
+    return at;
+  }
+}
+
+/** The end tag of a raw element (case-insensitive, whitespace before '>'), searched up to `limit` (-1: the end),
+ *  skipping CDATA sections and comments (a CDATA section may hold '</description>'). */
 export function findEndTag(
   text: string,
   name: string,
   from: number,
   limit: number,
+  markers: MarkerIndex,
 ): { start: number; after: number } | null {
   const lower = name.toLowerCase();
-  for (let j = text.indexOf('</', from); j !== -1; j = text.indexOf('</', j + 2)) {
+  for (let j = text.indexOf('<', from); j !== -1; j = text.indexOf('<', j + 1)) {
     if (limit !== -1 && j > limit) return null;
-    if (text.slice(j + 2, j + 2 + name.length).toLowerCase() !== lower) continue;
+    const skip = text.startsWith('<![CDATA[', j)
+      ? ']]>'
+      : text.startsWith('<!--', j)
+        ? '-->'
+        : null;
+    if (skip) {
+      const end = markers.next(skip, j + 4);
+      if (end !== -1) j = end;
+      continue;
+    }
+    if (text[j + 1] !== '/' || text.slice(j + 2, j + 2 + name.length).toLowerCase() !== lower)
+      continue;
     let k = j + 2 + name.length;
     while (k < text.length && /\s/.test(text[k]!)) k++;
     if (text[k] === '>') return { start: j, after: k + 1 };

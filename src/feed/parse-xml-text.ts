@@ -1,23 +1,39 @@
-// Text repairs inside an XML document: escaping a '<' that starts no markup, expanding internal-DTD entities.
+// Text repairs inside an XML document: escaping a '<' that starts no closed tag, expanding internal-DTD entities.
 import type { EntityTable } from './parse-xml-prolog.ts';
 
-// A '<' starts markup only before a name character, '/', '!' or '?' (XML 1.0 §2.4, §3.1); `x < y`, `I <3`,
-// `price<10` and `a <= b` are text.
-const STRAY_LT = /<(?![A-Za-z_:\u00C0-\uFFFF/!?])/g;
+// A tag's '<' is followed by a name, or by '/' and a name (XML 1.0 §3.1).
+const TAG_START = /\/?([A-Za-z_:\u00C0-\uFFFF][^\s/>=<"'!?&;]*)/y;
 const ENTITY_REF = /&([A-Za-z_:][\w.:-]*);/g;
 const PREDEFINED = new Set(['amp', 'lt', 'gt', 'quot', 'apos']);
 // Entities referring to entities: deeper chains are left unexpanded.
 const MAX_NESTING = 8;
 
-/** The text with every stray '<' escaped, and how many there were. */
-export function escapeStrayLt(text: string): { text: string; count: number } {
+/** Raw element content (CDATA sections and comments taken out) with every '<' escaped that does not start a tag the
+ *  XML reader will close: `x < y`, `I <3`, `price<10`, a tag with no '>' before the next '<' (`a <b c</title>`), a
+ *  stray `<!` or `<?`, and an open tag of the element's own name (the reader would count it as nested). Linear: the
+ *  next '>' is searched again only once the scan has passed it. */
+export function escapeLooseLt(text: string, ownName: string): { text: string; count: number } {
   if (!text.includes('<')) return { text, count: 0 };
+  const own = ownName.toLowerCase();
+  let out = '';
+  let last = 0;
   let count = 0;
-  const out = text.replace(STRAY_LT, () => {
-    count++;
-    return '&lt;';
-  });
-  return { text: out, count };
+  let gt = text.indexOf('>');
+  for (let i = text.indexOf('<'); i !== -1;) {
+    const next = text.indexOf('<', i + 1);
+    if (gt !== -1 && gt < i) gt = text.indexOf('>', i);
+    TAG_START.lastIndex = i + 1;
+    const tag = TAG_START.exec(text);
+    const closed = gt !== -1 && (next === -1 || gt < next);
+    const ownOpen = tag !== null && tag[0][0] !== '/' && tag[1]!.toLowerCase() === own;
+    if (!tag || !closed || ownOpen) {
+      out += `${text.slice(last, i)}&lt;`;
+      last = i + 1;
+      count++;
+    }
+    i = next;
+  }
+  return { text: out + text.slice(last), count };
 }
 
 /** What expansions may still add in the whole document (characters), and the expansions made so far. */

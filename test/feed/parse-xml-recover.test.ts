@@ -65,6 +65,24 @@ test('markup mistakes are repaired and every entry kept, with the first repair r
       /stray end tag <\/span> dropped/,
     ],
     [
+      'an item opened inside an item (items never nest)',
+      rss('<item><guid>1</guid><title>A</title>' + item('2', '<title>B</title>')),
+      [
+        ['1', 'A'],
+        ['2', 'B'],
+      ],
+      /<item> is not closed/,
+    ],
+    [
+      'an unterminated comment between elements',
+      rss(item('1', '<!-- <title>A</title>') + item('2', '<title>B</title>')),
+      [
+        ['1', 'A'],
+        ['2', 'B'],
+      ],
+      /unterminated comment/,
+    ],
+    [
       'the root end tag without its >',
       rss(item('1', '<title>A</title>')).slice(0, -1),
       [['1', 'A']],
@@ -222,9 +240,48 @@ test('hostile shapes stay linear: a tag full of quotes, a million entity referen
     assert.match((await pool.parse(refs, BASE)).degraded ?? '', /entity expansion limit reached/);
     const root = `<rss version="2.0"${' '.repeat(1_000_000)}><channel><title>T</title>${item('1', '')}</channel></rss>`;
     assert.equal((await pool.parse(root, BASE)).entries.length, 1);
-    const leaves = rss(Array.from({ length: 100_000 }, (_, n) => item(String(n), '')).join(''));
+    const leaves = rss(
+      Array.from({ length: 100_000 }, (_, n) =>
+        item(String(n), '<title><![CDATA[x]]></title>'),
+      ).join(''),
+    );
     assert.equal((await pool.parse(leaves, BASE)).entries.length, 100_000);
   } finally {
     await pool.close();
   }
+});
+
+test('a leaf keeps what a CDATA section or comment in it holds, end tags included, and an unterminated one is text', () => {
+  const cases: Array<[string, string, string | null]> = [
+    [
+      'a CDATA section holding its own end tag',
+      '<description><![CDATA[<p>see </description> here</p>]]></description>',
+      '<p>see  here</p>',
+    ],
+    [
+      'a CDATA section holding the item end tag',
+      '<description><![CDATA[a</item>b]]></description>',
+      'ab',
+    ],
+    ['a comment holding the end tag', '<description><!-- </description> -->x</description>', 'x'],
+    // Read as HTML, the escaped '<![CDATA[b' is a bogus comment, as a browser would have it.
+    ['an unterminated CDATA section', '<description>a<![CDATA[b</description>', 'a'],
+  ];
+  for (const [name, inner, html] of cases) {
+    const feed = parseFeed(rss(item('1', inner) + item('2', '')), BASE);
+    assert.deepEqual(
+      feed.entries.map((e) => [e.guid, e.summary_html]),
+      [
+        ['1', html],
+        ['2', null],
+      ],
+      name,
+    );
+  }
+  const title = parseFeed(rss(item('1', '<title>a <b c</title>') + item('2', '')), BASE);
+  assert.deepEqual(
+    title.entries.map((e) => e.title),
+    ['a <b c', null],
+    'a tag never closed in a title is text',
+  );
 });
