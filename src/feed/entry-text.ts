@@ -14,13 +14,8 @@ const PARAGRAPHS = new Set(
   ),
 );
 const LINES = new Set(['br', 'li', 'tr', 'dt', 'dd', 'figcaption', 'caption', 'summary']);
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
+// Text content needs only these escaped (HTML §13.1.3); quotes stay, as sanitize-html leaves them in text.
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
 // Structural breaks while rendering, told apart from newlines written inside <pre>.
 const LINE = '\u0000';
 const PARAGRAPH = '\u0001';
@@ -110,7 +105,7 @@ function pushBreak(parts: string[], kind: string): void {
   parts.push(kind);
 }
 
-/** Text as HTML: the five special characters escaped (one pass). */
+/** Text as HTML text content: '&', '<' and '>' escaped (one pass). */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
+  return text.replace(/[&<>]/g, (c) => HTML_ESCAPES[c]!);
 }

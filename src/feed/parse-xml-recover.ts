@@ -1,17 +1,17 @@
 // Lenient, bounded repair of real-world XML before feedsmith, keeping every complete item of a damaged document.
-import { escapeLooseLt, expandEntities, type ExpansionBudget } from './parse-xml-text.ts';
+import { expandEntities, type ExpansionBudget } from './parse-xml-text.ts';
+import { LeafReader, type Frame } from './parse-xml-leaf.ts';
 import { internalEntities, skipMarkupDecl, type EntityTable } from './parse-xml-prolog.ts';
 import {
   closeTags,
-  decodeBase64,
   escapeRegExp,
-  findEndTag,
   MarkerIndex,
   isTrailer,
   ITEM_ELEMENTS,
   lineAt,
   localName,
   RAW_ELEMENTS,
+  repairAttributes,
   rssPrefix,
   tagEnd,
   VOID_ELEMENTS,
@@ -31,8 +31,9 @@ const NAME = /[A-Za-z_\u00C0-\uFFFF][^\s/>=<"'!?&;]*/y;
 // Bounds on the work a hostile document can cause: repairs (each O(1) or O(depth)) and nesting depth.
 const MAX_REPAIRS = 10_000;
 const MAX_DEPTH = 256;
+// Where items live: RSS <channel> (and the root for RSS 0.90 / RDF), Atom <feed>.
+const ITEM_PARENTS = new Set(['channel', 'feed', 'rss', 'rdf']);
 
-type Frame = { name: string; out: string; chunk: number; closeAt: number; base64?: boolean };
 // Atom 0.3 mode="base64" (draft-ietf-atompub-format-02 §3.1.2): the content is base64 of the typed text.
 const BASE64_MODE = /\bmode\s*=\s*(["'])base64\1/i;
 
@@ -48,6 +49,7 @@ class Repairer {
   readonly #out: string[] = [];
   readonly #stack: Frame[] = [];
   readonly #markers: MarkerIndex;
+  readonly #leaves: LeafReader;
   readonly #budget: ExpansionBudget = { chars: 0, cache: new Map() };
   #items = 0;
   #safe: { chunk: number; stack: Frame[] } | null = null;
@@ -61,6 +63,12 @@ class Repairer {
     this.#text = text;
     this.#entities = entities;
     this.#markers = new MarkerIndex(text);
+    this.#leaves = new LeafReader(text, this.#markers, {
+      out: this.#out,
+      repair: (offset, message, count) => this.#repair(offset, message, count),
+      stop: (offset, message) => this.#stop(offset, message),
+      expandText: (t, offset) => this.#expandText(t, offset),
+    });
     // Entity expansion may at most double the document (and 64 KiB for a tiny one): no billion laughs.
     this.#budget.chars = Math.max(64 * 1024, text.length);
   }
@@ -101,10 +109,12 @@ class Repairer {
       const end = skipMarkupDecl(text, lt);
       if (end === -1)
         return this.#strayLt(lt, 'unterminated comment, CDATA section or declaration');
-      // Comments and CDATA stay; a DOCTYPE or other declaration inside the document is dropped.
+      // Comments and CDATA stay; a DOCTYPE inside the document is dropped; any other '<!' is text.
       if (text.startsWith('<!--', lt) || text.startsWith('<![CDATA[', lt) || text[lt + 1] === '?')
         this.#out.push(text.slice(lt, end));
-      else this.#repair(lt, 'declaration inside the document dropped');
+      else if (/^<!doctype\s/i.test(text.slice(lt, lt + 10)))
+        this.#repair(lt, 'DOCTYPE inside the document dropped');
+      else return this.#strayLt(lt, "'<!' starts no comment, CDATA section or DOCTYPE");
       return end;
     }
     if (text[lt + 1] === '/') return this.#endTag(lt);
@@ -137,7 +147,7 @@ class Repairer {
     NAME.lastIndex = lt + 1;
     const name = NAME.exec(text)?.[0];
     if (!name) return this.#strayLt(lt, "unescaped '<'");
-    const gt = tagEnd(text, NAME.lastIndex);
+    const gt = tagEnd(text, NAME.lastIndex, this.#markers);
     if (gt === -2) return this.#strayLt(lt, "unescaped '<'");
     if (gt === -1) {
       return this.#stop(lt, `unterminated start tag <${name}>`);
@@ -147,21 +157,23 @@ class Repairer {
     if (this.#stack.length === 0 && this.#rootClosed) return this.#stop(lt, 'second root element');
     if (this.#stack.length === 0) this.#prefix = rssPrefix(name);
     const out = this.#rename(name);
-    const rawAttrs = text.slice(NAME.lastIndex, gt);
-    const base64 = BASE64_MODE.test(rawAttrs);
-    const attrs = this.#attributes(base64 ? rawAttrs.replace(BASE64_MODE, '') : rawAttrs);
-    const selfClosing = text[gt - 1] === '/';
+    const fixed = repairAttributes(text.slice(NAME.lastIndex, gt));
+    if (fixed.repaired) this.#repair(lt, `attributes of <${name}> repaired`);
+    const base64 = BASE64_MODE.test(fixed.text);
+    const attrs = this.#attributes(base64 ? fixed.text.replace(BASE64_MODE, '') : fixed.text);
+    const selfClosing = /\/\s*$/.test(fixed.text);
     const chunk = this.#out.length;
     this.#out.push(`<${out}${attrs}>`);
     if (selfClosing) return gt + 1;
     const frame: Frame = { name, out, chunk, closeAt: -1, base64 };
     if (RAW_ELEMENTS.has(out.toLowerCase()) && this.#stack.length > 0)
-      return this.#raw(frame, gt + 1);
+      return this.#leaves.read(frame, this.#stack[this.#stack.length - 1]!, gt + 1);
     if (ITEM_ELEMENTS.has(localName(out))) {
-      // Items never nest: an item starting inside one means the first was never closed.
-      const open = this.#stack.findIndex((f) => ITEM_ELEMENTS.has(localName(f.out)));
-      if (open !== -1) {
-        while (this.#stack.length > open) this.#implicitClose(lt);
+      // An item belongs to the channel (or the feed, or the root): whatever is still open inside it (an item, or an
+      // element never closed, which would swallow every item after it) was never closed.
+      const open = this.#itemParent();
+      if (open < this.#stack.length - 1) {
+        while (this.#stack.length - 1 > open) this.#implicitClose(lt);
         this.#out.push(this.#out.splice(chunk, 1)[0]!);
         frame.chunk = this.#out.length - 1;
       }
@@ -171,82 +183,14 @@ class Repairer {
     return gt + 1;
   }
 
-  // A leaf read raw: its content up to its end tag, or up to its parent's end when it was never closed.
-  #raw(frame: Frame, from: number): number {
-    const text = this.#text;
-    const parent = this.#stack[this.#stack.length - 1]!;
-    const limit = this.#closeAt(parent, from);
-    const end = findEndTag(text, frame.name, from, limit, this.#markers);
-    if (end !== null) {
-      if (frame.base64) this.#out.push(decodeBase64(text.slice(from, end.start)));
-      else this.#emitRaw(from, end.start, frame.name);
-      this.#out.push(`</${frame.out}>`);
-      return end.after;
-    }
-    const stop = limit === -1 ? text.length : limit;
-    if (text.slice(from, stop).trim() === '') {
-      this.#out[frame.chunk] = this.#out[frame.chunk]!.replace(/\/?>$/, '/>');
-      return stop;
-    }
-    if (limit === -1) return this.#stop(from, `<${frame.name}> is not closed`);
-    this.#repair(from, `<${frame.name}> is not closed`);
-    this.#emitRaw(from, stop, frame.name);
-    this.#out.push(`</${frame.out}>`);
-    return stop;
-  }
-
-  // Where the parent's next end tag starts, computed once per frame until the scan passes it (so linear overall).
-  #closeAt(frame: Frame, from: number): number {
-    if (frame.closeAt === -1 || frame.closeAt < from) {
-      const found = findEndTag(this.#text, frame.name, from, -1, this.#markers);
-      frame.closeAt = found === null ? Number.MAX_SAFE_INTEGER : found.start;
-    }
-    return frame.closeAt === Number.MAX_SAFE_INTEGER ? -1 : frame.closeAt;
-  }
-
   #emitText(from: number, to: number): void {
     if (from >= to) return;
-    this.#out.push(this.#textOf(from, to));
+    // Text between elements holds no '<' (the scan stops at each): only declared entities to expand.
+    this.#out.push(this.#expandText(this.#text.slice(from, to), from));
   }
 
-  // Raw content of the leaf `own`: complete CDATA sections and comments are kept as they are, the text between them
-  // is repaired, and an unterminated one is text. Searched within the content only, so a feed of many leaves without
-  // CDATA is not rescanned to its end for each.
-  #emitRaw(from: number, to: number, own: string): void {
-    const content = this.#text.slice(from, to);
-    // The next CDATA section and comment, each searched again only once the scan has passed it.
-    const next = (marker: string, at: number, i: number) =>
-      at !== -1 && at < i ? content.indexOf(marker, i) : at;
-    let cdata = content.indexOf('<![CDATA[');
-    let comment = content.indexOf('<!--');
-    let i = 0;
-    while (i < content.length) {
-      cdata = next('<![CDATA[', cdata, i);
-      comment = next('<!--', comment, i);
-      const at = Math.min(
-        cdata === -1 ? content.length : cdata,
-        comment === -1 ? content.length : comment,
-      );
-      this.#out.push(this.#textOf(from + i, from + at, own));
-      if (at >= content.length) break;
-      const end = content.indexOf(at === cdata ? ']]>' : '-->', at);
-      if (end === -1) {
-        this.#repair(from + at, 'unterminated comment or CDATA section');
-        this.#out.push('&lt;');
-        i = at + 1;
-        continue;
-      }
-      this.#out.push(content.slice(at, end + 3));
-      i = end + 3;
-    }
-  }
-
-  // Text, or raw content of the leaf `own`: loose '<' escaped, declared entities expanded.
-  #textOf(from: number, to: number, own = ''): string {
-    const raw = this.#text.slice(from, to);
-    const escaped = escapeLooseLt(raw, own);
-    if (escaped.count > 0) this.#repair(from, "unescaped '<'", escaped.count);
-    return this.#entities.size === 0 ? escaped.text : this.#expand(escaped.text, from);
+  #expandText(text: string, offset: number): string {
+    return this.#entities.size === 0 ? text : this.#expand(text, offset);
   }
 
   #attributes(attrs: string): string {
@@ -269,6 +213,13 @@ class Repairer {
     this.#repair(lt, message);
     if (this.#stack.length > 0) this.#out.push('&lt;');
     return lt + 1;
+  }
+
+  // The depth an item opens at: the innermost open channel, feed or root element, unless the item is an extension's.
+  #itemParent(): number {
+    for (let k = this.#stack.length - 1; k > 0; k--)
+      if (ITEM_PARENTS.has(localName(this.#stack[k]!.out))) return k;
+    return this.#stack.length > 0 ? 0 : -1;
   }
 
   #findOpen(name: string): number {

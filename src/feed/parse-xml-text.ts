@@ -3,6 +3,10 @@ import type { EntityTable } from './parse-xml-prolog.ts';
 
 // A tag's '<' is followed by a name, or by '/' and a name (XML 1.0 §3.1).
 const TAG_START = /\/?([A-Za-z_:\u00C0-\uFFFF][^\s/>=<"'!?&;]*)/y;
+// HTML void elements (HTML §13.1.2), written without an end tag.
+const VOID = new Set(
+  'area base br col embed hr img input link meta param source track wbr'.split(' '),
+);
 const ENTITY_REF = /&([A-Za-z_:][\w.:-]*);/g;
 const PREDEFINED = new Set(['amp', 'lt', 'gt', 'quot', 'apos']);
 // Entities referring to entities: deeper chains are left unexpanded.
@@ -12,8 +16,12 @@ const MAX_NESTING = 8;
  *  XML reader will close: `x < y`, `I <3`, `price<10`, a tag with no '>' before the next '<' (`a <b c</title>`), a
  *  stray `<!` or `<?`, and an open tag of the element's own name (the reader would count it as nested). Linear: the
  *  next '>' is searched again only once the scan has passed it. */
-export function escapeLooseLt(text: string, ownName: string): { text: string; count: number } {
-  if (!text.includes('<')) return { text, count: 0 };
+export function escapeLooseLt(
+  text: string,
+  ownName: string,
+): { text: string; count: number; tags: KeptTag[] } {
+  const tags: KeptTag[] = [];
+  if (!text.includes('<')) return { text, count: 0, tags };
   const own = ownName.toLowerCase();
   let out = '';
   let last = 0;
@@ -25,15 +33,37 @@ export function escapeLooseLt(text: string, ownName: string): { text: string; co
     TAG_START.lastIndex = i + 1;
     const tag = TAG_START.exec(text);
     const closed = gt !== -1 && (next === -1 || gt < next);
-    const ownOpen = tag !== null && tag[0][0] !== '/' && tag[1]!.toLowerCase() === own;
+    const end = tag !== null && tag[0][0] === '/';
+    const ownOpen = tag !== null && !end && tag[1]!.toLowerCase() === own;
     if (!tag || !closed || ownOpen) {
       out += `${text.slice(last, i)}&lt;`;
       last = i + 1;
       count++;
-    }
+    } else if (text[gt - 1] !== '/') tags.push({ name: tag[1]!.toLowerCase(), end });
     i = next;
   }
-  return { text: out + text.slice(last), count };
+  return { text: out + text.slice(last), count, tags };
+}
+
+/** A tag left as markup in raw content: its lowercase name, and whether it is an end tag (self-closed ones omitted). */
+export type KeptTag = { name: string; end: boolean };
+
+/** True when the tags nest properly, HTML's void elements (`<br>`, `<img>`) left unclosed allowed: only then may raw
+ *  content keep its markup, which the XML reader parses as elements wherever the leaf is not read raw. */
+export function tagsBalance(tags: KeptTag[]): boolean {
+  const open: string[] = [];
+  for (const t of tags) {
+    if (VOID.has(t.name)) continue;
+    if (!t.end) open.push(t.name);
+    else if (open.pop() !== t.name) return false;
+  }
+  return open.length === 0;
+}
+
+/** Every '<' escaped: raw content whose markup does not nest becomes text (the decoder turns it back into the same
+ *  characters, so HTML in it survives). */
+export function escapeAllLt(text: string): string {
+  return text.replace(/</g, '&lt;');
 }
 
 /** What expansions may still add in the whole document (characters), and the expansions made so far. */

@@ -148,7 +148,7 @@ test('Atom text content is escaped into HTML; base64 content is decoded', () => 
       atomEntry(
         `<content type="application/json">${Buffer.from('{"a":"é"}').toString('base64')}</content>`,
       ),
-      '{&quot;a&quot;:&quot;é&quot;}',
+      '{"a":"é"}',
       '{"a":"é"}',
     ],
     [

@@ -83,6 +83,37 @@ test('markup mistakes are repaired and every entry kept, with the first repair r
       /unterminated comment/,
     ],
     [
+      'an element never closed before the items (it would swallow them)',
+      rss(
+        '<image><url>http://x/i.png</url>' +
+          item('1', '<title>A</title>') +
+          item('2', '<title>B</title>'),
+      ),
+      [
+        ['1', 'A'],
+        ['2', 'B'],
+      ],
+      /<image> is not closed/,
+    ],
+    [
+      "a '<!' that starts no comment, CDATA section or DOCTYPE",
+      rss('<!' + item('1', '<title>A</title>') + item('2', '<title>B</title>')),
+      [
+        ['1', 'A'],
+        ['2', 'B'],
+      ],
+      /'<!' starts no comment/,
+    ],
+    [
+      'a damaged tag inside an item, whose raw leaf then runs to the item end',
+      rss(item('1', '<gu<id>g</guid><title>A</title>') + item('2', '<title>B</title>')),
+      [
+        ['1', null],
+        ['2', 'B'],
+      ],
+      /unescaped '<'/,
+    ],
+    [
       'the root end tag without its >',
       rss(item('1', '<title>A</title>')).slice(0, -1),
       [['1', 'A']],
@@ -129,6 +160,30 @@ test('valid but unusual markup is read without being flagged: bare ampersands, a
       name,
     );
     assert.equal(feed.degraded, null, name);
+  }
+});
+
+test('attributes are repaired: unquoted values, an unterminated quote, a name without a value', () => {
+  const cases: Array<[string, string]> = [
+    ['unquoted values', '<enclosure url=http://x/a.mp3 length=12 type=audio/mpeg />'],
+    [
+      'unquoted values, the slash of the tag against the last',
+      '<enclosure url=http://x/a.mp3 length=12 type=audio/mpeg/>',
+    ],
+    ['an unterminated quote', '<enclosure url="http://x/a.mp3" length="12" type="audio/mpeg />'],
+    [
+      'a name without a value',
+      '<enclosure url="http://x/a.mp3" length="12" type="audio/mpeg" async/>',
+    ],
+  ];
+  for (const [name, tag] of cases) {
+    const feed = parseFeed(rss(item('1', tag) + item('2', '')), BASE);
+    assert.deepEqual(
+      feed.entries.map((e) => e.enclosures),
+      [[{ url: 'http://x/a.mp3', type: 'audio/mpeg', length: 12 }], []],
+      name,
+    );
+    assert.match(feed.degraded ?? '', /attributes of <enclosure> repaired/, name);
   }
 });
 
