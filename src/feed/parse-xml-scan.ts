@@ -91,10 +91,15 @@ export function tagEnd(text: string, from: number, markers: MarkerIndex): number
   return -1;
 }
 
+// name="value" pairs, each after whitespace, then an optional '/': the common case, checked in one pass (the names
+// hold no whitespace, so the whitespace between pairs is split one way only).
+const WELL_FORMED_ATTRIBUTES = /^(?:\s+[^\s=/>"']+\s*=\s*(?:"[^"<]*"|'[^'<]*'))*\s*\/?$/;
+
 /** A start tag's attribute text as XML needs it: unquoted values quoted (`url=http://x/a.mp3`), an unterminated
  *  quote closed, a name without a value dropped, a '"' or '<' inside a value escaped. The text itself when nothing
  *  needed repair. */
 export function repairAttributes(attrs: string): { text: string; repaired: boolean } {
+  if (WELL_FORMED_ATTRIBUTES.test(attrs)) return { text: attrs, repaired: false };
   let out = '';
   let repaired = false;
   let i = 0;
