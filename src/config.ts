@@ -78,6 +78,7 @@ export const ConfigSchema = v.strictObject({
       retention_days: v.optional(int(1, 3650), 30),
       secret_rotation_grace_seconds: v.optional(seconds, 86_400),
       retry_after_max_seconds: v.optional(seconds, 3600),
+      sanitize_html: v.optional(v.boolean(), true),
     }),
     {},
   ),

@@ -1,5 +1,6 @@
 // Turning newly seen entries into queued events for every active subscription of their feed (poller and churn release).
 import type { Ctx } from '../context.ts';
+import { fromV1Entry } from '../feed/parse-entry.ts';
 import type { Entry } from '../feed/types.ts';
 import { newId } from '../ids.ts';
 import { insertEvent } from '../store/events.ts';
@@ -7,9 +8,11 @@ import type { FeedRow } from '../store/feeds.ts';
 import { activeSubscriptionsOfFeed, allocateSequences } from '../store/subscriptions.ts';
 import { buildEntryEvents, deliveryOrder, type EventEntry } from '../webhook/event.ts';
 
-/** An entry as events carry it: its key as id; an undated entry gets its first-seen time. */
+/** An entry as events carry it: its key as id; an undated entry gets its first-seen time. An entry held by version 1
+ *  (without typed text) is typed first. */
 export function toEventEntry(key: string, entry: Entry, firstSeen: Date): EventEntry {
-  return { id: key, ...entry, published_at: entry.published_at ?? firstSeen.toISOString() };
+  const typed = fromV1Entry(entry);
+  return { id: key, ...typed, published_at: typed.published_at ?? firstSeen.toISOString() };
 }
 
 /** An entry to send and when feedsub first saw it (ISO 8601, as stored). */

@@ -11,6 +11,7 @@ export type ParsePoolOptions = {
   thresholdBytes?: number; // bodies up to this length parse inline; default 1 MiB
   timeoutMs?: number; // a parse running longer is killed and rejected; default 60 s
   spawn?: () => Worker; // how to start a worker whose entry calls runParseWorker(); default: startWorkerThread('parse')
+  sanitizeHtml?: boolean; // delivery.sanitize_html, for requests that do not say; default true
 };
 
 export type ParsePool = {
@@ -41,6 +42,7 @@ class WorkerPool implements ParsePool {
   readonly #threshold: number;
   readonly #timeoutMs: number;
   readonly #spawn: () => Worker;
+  readonly #sanitizeHtml: boolean;
   readonly #slots: Slot[] = [];
   readonly #queue: Job[] = [];
   readonly #readyWaiters: Array<() => void> = [];
@@ -53,6 +55,7 @@ class WorkerPool implements ParsePool {
     this.#threshold = opts.thresholdBytes ?? 1024 * 1024;
     this.#timeoutMs = opts.timeoutMs ?? 60_000;
     this.#spawn = opts.spawn ?? (() => startWorkerThread('parse'));
+    this.#sanitizeHtml = opts.sanitizeHtml ?? true;
     for (let i = 0; i < size && !this.#inline; i++) this.#start();
   }
 
@@ -73,7 +76,11 @@ class WorkerPool implements ParsePool {
       const req = {
         id: this.#nextId++,
         text,
-        opts: { baseUrl: opts.baseUrl, contentLocation: opts.contentLocation ?? null },
+        opts: {
+          baseUrl: opts.baseUrl,
+          contentLocation: opts.contentLocation ?? null,
+          sanitizeHtml: opts.sanitizeHtml ?? this.#sanitizeHtml,
+        },
       };
       const job: Job = { req, resolve, reject };
       if (this.#inline || text.length <= this.#threshold) return runInline(job);

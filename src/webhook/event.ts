@@ -3,15 +3,20 @@ import type { Entry } from '../feed/types.ts';
 import { RawJson, toJson } from '../rawjson.ts';
 
 export const MAX_ENTRIES_PER_EVENT = 100;
+/** The payload version every event body carries beside `type` (README › Webhooks): 2 since entries carry typed
+ *  text (title and summary plain, summary_html / content_html / content_text, image). */
+export const SCHEMA_VERSION = 2;
 export const MAX_EVENT_BYTES = 256 * 1024;
 
 export type EventEntry = Entry & { id: string };
+// Fields a too-large entry loses first: its long texts.
+const LONG_TEXTS = { summary: null, summary_html: null, content_html: null, content_text: null };
 export type EventSubscription = { id: string; url: string; metadata: string | null };
 export type EventFeed = { id: string; url: string; title: string | null; site_url: string | null };
 export type BuiltEvent = { id: string; sequence: number; body: string; entryCount: number };
 
 /** Splits new entries into events of ≤ 100 entries and ≤ 256 KiB each, numbered from `firstSequence`.
- *  An entry too large on its own is sent with content and summary removed and `truncated: true`. */
+ *  An entry too large on its own is sent with its summary and content fields removed and `truncated: true`. */
 export function buildEntryEvents(input: {
   subscription: EventSubscription;
   feed: EventFeed;
@@ -54,6 +59,7 @@ export function buildEntryEvents(input: {
 export function buildTestEvent(endpointId: string, now: Date): string {
   return JSON.stringify({
     type: 'endpoint.test',
+    schema_version: SCHEMA_VERSION,
     timestamp: now.toISOString(),
     data: { endpoint: { id: endpointId }, message: 'This is a test event from feedsub.' },
   });
@@ -74,6 +80,7 @@ function entriesBody(
   const { id, url, title, site_url } = input.feed;
   return toJson({
     type: 'subscription.entries',
+    schema_version: SCHEMA_VERSION,
     timestamp: input.now.toISOString(),
     data: {
       sequence,
@@ -85,8 +92,9 @@ function entriesBody(
   });
 }
 
-/** The entry's JSON text within `budget` bytes: whole; else without content and summary; else with every field cut
- *  to a bounded size (an entry with thousands of authors or a megabyte title). Cut entries carry `truncated: true`. */
+/** The entry's JSON text within `budget` bytes: whole; else without its summary and content fields; else with every
+ *  field cut to a bounded size (an entry with thousands of authors or a megabyte title). Cut entries carry
+ *  `truncated: true`. The key's source text (`key_source`) is never sent. */
 function fitEntry(entry: EventEntry, budget: number): string {
   const ordered = {
     id: entry.id,
@@ -94,7 +102,10 @@ function fitEntry(entry: EventEntry, budget: number): string {
     url: entry.url,
     title: entry.title,
     summary: entry.summary,
-    content: entry.content,
+    summary_html: entry.summary_html,
+    content_html: entry.content_html,
+    content_text: entry.content_text,
+    image: entry.image,
     authors: entry.authors,
     categories: entry.categories,
     enclosures: entry.enclosures,
@@ -103,16 +114,16 @@ function fitEntry(entry: EventEntry, budget: number): string {
   };
   const text = JSON.stringify(ordered);
   if (Buffer.byteLength(text) <= budget) return text;
-  const slim = JSON.stringify({ ...ordered, content: null, summary: null, truncated: true });
+  const slim = JSON.stringify({ ...ordered, ...LONG_TEXTS, truncated: true });
   if (Buffer.byteLength(slim) <= budget) return slim;
   const cut = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
   return JSON.stringify({
     ...ordered,
+    ...LONG_TEXTS,
     guid: cut(ordered.guid, 2048),
     url: cut(ordered.url, 2048),
     title: cut(ordered.title, 1000),
-    content: null,
-    summary: null,
+    image: cut(ordered.image, 2048),
     authors: ordered.authors.slice(0, 10).map((a) => a.slice(0, 200)),
     categories: ordered.categories.slice(0, 10).map((c) => c.slice(0, 200)),
     enclosures: ordered.enclosures

@@ -33,7 +33,7 @@ export function createWorkers(
   telemetry: Telemetry = noTelemetry,
 ): Workers {
   const { feedAgent, hookAgent } = createAgents(ctx);
-  const pool = createParsePool();
+  const pool = createParsePool({ sanitizeHtml: ctx.config.delivery.sanitize_html });
   const pollerDeps = createPollerDeps(ctx, feedAgent, pool, logger, telemetry);
   const poller = createLoop('poller', async () => (await pollTick(ctx, pollerDeps)).nextDelayMs, {
     idleMs: 60_000,
