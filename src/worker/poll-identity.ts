@@ -1,6 +1,6 @@
-// Identity churn inside the poll transaction: the unseen entries are held; when the keys keep changing poll after
-// poll, the feed switches to the first later identity source that is stable and the hold ends without re-sending
-// what was seen before it began.
+// Identity churn inside the poll transaction: the unseen entries are held, up to the feed's cap; when the keys keep
+// changing poll after poll, the feed switches to the first later identity source that is stable and the hold ends
+// without re-sending what was seen before it began.
 import type { Ctx } from '../context.ts';
 import { queueEntryEvents, toEventEntry, type SeenEntry } from '../actions/entry-events.ts';
 import { entryIdentities, planKeys, type IdentityKey } from '../feed/identity.ts';
@@ -26,8 +26,10 @@ import {
 /** Share of a document that must be newly held for a poll to count as the keys changing again. */
 const ROTATION_SHARE = 0.8;
 
-/** Holds the unseen entries and marks the feed identity_changed. When this poll held most of the document again (the
- *  keys changed once more) for the ROTATIONS_TO_SWITCH-th time, and a later source is stable, switches to it. */
+/** Holds the unseen entries, as many as the feed's cap ([retention] held_entries_per_feed, held_bytes_per_feed) lets
+ *  it keep (the others are only counted: a feed that keeps churning stops growing), and marks the feed
+ *  identity_changed. When most of the document was unseen and not held yet (the keys changed once more) for the
+ *  ROTATIONS_TO_SWITCH-th time, and a later source is stable, switches to it. */
 export function holdOrSwitch(
   ctx: Ctx,
   feed: FeedRow,
@@ -35,7 +37,8 @@ export function holdOrSwitch(
   fresh: Fresh[],
   seenAt: Date,
 ): EntriesResult {
-  const newlyHeld = holdEntries(
+  const { retention } = ctx.config;
+  const kept = holdEntries(
     ctx.db,
     feed.id,
     fresh.map((f) => ({
@@ -45,9 +48,11 @@ export function holdOrSwitch(
       position: f.position,
     })),
     seenAt,
+    { entries: retention.held_entries_per_feed, bytes: retention.held_bytes_per_feed },
   );
   const total = outcome.identities.length;
-  const rotations = feed.identity_rotations + (newlyHeld > total * ROTATION_SHARE ? 1 : 0);
+  const newlyUnseen = kept.added + kept.dropped; // a full hold still sees the keys change
+  const rotations = feed.identity_rotations + (newlyUnseen > total * ROTATION_SHARE ? 1 : 0);
   const held: EntriesResult = {
     status: 'identity_changed',
     added: 0,
@@ -58,6 +63,7 @@ export function holdOrSwitch(
       identity_probe: feed.identity_probe,
       identity_rotations: rotations,
     },
+    heldDropped: kept.dropped,
   };
   if (rotations < ROTATIONS_TO_SWITCH) return held;
   const source = stableSource(
