@@ -3,41 +3,44 @@
 import type { Db } from '../db/open.ts';
 import { prepared } from './sql.ts';
 
-/** The seen_at before which the feed's keys may be pruned, or undefined when none may: keys not shown within `windowMs`
- *  before the feed's latest sighting (so a feed whose document stopped changing keeps every key), and never one of its
- *  `keep` most recently shown keys (the bound is the seen_at of the keep+1-th, exclusive). */
+/** Which of a feed's keys may be pruned: those last shown before `windowStart`, and at or after `last` in newest-first
+ *  order (seen_at, then key), the first key beyond the feed's `keep` most recently shown. */
+export type KeyPruneBound = { windowStart: string; last: { seenAt: string; key: string } };
+
+/** The feed's keys that may be pruned, or undefined when none may: keys not shown within `windowMs` before the feed's
+ *  latest sighting (so a feed whose document stopped changing keeps every key), and never one of its `keep` most
+ *  recently shown keys. */
 export function keyPruneBound(
   db: Db,
   feedId: string,
   windowMs: number,
   keep: number,
-): string | undefined {
-  const beyond = prepared(
+): KeyPruneBound | undefined {
+  const last = prepared(
     db,
-    'SELECT seen_at FROM entries WHERE feed_id = ? ORDER BY seen_at DESC LIMIT 1 OFFSET ?',
-  )
-    .pluck()
-    .get(feedId, keep) as string | null | undefined;
-  if (beyond === undefined || beyond === null) return undefined;
+    'SELECT seen_at AS seenAt, key FROM entries WHERE feed_id = ? ORDER BY seen_at DESC, key DESC LIMIT 1 OFFSET ?',
+  ).get(feedId, keep) as { seenAt: string | null; key: string } | undefined;
+  if (last === undefined || last.seenAt === null) return undefined;
   const latest = prepared(db, 'SELECT max(seen_at) FROM entries WHERE feed_id = ?')
     .pluck()
     .get(feedId) as string;
   const windowStart = new Date(Date.parse(latest) - windowMs).toISOString();
-  return windowStart < beyond ? windowStart : beyond;
+  return { windowStart, last: { seenAt: last.seenAt, key: last.key } };
 }
 
-/** Deletes up to `limit` of the feed's keys last shown before `before`, oldest first; returns how many. */
-export function deleteKeysSeenBefore(
+/** Deletes up to `limit` of the feed's keys within `bound`, least recently shown first; returns how many. */
+export function deleteKeysWithin(
   db: Db,
   feedId: string,
-  before: string,
+  bound: KeyPruneBound,
   limit: number,
 ): number {
   return prepared(
     db,
     `DELETE FROM entries WHERE feed_id = @feed AND key IN (
-       SELECT key FROM entries WHERE feed_id = @feed AND seen_at < @before ORDER BY seen_at LIMIT @limit)`,
-  ).run({ feed: feedId, before, limit }).changes;
+       SELECT key FROM entries WHERE feed_id = @feed AND seen_at < @windowStart AND (seen_at, key) <= (@seenAt, @key)
+       ORDER BY seen_at, key LIMIT @limit)`,
+  ).run({ feed: feedId, windowStart: bound.windowStart, ...bound.last, limit }).changes;
 }
 
 /** Number of keys the feed stores (aliases included). */

@@ -7,7 +7,7 @@ import type { Ctx } from '../context.ts';
 import { countHeldEntries } from '../store/entries.ts';
 import {
   countFeedKeys,
-  deleteKeysSeenBefore,
+  deleteKeysWithin,
   emptyFeed,
   keyPruneBound,
   trimHeldEntries,
@@ -106,10 +106,10 @@ async function boundFeed(
     over = n === 0 ? 0 : over - n;
     await nextTurn();
   }
-  const before = keyPruneBound(ctx.db, feed.id, r.entry_key_days * DAY_MS, r.entry_keys_per_feed);
-  for (let n = CHUNK_ROWS; before !== undefined && n === CHUNK_ROWS;) {
+  const bound = keyPruneBound(ctx.db, feed.id, r.entry_key_days * DAY_MS, r.entry_keys_per_feed);
+  for (let n = CHUNK_ROWS; bound !== undefined && n === CHUNK_ROWS;) {
     if (budget.batches-- <= 0) return false;
-    n = deleteKeysSeenBefore(ctx.db, feed.id, before, CHUNK_ROWS);
+    n = deleteKeysWithin(ctx.db, feed.id, bound, CHUNK_ROWS);
     summary.keysPruned += n;
     await nextTurn();
   }
