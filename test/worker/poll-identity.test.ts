@@ -262,3 +262,67 @@ describe('entry identity in the poller', () => {
     assert.equal((await w.call('GET', `/v1/feeds/${sub.feed}`, { key })).body.identity_key, 'guid');
   });
 });
+
+describe('the churn hold’s cap', () => {
+  it('holds at most its cap, counts the rest, and still switches a feed whose guids keep changing', async () => {
+    const origin = await startOrigin();
+    const w = makeWorld({
+      poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
+      retention: { held_entries_per_feed: 5 },
+    });
+    const workers = createWorkers(w.ctx, silentLogger);
+    try {
+      const { key } = w.key();
+      const endpoint = (
+        await w.call('POST', '/v1/endpoints', {
+          key,
+          body: { title: 'E', url: 'https://hooks.example.com/' },
+        })
+      ).body.id;
+      const sub = (
+        await w.call('POST', '/v1/subscriptions', {
+          key,
+          body: { endpoint, url: `${origin.url}/capped.xml` },
+        })
+      ).body as { feed: string };
+      const doc = (round: string, titles: string[]) =>
+        feed(
+          titles.map((t) => ({ guid: `${round}-${t}`, title: t, link: `https://x.example/${t}` })),
+        );
+      const old = Array.from({ length: 12 }, (_, i) => `T${i}`);
+      const view = async () => (await w.call('GET', `/v1/feeds/${sub.feed}`, { key })).body;
+      const seen: { held: number; dropped: number; status: string }[] = [];
+      for (const [round, titles] of [
+        ['r0', old],
+        ['r1', old], // 12 unseen: 5 held, 7 counted
+        ['r2', ['N1', ...old]], // 13 more unseen, none held: the keys still changed
+        ['r3', ['N1', ...old]], // the third change: the links are stable, the feed switches
+      ] as const) {
+        origin.set('/capped.xml', { body: doc(round, [...titles]) });
+        w.clock.advance(2 * 3600 * 1000);
+        await pollTick(w.ctx, workers.pollerDeps);
+        const v = await view();
+        seen.push({ held: v.held_entries, dropped: v.held_entries_dropped, status: v.status });
+      }
+      assert.deepEqual(seen, [
+        { held: 0, dropped: 0, status: 'active' },
+        { held: 5, dropped: 7, status: 'identity_changed' },
+        { held: 5, dropped: 20, status: 'identity_changed' },
+        { held: 0, dropped: 0, status: 'active' },
+      ]);
+      assert.equal((await view()).identity_key, 'link');
+      const titles = (
+        w.ctx.db.prepare('SELECT body FROM event_bodies').pluck().all() as string[]
+      ).flatMap((b) =>
+        (JSON.parse(b) as { data: { entries: { title: string }[] } }).data.entries.map(
+          (e) => e.title,
+        ),
+      );
+      assert.deepEqual(titles, ['N1'], 'nothing the feed showed before the churn is resent');
+    } finally {
+      await workers.close();
+      w.close();
+      await origin.close();
+    }
+  });
+});
