@@ -16,6 +16,7 @@ import { getFeed } from '../src/store/feeds.ts';
 import { until } from './support/deadline.ts';
 import { entry } from './support/identity.ts';
 import { rss, startOrigin, startReceiver, type Origin, type Receiver } from './support/servers.ts';
+import { apiCaller } from './support/subscriber.ts';
 
 const DAY = 86_400_000;
 const CAP = 30;
@@ -49,15 +50,10 @@ describe('end to end: nothing grows without bound', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function api(method: string, path: string, body?: unknown): Promise<any> {
-    const res = await fetch(app.url + path, {
-      method,
-      headers: { authorization: key, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${await res.clone().text()}`);
-    return res.status === 204 ? null : res.json();
-  }
+  const api = apiCaller(
+    () => app.url,
+    () => key,
+  );
   /** Subscribes a new endpoint (the receiver) to `path`, serving `doc` there; waits for the baseline. */
   async function subscribe(path: string, doc: string): Promise<{ id: string; feed: string }> {
     origin.set(path, { body: doc });

@@ -22,6 +22,7 @@ import { holdEntries } from '../../src/store/entries.ts';
 import { createWorkers } from '../../src/worker/index.ts';
 import { maintenanceTick } from '../../src/worker/maintenance.ts';
 import { pollTick } from '../../src/worker/poller.ts';
+import { entry } from '../../test/support/identity.ts';
 import type { Row } from './table.ts';
 
 /** Churning feeds, their entries, and the database size README promises for that hour. */
@@ -139,18 +140,14 @@ function holdMany(ctx: Ctx, feed: string): void {
       feed,
       Array.from({ length: HELD }, (_, i) => ({
         key: i.toString(16).padStart(32, '0'),
-        entry: JSON.stringify({
-          guid: `held-${i}`,
-          url: `http://example.com/${i}`,
-          title: `Held entry ${i}`,
-          summary: text,
-          content: null,
-          authors: [],
-          categories: [],
-          enclosures: [],
-          published_at: null,
-          updated_at: null,
-        }),
+        entry: JSON.stringify(
+          entry({
+            guid: `held-${i}`,
+            url: `http://example.com/${i}`,
+            title: `Held entry ${i}`,
+            summary: text,
+          }),
+        ),
         position: i,
       })),
       ctx.clock.now(),

@@ -19,7 +19,7 @@ export type EntriesResult = {
   fresh: number;
   events: number;
   identity: Pick<FeedRow, 'identity_key' | 'identity_probe' | 'identity_rotations'>;
-  /** Unseen entries a full churn hold left out (poll-identity.ts). */
+  /** Unseen entries a full churn hold left out (poll-identity.ts); the feed counts them until its hold ends. */
   heldDropped?: number;
 };
 

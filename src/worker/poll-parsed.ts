@@ -72,7 +72,6 @@ export function applyParsed(
       self_url: parsed.self_url,
       baseline_at: live ? (feed.baseline_at ?? at.now.toISOString()) : null,
       entry_count: feed.entry_count + stored.added,
-      // Counted for as long as the hold lasts: a baseline or an identity switch ends it.
       held_dropped:
         stored.status === 'identity_changed' ? feed.held_dropped + (stored.heldDropped ?? 0) : 0,
       ...stored.identity,

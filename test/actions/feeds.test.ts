@@ -4,25 +4,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CHUNK_ROWS } from '../../src/actions/chunks.ts';
 import { resolveIdentityChange } from '../../src/actions/feeds.ts';
-import { createSubscription } from '../../src/actions/subscriptions.ts';
 import { countHeldEntries, holdEntries } from '../../src/store/entries.ts';
 import { getFeed } from '../../src/store/feeds.ts';
 import { entry } from '../support/identity.ts';
+import { subscriber } from '../support/subscriber.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 /** A feed with one subscription, holding `n` entries (positions 0…n-1) held at `at`, marked identity_changed. */
-async function heldFeed(w: World, n: number): Promise<{ app: string; feed: string }> {
-  const { key, applicationId } = w.key();
-  const endpoint = (
-    await w.call('POST', '/v1/endpoints', {
-      key,
-      body: { title: 'E', url: 'https://hooks.example.com/' },
-    })
-  ).body.id as string;
-  const { feed } = createSubscription(w.ctx, applicationId, {
-    endpoint,
-    url: 'http://127.0.0.1:9/held.xml',
-  });
+function heldFeed(w: World, n: number): { app: string; feed: string } {
+  const { applicationId, subscribe } = subscriber(w);
+  const { feed } = subscribe('http://127.0.0.1:9/held.xml');
   w.clock.advance(1000); // the entries were first seen after the subscription was made
   hold(w, feed, 0, n);
   w.ctx.db.prepare("UPDATE feeds SET status = 'identity_changed' WHERE id = ?").run(feed);
@@ -61,7 +52,7 @@ describe('releasing a churn hold', () => {
     const w = makeWorld();
     try {
       const n = CHUNK_ROWS * 2 + 34;
-      const { app, feed } = await heldFeed(w, n);
+      const { app, feed } = heldFeed(w, n);
       const result = await resolveIdentityChange(w.ctx, app, feed, { action: 'deliver' });
       assert.equal(result.released, n);
       assert.equal(result.status, 'active');
@@ -78,7 +69,7 @@ describe('releasing a churn hold', () => {
   it('releases only what was held when it began: a hold made meanwhile stays, and so does the status', async () => {
     const w = makeWorld();
     try {
-      const { app, feed } = await heldFeed(w, CHUNK_ROWS + 1);
+      const { app, feed } = heldFeed(w, CHUNK_ROWS + 1);
       const release = resolveIdentityChange(w.ctx, app, feed, { action: 'discard' }); // one chunk so far
       w.clock.advance(1000);
       hold(w, feed, 10_000, 3); // a poll held more entries between two chunks

@@ -5,7 +5,6 @@ import { newId } from '../../src/ids.ts';
 import { createHttpApp } from '../../src/http/server.ts';
 import { bearerMatches } from '../../src/http/metrics.ts';
 import { silentLogger } from '../../src/log.ts';
-import { createSubscription } from '../../src/actions/subscriptions.ts';
 import { holdEntries, recordKeys } from '../../src/store/entries.ts';
 import { deliverTick } from '../../src/worker/deliverer.ts';
 import { maintenanceTick } from '../../src/worker/maintenance.ts';
@@ -13,6 +12,7 @@ import { createWorkers } from '../../src/worker/index.ts';
 import { createMetrics } from '../../src/worker/metrics.ts';
 import { pollTick } from '../../src/worker/poller.ts';
 import { rss, startOrigin, startReceiver, type Origin, type Receiver } from '../support/servers.ts';
+import { subscriber } from '../support/subscriber.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 type Sample = { name: string; labels: Record<string, string>; value: number };
@@ -200,15 +200,7 @@ describe('GET /metrics, the bounded tables', () => {
     try {
       const metrics = createMetrics(world.ctx);
       const app = createHttpApp(world.ctx, silentLogger, metrics.registry);
-      const { key, applicationId } = world.key();
-      const endpoint = (
-        await world.call('POST', '/v1/endpoints', {
-          key,
-          body: { title: 'hook', url: 'http://127.0.0.1:9/hook' },
-        })
-      ).body.id as string;
-      const subscribe = (url: string) =>
-        createSubscription(world.ctx, applicationId, { endpoint, url });
+      const { key, subscribe } = subscriber(world);
       const kept = subscribe('http://127.0.0.1:9/a.xml');
       const left = subscribe('http://127.0.0.1:9/b.xml');
       const now = world.clock.now();

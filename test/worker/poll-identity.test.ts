@@ -8,6 +8,7 @@ import { createWorkers, type Workers } from '../../src/worker/index.ts';
 import { pollTick } from '../../src/worker/poller.ts';
 import { Client } from '../http/dashboard/client.ts';
 import { rss, startOrigin, type Origin } from '../support/servers.ts';
+import { subscriber } from '../support/subscriber.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 type Item = {
@@ -272,19 +273,8 @@ describe('the churn hold’s cap', () => {
     });
     const workers = createWorkers(w.ctx, silentLogger);
     try {
-      const { key } = w.key();
-      const endpoint = (
-        await w.call('POST', '/v1/endpoints', {
-          key,
-          body: { title: 'E', url: 'https://hooks.example.com/' },
-        })
-      ).body.id;
-      const sub = (
-        await w.call('POST', '/v1/subscriptions', {
-          key,
-          body: { endpoint, url: `${origin.url}/capped.xml` },
-        })
-      ).body as { feed: string };
+      const { key, subscribe } = subscriber(w);
+      const sub = subscribe(`${origin.url}/capped.xml`);
       const doc = (round: string, titles: string[]) =>
         feed(
           titles.map((t) => ({ guid: `${round}-${t}`, title: t, link: `https://x.example/${t}` })),
@@ -303,6 +293,12 @@ describe('the churn hold’s cap', () => {
         await pollTick(w.ctx, workers.pollerDeps);
         const v = await view();
         seen.push({ held: v.held_entries, dropped: v.held_entries_dropped, status: v.status });
+        if (round === 'r2') {
+          const page = await (
+            await new Client(w).signedIn(key)
+          ).get(`/dashboard/subscriptions/${sub.id}`);
+          assert.match(page.text, /20 more were not held: the hold is full/);
+        }
       }
       assert.deepEqual(seen, [
         { held: 0, dropped: 0, status: 'active' },

@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
-  createSubscription,
   removeSubscription,
   updateSubscriptionFromInput,
 } from '../../src/actions/subscriptions.ts';
@@ -20,26 +19,18 @@ import { pollTick } from '../../src/worker/poller.ts';
 import { retentionPass } from '../../src/worker/retention.ts';
 import { entry } from '../support/identity.ts';
 import { rss, startOrigin, type Origin } from '../support/servers.ts';
+import { subscriber } from '../support/subscriber.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 const DAY = 86_400_000;
 
 /** A world with an application, an endpoint and a way to subscribe it to URLs. */
-async function setUp(patch: Parameters<typeof makeWorld>[0] = {}) {
+function setUp(patch: Parameters<typeof makeWorld>[0] = {}) {
   const w = makeWorld({
     poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
     ...patch,
   });
-  const { key, applicationId } = w.key();
-  const endpoint = (
-    await w.call('POST', '/v1/endpoints', {
-      key,
-      body: { title: 'E', url: 'https://hooks.example.com/' },
-    })
-  ).body.id as string;
-  const subscribe = (url: string) =>
-    createSubscription(w.ctx, applicationId, { endpoint, url }) as { id: string; feed: string };
-  return { w, applicationId, subscribe };
+  return { w, ...subscriber(w) };
 }
 
 const tick = (w: World, telemetry: Telemetry = noTelemetry) =>
@@ -65,7 +56,7 @@ describe('retention: entry keys', () => {
   after(() => origin.close());
 
   it('prunes keys gone for longer than the window, never one the feed still shows, and an entry back after that is sent again', async () => {
-    const { w, subscribe } = await setUp({
+    const { w, subscribe } = setUp({
       retention: { entry_key_days: 30, entry_keys_per_feed: 2 },
     });
     const workers = createWorkers(w.ctx, silentLogger);
@@ -97,7 +88,7 @@ describe('retention: entry keys', () => {
   });
 
   it('keeps every key of a feed whose document stopped changing, however long ago', async () => {
-    const { w, subscribe } = await setUp({
+    const { w, subscribe } = setUp({
       retention: { entry_key_days: 30, entry_keys_per_feed: 1 },
     });
     try {
@@ -112,7 +103,7 @@ describe('retention: entry keys', () => {
   });
 
   it('keeps at least entry_keys_per_feed keys, the most recently shown, and prunes in batches', async () => {
-    const { w, subscribe } = await setUp({
+    const { w, subscribe } = setUp({
       retention: { entry_key_days: 1, entry_keys_per_feed: 10 },
     });
     try {
@@ -136,7 +127,7 @@ describe('retention: entry keys', () => {
 
 describe('retention: orphaned feeds and holds', () => {
   it('deletes a feed no subscription has used for orphaned_feed_days with its keys and held entries, in batches', async () => {
-    const { w, applicationId, subscribe } = await setUp({ retention: { orphaned_feed_days: 7 } });
+    const { w, applicationId, subscribe } = setUp({ retention: { orphaned_feed_days: 7 } });
     try {
       const gone = subscribe('http://127.0.0.1:9/gone.xml');
       const paused = subscribe('http://127.0.0.1:9/paused.xml');
@@ -163,7 +154,7 @@ describe('retention: orphaned feeds and holds', () => {
   });
 
   it('stops deleting a feed as soon as a subscription uses it again', async () => {
-    const { w, applicationId, subscribe } = await setUp({ retention: { orphaned_feed_days: 7 } });
+    const { w, applicationId, subscribe } = setUp({ retention: { orphaned_feed_days: 7 } });
     try {
       const url = 'http://127.0.0.1:9/back.xml';
       const first = subscribe(url);
@@ -183,7 +174,7 @@ describe('retention: orphaned feeds and holds', () => {
   });
 
   it('trims a hold over its cap (one made before the cap, or under a larger one) from its end and counts what went', async () => {
-    const { w, subscribe } = await setUp({ retention: { held_entries_per_feed: 1000 } });
+    const { w, subscribe } = setUp({ retention: { held_entries_per_feed: 1000 } });
     try {
       const sub = subscribe('http://127.0.0.1:9/held.xml');
       hold(w, sub.feed, 1200);
