@@ -17,14 +17,12 @@ import {
   type SubscriptionView,
 } from '../store/subscriptions.ts';
 import type { Ctx } from '../context.ts';
-import { nextTurn } from './chunks.ts';
+import { EVENT_CHUNK, nextTurn } from './chunks.ts';
 import { chargeNewFeedUrl, checkSubscriptionQuota } from './quotas.ts';
 import { normalizeFeedUrl, privateHostIssue } from './urls.ts';
 import { HttpUrl, IdString, validate } from './validate.ts';
 
 export const METADATA_MAX_BYTES = 16 * 1024;
-/** Events a subscription's deletion removes per transaction: their bodies are up to 256 KiB each. */
-export const BACKLOG_CHUNK = 100;
 
 export type SubscriptionApiView = {
   id: string;
@@ -183,7 +181,7 @@ export function updateSubscriptionFromInput(
 
 /** Deletes a subscription and its events. Deleting the feed's last active subscription restarts its baseline: a later
  *  subscription to the same URL receives nothing the feed showed before; the feed's last subscription starts its
- *  grace before deletion ([retention] orphaned_feed_days). A backlog of more than BACKLOG_CHUNK events is deleted a
+ *  grace before deletion ([retention] orphaned_feed_days). A backlog of more than EVENT_CHUNK events is deleted a
  *  chunk per transaction, with a turn of the event loop between two, after pausing the subscription (so no event is
  *  sent or made for it meanwhile); a deletion cut short leaves it paused, and deleting it again finishes the job. */
 export async function removeSubscription(
@@ -193,14 +191,14 @@ export async function removeSubscription(
 ): Promise<void> {
   const large = ctx.db.transaction(() => {
     const current = requireSubscription(ctx, applicationId, id);
-    if (!hasMoreEventsThan(ctx.db, id, BACKLOG_CHUNK)) return false;
+    if (!hasMoreEventsThan(ctx.db, id, EVENT_CHUNK)) return false;
     const now = ctx.clock.now();
     updateSubscription(ctx.db, applicationId, id, { status: 'paused' }, now);
     restartBaselineIfIdle(ctx.db, current.feed_id, now);
     return true;
   })();
   if (large)
-    while (deleteSubscriptionEvents(ctx.db, id, BACKLOG_CHUNK) === BACKLOG_CHUNK) await nextTurn();
+    while (deleteSubscriptionEvents(ctx.db, id, EVENT_CHUNK) === EVENT_CHUNK) await nextTurn();
   ctx.db.transaction(() => {
     const current = requireSubscription(ctx, applicationId, id);
     const now = ctx.clock.now();

@@ -1,6 +1,6 @@
 // The maintenance loop: retention of delivered events and their attempts, expired Idempotency-Keys and dashboard
 // sessions, the bounds on entry keys, held entries and orphaned feeds (retention.ts), WAL checkpoints.
-import { nextTurn } from '../actions/chunks.ts';
+import { EVENT_CHUNK, nextTurn } from '../actions/chunks.ts';
 import { expireIdleSessions } from '../actions/sessions.ts';
 import type { Ctx } from '../context.ts';
 import type { Logger } from '../log.ts';
@@ -21,10 +21,11 @@ export type MaintenanceSummary = {
 
 /** How often maintenance runs; the first run is at start-up. */
 export const MAINTENANCE_INTERVAL_MS = 10 * 60_000;
-/** Rows deleted per statement, so one statement never holds the write lock long; the loop yields between batches. */
+/** Idempotency-Key records deleted per statement (events go EVENT_CHUNK at a time: they carry their bodies), so one
+ *  statement never holds the write lock long; the loop yields between batches. */
 export const PRUNE_BATCH = 1000;
-// Per tick, for each kind of deletion: 200 batches (200,000 events or Idempotency-Key records; 100,000 keys or held
-// entries); the rest waits for the next tick, a second later, so that stopping the daemon never waits long.
+// Per tick, for each kind of deletion: 200 batches (20,000 events, 200,000 Idempotency-Key records, 100,000 keys or
+// held entries); the rest waits for the next tick, a second later, so that stopping the daemon never waits long.
 const MAX_BATCHES_PER_TICK = 200;
 const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 
@@ -39,9 +40,11 @@ export async function maintenanceTick(
   const now = ctx.clock.now();
   const before = (ms: number) => new Date(now.getTime() - ms).toISOString();
   const eventsBefore = before(ctx.config.delivery.retention_days * 86_400_000);
-  const events = await inBatches((n) => pruneFinishedEvents(ctx.db, eventsBefore, n));
+  const events = await inBatches(EVENT_CHUNK, (n) => pruneFinishedEvents(ctx.db, eventsBefore, n));
   const idempotencyBefore = before(IDEMPOTENCY_TTL_MS);
-  const idempotency = await inBatches((n) => pruneIdempotency(ctx.db, idempotencyBefore, n));
+  const idempotency = await inBatches(PRUNE_BATCH, (n) =>
+    pruneIdempotency(ctx.db, idempotencyBefore, n),
+  );
   const sessions = expireIdleSessions(ctx);
   const budget: Budget = { batches: MAX_BATCHES_PER_TICK };
   const retention = await retentionPass(ctx, now, budget);
@@ -59,14 +62,17 @@ export async function maintenanceTick(
   return { summary, nextDelayMs: more ? 1000 : MAINTENANCE_INTERVAL_MS };
 }
 
-/** Runs `prune` (deleting up to n rows, returning how many) PRUNE_BATCH rows at a time, with a turn of the event loop
+/** Runs `prune` (deleting up to n rows, returning how many) `size` rows at a time, with a turn of the event loop
  *  between batches, until it deletes fewer or MAX_BATCHES_PER_TICK batches ran. */
-async function inBatches(prune: (n: number) => number): Promise<{ rows: number; more: boolean }> {
+async function inBatches(
+  size: number,
+  prune: (n: number) => number,
+): Promise<{ rows: number; more: boolean }> {
   let rows = 0;
   for (let batch = 0; batch < MAX_BATCHES_PER_TICK; batch++) {
-    const n = prune(PRUNE_BATCH);
+    const n = prune(size);
     rows += n;
-    if (n < PRUNE_BATCH) return { rows, more: false };
+    if (n < size) return { rows, more: false };
     await nextTurn(); // let HTTP requests and deliveries in between
   }
   return { rows, more: true };

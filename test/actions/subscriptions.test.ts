@@ -2,7 +2,8 @@
 // baseline restarted when a feed's last active subscription goes away, and a large backlog deleted in chunks.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { BACKLOG_CHUNK, removeSubscription } from '../../src/actions/subscriptions.ts';
+import { EVENT_CHUNK } from '../../src/actions/chunks.ts';
+import { removeSubscription } from '../../src/actions/subscriptions.ts';
 import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/log.ts';
 import { insertEvent } from '../../src/store/events.ts';
@@ -125,7 +126,7 @@ describe('subscriptions', () => {
   it('deletes a subscription with a large backlog a chunk of events at a time, answering requests meanwhile', async () => {
     const { key: k, applicationId } = w.key();
     const sub = (await subscribe(await endpoint(k), 'http://127.0.0.1:9/busy.xml', k)).body;
-    const backlog = BACKLOG_CHUNK * 2 + 50;
+    const backlog = EVENT_CHUNK * 2 + 50;
     const now = w.clock.now();
     w.ctx.db.transaction(() => {
       for (let i = 1; i <= backlog; i++)
@@ -146,7 +147,7 @@ describe('subscriptions', () => {
     const count = (table: string) =>
       w.ctx.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
     const removing = removeSubscription(w.ctx, applicationId, sub.id); // its first chunk runs now
-    assert.equal(count('events'), backlog - BACKLOG_CHUNK);
+    assert.equal(count('events'), backlog - EVENT_CHUNK);
     const meanwhile = await w.call('GET', `/v1/subscriptions/${sub.id}`, { key: k });
     assert.equal(meanwhile.body.status, 'paused', 'nothing is sent for it meanwhile');
     await removing;
