@@ -70,8 +70,11 @@ export type HeldEntry = {
 /** What one feed may hold: entries, and bytes of their JSON ([retention] held_entries_per_feed, held_bytes_per_feed). */
 export type HoldLimits = { entries: number; bytes: number };
 
-/** Holds entries back (churn guard), first seen at `at`, while the feed holds fewer than `limits` allow. Returns how
- *  many were not held before: `added` now held, `dropped` left out because the hold was full. Call inside a
+/** What holding a document's unseen entries did: `added` now held, `dropped` left out because the hold was full,
+ *  `repeated` held already; `before`, how many entries the feed held before. */
+export type HoldResult = { added: number; dropped: number; repeated: number; before: number };
+
+/** Holds entries back (churn guard), first seen at `at`, while the feed holds fewer than `limits` allow. Call inside a
  *  transaction. */
 export function holdEntries(
   db: Db,
@@ -79,7 +82,7 @@ export function holdEntries(
   held: (Omit<HeldEntry, 'held_at' | 'fingerprint'> & { fingerprint?: string | null })[],
   at: Date,
   limits: HoldLimits,
-): { added: number; dropped: number } {
+): HoldResult {
   const insert = prepared(
     db,
     'INSERT OR IGNORE INTO held_entries (feed_id, key, fingerprint, entry, position, held_at) VALUES (?, ?, ?, ?, ?, ?)',
@@ -90,18 +93,19 @@ export function holdEntries(
     db,
     'SELECT count(*) AS count, coalesce(sum(octet_length(entry)), 0) AS bytes FROM held_entries WHERE feed_id = ?',
   ).get(feedId) as { count: number; bytes: number };
-  let added = 0;
-  let dropped = 0;
+  const result: HoldResult = { added: 0, dropped: 0, repeated: 0, before: usage.count };
   for (const h of held) {
     const size = Buffer.byteLength(h.entry);
     if (usage.count < limits.entries && usage.bytes + size <= limits.bytes) {
       const n = insert.run(feedId, h.key, h.fingerprint, h.entry, h.position, at.toISOString());
-      added += n.changes;
+      result.added += n.changes;
+      result.repeated += 1 - n.changes;
       usage.count += n.changes;
       usage.bytes += n.changes * size;
-    } else if (isHeld.get(feedId, h.key) === undefined) dropped += 1;
+    } else if (isHeld.get(feedId, h.key) === undefined) result.dropped += 1;
+    else result.repeated += 1;
   }
-  return { added, dropped };
+  return result;
 }
 
 /** The held entries of a feed in document order. */

@@ -78,19 +78,17 @@ export function getFeed(db: Db, id: string): FeedRow | undefined {
 /** Part of a churn hold was released: its `count` keys are now known. Once nothing is held any more the hold is over:
  *  the feed is active again and its churn counters restart. */
 export function recordHoldReleased(db: Db, id: string, count: number, now: Date): void {
+  const t = now.toISOString();
+  prepared(db, 'UPDATE feeds SET entry_count = entry_count + ?, updated_at = ? WHERE id = ?').run(
+    count,
+    t,
+    id,
+  );
   prepared(
     db,
-    `UPDATE feeds SET entry_count = entry_count + @count, updated_at = @t,
-       status = CASE WHEN @over THEN 'active' ELSE status END,
-       identity_rotations = CASE WHEN @over THEN 0 ELSE identity_rotations END,
-       held_dropped = CASE WHEN @over THEN 0 ELSE held_dropped END
-     WHERE id = @id`,
-  ).run({
-    id,
-    count,
-    t: now.toISOString(),
-    over: prepared(db, 'SELECT 1 FROM held_entries WHERE feed_id = ? LIMIT 1').get(id) ? 0 : 1,
-  });
+    `UPDATE feeds SET status = 'active', identity_rotations = 0, held_dropped = 0
+     WHERE id = ? AND NOT EXISTS (SELECT 1 FROM held_entries WHERE feed_id = ?)`,
+  ).run(id, id);
 }
 
 /** Counts `n` more unseen entries that the feed's full hold did not keep. */

@@ -12,7 +12,12 @@ import {
   stableSource,
 } from '../feed/identity-switch.ts';
 import type { Entry } from '../feed/types.ts';
-import { clearHeldEntries, holdEntries, listHeldEntries } from '../store/entries.ts';
+import {
+  clearHeldEntries,
+  holdEntries,
+  listHeldEntries,
+  type HoldResult,
+} from '../store/entries.ts';
 import type { FeedRow } from '../store/feeds.ts';
 import {
   keyLookup,
@@ -51,8 +56,7 @@ export function holdOrSwitch(
     { entries: retention.held_entries_per_feed, bytes: retention.held_bytes_per_feed },
   );
   const total = outcome.identities.length;
-  const newlyUnseen = kept.added + kept.dropped; // a full hold still sees the keys change
-  const rotations = feed.identity_rotations + (newlyUnseen > total * ROTATION_SHARE ? 1 : 0);
+  const rotations = feed.identity_rotations + (changedAgain(kept, total) ? 1 : 0);
   const held: EntriesResult = {
     status: 'identity_changed',
     added: 0,
@@ -72,6 +76,14 @@ export function holdOrSwitch(
     readProbe(feed.identity_probe),
   );
   return source === null ? held : switchIdentity(ctx, feed, outcome, source, seenAt);
+}
+
+/** Whether a held document's keys changed once more: most of it is unseen and was not held yet. A full hold cannot
+ *  tell an entry it left out before from a new one, so there most of what it holds must also be gone from the
+ *  document: a one-time change of a document larger than the hold keeps being held for a person, as a smaller one. */
+function changedAgain(kept: HoldResult, total: number): boolean {
+  if (kept.added + kept.dropped <= total * ROTATION_SHARE) return false;
+  return kept.dropped === 0 || kept.repeated <= Math.min(total, kept.before) * (1 - ROTATION_SHARE);
 }
 
 /** Keys the feed from `source` on: entries the last good document had (the probe) count as seen, every other entry of

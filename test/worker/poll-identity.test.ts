@@ -321,4 +321,40 @@ describe('the churn hold’s cap', () => {
       await origin.close();
     }
   });
+
+  it('keeps a one-time change of a document larger than the hold held for a person', async () => {
+    const origin = await startOrigin();
+    const w = makeWorld({
+      poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
+      retention: { held_entries_per_feed: 2 },
+    });
+    const workers = createWorkers(w.ctx, silentLogger);
+    try {
+      const { key, subscribe } = subscriber(w);
+      const sub = subscribe(`${origin.url}/big.xml`);
+      const doc = (round: string) =>
+        feed(
+          Array.from({ length: 12 }, (_, i) => ({
+            guid: `${round}-${i}`,
+            title: `T${i}`,
+            link: `https://x.example/${i}`,
+          })),
+        );
+      for (const [i, round] of ['a', 'b', 'b', 'b', 'b'].entries()) {
+        origin.set('/big.xml', { body: `${doc(round)}<!-- fetch ${i} -->` }); // parsed every time
+        w.clock.advance(2 * 3600 * 1000);
+        await pollTick(w.ctx, workers.pollerDeps);
+      }
+      const view = (await w.call('GET', `/v1/feeds/${sub.feed}`, { key })).body;
+      assert.deepEqual(
+        [view.status, view.identity_key, view.held_entries, view.held_entries_dropped],
+        ['identity_changed', 'guid', 2, 4 * 10],
+      );
+      assert.equal(w.ctx.db.prepare('SELECT count(*) FROM events').pluck().get(), 0);
+    } finally {
+      await workers.close();
+      w.close();
+      await origin.close();
+    }
+  });
 });

@@ -72,7 +72,7 @@ export const FEED_SCHEMAS: Record<string, Schema> = {
       }),
       held_entries_dropped: int({
         description:
-          'Unseen entries of this hold that were not held because the hold was full (retention.held_entries_per_feed, held_bytes_per_feed): the feed keeps churning. 0 once the hold ends.',
+          'Unseen entries left out of this hold because it was full (retention.held_entries_per_feed, held_bytes_per_feed), counted on every poll that showed them. 0 once the hold ends.',
       }),
       identity_key: {
         enum: ['guid', 'link', 'enclosure', 'content'],
