@@ -12,7 +12,7 @@ import {
   keyPruneBound,
   trimHeldEntries,
 } from '../store/entries-retention.ts';
-import { addHeldDropped, deleteUnusedFeed, feedsAfter, type RetainedFeed } from '../store/feeds.ts';
+import { addHeldDropped, deleteUnusedFeed, feedsAfter } from '../store/feeds.ts';
 import { feedHasSubscription } from '../store/subscriptions.ts';
 
 /** What the bounded tables hold after a complete pass (the metrics' gauges). */
@@ -47,15 +47,18 @@ export async function retentionPass(
   for (let after = ''; ;) {
     const feeds = feedsAfter(ctx.db, after, FEEDS_PER_STEP);
     for (const feed of feeds) {
-      if (!feed.used && feed.updated_at < orphanedBefore) {
+      let used = feed.used === 1;
+      if (!used && feed.updated_at < orphanedBefore) {
         const outcome = await deleteOrphan(ctx, feed.id, budget);
         if (outcome === 'out of budget') return summary;
         if (outcome === 'deleted') {
           summary.feedsDeleted += 1;
           continue;
         }
+        used = true; // a subscription came back meanwhile
       }
-      if (!(await boundFeed(ctx, feed, budget, summary, counts))) return summary;
+      if (!(await boundFeed(ctx, feed.id, budget, summary, counts))) return summary;
+      if (!used) counts.orphanedFeeds += 1;
     }
     if (feeds.length < FEEDS_PER_STEP) return { ...summary, counts };
     after = feeds.at(-1)!.id;
@@ -88,33 +91,32 @@ async function deleteOrphan(
  *  budget ran out first. */
 async function boundFeed(
   ctx: Ctx,
-  feed: RetainedFeed,
+  feedId: string,
   budget: Budget,
   summary: RetentionSummary,
   counts: RetainedCounts,
 ): Promise<boolean> {
   const r = ctx.config.retention;
-  let over = countHeldEntries(ctx.db, feed.id) - r.held_entries_per_feed;
+  let over = countHeldEntries(ctx.db, feedId) - r.held_entries_per_feed;
   while (over > 0) {
     if (budget.batches-- <= 0) return false;
     const n = ctx.db.transaction(() => {
-      const trimmed = trimHeldEntries(ctx.db, feed.id, Math.min(CHUNK_ROWS, over));
-      addHeldDropped(ctx.db, feed.id, trimmed);
+      const trimmed = trimHeldEntries(ctx.db, feedId, Math.min(CHUNK_ROWS, over));
+      addHeldDropped(ctx.db, feedId, trimmed);
       return trimmed;
     })();
     summary.heldTrimmed += n;
     over = n === 0 ? 0 : over - n;
     await nextTurn();
   }
-  const bound = keyPruneBound(ctx.db, feed.id, r.entry_key_days * DAY_MS, r.entry_keys_per_feed);
+  const bound = keyPruneBound(ctx.db, feedId, r.entry_key_days * DAY_MS, r.entry_keys_per_feed);
   for (let n = CHUNK_ROWS; bound !== undefined && n === CHUNK_ROWS;) {
     if (budget.batches-- <= 0) return false;
-    n = deleteKeysWithin(ctx.db, feed.id, bound, CHUNK_ROWS);
+    n = deleteKeysWithin(ctx.db, feedId, bound, CHUNK_ROWS);
     summary.keysPruned += n;
     await nextTurn();
   }
-  counts.entryKeys += countFeedKeys(ctx.db, feed.id);
-  counts.heldEntries += countHeldEntries(ctx.db, feed.id);
-  if (!feed.used) counts.orphanedFeeds += 1;
+  counts.entryKeys += countFeedKeys(ctx.db, feedId);
+  counts.heldEntries += countHeldEntries(ctx.db, feedId);
   return true;
 }
