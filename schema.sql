@@ -77,6 +77,7 @@ CREATE TABLE feeds (
   identity_key         TEXT NOT NULL DEFAULT 'guid' CHECK (identity_key IN ('guid', 'link', 'enclosure', 'content')),
   identity_probe       TEXT,                  -- JSON: the keys later sources gave the last good document
   identity_rotations   INTEGER NOT NULL DEFAULT 0,  -- times the keys changed again under the current churn hold
+  held_dropped         INTEGER NOT NULL DEFAULT 0,  -- unseen entries not held because the hold was full (schema version 4)
   UNIQUE (url, credential_key)
 );
 CREATE INDEX feeds_due ON feeds(next_poll_at) WHERE status <> 'gone';
@@ -97,15 +98,18 @@ CREATE TABLE subscriptions (
 CREATE INDEX subscriptions_by_application ON subscriptions(application_id, id);
 CREATE INDEX subscriptions_by_feed ON subscriptions(feed_id, status);
 
--- Every entry key a feed has shown, kept after the entry leaves the feed (a tombstone) so it is never resent.
+-- Every entry key a feed has shown, kept after the entry leaves the feed (a tombstone) so it is not resent; the
+-- maintenance pass deletes keys not shown for [retention] entry_key_days, beyond the feed's entry_keys_per_feed newest.
 CREATE TABLE entries (
   feed_id        TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
   key            TEXT NOT NULL,
   first_seen_at  TEXT NOT NULL,
   fingerprint    TEXT,   -- for a guid, link or enclosure key: short hashes of link, title, date and enclosure, which
                          -- tell the entry from another one that later shows the same guid (migration 1)
+  seen_at        TEXT,   -- the last document that showed the key, rewritten at most once a day (schema version 4)
   PRIMARY KEY (feed_id, key)
 ) WITHOUT ROWID;
+CREATE INDEX entries_seen ON entries(feed_id, seen_at);
 
 -- Entries held back by the churn guard until an operator accepts or discards them.
 CREATE TABLE held_entries (
@@ -117,6 +121,8 @@ CREATE TABLE held_entries (
   fingerprint TEXT,               -- stored with the key when the entry is released (migration 1)
   PRIMARY KEY (feed_id, key)
 ) WITHOUT ROWID;
+-- A release walks a hold in document order, a few hundred entries per transaction (schema version 4).
+CREATE INDEX held_entries_order ON held_entries(feed_id, position, held_at);
 
 CREATE TABLE events (
   id               TEXT PRIMARY KEY,
@@ -174,6 +180,7 @@ CREATE TABLE idempotency_keys (
   created_at      TEXT NOT NULL,
   PRIMARY KEY (application_id, key)
 ) WITHOUT ROWID;
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys(created_at);   -- expired in batches (schema version 4)
 
 CREATE TABLE sessions (
   id_hash         TEXT PRIMARY KEY,        -- SHA-256 of the cookie value
@@ -183,6 +190,7 @@ CREATE TABLE sessions (
   created_at      TEXT NOT NULL,
   last_seen_at    TEXT NOT NULL
 );
+CREATE INDEX sessions_by_key ON sessions(api_key_id, last_seen_at);   -- a key's least recently used sessions (schema version 4)
 
 -- Recent uses of the quotas that count over a window ([quotas] new_feed_urls_per_hour, test_events_per_minute). A use
 -- is recorded only under its limit, after the application's older uses of that quota are deleted, so an application

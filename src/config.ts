@@ -101,6 +101,18 @@ export const ConfigSchema = v.strictObject({
     }),
     {},
   ),
+  // What the database keeps of each feed (README, "The database file"): a feed that churns holds a bounded number of
+  // entries; keys of entries long gone and feeds nobody subscribes to any more are deleted by the maintenance pass.
+  retention: v.optional(
+    v.strictObject({
+      held_entries_per_feed: v.optional(int(1, 10_000_000), 10_000),
+      held_bytes_per_feed: v.optional(int(1024, 1024 * 1024 * 1024), 32 * 1024 * 1024),
+      entry_key_days: v.optional(int(1, 36_500), 30),
+      entry_keys_per_feed: v.optional(int(1, 100_000_000), 1000),
+      orphaned_feed_days: v.optional(int(1, 36_500), 7),
+    }),
+    {},
+  ),
   // Per application, then per client address; 0 turns a limit off. The defaults are far above what a small team's
   // integration does, and far below what one leaked or buggy key can do in a minute (README, "Quotas and rate limits").
   quotas: v.optional(

@@ -12,6 +12,7 @@ import { defaultConfig, withConfig } from '../src/config.ts';
 import { silentLogger } from '../src/log.ts';
 import { startGatedOrigin, type GatedOrigin } from './support/gated-origin.ts';
 import { rss, startReceiver, type Receiver } from './support/servers.ts';
+import { apiCaller } from './support/subscriber.ts';
 
 type Payload = {
   data: { sequence: number; subscription: { id: string }; entries: { guid: string }[] };
@@ -45,15 +46,10 @@ describe('end to end: the baseline rule', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function api(method: string, path: string, body?: unknown): Promise<any> {
-    const res = await fetch(app.url + path, {
-      method,
-      headers: { authorization: key, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    assert.ok(res.status < 300, `${method} ${path}: ${res.status}`);
-    return res.status === 204 ? null : res.json();
-  }
+  const api = apiCaller(
+    () => app.url,
+    () => key,
+  );
   /** A new endpoint subscribed to `path`; returns the subscription. */
   async function subscribe(
     path: string,

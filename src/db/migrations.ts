@@ -26,4 +26,18 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE held_entries ADD COLUMN fingerprint TEXT;
     `);
   },
+  // 3 → 4, bounds (issue 13): when each entry key was last shown (every existing key counts as last shown when first
+  // seen), so keys long gone can be pruned; how many entries a full churn hold did not keep; the indexes that let a
+  // hold be released, Idempotency-Key records expire and a key's sessions be capped in small batches.
+  (db) => {
+    db.exec(`
+      ALTER TABLE entries ADD COLUMN seen_at TEXT;
+      UPDATE entries SET seen_at = first_seen_at;
+      CREATE INDEX entries_seen ON entries(feed_id, seen_at);
+      ALTER TABLE feeds ADD COLUMN held_dropped INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX held_entries_order ON held_entries(feed_id, position, held_at);
+      CREATE INDEX idempotency_keys_expiry ON idempotency_keys(created_at);
+      CREATE INDEX sessions_by_key ON sessions(api_key_id, last_seen_at);
+    `);
+  },
 ];

@@ -91,6 +91,7 @@ export function recordPollSuccess(
     | 'identity_key'
     | 'identity_probe'
     | 'identity_rotations'
+    | 'held_dropped'
   >,
   now: Date,
 ): void {

@@ -46,6 +46,7 @@ export type FeedRow = {
   identity_key: IdentityKey;
   identity_probe: string | null;
   identity_rotations: number;
+  held_dropped: number;
 };
 
 /** Returns the feed for this URL and credentials, creating it (due now) when missing. */
@@ -74,12 +75,57 @@ export function getFeed(db: Db, id: string): FeedRow | undefined {
   return prepared(db, 'SELECT * FROM feeds WHERE id = ?').get(id) as FeedRow | undefined;
 }
 
-/** A churn hold was resolved: its `count` keys are now known and the feed is active again. */
+/** Part of a churn hold was released: its `count` keys are now known. Once nothing is held any more the hold is over:
+ *  the feed is active again and its churn counters restart. */
 export function recordHoldReleased(db: Db, id: string, count: number, now: Date): void {
+  const t = now.toISOString();
+  prepared(db, 'UPDATE feeds SET entry_count = entry_count + ?, updated_at = ? WHERE id = ?').run(
+    count,
+    t,
+    id,
+  );
   prepared(
     db,
-    "UPDATE feeds SET status = 'active', entry_count = entry_count + ?, identity_rotations = 0, updated_at = ? WHERE id = ?",
-  ).run(count, now.toISOString(), id);
+    `UPDATE feeds SET status = 'active', identity_rotations = 0, held_dropped = 0
+     WHERE id = ? AND NOT EXISTS (SELECT 1 FROM held_entries WHERE feed_id = ?)`,
+  ).run(id, id);
+}
+
+/** Counts `n` more unseen entries that the feed's full hold did not keep. */
+export function addHeldDropped(db: Db, id: string, n: number): void {
+  if (n > 0)
+    prepared(db, 'UPDATE feeds SET held_dropped = held_dropped + ? WHERE id = ?').run(n, id);
+}
+
+/** A feed as the retention pass sees it: when its record last changed, and whether any subscription uses it. */
+export type RetainedFeed = { id: string; updated_at: string; used: 0 | 1 };
+
+/** Up to `limit` feeds after id `after`, in id order, for the maintenance pass to walk a slice at a time. */
+export function feedsAfter(db: Db, after: string, limit: number): RetainedFeed[] {
+  return prepared(
+    db,
+    `SELECT f.id, f.updated_at, EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id) AS used
+     FROM feeds f WHERE f.id > ? ORDER BY f.id LIMIT ?`,
+  ).all(after, limit) as RetainedFeed[];
+}
+
+/** The feed's last subscription is gone: its record's updated_at, the start of its grace before deletion, is now. Does
+ *  nothing while a subscription uses it. */
+export function markFeedUnused(db: Db, id: string, now: Date): void {
+  prepared(
+    db,
+    'UPDATE feeds SET updated_at = ? WHERE id = ? AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE feed_id = ?)',
+  ).run(now.toISOString(), id, id);
+}
+
+/** Deletes a feed no subscription uses (its remaining keys and held entries cascade); false when one uses it again. */
+export function deleteUnusedFeed(db: Db, id: string): boolean {
+  return (
+    prepared(
+      db,
+      'DELETE FROM feeds WHERE id = ? AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE feed_id = ?)',
+    ).run(id, id).changes > 0
+  );
 }
 
 /** The feed's last active subscription went away (deleted or paused): its next successful poll is a fresh baseline,

@@ -128,6 +128,13 @@ export function applicationUsesFeed(db: Db, applicationId: string, feedId: strin
   );
 }
 
+/** True when any subscription (active or paused) uses the feed. */
+export function feedHasSubscription(db: Db, feedId: string): boolean {
+  return (
+    prepared(db, 'SELECT 1 FROM subscriptions WHERE feed_id = ? LIMIT 1').get(feedId) !== undefined
+  );
+}
+
 /** True when the feed has at least one active subscription. */
 export function feedHasActiveSubscription(db: Db, feedId: string): boolean {
   return (

@@ -40,7 +40,7 @@ export function createWorkers(
     logger,
   });
   const { deliverer, delivererDeps } = createDeliverer(ctx, hookAgent, logger, telemetry);
-  const maintenance = createMaintenance(ctx, logger);
+  const maintenance = createMaintenance(ctx, logger, telemetry);
   return {
     poller,
     deliverer,

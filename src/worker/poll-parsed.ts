@@ -72,6 +72,8 @@ export function applyParsed(
       self_url: parsed.self_url,
       baseline_at: live ? (feed.baseline_at ?? at.now.toISOString()) : null,
       entry_count: feed.entry_count + stored.added,
+      held_dropped:
+        stored.status === 'identity_changed' ? feed.held_dropped + (stored.heldDropped ?? 0) : 0,
       ...stored.identity,
       ...moved,
     },

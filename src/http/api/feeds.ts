@@ -16,7 +16,7 @@ export function feedsApi(ctx: Ctx): Hono<ApiEnv> {
       sendJson(
         c,
         200,
-        resolveIdentityChange(
+        await resolveIdentityChange(
           ctx,
           c.get('applicationId'),
           c.req.param('id'),

@@ -53,8 +53,8 @@ export function subscriptionsApi(ctx: Ctx): Hono<ApiEnv> {
         }),
       );
     })
-    .delete('/:id', (c) => {
-      removeSubscription(ctx, c.get('applicationId'), c.req.param('id'));
+    .delete('/:id', async (c) => {
+      await removeSubscription(ctx, c.get('applicationId'), c.req.param('id'));
       return c.body(null, 204);
     });
 }

@@ -183,7 +183,7 @@ async function release(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
   const { session: s, form } = await readPostedForm(c);
   if (form._action !== 'deliver' && form._action !== 'discard') throw unknownAction();
   try {
-    resolveIdentityChange(ctx, s.applicationId, form.feed ?? '', { action: form._action }); // 404 page for another application's feed
+    await resolveIdentityChange(ctx, s.applicationId, form.feed ?? '', { action: form._action }); // 404 page for another application's feed
   } catch (err) {
     if (isFormError(err)) return page(ctx, c, err.message, statusOf(err));
     throw err;

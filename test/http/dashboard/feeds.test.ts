@@ -106,6 +106,7 @@ describe('dashboard feeds health', () => {
           { key: 'k2', entry: entry('b'), position: 1 },
         ],
         now,
+        { entries: 100, bytes: 1 << 20 },
       );
       markIdentityChanged(feed);
     })();

@@ -70,6 +70,10 @@ export const FEED_SCHEMAS: Record<string, Schema> = {
         description:
           "Entries held back because the feed's identities changed (status identity_changed).",
       }),
+      held_entries_dropped: int({
+        description:
+          'Unseen entries left out of this hold because it was full (retention.held_entries_per_feed, held_bytes_per_feed), counted on every poll that showed them. 0 once the hold ends.',
+      }),
       identity_key: {
         enum: ['guid', 'link', 'enclosure', 'content'],
         description:
