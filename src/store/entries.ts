@@ -144,6 +144,14 @@ export function countHeldEntries(db: Db, feedId: string): number {
     .get(feedId) as number;
 }
 
+/** True when the feed holds entries back (a churn hold): its status is identity_changed until they are released,
+ *  whatever a failed poll in between made it. */
+export function hasHeldEntries(db: Db, feedId: string): boolean {
+  return (
+    prepared(db, 'SELECT 1 FROM held_entries WHERE feed_id = ? LIMIT 1').get(feedId) !== undefined
+  );
+}
+
 /** Drops a feed's held entries (at most [retention] held_entries_per_feed, so one statement). */
 export function clearHeldEntries(db: Db, feedId: string): void {
   prepared(db, 'DELETE FROM held_entries WHERE feed_id = ?').run(feedId);

@@ -3,6 +3,7 @@
 import type { Ctx } from '../context.ts';
 import type { RefreshOutcome } from '../feed/refresh.ts';
 import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
+import { hasHeldEntries } from '../store/entries.ts';
 import { getFeed, type FeedRow } from '../store/feeds.ts';
 import {
   recordFeedGone,
@@ -63,7 +64,8 @@ function applyUnchanged(
     },
     limits,
   );
-  const status = feed.status === 'identity_changed' ? 'identity_changed' : 'active';
+  // A hold outlives a failed poll (which records status error): held entries, not the last status, decide.
+  const status = hasHeldEntries(ctx.db, feed.id) ? 'identity_changed' : 'active';
   recordPollUnchanged(
     ctx.db,
     feed.id,

@@ -6,7 +6,7 @@ import { queueEntryEvents, toEventEntry } from '../actions/entry-events.ts';
 import { isIdentityChurn, planKeys, type IdentityKey, type KeyPlan } from '../feed/identity.ts';
 import { identityProbe } from '../feed/identity-switch.ts';
 import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
-import { clearHeldEntries } from '../store/entries.ts';
+import { clearHeldEntries, hasHeldEntries } from '../store/entries.ts';
 import type { FeedRow } from '../store/feeds.ts';
 import { recordPollSuccess } from '../store/feeds-poll.ts';
 import { feedHasActiveSubscription } from '../store/subscriptions.ts';
@@ -103,7 +103,8 @@ function storeEntries(
   const fresh = uniqueFresh(outcome.parsed.entries, plans);
   const seen = plans.filter((p) => p.seen);
   remember(ctx.db, feed.id, seen, memo, seenAt); // known only by an alias or without a fingerprint: completed
-  const status = feed.status === 'identity_changed' ? 'identity_changed' : 'active';
+  // A hold outlives a failed poll (which records status error): held entries, not the last status, decide.
+  const status = hasHeldEntries(ctx.db, feed.id) ? 'identity_changed' : 'active';
   if (isIdentityChurn({ knownBefore: feed.entry_count, total: plans.length, unseen: fresh.length }))
     return holdOrSwitch(ctx, feed, outcome, fresh, seenAt);
   const identity = {

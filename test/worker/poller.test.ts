@@ -211,6 +211,31 @@ describe('poller', () => {
     assert.equal(events().length, 1, 'released entries are known now');
   });
 
+  it('keeps a held feed identity_changed through a failed poll, so its hold stays visible and releasable', async () => {
+    const p = path();
+    const many = (prefix: string) =>
+      Array.from({ length: 12 }, (_, i) => ({ guid: `${prefix}-${i}`, title: `T${i}` }));
+    origin.set(p, { body: rss(many('old')) });
+    const sub = await subscribe(origin.url + p);
+    await tick();
+    origin.set(p, { body: rss(many('new')) });
+    await later();
+    assert.equal(feedOf(sub.feed).status, 'identity_changed');
+    origin.set(p, { body: 'down', status: 500 });
+    await later();
+    assert.equal(feedOf(sub.feed).status, 'error', 'a failing fetch is reported while it fails');
+    origin.set(p, { body: rss(many('new')) });
+    await later();
+    const view = (await w.call('GET', `/v1/feeds/${sub.feed}`, { key })).body;
+    assert.equal(
+      view.status,
+      'identity_changed',
+      'the hold is still there once fetching works again',
+    );
+    assert.equal(view.held_entries, 12);
+    assert.equal(events().length, 0);
+  });
+
   it('discards held entries without sending them when asked', async () => {
     const p = path();
     const many = (prefix: string) =>
