@@ -78,6 +78,7 @@ CREATE TABLE feeds (
   identity_probe       TEXT,                  -- JSON: the keys later sources gave the last good document
   identity_rotations   INTEGER NOT NULL DEFAULT 0,  -- times the keys changed again under the current churn hold
   held_dropped         INTEGER NOT NULL DEFAULT 0,  -- unseen entries not held because the hold was full (schema version 4)
+  parser_version       INTEGER NOT NULL DEFAULT 1,  -- feed/parse.ts PARSER_VERSION of the last parse (schema version 5)
   UNIQUE (url, credential_key)
 );
 CREATE INDEX feeds_due ON feeds(next_poll_at) WHERE status <> 'gone';

@@ -12,6 +12,14 @@ export class FeedParseError extends Error {
   override name = 'FeedParseError';
 }
 
+/**
+ * The parser's version. Raise it when parsing starts to read entries an earlier version could not (markup it now
+ * repairs, elements it now falls back to): such entries are old, not new, and a feed read by an older version takes
+ * an upgrade pass on its next parse instead of sending them (worker/poll-upgrade.ts). 2: lenient XML repair, internal
+ * DTD entities, prefixed core elements, extension fallbacks (issue 12).
+ */
+export const PARSER_VERSION = 2;
+
 const SNIFF_LIMIT = 65536;
 const XML_FORMATS: Record<string, FeedFormat> = { rss: 'rss', feed: 'atom', rdf: 'rdf' };
 const JSON_FEED_VERSION = /"version"\s*:\s*"https?:\/\/jsonfeed\.org\/version\//i;

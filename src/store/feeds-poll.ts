@@ -92,6 +92,7 @@ export function recordPollSuccess(
     | 'identity_probe'
     | 'identity_rotations'
     | 'held_dropped'
+    | 'parser_version'
   >,
   now: Date,
 ): void {

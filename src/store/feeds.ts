@@ -47,6 +47,7 @@ export type FeedRow = {
   identity_probe: string | null;
   identity_rotations: number;
   held_dropped: number;
+  parser_version: number;
 };
 
 /** Returns the feed for this URL and credentials, creating it (due now) when missing. */
