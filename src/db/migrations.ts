@@ -26,4 +26,13 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE held_entries ADD COLUMN fingerprint TEXT;
     `);
   },
+  // 3 → 4, feed health (issue 14): the event types an endpoint receives (NULL = every type), and the feed.failing or
+  // feed.gone alert of a feed's current outage, so each health event is sent once and feed.recovered ends it.
+  (db) => {
+    db.exec(`
+      ALTER TABLE endpoints ADD COLUMN filter_types TEXT;
+      ALTER TABLE feeds ADD COLUMN health_alert TEXT CHECK (health_alert IN ('failing', 'gone'));
+      ALTER TABLE feeds ADD COLUMN health_alert_at TEXT;
+    `);
+  },
 ];
