@@ -16,6 +16,7 @@ import {
   deliveryOrder,
   type BuiltEvent,
   type EventEntry,
+  type EventFeed,
   type SubscriptionEventType,
 } from '../webhook/event.ts';
 
@@ -47,12 +48,7 @@ export function queueEntryEvents(
     count += queueSubscriptionEvents(ctx, sub, 'subscription.entries', now, (firstSequence) =>
       buildEntryEvents({
         subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },
-        feed: {
-          id: feed.id,
-          url: feed.discovered_url ?? feed.url,
-          title: meta.title,
-          site_url: meta.site_url,
-        },
+        feed: eventFeed(feed, meta),
         entries: deliveryOrder(own),
         now,
         firstSequence,
@@ -61,6 +57,19 @@ export function queueEntryEvents(
     );
   }
   return count;
+}
+
+/** The feed as every event shows it: its id, the subscribed URL (or the feed discovered behind it), title and site. */
+export function eventFeed(
+  feed: Pick<FeedRow, 'id' | 'url' | 'discovered_url'>,
+  meta: { title: string | null; site_url: string | null },
+): EventFeed {
+  return {
+    id: feed.id,
+    url: feed.discovered_url ?? feed.url,
+    title: meta.title,
+    site_url: meta.site_url,
+  };
 }
 
 /** Queues the events `build` makes for one subscription, numbered from its next sequence on (one counter per

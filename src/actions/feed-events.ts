@@ -6,7 +6,7 @@ import { countHeldEntries } from '../store/entries.ts';
 import { getFeed, recordHealthAlert, type FeedRow } from '../store/feeds.ts';
 import { activeSubscriptionsOfFeed } from '../store/subscriptions.ts';
 import { buildHealthEvent, type FeedHealthEvent } from '../webhook/event.ts';
-import { queueSubscriptionEvents } from './entry-events.ts';
+import { eventFeed, queueSubscriptionEvents } from './entry-events.ts';
 
 /** A transition to announce: the event, and the time a subscription must have existed by to receive it. */
 export type HealthTransition = { event: FeedHealthEvent; since: string };
@@ -102,14 +102,7 @@ function queueFeedEvent(ctx: Ctx, feed: FeedRow, tr: HealthTransition, now: Date
       const body = buildHealthEvent({
         event: tr.event,
         subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },
-        feed: {
-          id: feed.id,
-          url: feed.discovered_url ?? feed.url,
-          title: feed.title,
-          site_url: feed.site_url,
-          feed_url: feed.fetch_url,
-          status: feed.status,
-        },
+        feed: { ...eventFeed(feed, feed), feed_url: feed.fetch_url, status: feed.status },
         now,
         sequence,
       });
