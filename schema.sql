@@ -30,7 +30,8 @@ CREATE TABLE endpoints (
   disabled_reason       TEXT,
   failing_since         TEXT,            -- first failure of the current run of failures; NULL after a success
   created_at            TEXT NOT NULL,
-  updated_at            TEXT NOT NULL
+  updated_at            TEXT NOT NULL,
+  filter_types          TEXT             -- JSON array of the event types it receives; NULL = every type (schema version 6)
 );
 CREATE INDEX endpoints_by_application ON endpoints(application_id, id);
 
@@ -79,6 +80,10 @@ CREATE TABLE feeds (
   identity_rotations   INTEGER NOT NULL DEFAULT 0,  -- times the keys changed again under the current churn hold
   held_dropped         INTEGER NOT NULL DEFAULT 0,  -- unseen entries not held because the hold was full (schema version 4)
   parser_version       INTEGER NOT NULL DEFAULT 1,  -- feed/parse.ts PARSER_VERSION of the last parse (schema version 5)
+  -- The feed.failing or feed.gone event sent for the current outage, and when (the fetch that raised it began): each
+  -- is sent once, and the first success after it sends feed.recovered and clears both (schema version 6).
+  health_alert         TEXT CHECK (health_alert IN ('failing', 'gone')),
+  health_alert_at      TEXT,
   UNIQUE (url, credential_key)
 );
 CREATE INDEX feeds_due ON feeds(next_poll_at) WHERE status <> 'gone';

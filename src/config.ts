@@ -56,6 +56,7 @@ export const ConfigSchema = v.strictObject({
       interval_seconds: v.optional(seconds, 900),
       min_interval_seconds: v.optional(seconds, 60),
       max_interval_seconds: v.optional(seconds, 86_400),
+      failing_after: v.optional(int(1, 1000), 3),
       concurrency: v.optional(int(1, 1000), 16),
       per_host_concurrency: v.optional(int(1, 100), 2),
       timeout_seconds: v.optional(int(1, 600), 30),

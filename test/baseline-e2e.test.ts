@@ -15,6 +15,7 @@ import { rss, startReceiver, type Receiver } from './support/servers.ts';
 import { apiCaller } from './support/subscriber.ts';
 
 type Payload = {
+  type: string;
   data: { sequence: number; subscription: { id: string }; entries: { guid: string }[] };
 };
 
@@ -70,10 +71,11 @@ describe('end to end: the baseline rule', () => {
   /** Waits for a poll that started after `since` (an ISO time) to be recorded. */
   const polledAfter = (feed: string, since: string) =>
     feedUntil(feed, (f) => f.last_polled_at !== null && f.last_polled_at > since, 'polled');
+  // The entries events (a churn hold also sends feed.identity_hold, which carries none).
   const eventsOf = (sub: string) =>
     receiver.deliveries
       .map((d) => JSON.parse(d.body) as Payload)
-      .filter((p) => p.data.subscription.id === sub);
+      .filter((p) => p.data.subscription.id === sub && p.type === 'subscription.entries');
   /** The first event a subscription receives: its sequence and the guids it carries. */
   async function firstEventOf(sub: string): Promise<{ sequence: number; guids: string[] }> {
     const deadline = Date.now() + 15_000;

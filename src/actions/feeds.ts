@@ -1,6 +1,6 @@
 // Feed use-cases: the health view a subscriber may read.
 import * as v from 'valibot';
-import { conflict, notFound } from '../errors.ts';
+import { conflict, invalid, notFound, tooManyRequests } from '../errors.ts';
 import type { Entry } from '../feed/types.ts';
 import {
   countHeldEntries,
@@ -12,12 +12,13 @@ import {
   countFeedsOfApplication,
   getFeed,
   listFeedsOfApplication,
+  makeFeedDueNow,
   recordHoldReleased,
   type FeedRow,
   type FeedStatus,
 } from '../store/feeds.ts';
 import type { Page } from '../store/page.ts';
-import { applicationUsesFeed } from '../store/subscriptions.ts';
+import { applicationUsesFeed, feedHasActiveSubscription } from '../store/subscriptions.ts';
 import type { Ctx } from '../context.ts';
 import { CHUNK_ROWS, nextTurn } from './chunks.ts';
 import { queueEntryEvents, toEventEntry } from './entry-events.ts';
@@ -174,7 +175,10 @@ export function listApplicationFeeds(
 ): Page<FeedView & { subscription_count: number }> {
   const page = listFeedsOfApplication(ctx.db, applicationId, q);
   return {
-    data: page.data.map((f) => ({ ...feedView(f), subscription_count: f.subscription_count })),
+    data: page.data.map((f) => ({
+      ...feedView(f, f.held_entries),
+      subscription_count: f.subscription_count,
+    })),
     next: page.next,
   };
 }
@@ -182,4 +186,70 @@ export function listApplicationFeeds(
 /** How many of the application's feeds are in each status. */
 export function countApplicationFeeds(ctx: Ctx, applicationId: string): Record<FeedStatus, number> {
   return countFeedsOfApplication(ctx.db, applicationId);
+}
+
+/** The `status` filter of GET /v1/feeds: a feed status, or `failing` for every feed not fetched successfully now
+ *  (error and gone). */
+export const FeedStatusFilter = v.picklist(
+  ['pending', 'active', 'error', 'gone', 'identity_changed', 'failing'],
+  'must be one of pending, active, error, gone, identity_changed, failing (= error and gone)',
+);
+
+/** One page of the application's feeds (GET /v1/feeds), newest first, optionally of one status; 400 for an unknown
+ *  status. */
+export function listFeedsFromQuery(
+  ctx: Ctx,
+  applicationId: string,
+  q: { limit: number; after?: string | undefined; status?: string | undefined },
+): Page<FeedView & { subscription_count: number }> {
+  let statuses: FeedStatus[] | undefined;
+  if (q.status !== undefined && q.status !== '') {
+    const result = v.safeParse(FeedStatusFilter, q.status);
+    if (!result.success)
+      throw invalid(
+        [{ path: 'status', message: result.issues[0].message }],
+        'The query string has invalid parameters.',
+      );
+    statuses = result.output === 'failing' ? ['error', 'gone'] : [result.output];
+  }
+  return listApplicationFeeds(ctx, applicationId, { limit: q.limit, after: q.after, statuses });
+}
+
+/** Asks for the feed to be fetched now (POST /v1/feeds/:id/refresh): it is due at once and the poller is woken; a
+ *  gone feed is polled again. A shared feed is fetched on request at most once per poll.min_interval_seconds, whoever
+ *  asks: sooner answers 429 with the wait. 404 for a feed the application does not use; 409 when no subscription of
+ *  the feed is active (it is not polled). */
+export function requestFeedRefresh(ctx: Ctx, applicationId: string, id: string): FeedView {
+  requireFeedView(ctx, applicationId, id);
+  const now = ctx.clock.now();
+  const minSeconds = ctx.config.poll.min_interval_seconds;
+  ctx.db.transaction(() => {
+    const feed = getFeed(ctx.db, id)!;
+    if (!feedHasActiveSubscription(ctx.db, id))
+      throw conflict(
+        'No subscription of this feed is active, so it is not polled: resume one (PATCH /v1/subscriptions/:id {"status": "active"}) first.',
+      );
+    const wait = refreshWaitSeconds(feed.last_polled_at, now, minSeconds);
+    if (wait > 0)
+      throw tooManyRequests(
+        'feed_refresh',
+        1,
+        wait,
+        `The feed was fetched less than poll.min_interval_seconds (${minSeconds} s) ago; a refresh may fetch it again in ${wait} s.`,
+      );
+    makeFeedDueNow(ctx.db, id, now);
+  })();
+  ctx.nudgePoller();
+  return requireFeedView(ctx, applicationId, id);
+}
+
+/** Whole seconds until a feed last polled at `lastPolledAt` may be fetched on request again; 0 when it may now. */
+export function refreshWaitSeconds(
+  lastPolledAt: string | null,
+  now: Date,
+  minSeconds: number,
+): number {
+  if (lastPolledAt === null) return 0;
+  const ready = Date.parse(lastPolledAt) + minSeconds * 1000;
+  return Math.max(0, Math.ceil((ready - now.getTime()) / 1000));
 }

@@ -45,4 +45,13 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
   (db) => {
     db.exec('ALTER TABLE feeds ADD COLUMN parser_version INTEGER NOT NULL DEFAULT 1');
   },
+  // 5 → 6, feed health (issue 14): the event types an endpoint receives (NULL = every type), and the feed.failing or
+  // feed.gone alert of a feed's current outage, so each health event is sent once and feed.recovered ends it.
+  (db) => {
+    db.exec(`
+      ALTER TABLE endpoints ADD COLUMN filter_types TEXT;
+      ALTER TABLE feeds ADD COLUMN health_alert TEXT CHECK (health_alert IN ('failing', 'gone'));
+      ALTER TABLE feeds ADD COLUMN health_alert_at TEXT;
+    `);
+  },
 ];

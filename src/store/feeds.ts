@@ -48,6 +48,9 @@ export type FeedRow = {
   identity_rotations: number;
   held_dropped: number;
   parser_version: number;
+  /** The health event sent for the feed's current outage (feed.failing or feed.gone), and when; null when healthy. */
+  health_alert: 'failing' | 'gone' | null;
+  health_alert_at: string | null;
 };
 
 /** Returns the feed for this URL and credentials, creating it (due now) when missing. */
@@ -158,16 +161,18 @@ export function countFeedsByStatus(db: Db): Record<FeedStatus, number> {
   return out;
 }
 
-/** The feeds an application's subscriptions use, newest first, optionally of some statuses, with how many of its subscriptions use each. */
+/** The feeds an application's subscriptions use, newest first, optionally of some statuses, with how many of its
+ *  subscriptions use each and how many entries each holds back. */
 export function listFeedsOfApplication(
   db: Db,
   applicationId: string,
   q: { limit: number; after?: string | undefined; statuses?: FeedStatus[] | undefined },
-): Page<FeedRow & { subscription_count: number }> {
+): Page<FeedRow & { subscription_count: number; held_entries: number }> {
   const statuses = q.statuses ?? [];
   const rows = prepared(
     db,
-    `SELECT f.*, (SELECT count(*) FROM subscriptions s WHERE s.feed_id = f.id AND s.application_id = @app) AS subscription_count
+    `SELECT f.*, (SELECT count(*) FROM subscriptions s WHERE s.feed_id = f.id AND s.application_id = @app) AS subscription_count,
+      (SELECT count(*) FROM held_entries h WHERE h.feed_id = f.id) AS held_entries
     FROM feeds f WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.application_id = @app)
       ${statuses.length ? `AND f.status IN (${statuses.map((_, i) => `@s${i}`).join(', ')})` : ''} ${q.after ? 'AND f.id < @after' : ''}
     ORDER BY f.id DESC LIMIT @limit`,
@@ -176,7 +181,7 @@ export function listFeedsOfApplication(
     limit: q.limit + 1,
     ...(q.after ? { after: q.after } : {}),
     ...Object.fromEntries(statuses.map((s, i) => [`s${i}`, s])),
-  }) as (FeedRow & { subscription_count: number })[];
+  }) as (FeedRow & { subscription_count: number; held_entries: number })[];
   return toPage(rows, q.limit);
 }
 
@@ -196,4 +201,30 @@ export function countFeedsOfApplication(db: Db, applicationId: string): Record<F
   ).all(applicationId) as { status: FeedStatus; n: number }[];
   for (const row of rows) out[row.status] = row.n;
   return out;
+}
+
+/** Records the health alert of the feed's current outage (feed.failing or feed.gone sent at `at`), or clears it (null)
+ *  once feed.recovered is sent. Call inside the poll transaction. */
+export function recordHealthAlert(
+  db: Db,
+  id: string,
+  alert: Pick<FeedRow, 'health_alert' | 'health_alert_at'>,
+): void {
+  prepared(db, 'UPDATE feeds SET health_alert = ?, health_alert_at = ? WHERE id = ?').run(
+    alert.health_alert,
+    alert.health_alert_at,
+    id,
+  );
+}
+
+/** A subscriber asked for a fetch now: the feed is due at once, and a gone feed is polled again (status error, its
+ *  410 still its last error, until the fetch answers). */
+export function makeFeedDueNow(db: Db, id: string, now: Date): void {
+  const t = now.toISOString();
+  prepared(
+    db,
+    `UPDATE feeds SET next_poll_at = min(next_poll_at, @t), updated_at = @t,
+       status = CASE status WHEN 'gone' THEN 'error' ELSE status END
+     WHERE id = @id`,
+  ).run({ id, t });
 }

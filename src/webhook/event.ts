@@ -15,6 +15,48 @@ export type EventSubscription = { id: string; url: string; metadata: string | nu
 export type EventFeed = { id: string; url: string; title: string | null; site_url: string | null };
 export type BuiltEvent = { id: string; sequence: number; body: string; entryCount: number };
 
+/** The feed-health event types (README › Feed health): one per transition of a feed, sent to each subscription. */
+export const FEED_EVENT_TYPES = [
+  'feed.failing',
+  'feed.recovered',
+  'feed.gone',
+  'feed.moved',
+  'feed.identity_hold',
+] as const;
+/** The types a subscription's events have: what an endpoint's `filter_types` may list (`endpoint.test` always passes). */
+export const SUBSCRIPTION_EVENT_TYPES = ['subscription.entries', ...FEED_EVENT_TYPES] as const;
+export type SubscriptionEventType = (typeof SUBSCRIPTION_EVENT_TYPES)[number];
+
+/** A health event's own fields, beside the envelope's sequence, subscription, feed and metadata. */
+export type FeedHealthEvent =
+  | {
+      type: 'feed.failing';
+      consecutive_failures: number;
+      last_error: string | null;
+      last_http_status: number | null;
+      last_error_at: string | null;
+      last_success_at: string | null;
+      next_poll_at: string;
+    }
+  | {
+      type: 'feed.recovered';
+      recovered_from: 'feed.failing' | 'feed.gone';
+      alerted_at: string | null;
+      consecutive_failures: number;
+      last_error: string | null;
+      last_http_status: number | null;
+    }
+  | { type: 'feed.gone'; last_http_status: number | null; last_error: string | null }
+  | { type: 'feed.moved'; from: string; to: string }
+  | {
+      type: 'feed.identity_hold';
+      held_entries: number;
+      identity_key: string;
+      release: { method: 'POST'; path: string; actions: ['deliver', 'discard'] };
+    };
+/** The feed as health events show it: the entries event's fields, then the URL fetched and the feed's status. */
+export type HealthFeed = EventFeed & { feed_url: string; status: string };
+
 /** Splits new entries into events of ≤ 100 entries and ≤ 256 KiB each, numbered from `firstSequence`.
  *  An entry too large on its own is sent with its summary and content fields removed and `truncated: true`. */
 export function buildEntryEvents(input: {
@@ -55,6 +97,23 @@ export function buildEntryEvents(input: {
   });
 }
 
+/** The body of a feed-health event for one subscription: the entries envelope, with the event's own fields between
+ *  `feed` and `metadata`. */
+export function buildHealthEvent(input: {
+  event: FeedHealthEvent;
+  subscription: EventSubscription;
+  feed: HealthFeed;
+  now: Date;
+  sequence: number;
+}): string {
+  const { type, ...fields } = input.event;
+  const { id, url, title, site_url, feed_url, status } = input.feed;
+  return subscriptionBody(type, input, input.sequence, {
+    feed: { id, url, title, site_url, feed_url, status },
+    ...fields,
+  });
+}
+
 /** The body of an endpoint.test event. */
 export function buildTestEvent(endpointId: string, now: Date): string {
   return JSON.stringify({
@@ -75,18 +134,31 @@ function entriesBody(
   sequence: number,
   entryTexts: string[],
 ): string {
+  const { id, url, title, site_url } = input.feed;
+  return subscriptionBody('subscription.entries', input, sequence, {
+    feed: { id, url, title, site_url },
+    entries: new RawJson(`[${entryTexts.join(',')}]`),
+  });
+}
+
+/** The envelope every event of a subscription shares (README › Webhooks): `fields` (the feed first) sit between the
+ *  subscription and the metadata, which is the subscription's text byte for byte. */
+function subscriptionBody(
+  type: SubscriptionEventType,
+  input: { subscription: EventSubscription; now: Date },
+  sequence: number,
+  fields: Record<string, unknown>,
+): string {
   const metadata =
     input.subscription.metadata === null ? null : new RawJson(input.subscription.metadata);
-  const { id, url, title, site_url } = input.feed;
   return toJson({
-    type: 'subscription.entries',
+    type,
     schema_version: SCHEMA_VERSION,
     timestamp: input.now.toISOString(),
     data: {
       sequence,
       subscription: { id: input.subscription.id, url: input.subscription.url, metadata },
-      feed: { id, url, title, site_url },
-      entries: new RawJson(`[${entryTexts.join(',')}]`),
+      ...fields,
       metadata,
     },
   });

@@ -3,6 +3,7 @@
 // without re-sending what was seen before it began.
 import type { Ctx } from '../context.ts';
 import { queueEntryEvents, toEventEntry, type SeenEntry } from '../actions/entry-events.ts';
+import { queueIdentityHold } from '../actions/feed-events.ts';
 import { entryIdentities, planKeys, type IdentityKey } from '../feed/identity.ts';
 import {
   identityProbe,
@@ -55,13 +56,14 @@ export function holdOrSwitch(
     seenAt,
     { entries: retention.held_entries_per_feed, bytes: retention.held_bytes_per_feed },
   );
+  const announced = queueIdentityHold(ctx, feed, kept.added, seenAt); // feed.identity_hold when the hold starts
   const total = outcome.identities.length;
   const rotations = feed.identity_rotations + (changedAgain(kept, total) ? 1 : 0);
   const held: EntriesResult = {
     status: 'identity_changed',
     added: 0,
     fresh: 0,
-    events: 0,
+    events: announced,
     identity: {
       identity_key: feed.identity_key,
       identity_probe: feed.identity_probe,

@@ -3,11 +3,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   buildEntryEvents,
+  buildHealthEvent,
   buildTestEvent,
   deliveryOrder,
+  FEED_EVENT_TYPES,
   MAX_ENTRIES_PER_EVENT,
   MAX_EVENT_BYTES,
+  SCHEMA_VERSION,
   type EventEntry,
+  type FeedHealthEvent,
 } from '../../src/webhook/event.ts';
 import { SCHEMAS } from '../../src/http/api/openapi.ts';
 
@@ -222,5 +226,108 @@ describe('deliveryOrder', () => {
     const input = [3, 2, 1];
     assert.deepEqual(deliveryOrder(input), [1, 2, 3]);
     assert.deepEqual(input, [3, 2, 1]);
+  });
+});
+
+describe('buildHealthEvent', () => {
+  const healthFeed = { ...feed, feed_url: 'https://example.com/moved.xml', status: 'error' };
+  const events: FeedHealthEvent[] = [
+    {
+      type: 'feed.failing',
+      consecutive_failures: 3,
+      last_error: 'fetch: the server answered 500',
+      last_http_status: 500,
+      last_error_at: now.toISOString(),
+      last_success_at: null,
+      next_poll_at: now.toISOString(),
+    },
+    {
+      type: 'feed.recovered',
+      recovered_from: 'feed.failing',
+      alerted_at: now.toISOString(),
+      consecutive_failures: 4,
+      last_error: 'fetch: timed out',
+      last_http_status: 200,
+    },
+    { type: 'feed.gone', last_http_status: 410, last_error: 'gone' },
+    { type: 'feed.moved', from: 'https://example.com/feed.xml', to: 'https://example.com/x' },
+    {
+      type: 'feed.identity_hold',
+      held_entries: 12,
+      identity_key: 'guid',
+      release: {
+        method: 'POST',
+        path: '/v1/feeds/x/accept-identity-change',
+        actions: ['deliver', 'discard'],
+      },
+    },
+  ];
+  const documentedName = (type: string) =>
+    `${type
+      .replace(/^feed\./, 'Feed.')
+      .split(/[._]/)
+      .map((w) => w[0]!.toUpperCase() + w.slice(1))
+      .join('')}Payload`;
+
+  it('documents one webhook payload per feed event type', () => {
+    assert.deepEqual(
+      FEED_EVENT_TYPES.map((t) => documentedName(t)),
+      events.map((e) => documentedName(e.type)),
+    );
+    for (const type of FEED_EVENT_TYPES) assert.ok(SCHEMAS[documentedName(type)], type);
+  });
+
+  for (const event of events) {
+    it(`${event.type}: the entries envelope in the documented order, the metadata text byte for byte`, () => {
+      const metadata = '{"z":1,"a":[1.0,2e3]}';
+      const body = buildHealthEvent({
+        event,
+        subscription: { id: 's'.repeat(24), url: feed.url, metadata },
+        feed: healthFeed,
+        now,
+        sequence: 9,
+      });
+      assert.equal(body.split(metadata).length - 1, 2, 'in data.subscription and data.metadata');
+      const parsed = JSON.parse(body) as {
+        type: string;
+        schema_version: number;
+        data: Record<string, unknown>;
+      };
+      const schema = SCHEMAS[documentedName(event.type)] as {
+        required: string[];
+        properties: {
+          type: { const: string };
+          data: { required: string[]; properties: Record<string, unknown> };
+        };
+      };
+      assert.deepEqual(Object.keys(parsed), schema.required);
+      assert.equal(parsed.type, schema.properties.type.const);
+      assert.equal(parsed.schema_version, SCHEMA_VERSION);
+      assert.deepEqual(Object.keys(parsed.data), schema.properties.data.required);
+      assert.equal(parsed.data.sequence, 9);
+      assert.deepEqual(parsed.data.subscription, {
+        id: 's'.repeat(24),
+        url: feed.url,
+        metadata: { z: 1, a: [1, 2000] },
+      });
+      assert.deepEqual(
+        Object.keys(parsed.data.feed as object),
+        (SCHEMAS.HealthFeed as { required: string[] }).required,
+      );
+      const { type, ...fields } = event;
+      for (const [k, v] of Object.entries(fields)) assert.deepEqual(parsed.data[k], v, k);
+    });
+  }
+
+  it('writes null metadata when the subscription has none', () => {
+    const body = buildHealthEvent({
+      event: events[2]!,
+      subscription: { id: 's'.repeat(24), url: feed.url, metadata: null },
+      feed: healthFeed,
+      now,
+      sequence: 1,
+    });
+    const parsed = JSON.parse(body) as { data: { metadata: unknown; subscription: object } };
+    assert.equal(parsed.data.metadata, null);
   });
 });

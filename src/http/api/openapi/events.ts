@@ -17,6 +17,8 @@ import {
   time,
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
+import { SUBSCRIPTION_EVENT_TYPES } from '../../../webhook/event.ts';
+import { FEED_STATUSES } from './feeds.ts';
 
 const statuses = ['pending', 'delivered', 'failed', 'dead'];
 const url = nullable(str({ format: 'uri' }));
@@ -36,6 +38,85 @@ const envelope = (type: string, data: Schema): Schema => ({
     data,
   },
 });
+
+const sequence = int({
+  description: '1, 2, 3… per subscription, across every event type it receives.',
+});
+const subscription: Schema = {
+  type: 'object',
+  required: ['id', 'url', 'metadata'],
+  properties: {
+    id,
+    url: str({ format: 'uri' }),
+    metadata: { description: 'Your metadata, byte for byte, or null.' },
+  },
+};
+const metadata = { description: "The subscription's metadata, byte for byte, or null." };
+
+/** A feed-health payload: the entries envelope with the feed's health view and the event's own fields. */
+const health = (type: string, fields: Record<string, Schema>): Schema =>
+  envelope(type, {
+    type: 'object',
+    required: ['sequence', 'subscription', 'feed', ...Object.keys(fields), 'metadata'],
+    properties: { sequence, subscription, feed: ref('HealthFeed'), ...fields, metadata },
+  });
+
+// The feed-health payloads (README › Feed health), one per event type, and the feed as they show it.
+const HEALTH_SCHEMAS: Record<string, Schema> = {
+  HealthFeed: {
+    type: 'object',
+    required: ['id', 'url', 'title', 'site_url', 'feed_url', 'status'],
+    properties: {
+      id,
+      url: str({
+        format: 'uri',
+        description: 'The subscribed URL (the feed discovered behind it).',
+      }),
+      title: nullable(str()),
+      site_url: url,
+      feed_url: str({ format: 'uri', description: 'The URL fetched (after a move, the new one).' }),
+      status: { enum: FEED_STATUSES },
+    },
+  },
+  FeedFailingPayload: health('feed.failing', {
+    consecutive_failures: int({ description: 'Failed polls in a row (poll.failing_after).' }),
+    last_error: text('The last error.'),
+    last_http_status: nullable(int({ description: 'null when nothing answered.' })),
+    last_error_at: nullable(time),
+    last_success_at: nullable(time),
+    next_poll_at: time,
+  }),
+  FeedRecoveredPayload: health('feed.recovered', {
+    recovered_from: { enum: ['feed.failing', 'feed.gone'] },
+    alerted_at: nullable(time),
+    consecutive_failures: int({ description: 'Failed polls in a row before this success.' }),
+    last_error: text('The last error of the outage.'),
+    last_http_status: nullable(int({ description: 'The successful answer: 200 or 304.' })),
+  }),
+  FeedGonePayload: health('feed.gone', {
+    last_http_status: nullable(int()),
+    last_error: text('Why polling stopped.'),
+  }),
+  FeedMovedPayload: health('feed.moved', {
+    from: str({ format: 'uri' }),
+    to: str({ format: 'uri' }),
+  }),
+  FeedIdentityHoldPayload: health('feed.identity_hold', {
+    held_entries: int({ description: 'Entries held back.' }),
+    identity_key: { enum: ['guid', 'link', 'enclosure', 'content'] },
+    release: {
+      type: 'object',
+      required: ['method', 'path', 'actions'],
+      description:
+        'How to release them: POST {"action": "deliver"} or {"action": "discard"} to path.',
+      properties: {
+        method: { const: 'POST' },
+        path: str(),
+        actions: { type: 'array', items: { enum: ['deliver', 'discard'] } },
+      },
+    },
+  }),
+};
 
 // One webhook request: the signed POST of a payload to the endpoint.
 function webhook(summary: string, payload: string): Schema {
@@ -113,25 +194,18 @@ const WEBHOOK_SCHEMAS: Record<string, Schema> = {
     type: 'object',
     required: ['sequence', 'subscription', 'feed', 'entries', 'metadata'],
     properties: {
-      sequence: int({ description: '1, 2, 3… per subscription.' }),
-      subscription: {
-        type: 'object',
-        required: ['id', 'url', 'metadata'],
-        properties: {
-          id,
-          url: str({ format: 'uri' }),
-          metadata: { description: 'Your metadata, byte for byte, or null.' },
-        },
-      },
+      sequence,
+      subscription,
       feed: {
         type: 'object',
         required: ['id', 'url', 'title', 'site_url'],
         properties: { id, url: str({ format: 'uri' }), title: nullable(str()), site_url: url },
       },
       entries: { type: 'array', maxItems: 100, items: ref('Entry') },
-      metadata: { description: "The subscription's metadata, byte for byte, or null." },
+      metadata,
     },
   }),
+  ...HEALTH_SCHEMAS,
   EndpointTestPayload: envelope('endpoint.test', {
     type: 'object',
     required: ['endpoint', 'message'],
@@ -187,7 +261,7 @@ export const EVENT_SCHEMAS: Record<string, Schema> = {
     ],
     properties: {
       id,
-      type: { enum: ['subscription.entries', 'endpoint.test'] },
+      type: { enum: [...SUBSCRIPTION_EVENT_TYPES, 'endpoint.test'] },
       status: {
         enum: statuses,
         description:
@@ -230,7 +304,7 @@ export const EVENT_SCHEMAS: Record<string, Schema> = {
           payload: {
             type: 'object',
             description:
-              'The webhook body, exactly as sent on every attempt: a SubscriptionEntriesPayload or an EndpointTestPayload (`schema_version` 2; bodies built before version 2 stay as they were, without it).',
+              'The webhook body, exactly as sent on every attempt: the payload of its type under `webhooks` (`schema_version` 2; bodies built before version 2 stay as they were, without it).',
           },
           attempts: { type: 'array', items: ref('Attempt') },
         },
@@ -244,6 +318,24 @@ export const EVENT_SCHEMAS: Record<string, Schema> = {
 export const WEBHOOKS: Paths = {
   'subscription.entries': {
     post: webhook('New entries of a subscribed feed', 'SubscriptionEntriesPayload'),
+  },
+  'feed.failing': {
+    post: webhook('The feed failed poll.failing_after polls in a row', 'FeedFailingPayload'),
+  },
+  'feed.recovered': {
+    post: webhook('The first success after feed.failing or feed.gone', 'FeedRecoveredPayload'),
+  },
+  'feed.gone': {
+    post: webhook('The feed answered 410 Gone: polling stopped', 'FeedGonePayload'),
+  },
+  'feed.moved': {
+    post: webhook('Permanent redirects moved the URL fetched', 'FeedMovedPayload'),
+  },
+  'feed.identity_hold': {
+    post: webhook(
+      'The churn guard held entries back until a subscriber releases them',
+      'FeedIdentityHoldPayload',
+    ),
   },
   'endpoint.test': {
     post: webhook('A test message (POST /v1/endpoints/{id}/test)', 'EndpointTestPayload'),
