@@ -19,9 +19,24 @@ export const IMPORT_MAX_FEEDS = 1000;
 /** Outlines created between two turns of the event loop, so a long import never holds the process for long. */
 const TURN = 10;
 
+/** The document, read into its feed outlines as part of validation, so its problem is listed with the others. */
+const OpmlDocument = v.pipe(
+  v.string('must be a string'),
+  v.nonEmpty('is required'),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    try {
+      return readOpmlFeeds(dataset.value, IMPORT_MAX_FEEDS);
+    } catch (err) {
+      if (!(err instanceof OpmlError)) throw err;
+      addIssue({ message: err.message });
+      return NEVER;
+    }
+  }),
+);
+
 export const ImportSubscriptionsInput = v.strictObject({
   endpoint: IdString,
-  opml: v.pipe(v.string('must be a string'), v.nonEmpty('is required')),
+  opml: OpmlDocument,
   metadata: CreateSubscriptionInput.entries.metadata,
 });
 
@@ -53,7 +68,7 @@ export async function importSubscriptions(
   const body = validate(ImportSubscriptionsInput, input);
   const text = metadataText(body.metadata, raw.metadata); // 400 past 16 KiB, before anything is created
   requireOwnEndpoint(ctx, applicationId, body.endpoint);
-  const feeds = readFeeds(body.opml);
+  const feeds = body.opml;
   const metadata = body.metadata && text !== null ? { value: body.metadata, text } : undefined;
   const run: ImportRun = { ctx, applicationId, endpoint: body.endpoint, metadata, stop: null };
   const results: ImportResult[] = [];
@@ -64,18 +79,6 @@ export async function importSubscriptions(
   const counts = { created: 0, exists: 0, invalid: 0, refused: 0 };
   for (const r of results) counts[r.status]++;
   return { results, counts };
-}
-
-function readFeeds(opml: string): OpmlFeed[] {
-  try {
-    return readOpmlFeeds(opml, IMPORT_MAX_FEEDS);
-  } catch (err) {
-    if (!(err instanceof OpmlError)) throw err;
-    throw invalid(
-      [{ path: 'opml', message: err.message }],
-      'The OPML document cannot be imported.',
-    );
-  }
 }
 
 type ImportRun = {
