@@ -22,6 +22,10 @@ async function newEndpoint(w: World, key: string, title = 'Receiver'): Promise<s
   return res.body.id as string;
 }
 
+/** POSTs the document to the import route as JSON. */
+const importInto = (w: World, key: string, endpoint: string, opml: string) =>
+  w.call('POST', '/v1/subscriptions/import', { key, body: { endpoint, opml } });
+
 /** The subscribed URLs of an endpoint, sorted. */
 async function urlsOf(w: World, key: string, endpoint: string): Promise<string[]> {
   const res = await w.call('GET', `/v1/subscriptions?endpoint=${endpoint}&limit=200`, { key });
@@ -55,10 +59,7 @@ describe('POST /v1/subscriptions/import', () => {
 <outline text="Local" xmlUrl="http://127.0.0.1:8080/feed"/>
 <outline text="Private" xmlUrl="https://user:secret@private.example.com/feed"/>
 <outline text="A again" xmlUrl="https://a.example.com/feed?x=1&amp;y=2"/>`);
-    const res = await w.call('POST', '/v1/subscriptions/import', {
-      key,
-      body: { endpoint, opml: doc },
-    });
+    const res = await importInto(w, key, endpoint, doc);
     assert.equal(res.status, 200, res.text);
     const results = res.body.results as Record<string, any>[];
     assert.deepEqual(
@@ -112,10 +113,7 @@ describe('POST /v1/subscriptions/import', () => {
     const endpoint = await newEndpoint(w, key);
     const before = count(w, 'subscriptions');
     const cut = opml(feedOutlines(['https://c1.example/', 'https://c2.example/'])).slice(0, -20);
-    const res = await w.call('POST', '/v1/subscriptions/import', {
-      key,
-      body: { endpoint, opml: cut },
-    });
+    const res = await importInto(w, key, endpoint, cut);
     assert.equal(res.status, 400, res.text);
     assert.equal(res.headers.get('content-type'), 'application/problem+json');
     assert.deepEqual(res.body.errors, [
@@ -214,10 +212,7 @@ describe('POST /v1/subscriptions/import against quotas', () => {
           'https://q0.example/',
         ]),
       );
-      const res = await w.call('POST', '/v1/subscriptions/import', {
-        key,
-        body: { endpoint, opml: doc },
-      });
+      const res = await importInto(w, key, endpoint, doc);
       assert.equal(res.status, 200, res.text);
       const results = res.body.results as Record<string, any>[];
       assert.deepEqual(
@@ -248,10 +243,7 @@ describe('POST /v1/subscriptions/import against quotas', () => {
       const doc = opml(
         feedOutlines(['https://n1.example/', 'https://n2.example/', 'https://n0.example/']),
       );
-      const res = await w.call('POST', '/v1/subscriptions/import', {
-        key,
-        body: { endpoint: two, opml: doc },
-      });
+      const res = await importInto(w, key, two, doc);
       assert.deepEqual(
         res.body.results.map((r: { status: string }) => r.status),
         ['created', 'refused', 'refused'],
