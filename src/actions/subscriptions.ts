@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { ApiError, conflict, invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { minify, RawJson } from '../rawjson.ts';
-import { getEndpoint } from '../store/endpoints.ts';
+import { getEndpoint, type EndpointRow } from '../store/endpoints.ts';
 import { deleteSubscriptionEvents, hasMoreEventsThan } from '../store/events.ts';
 import { getFeed, markFeedUnused, restartBaselineIfIdle, upsertFeed } from '../store/feeds.ts';
 import type { Page, PageQuery } from '../store/page.ts';
@@ -208,16 +208,23 @@ export async function removeSubscription(
   })();
 }
 
-function requireOwnEndpoint(ctx: Ctx, applicationId: string, endpointId: string): void {
-  if (!getEndpoint(ctx.db, applicationId, endpointId)) {
+/** The application's endpoint; 404 naming the `endpoint` field when unknown or another application's. */
+export function requireOwnEndpoint(
+  ctx: Ctx,
+  applicationId: string,
+  endpointId: string,
+): EndpointRow {
+  const row = getEndpoint(ctx.db, applicationId, endpointId);
+  if (!row) {
     throw new ApiError(404, 'Not found', 'Endpoint not found.', {
       errors: [{ path: 'endpoint', message: 'no endpoint with this id' }],
     });
   }
+  return row;
 }
 
 /** The metadata's stored text: the client's raw JSON when known, else JSON.stringify; null when absent. 400 past 16 KiB. */
-function metadataText(
+export function metadataText(
   value: Record<string, unknown> | null | undefined,
   rawText: string | undefined,
 ): string | null {
