@@ -30,7 +30,8 @@ CREATE TABLE endpoints (
   disabled_reason       TEXT,
   failing_since         TEXT,            -- first failure of the current run of failures; NULL after a success
   created_at            TEXT NOT NULL,
-  updated_at            TEXT NOT NULL
+  updated_at            TEXT NOT NULL,
+  filter_types          TEXT             -- JSON array of the event types it receives; NULL = every type (schema version 6)
 );
 CREATE INDEX endpoints_by_application ON endpoints(application_id, id);
 
@@ -77,6 +78,12 @@ CREATE TABLE feeds (
   identity_key         TEXT NOT NULL DEFAULT 'guid' CHECK (identity_key IN ('guid', 'link', 'enclosure', 'content')),
   identity_probe       TEXT,                  -- JSON: the keys later sources gave the last good document
   identity_rotations   INTEGER NOT NULL DEFAULT 0,  -- times the keys changed again under the current churn hold
+  held_dropped         INTEGER NOT NULL DEFAULT 0,  -- unseen entries not held because the hold was full (schema version 4)
+  parser_version       INTEGER NOT NULL DEFAULT 1,  -- feed/parse.ts PARSER_VERSION of the last parse (schema version 5)
+  -- The feed.failing or feed.gone event sent for the current outage, and when (the fetch that raised it began): each
+  -- is sent once, and the first success after it sends feed.recovered and clears both (schema version 6).
+  health_alert         TEXT CHECK (health_alert IN ('failing', 'gone')),
+  health_alert_at      TEXT,
   UNIQUE (url, credential_key)
 );
 CREATE INDEX feeds_due ON feeds(next_poll_at) WHERE status <> 'gone';
@@ -97,15 +104,18 @@ CREATE TABLE subscriptions (
 CREATE INDEX subscriptions_by_application ON subscriptions(application_id, id);
 CREATE INDEX subscriptions_by_feed ON subscriptions(feed_id, status);
 
--- Every entry key a feed has shown, kept after the entry leaves the feed (a tombstone) so it is never resent.
+-- Every entry key a feed has shown, kept after the entry leaves the feed (a tombstone) so it is not resent; the
+-- maintenance pass deletes keys not shown for [retention] entry_key_days, beyond the feed's entry_keys_per_feed newest.
 CREATE TABLE entries (
   feed_id        TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
   key            TEXT NOT NULL,
   first_seen_at  TEXT NOT NULL,
   fingerprint    TEXT,   -- for a guid, link or enclosure key: short hashes of link, title, date and enclosure, which
                          -- tell the entry from another one that later shows the same guid (migration 1)
+  seen_at        TEXT,   -- the last document that showed the key, rewritten at most once a day (schema version 4)
   PRIMARY KEY (feed_id, key)
 ) WITHOUT ROWID;
+CREATE INDEX entries_seen ON entries(feed_id, seen_at);
 
 -- Entries held back by the churn guard until an operator accepts or discards them.
 CREATE TABLE held_entries (
@@ -117,6 +127,8 @@ CREATE TABLE held_entries (
   fingerprint TEXT,               -- stored with the key when the entry is released (migration 1)
   PRIMARY KEY (feed_id, key)
 ) WITHOUT ROWID;
+-- A release walks a hold in document order, a few hundred entries per transaction (schema version 4).
+CREATE INDEX held_entries_order ON held_entries(feed_id, position, held_at);
 
 CREATE TABLE events (
   id               TEXT PRIMARY KEY,
@@ -145,7 +157,7 @@ CREATE INDEX events_dead ON events(created_at) WHERE status = 'dead';
 CREATE INDEX events_waiting ON events(subscription_id, sequence) WHERE status IN ('pending', 'failed');
 
 -- A fair claim seeks to each application's earliest waiting event, so one application's backlog never has to be walked
--- to reach another's due events (issue 13; migration 3).
+-- to reach another's due events (issue 13; migration 7).
 CREATE INDEX events_waiting_by_application ON events(application_id, next_attempt_at) WHERE status IN ('pending', 'failed');
 
 -- The exact bytes sent on every attempt, apart from the event's bookkeeping: leasing an event and recording an attempt
@@ -178,6 +190,7 @@ CREATE TABLE idempotency_keys (
   created_at      TEXT NOT NULL,
   PRIMARY KEY (application_id, key)
 ) WITHOUT ROWID;
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys(created_at);   -- expired in batches (schema version 4)
 
 CREATE TABLE sessions (
   id_hash         TEXT PRIMARY KEY,        -- SHA-256 of the cookie value
@@ -187,6 +200,7 @@ CREATE TABLE sessions (
   created_at      TEXT NOT NULL,
   last_seen_at    TEXT NOT NULL
 );
+CREATE INDEX sessions_by_key ON sessions(api_key_id, last_seen_at);   -- a key's least recently used sessions (schema version 4)
 
 -- Recent uses of the quotas that count over a window ([quotas] new_feed_urls_per_hour, test_events_per_minute). A use
 -- is recorded only under its limit, after the application's older uses of that quota are deleted, so an application

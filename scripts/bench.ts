@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { measureBounds } from './bench/churn.ts';
 import { measureDelivery, measureLatency, warmUpDeliveries } from './bench/delivery.ts';
 import { measurePolls, queueRounds } from './bench/polls.ts';
 import { measureRawLimits } from './bench/raw.ts';
@@ -48,6 +49,7 @@ async function run(base: string, dir: string, row: Row): Promise<void> {
   const trials = await measureDelivery(b, queued, warmUp);
   await measureLatency(b);
   await tearDown(b);
+  await measureBounds(dir, row); // bounds: an hour of churning feeds, a 200,000-entry release
   await measureRawLimits(base, row, trials);
   row(
     'peak RSS',

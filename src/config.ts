@@ -56,6 +56,7 @@ export const ConfigSchema = v.strictObject({
       interval_seconds: v.optional(seconds, 900),
       min_interval_seconds: v.optional(seconds, 60),
       max_interval_seconds: v.optional(seconds, 86_400),
+      failing_after: v.optional(int(1, 1000), 3),
       concurrency: v.optional(int(1, 1000), 16),
       per_host_concurrency: v.optional(int(1, 100), 2),
       timeout_seconds: v.optional(int(1, 600), 30),
@@ -82,6 +83,7 @@ export const ConfigSchema = v.strictObject({
       retention_days: v.optional(int(1, 3650), 30),
       secret_rotation_grace_seconds: v.optional(seconds, 86_400),
       retry_after_max_seconds: v.optional(seconds, 3600),
+      sanitize_html: v.optional(v.boolean(), true),
     }),
     {},
   ),
@@ -101,6 +103,18 @@ export const ConfigSchema = v.strictObject({
   dashboard: v.optional(
     v.strictObject({
       session_idle_minutes: v.optional(int(1, 43_200), 720),
+    }),
+    {},
+  ),
+  // What the database keeps of each feed (README, "The database file"): a feed that churns holds a bounded number of
+  // entries; keys of entries long gone and feeds nobody subscribes to any more are deleted by the maintenance pass.
+  retention: v.optional(
+    v.strictObject({
+      held_entries_per_feed: v.optional(int(1, 10_000_000), 10_000),
+      held_bytes_per_feed: v.optional(int(1024, 1024 * 1024 * 1024), 32 * 1024 * 1024),
+      entry_key_days: v.optional(int(1, 36_500), 30),
+      entry_keys_per_feed: v.optional(int(1, 100_000_000), 1000),
+      orphaned_feed_days: v.optional(int(1, 36_500), 7),
     }),
     {},
   ),

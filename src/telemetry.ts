@@ -14,6 +14,8 @@ export type Telemetry = {
   ): void;
   /** The checkpoint thread found the WAL `walFrames` pages long, `checkpointedFrames` of them copied into the database. */
   checkpointed(walFrames: number, checkpointedFrames: number): void;
+  /** A maintenance pass counted what the bounded tables hold: entry keys, held entries, feeds no subscription uses. */
+  retained(counts: { entryKeys: number; heldEntries: number; orphanedFeeds: number }): void;
 };
 
 /** Telemetry that records nothing. */
@@ -21,4 +23,5 @@ export const noTelemetry: Telemetry = {
   polled: () => {},
   attempted: () => {},
   checkpointed: () => {},
+  retained: () => {},
 };

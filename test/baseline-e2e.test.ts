@@ -12,8 +12,10 @@ import { defaultConfig, withConfig } from '../src/config.ts';
 import { silentLogger } from '../src/log.ts';
 import { startGatedOrigin, type GatedOrigin } from './support/gated-origin.ts';
 import { rss, startReceiver, type Receiver } from './support/servers.ts';
+import { apiCaller } from './support/subscriber.ts';
 
 type Payload = {
+  type: string;
   data: { sequence: number; subscription: { id: string }; entries: { guid: string }[] };
 };
 
@@ -45,15 +47,10 @@ describe('end to end: the baseline rule', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function api(method: string, path: string, body?: unknown): Promise<any> {
-    const res = await fetch(app.url + path, {
-      method,
-      headers: { authorization: key, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    assert.ok(res.status < 300, `${method} ${path}: ${res.status}`);
-    return res.status === 204 ? null : res.json();
-  }
+  const api = apiCaller(
+    () => app.url,
+    () => key,
+  );
   /** A new endpoint subscribed to `path`; returns the subscription. */
   async function subscribe(
     path: string,
@@ -74,10 +71,11 @@ describe('end to end: the baseline rule', () => {
   /** Waits for a poll that started after `since` (an ISO time) to be recorded. */
   const polledAfter = (feed: string, since: string) =>
     feedUntil(feed, (f) => f.last_polled_at !== null && f.last_polled_at > since, 'polled');
+  // The entries events (a churn hold also sends feed.identity_hold, which carries none).
   const eventsOf = (sub: string) =>
     receiver.deliveries
       .map((d) => JSON.parse(d.body) as Payload)
-      .filter((p) => p.data.subscription.id === sub);
+      .filter((p) => p.data.subscription.id === sub && p.type === 'subscription.entries');
   /** The first event a subscription receives: its sequence and the guids it carries. */
   async function firstEventOf(sub: string): Promise<{ sequence: number; guids: string[] }> {
     const deadline = Date.now() + 15_000;

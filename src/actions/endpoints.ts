@@ -15,6 +15,7 @@ import {
 import { hastenEndpointRetries, requeueEndpointEvents } from '../store/events.ts';
 import type { Page, PageQuery } from '../store/page.ts';
 import type { Ctx } from '../context.ts';
+import { SUBSCRIPTION_EVENT_TYPES, type SubscriptionEventType } from '../webhook/event.ts';
 import { checkEndpointQuota } from './quotas.ts';
 import { privateHostIssue } from './urls.ts';
 import { HttpUrl, Title, validate } from './validate.ts';
@@ -25,15 +26,37 @@ export type EndpointView = {
   url: string;
   status: 'active' | 'disabled';
   disabled_reason: string | null;
+  filter_types: SubscriptionEventType[] | null;
   created_at: string;
   updated_at: string;
 };
 
-export const CreateEndpointInput = v.strictObject({ title: Title, url: HttpUrl });
+/** The event types an endpoint receives: null for every type (those added later too), else a non-empty list of known
+ *  subscription event types without repeats. endpoint.test is not listed: a test is always sent. */
+const FilterTypes = v.nullable(
+  v.pipe(
+    v.array(
+      v.picklist(
+        SUBSCRIPTION_EVENT_TYPES,
+        `must be one of ${SUBSCRIPTION_EVENT_TYPES.join(', ')} (endpoint.test is always sent)`,
+      ),
+      'must be a list of event types, or null for every type',
+    ),
+    v.nonEmpty('must list at least one event type, or be null for every type'),
+    v.check((types) => new Set(types).size === types.length, 'must not list a type twice'),
+  ),
+);
+
+export const CreateEndpointInput = v.strictObject({
+  title: Title,
+  url: HttpUrl,
+  filter_types: v.optional(FilterTypes),
+});
 export const UpdateEndpointInput = v.strictObject({
   title: v.optional(Title),
   url: v.optional(HttpUrl),
   status: v.optional(v.picklist(['active', 'disabled'], 'must be "active" or "disabled"')),
+  filter_types: v.optional(FilterTypes),
 });
 
 /** A new Standard Webhooks signing secret: whsec_ + base64 of 24 random bytes. */
@@ -44,7 +67,9 @@ export function newSecret(): string {
 /** The API view of an endpoint (never its secret). */
 export function endpointView(row: EndpointRow): EndpointView {
   const { id, title, url, status, disabled_reason, created_at, updated_at } = row;
-  return { id, title, url, status, disabled_reason, created_at, updated_at };
+  const filter_types =
+    row.filter_types === null ? null : (JSON.parse(row.filter_types) as SubscriptionEventType[]);
+  return { id, title, url, status, disabled_reason, filter_types, created_at, updated_at };
 }
 
 /** Creates an endpoint; the result carries its secret (the only response that does, with GET …/secret). 429 when the
@@ -64,6 +89,7 @@ export function createEndpoint(
     url: body.url,
     secret: newSecret(),
     created_at: now.toISOString(),
+    filter_types: filterText(body.filter_types),
   };
   ctx.db.transaction(() => {
     checkEndpointQuota(ctx, applicationId);
@@ -89,7 +115,7 @@ export function listEndpointViews(
   return { data: page.data.map(endpointView), next: page.next };
 }
 
-/** Changes title, url or status; re-enabling clears the reason and the failure clock, makes waiting retries due now
+/** Changes title, url, status or filter_types; re-enabling clears the reason and the failure clock, makes waiting retries due now
  *  and wakes the deliverer. */
 export function updateEndpointFromInput(
   ctx: Ctx,
@@ -103,6 +129,7 @@ export function updateEndpointFromInput(
   const patch: Parameters<typeof updateEndpoint>[3] = {};
   if (body.title !== undefined) patch.title = body.title;
   if (body.url !== undefined) patch.url = body.url;
+  if (body.filter_types !== undefined) patch.filter_types = filterText(body.filter_types);
   if (body.status === 'active' && current.status !== 'active')
     Object.assign(patch, { status: 'active', disabled_reason: null, failing_since: null });
   if (body.status === 'disabled' && current.status !== 'disabled')
@@ -187,6 +214,11 @@ export function recoverEndpoint(
   const count = requeueEndpointEvents(ctx.db, id, since, ctx.clock.now());
   if (count > 0) ctx.nudgeDeliverer();
   return { count };
+}
+
+/** filter_types as stored: JSON text, or NULL for every type. */
+function filterText(types: SubscriptionEventType[] | null | undefined): string | null {
+  return types === null || types === undefined ? null : JSON.stringify(types);
 }
 
 function checkPrivate(ctx: Ctx, url: string): void {

@@ -1,15 +1,30 @@
-// Turning newly seen entries into queued events for every active subscription of their feed (poller and churn release).
+// Turning newly seen entries into queued events for every active subscription of their feed (poller and churn release),
+// and the queueing every subscription event shares: who receives a type, and the subscription's sequence numbers.
 import type { Ctx } from '../context.ts';
+import { fromV1Entry } from '../feed/parse-entry.ts';
 import type { Entry } from '../feed/types.ts';
 import { newId } from '../ids.ts';
 import { insertEvent } from '../store/events.ts';
 import type { FeedRow } from '../store/feeds.ts';
-import { activeSubscriptionsOfFeed, allocateSequences } from '../store/subscriptions.ts';
-import { buildEntryEvents, deliveryOrder, type EventEntry } from '../webhook/event.ts';
+import {
+  activeSubscriptionsOfFeed,
+  allocateSequences,
+  type SubscriptionRow,
+} from '../store/subscriptions.ts';
+import {
+  buildEntryEvents,
+  deliveryOrder,
+  type BuiltEvent,
+  type EventEntry,
+  type EventFeed,
+  type SubscriptionEventType,
+} from '../webhook/event.ts';
 
-/** An entry as events carry it: its key as id; an undated entry gets its first-seen time. */
+/** An entry as events carry it: its key as id; an undated entry gets its first-seen time. An entry held by version 1
+ *  (without typed text) is typed first. */
 export function toEventEntry(key: string, entry: Entry, firstSeen: Date): EventEntry {
-  return { id: key, ...entry, published_at: entry.published_at ?? firstSeen.toISOString() };
+  const typed = fromV1Entry(entry);
+  return { id: key, ...typed, published_at: typed.published_at ?? firstSeen.toISOString() };
 }
 
 /** An entry to send and when feedsub first saw it (ISO 8601, as stored). */
@@ -17,8 +32,8 @@ export type SeenEntry = { entry: EventEntry; firstSeenAt: string };
 
 /** Creates the events of every active subscription of the feed for `entries` (document order); returns how many.
  *  A subscription receives only the entries first seen at or after its creation (the baseline rule: one created
- *  while a fetch was in flight, or after entries were held, gets none of them). Call inside the transaction that
- *  records the entries' keys. */
+ *  while a fetch was in flight, or after entries were held, gets none of them), and none when its endpoint's
+ *  filter_types leaves entries out. Call inside the transaction that records the entries' keys. */
 export function queueEntryEvents(
   ctx: Ctx,
   feed: Pick<FeedRow, 'id' | 'url' | 'discovered_url'>,
@@ -27,39 +42,63 @@ export function queueEntryEvents(
   now: Date,
 ): number {
   let count = 0;
-  for (const sub of activeSubscriptionsOfFeed(ctx.db, feed.id)) {
+  for (const sub of activeSubscriptionsOfFeed(ctx.db, feed.id, 'subscription.entries')) {
     const own = entries.filter((e) => e.firstSeenAt >= sub.created_at).map((e) => e.entry);
     if (own.length === 0) continue;
-    const built = buildEntryEvents({
-      subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },
-      feed: {
-        id: feed.id,
-        url: feed.discovered_url ?? feed.url,
-        title: meta.title,
-        site_url: meta.site_url,
-      },
-      entries: deliveryOrder(own),
-      now,
-      firstSequence: sub.last_sequence + 1,
-      newId: () => newId(now),
-    });
-    allocateSequences(ctx.db, sub.id, built.length);
-    for (const e of built) {
-      insertEvent(
-        ctx.db,
-        {
-          id: e.id,
-          application_id: sub.application_id,
-          endpoint_id: sub.endpoint_id,
-          subscription_id: sub.id,
-          type: 'subscription.entries',
-          sequence: e.sequence,
-          body: e.body,
-        },
+    count += queueSubscriptionEvents(ctx, sub, 'subscription.entries', now, (firstSequence) =>
+      buildEntryEvents({
+        subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },
+        feed: eventFeed(feed, meta),
+        entries: deliveryOrder(own),
         now,
-      );
-    }
-    count += built.length;
+        firstSequence,
+        newId: () => newId(now),
+      }),
+    );
   }
   return count;
+}
+
+/** The feed as every event shows it: its id, the subscribed URL (or the feed discovered behind it), title and site. */
+export function eventFeed(
+  feed: Pick<FeedRow, 'id' | 'url' | 'discovered_url'>,
+  meta: { title: string | null; site_url: string | null },
+): EventFeed {
+  return {
+    id: feed.id,
+    url: feed.discovered_url ?? feed.url,
+    title: meta.title,
+    site_url: meta.site_url,
+  };
+}
+
+/** Queues the events `build` makes for one subscription, numbered from its next sequence on (one counter per
+ *  subscription, across every event type), and advances the counter; returns how many. Call inside a transaction,
+ *  for a subscription that receives `type` (activeSubscriptionsOfFeed): an event its endpoint filters out is never
+ *  created, so it takes no sequence number and never waits in the subscription's line. */
+export function queueSubscriptionEvents(
+  ctx: Ctx,
+  sub: SubscriptionRow,
+  type: SubscriptionEventType,
+  now: Date,
+  build: (firstSequence: number) => Pick<BuiltEvent, 'id' | 'sequence' | 'body'>[],
+): number {
+  const built = build(sub.last_sequence + 1);
+  allocateSequences(ctx.db, sub.id, built.length);
+  for (const e of built) {
+    insertEvent(
+      ctx.db,
+      {
+        id: e.id,
+        application_id: sub.application_id,
+        endpoint_id: sub.endpoint_id,
+        subscription_id: sub.id,
+        type,
+        sequence: e.sequence,
+        body: e.body,
+      },
+      now,
+    );
+  }
+  return built.length;
 }

@@ -1,24 +1,26 @@
 // Feed use-cases: the health view a subscriber may read.
 import * as v from 'valibot';
-import { conflict, notFound } from '../errors.ts';
+import { conflict, invalid, notFound, tooManyRequests } from '../errors.ts';
 import type { Entry } from '../feed/types.ts';
 import {
-  clearHeldEntries,
   countHeldEntries,
-  listHeldEntries,
+  deleteHeldEntries,
+  heldEntriesFromEnd,
   recordKeys,
 } from '../store/entries.ts';
 import {
   countFeedsOfApplication,
   getFeed,
   listFeedsOfApplication,
+  makeFeedDueNow,
   recordHoldReleased,
   type FeedRow,
   type FeedStatus,
 } from '../store/feeds.ts';
 import type { Page } from '../store/page.ts';
-import { applicationUsesFeed } from '../store/subscriptions.ts';
+import { applicationUsesFeed, feedHasActiveSubscription } from '../store/subscriptions.ts';
 import type { Ctx } from '../context.ts';
+import { CHUNK_ROWS, nextTurn } from './chunks.ts';
 import { queueEntryEvents, toEventEntry } from './entry-events.ts';
 import { validate } from './validate.ts';
 
@@ -45,6 +47,7 @@ export type FeedView = {
   degraded: string | null;
   entry_count: number;
   held_entries: number;
+  held_entries_dropped: number;
   identity_key: FeedRow['identity_key'];
   created_at: string;
   updated_at: string;
@@ -66,46 +69,70 @@ export function requireFeedView(ctx: Ctx, applicationId: string, id: string): Fe
 
 /** Resolves a GUID-churn hold on a feed (shared by every subscriber, so any of them may resolve it): "deliver" sends
  *  the held entries as events, "discard" records them as seen. An entry was first seen when it was held, so a
- *  subscription created after that never receives it. 409 when the feed holds nothing. */
-export function resolveIdentityChange(
+ *  subscription created after that never receives it. The hold as it stood when the request came is released
+ *  CHUNK_ROWS entries per transaction, from its end, with a turn of the event loop between two: a large hold never
+ *  blocks other requests, a chunk is never released twice, and events keep the order one release would give them.
+ *  409 when the feed holds nothing. */
+export async function resolveIdentityChange(
   ctx: Ctx,
   applicationId: string,
   id: string,
   input: unknown,
-): FeedView & { released: number; events: number } {
+): Promise<FeedView & { released: number; events: number }> {
   requireFeedView(ctx, applicationId, id);
   const body = validate(IdentityChangeInput, input);
-  const now = ctx.clock.now();
-  const result = ctx.db.transaction(() => {
-    const feed = getFeed(ctx.db, id)!;
-    const held = listHeldEntries(ctx.db, id);
-    if (held.length === 0)
+  const until = ctx.clock.now().toISOString();
+  const result = { released: 0, events: 0 };
+  for (;;) {
+    const step = ctx.db.transaction(() => releaseChunk(ctx, id, body.action, until))();
+    if (step.released === 0 && result.released === 0)
       throw conflict('This feed holds no entries: its identity has not changed.');
-    const added = recordKeys(
-      ctx.db,
-      id,
-      held.map((h) => ({ key: h.key, fingerprint: h.fingerprint })),
-      now,
-    );
-    const events =
-      body.action === 'deliver'
-        ? queueEntryEvents(
-            ctx,
-            feed,
-            feed,
-            held.map((h) => ({
-              entry: toEventEntry(h.key, JSON.parse(h.entry) as Entry, new Date(h.held_at)),
-              firstSeenAt: h.held_at,
-            })),
-            now,
-          )
-        : 0;
-    clearHeldEntries(ctx.db, id);
-    recordHoldReleased(ctx.db, id, added, now);
-    return { released: held.length, events };
-  })();
-  if (result.events > 0) ctx.nudgeDeliverer();
+    result.released += step.released;
+    result.events += step.events;
+    if (step.events > 0) ctx.nudgeDeliverer(); // the first chunks go out while the rest are released
+    if (step.released < CHUNK_ROWS) break;
+    await nextTurn();
+  }
   return { ...requireFeedView(ctx, applicationId, id), ...result };
+}
+
+/** Releases the last CHUNK_ROWS entries (in document order) held at or before `until`; the hold ends with its last. */
+function releaseChunk(
+  ctx: Ctx,
+  id: string,
+  action: 'deliver' | 'discard',
+  until: string,
+): { released: number; events: number } {
+  const feed = getFeed(ctx.db, id);
+  const held = feed ? heldEntriesFromEnd(ctx.db, id, until, CHUNK_ROWS).reverse() : [];
+  if (!feed || held.length === 0) return { released: 0, events: 0 };
+  const now = ctx.clock.now();
+  const added = recordKeys(
+    ctx.db,
+    id,
+    held.map((h) => ({ key: h.key, fingerprint: h.fingerprint })),
+    now,
+  );
+  const events =
+    action === 'deliver'
+      ? queueEntryEvents(
+          ctx,
+          feed,
+          feed,
+          held.map((h) => ({
+            entry: toEventEntry(h.key, JSON.parse(h.entry) as Entry, new Date(h.held_at)),
+            firstSeenAt: h.held_at,
+          })),
+          now,
+        )
+      : 0;
+  deleteHeldEntries(
+    ctx.db,
+    id,
+    held.map((h) => h.key),
+  );
+  recordHoldReleased(ctx.db, id, added, now);
+  return { released: held.length, events };
 }
 
 /** The public fields of a feed record (never its credentials). */
@@ -133,6 +160,7 @@ export function feedView(f: FeedRow, heldEntries = 0): FeedView {
     degraded: f.degraded,
     entry_count: f.entry_count,
     held_entries: heldEntries,
+    held_entries_dropped: f.held_dropped,
     identity_key: f.identity_key,
     created_at: f.created_at,
     updated_at: f.updated_at,
@@ -147,7 +175,10 @@ export function listApplicationFeeds(
 ): Page<FeedView & { subscription_count: number }> {
   const page = listFeedsOfApplication(ctx.db, applicationId, q);
   return {
-    data: page.data.map((f) => ({ ...feedView(f), subscription_count: f.subscription_count })),
+    data: page.data.map((f) => ({
+      ...feedView(f, f.held_entries),
+      subscription_count: f.subscription_count,
+    })),
     next: page.next,
   };
 }
@@ -155,4 +186,70 @@ export function listApplicationFeeds(
 /** How many of the application's feeds are in each status. */
 export function countApplicationFeeds(ctx: Ctx, applicationId: string): Record<FeedStatus, number> {
   return countFeedsOfApplication(ctx.db, applicationId);
+}
+
+/** The `status` filter of GET /v1/feeds: a feed status, or `failing` for every feed not fetched successfully now
+ *  (error and gone). */
+export const FeedStatusFilter = v.picklist(
+  ['pending', 'active', 'error', 'gone', 'identity_changed', 'failing'],
+  'must be one of pending, active, error, gone, identity_changed, failing (= error and gone)',
+);
+
+/** One page of the application's feeds (GET /v1/feeds), newest first, optionally of one status; 400 for an unknown
+ *  status. */
+export function listFeedsFromQuery(
+  ctx: Ctx,
+  applicationId: string,
+  q: { limit: number; after?: string | undefined; status?: string | undefined },
+): Page<FeedView & { subscription_count: number }> {
+  let statuses: FeedStatus[] | undefined;
+  if (q.status !== undefined && q.status !== '') {
+    const result = v.safeParse(FeedStatusFilter, q.status);
+    if (!result.success)
+      throw invalid(
+        [{ path: 'status', message: result.issues[0].message }],
+        'The query string has invalid parameters.',
+      );
+    statuses = result.output === 'failing' ? ['error', 'gone'] : [result.output];
+  }
+  return listApplicationFeeds(ctx, applicationId, { limit: q.limit, after: q.after, statuses });
+}
+
+/** Asks for the feed to be fetched now (POST /v1/feeds/:id/refresh): it is due at once and the poller is woken; a
+ *  gone feed is polled again. A shared feed is fetched on request at most once per poll.min_interval_seconds, whoever
+ *  asks: sooner answers 429 with the wait. 404 for a feed the application does not use; 409 when no subscription of
+ *  the feed is active (it is not polled). */
+export function requestFeedRefresh(ctx: Ctx, applicationId: string, id: string): FeedView {
+  requireFeedView(ctx, applicationId, id);
+  const now = ctx.clock.now();
+  const minSeconds = ctx.config.poll.min_interval_seconds;
+  ctx.db.transaction(() => {
+    const feed = getFeed(ctx.db, id)!;
+    if (!feedHasActiveSubscription(ctx.db, id))
+      throw conflict(
+        'No subscription of this feed is active, so it is not polled: resume one (PATCH /v1/subscriptions/:id {"status": "active"}) first.',
+      );
+    const wait = refreshWaitSeconds(feed.last_polled_at, now, minSeconds);
+    if (wait > 0)
+      throw tooManyRequests(
+        'feed_refresh',
+        1,
+        wait,
+        `The feed was fetched less than poll.min_interval_seconds (${minSeconds} s) ago; a refresh may fetch it again in ${wait} s.`,
+      );
+    makeFeedDueNow(ctx.db, id, now);
+  })();
+  ctx.nudgePoller();
+  return requireFeedView(ctx, applicationId, id);
+}
+
+/** Whole seconds until a feed last polled at `lastPolledAt` may be fetched on request again; 0 when it may now. */
+export function refreshWaitSeconds(
+  lastPolledAt: string | null,
+  now: Date,
+  minSeconds: number,
+): number {
+  if (lastPolledAt === null) return 0;
+  const ready = Date.parse(lastPolledAt) + minSeconds * 1000;
+  return Math.max(0, Math.ceil((ready - now.getTime()) / 1000));
 }

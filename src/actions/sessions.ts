@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   deleteIdleSessions,
   deleteSession,
+  deleteSessionsBeyond,
   findLiveSession,
   insertSession,
 } from '../store/sessions.ts';
@@ -16,6 +17,10 @@ export type DashboardSession = {
   keyId: string;
   csrfToken: string;
 };
+
+/** Sessions one API key may have at once: signing in past it ends the key's least recently used one. A valid key's
+ *  sign-ins are not rate limited, so without it a script could fill the table for as long as sessions live. */
+export const MAX_SESSIONS_PER_KEY = 100;
 
 /** SHA-256 hex of a session token; the only form in which tokens are stored. */
 function hashToken(token: string): string {
@@ -42,6 +47,7 @@ export function signIn(
   flushLastUses(ctx); // the idle clocks in memory first, so no session in use is taken for idle below
   ctx.db.transaction(() => {
     deleteIdleSessions(ctx.db, idleCutoff(ctx));
+    deleteSessionsBeyond(ctx.db, who.keyId, MAX_SESSIONS_PER_KEY - 1);
     insertSession(ctx.db, {
       id_hash: idHash,
       application_id: who.applicationId,
@@ -53,6 +59,13 @@ export function signIn(
   })();
   const live = findLiveSession(ctx.db, idHash, idleCutoff(ctx))!;
   return { token, session: toSession(live) };
+}
+
+/** Deletes the sessions idle past dashboard.session_idle_minutes (maintenance); returns how many. The uses noted in
+ *  memory are written first, so a session in use is never taken for idle. */
+export function expireIdleSessions(ctx: Ctx): number {
+  flushLastUses(ctx);
+  return deleteIdleSessions(ctx.db, idleCutoff(ctx));
 }
 
 /** The session a cookie token names, when it exists, is not idle past dashboard.session_idle_minutes and its key is live. */

@@ -3,8 +3,9 @@ import * as v from 'valibot';
 import { ApiError, conflict, invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { minify, RawJson } from '../rawjson.ts';
-import { getEndpoint } from '../store/endpoints.ts';
-import { getFeed, restartBaselineIfIdle, upsertFeed } from '../store/feeds.ts';
+import { getEndpoint, type EndpointRow } from '../store/endpoints.ts';
+import { deleteSubscriptionEvents, hasMoreEventsThan } from '../store/events.ts';
+import { getFeed, markFeedUnused, restartBaselineIfIdle, upsertFeed } from '../store/feeds.ts';
 import type { Page, PageQuery } from '../store/page.ts';
 import {
   deleteSubscription,
@@ -16,6 +17,7 @@ import {
   type SubscriptionView,
 } from '../store/subscriptions.ts';
 import type { Ctx } from '../context.ts';
+import { EVENT_CHUNK, nextTurn } from './chunks.ts';
 import { chargeNewFeedUrl, checkSubscriptionQuota } from './quotas.ts';
 import { normalizeFeedUrl, privateHostIssue } from './urls.ts';
 import { HttpUrl, IdString, validate } from './validate.ts';
@@ -177,26 +179,52 @@ export function updateSubscriptionFromInput(
   return subscriptionView(row);
 }
 
-/** Deletes a subscription and its undelivered events. Deleting the feed's last active subscription restarts its
- *  baseline: a later subscription to the same URL receives nothing the feed showed before. */
-export function removeSubscription(ctx: Ctx, applicationId: string, id: string): void {
+/** Deletes a subscription and its events. Deleting the feed's last active subscription restarts its baseline: a later
+ *  subscription to the same URL receives nothing the feed showed before; the feed's last subscription starts its
+ *  grace before deletion ([retention] orphaned_feed_days). A backlog of more than EVENT_CHUNK events is deleted a
+ *  chunk per transaction, with a turn of the event loop between two, after pausing the subscription (so no event is
+ *  sent or made for it meanwhile); a deletion cut short leaves it paused, and deleting it again finishes the job. */
+export async function removeSubscription(
+  ctx: Ctx,
+  applicationId: string,
+  id: string,
+): Promise<void> {
+  const large = ctx.db.transaction(() => {
+    const current = requireSubscription(ctx, applicationId, id);
+    if (!hasMoreEventsThan(ctx.db, id, EVENT_CHUNK)) return false;
+    const now = ctx.clock.now();
+    updateSubscription(ctx.db, applicationId, id, { status: 'paused' }, now);
+    restartBaselineIfIdle(ctx.db, current.feed_id, now);
+    return true;
+  })();
+  if (large)
+    while (deleteSubscriptionEvents(ctx.db, id, EVENT_CHUNK) === EVENT_CHUNK) await nextTurn();
   ctx.db.transaction(() => {
     const current = requireSubscription(ctx, applicationId, id);
+    const now = ctx.clock.now();
     deleteSubscription(ctx.db, applicationId, id);
-    restartBaselineIfIdle(ctx.db, current.feed_id, ctx.clock.now());
+    restartBaselineIfIdle(ctx.db, current.feed_id, now);
+    markFeedUnused(ctx.db, current.feed_id, now);
   })();
 }
 
-function requireOwnEndpoint(ctx: Ctx, applicationId: string, endpointId: string): void {
-  if (!getEndpoint(ctx.db, applicationId, endpointId)) {
+/** The application's endpoint; 404 naming the `endpoint` field when unknown or another application's. */
+export function requireOwnEndpoint(
+  ctx: Ctx,
+  applicationId: string,
+  endpointId: string,
+): EndpointRow {
+  const row = getEndpoint(ctx.db, applicationId, endpointId);
+  if (!row) {
     throw new ApiError(404, 'Not found', 'Endpoint not found.', {
       errors: [{ path: 'endpoint', message: 'no endpoint with this id' }],
     });
   }
+  return row;
 }
 
 /** The metadata's stored text: the client's raw JSON when known, else JSON.stringify; null when absent. 400 past 16 KiB. */
-function metadataText(
+export function metadataText(
   value: Record<string, unknown> | null | undefined,
   rawText: string | undefined,
 ): string | null {

@@ -26,7 +26,35 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE held_entries ADD COLUMN fingerprint TEXT;
     `);
   },
-  // 3 → 4 (issue 13, the work pool): each application's waiting events by due time, for the fair delivery claim.
+  // 3 → 4, bounds (issue 13): when each entry key was last shown (every existing key counts as last shown when first
+  // seen), so keys long gone can be pruned; how many entries a full churn hold did not keep; the indexes that let a
+  // hold be released, Idempotency-Key records expire and a key's sessions be capped in small batches.
+  (db) => {
+    db.exec(`
+      ALTER TABLE entries ADD COLUMN seen_at TEXT;
+      UPDATE entries SET seen_at = first_seen_at;
+      CREATE INDEX entries_seen ON entries(feed_id, seen_at);
+      ALTER TABLE feeds ADD COLUMN held_dropped INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX held_entries_order ON held_entries(feed_id, position, held_at);
+      CREATE INDEX idempotency_keys_expiry ON idempotency_keys(created_at);
+      CREATE INDEX sessions_by_key ON sessions(api_key_id, last_seen_at);
+    `);
+  },
+  // 4 → 5, parser upgrades (issue 12): which parser version last read each feed; every existing feed was read by
+  // version 1, so its first parse by a later version takes the upgrade pass (worker/poll-upgrade.ts).
+  (db) => {
+    db.exec('ALTER TABLE feeds ADD COLUMN parser_version INTEGER NOT NULL DEFAULT 1');
+  },
+  // 5 → 6, feed health (issue 14): the event types an endpoint receives (NULL = every type), and the feed.failing or
+  // feed.gone alert of a feed's current outage, so each health event is sent once and feed.recovered ends it.
+  (db) => {
+    db.exec(`
+      ALTER TABLE endpoints ADD COLUMN filter_types TEXT;
+      ALTER TABLE feeds ADD COLUMN health_alert TEXT CHECK (health_alert IN ('failing', 'gone'));
+      ALTER TABLE feeds ADD COLUMN health_alert_at TEXT;
+    `);
+  },
+  // 6 → 7 (issue 13, the work pool): each application's waiting events by due time, for the fair delivery claim.
   (db) => {
     db.exec(
       "CREATE INDEX events_waiting_by_application ON events(application_id, next_attempt_at) WHERE status IN ('pending', 'failed');",

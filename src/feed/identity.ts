@@ -224,12 +224,16 @@ export function isIdentityChurn(a: {
 
 // The content identity, for entries with nothing better: title, text and date.
 function contentIdentity(e: Entry): string {
-  return ['text', e.title ?? '', e.content ?? e.summary ?? '', e.published_at ?? ''].join('\u0000');
+  // key_source is the text version 1 hashed (before typed text); hashing it keeps content keys stable.
+  const { title, body } = e.key_source;
+  return ['text', title ?? '', body ?? '', e.published_at ?? ''].join('\u0000');
 }
 
 function fingerprintOf(link: string | null, e: Entry, enclosure: string | null): string {
   const part = (s: string | null | undefined) => (s ? sha256(s).slice(0, 8) : '');
-  return [part(link), part(e.title?.trim()), part(e.published_at), part(enclosure)].join('.');
+  return [part(link), part(e.key_source.title?.trim()), part(e.published_at), part(enclosure)].join(
+    '.',
+  );
 }
 
 /** What version 1 hashed for each entry (guid → resolved url → raw first enclosure url → text; every member of a
@@ -252,7 +256,7 @@ function legacyTexts(entries: Entry[], texts: IdentityTexts[]): string[] {
       b,
       'dup',
       e.url ?? '',
-      e.title ?? '',
+      e.key_source.title ?? '',
       e.published_at ?? '',
       e.updated_at ?? '',
     ].join('\u0000');

@@ -24,6 +24,8 @@ export type ParsePoolOptions = {
   heapMb?: number;
   /** How to start a worker whose entry calls runParseWorker(); default: startWorkerThread('parse'). */
   spawn?: (limits: ResourceLimits) => Worker;
+  /** delivery.sanitize_html, for requests that do not say; default true. */
+  sanitizeHtml?: boolean;
 };
 
 export type ParsePool = {
@@ -59,6 +61,7 @@ class WorkerPool implements ParsePool {
   readonly #maxQueued: number;
   readonly #limits: ResourceLimits;
   readonly #spawn: (limits: ResourceLimits) => Worker;
+  readonly #sanitizeHtml: boolean;
   readonly #slots: Slot[] = [];
   readonly #queue: Job[] = [];
   readonly #readyWaiters: Array<() => void> = [];
@@ -73,6 +76,7 @@ class WorkerPool implements ParsePool {
     const heapMb = opts.heapMb ?? DEFAULT_PARSE_HEAP_MB;
     this.#limits = { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 16 };
     this.#spawn = opts.spawn ?? ((limits) => startWorkerThread('parse', undefined, limits));
+    this.#sanitizeHtml = opts.sanitizeHtml ?? true;
     for (let i = 0; i < size && !this.#inline; i++) this.#start();
   }
 
@@ -87,7 +91,9 @@ class WorkerPool implements ParsePool {
     });
   }
 
-  read(doc: DocumentRequest, deadline: number): Promise<DocumentReply> {
+  read(request: DocumentRequest, deadline: number): Promise<DocumentReply> {
+    const sanitizeHtml = request.parse.sanitizeHtml ?? this.#sanitizeHtml;
+    const doc = { ...request, parse: { ...request.parse, sanitizeHtml } };
     if (this.#closed) return Promise.resolve(failure('parse pool: closed'));
     if (this.#inline || doc.bytes.length <= this.#threshold)
       return Promise.resolve(readDocument(doc));

@@ -35,3 +35,15 @@ export function documentBase(
   const fetched = resolveUrl(baseUrl, null);
   return resolveUrl(contentLocation, fetched) ?? fetched;
 }
+
+/** `raw` resolved against `base`, whatever its scheme; `raw` as written when either does not parse. For URLs
+ *  inside HTML, which the sanitizer filters by scheme afterwards. */
+export function absoluteUrl(raw: string, base: string | null): string {
+  const s = raw.trim();
+  if (!s || !base) return raw;
+  try {
+    return new URL(s, base).href;
+  } catch {
+    return raw;
+  }
+}

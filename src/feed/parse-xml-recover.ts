@@ -1,204 +1,277 @@
-// XML hygiene before feedsmith: illegal characters, root detection, well-formedness scan, truncation recovery.
+// Lenient, bounded repair of real-world XML before feedsmith, keeping every complete item of a damaged document.
+import { expandEntities, type ExpansionBudget } from './parse-xml-text.ts';
+import { LeafReader, type Frame } from './parse-xml-leaf.ts';
+import { internalEntities, skipMarkupDecl, type EntityTable } from './parse-xml-prolog.ts';
+import {
+  closeTags,
+  escapeRegExp,
+  MarkerIndex,
+  isTrailer,
+  ITEM_ELEMENTS,
+  lineAt,
+  localName,
+  RAW_ELEMENTS,
+  repairAttributes,
+  rssPrefix,
+  tagEnd,
+  VOID_ELEMENTS,
+} from './parse-xml-scan.ts';
 
 export type XmlDamage = { offset: number; line: number; message: string };
-export type XmlCheck = { damage: null } | { damage: XmlDamage; recovered: string | null };
+/** The repaired document (null when nothing usable is left), the first damage, how many repairs were made, and
+ *  the damage that stopped the repair (the rest of the document dropped), if any. */
+export type XmlRepair = {
+  xml: string | null;
+  damage: XmlDamage | null;
+  repairs: number;
+  stopped: XmlDamage | null;
+};
 
-// XML 1.0 §2.2 Char production: C0 controls other than TAB/LF/CR, and U+FFFE/U+FFFF are never allowed.
-const ILLEGAL_XML_CHARS = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/g;
-// Leaf elements whose content feedsmith reads raw (fast-xml-parser stop nodes): unescaped HTML inside
-// them is tolerated there, so the scan skips to their end tag instead of checking their markup.
-const RAW_ELEMENTS = new Set([
-  'title',
-  'link',
-  'description',
-  'summary',
-  'content',
-  'content:encoded',
-  'subtitle',
-  'rights',
-  'guid',
-  'comments',
-  'pubdate',
-  'category',
-  'name',
-  'email',
-  'uri',
-  'id',
-  'updated',
-  'published',
-  'source',
-]);
-const ITEM_ELEMENTS = new Set(['item', 'entry']);
-const NAME = /[^\s/>=<"'!?]+/y;
+const NAME = /[A-Za-z_\u00C0-\uFFFF][^\s/>=<"'!?&;]*/y;
+// Bounds on the work a hostile document can cause: repairs (each O(1) or O(depth)) and nesting depth.
+const MAX_REPAIRS = 10_000;
+const MAX_DEPTH = 256;
+// Where items live: RSS <channel> (and the root for RSS 0.90 / RDF), Atom <feed>.
+const ITEM_PARENTS = new Set(['channel', 'feed', 'rss', 'rdf']);
 
-/** Removes characters XML 1.0 forbids; returns the input itself when there are none. */
-export function stripIllegalXmlChars(text: string): string {
-  return text.replace(ILLEGAL_XML_CHARS, '');
+// Atom 0.3 mode="base64" (draft-ietf-atompub-format-02 §3.1.2): the content is base64 of the typed text.
+const BASE64_MODE = /\bmode\s*=\s*(["'])base64\1/i;
+
+/** Repairs the document whose root element starts at `rootOffset`; the prolog (declaration, DOCTYPE) is dropped
+ *  after its internal entities are read. Linear in the input. */
+export function repairXml(text: string, rootOffset: number): XmlRepair {
+  return new Repairer(text, internalEntities(text, rootOffset)).run(rootOffset);
 }
 
-/** Offset and lowercased qualified name of the first element, skipping the prolog
- *  (declaration, comments, processing instructions, DOCTYPE); null when there is none. */
-export function findRootElement(text: string): { offset: number; name: string } | null {
-  let i = text.indexOf('<');
-  while (i !== -1) {
-    const end = skipMarkupDecl(text, i);
-    if (end === -1) return null;
-    if (end === i) {
-      NAME.lastIndex = i + 1;
-      const m = NAME.exec(text);
-      return m ? { offset: i, name: m[0].toLowerCase() } : null;
-    }
-    i = text.indexOf('<', end);
+class Repairer {
+  readonly #text: string;
+  readonly #entities: EntityTable;
+  readonly #out: string[] = [];
+  readonly #stack: Frame[] = [];
+  readonly #markers: MarkerIndex;
+  readonly #leaves: LeafReader;
+  readonly #budget: ExpansionBudget = { chars: 0, cache: new Map() };
+  #items = 0;
+  #safe: { chunk: number; stack: Frame[] } | null = null;
+  #damage: XmlDamage | null = null;
+  #repairs = 0;
+  #prefix: string | null = null; // the prefix of a <p:rss> root, removed from every element name
+  #rootClosed = false;
+  #fatal: { offset: number; message: string } | null = null;
+
+  constructor(text: string, entities: EntityTable) {
+    this.#text = text;
+    this.#entities = entities;
+    this.#markers = new MarkerIndex(text);
+    this.#leaves = new LeafReader(text, this.#markers, {
+      out: this.#out,
+      repair: (offset, message, count) => this.#repair(offset, message, count),
+      stop: (offset, message) => this.#stop(offset, message),
+      expandText: (t, offset) => this.#expandText(t, offset),
+    });
+    // Entity expansion may at most double the document (and 64 KiB for a tiny one): no billion laughs.
+    this.#budget.chars = Math.max(64 * 1024, text.length);
   }
-  return null;
-}
 
-/** Removes the DOCTYPE declaration before the root: feedsmith rejects some internal subsets
- *  (parameter entities), and external DTDs are never fetched anyway. */
-export function stripDoctype(text: string): string {
-  const root = findRootElement(text);
-  if (!root) return text;
-  const at = text.slice(0, root.offset).search(/<!doctype/i);
-  if (at === -1) return text;
-  const end = doctypeEnd(text, at + 2);
-  return end === -1 || end > root.offset ? text : text.slice(0, at) + text.slice(end);
-}
-
-/** Checks the element structure of a document starting at its root; on damage, returns a copy cut
- *  after the last complete item (or feed-level element) before it, with open elements closed. */
-export function checkXml(text: string, rootOffset: number): XmlCheck {
-  const stack: string[] = [];
-  let items = 0; // <item>/<entry> elements currently open
-  let safe: { offset: number; stack: string[] } | null = null;
-  let rootClosed = false;
-  let i = rootOffset;
-  const fail = (offset: number, message: string): XmlCheck => ({
-    damage: { offset, line: lineAt(text, offset), message },
-    recovered: safe ? text.slice(0, safe.offset) + closeTags(safe.stack) : null,
-  });
-  while (i < text.length) {
-    const lt = text.indexOf('<', i);
-    const textEnd = lt === -1 ? text.length : lt;
-    if (stack.length === 0 && text.slice(i, textEnd).trim() !== '')
-      return fail(i, 'text outside the root element');
-    if (lt === -1) break;
-    const declEnd = skipMarkupDecl(text, lt);
-    if (declEnd === -1) return fail(lt, 'unterminated comment, CDATA section or declaration');
-    if (declEnd > lt) {
-      i = declEnd;
-      continue;
-    }
-    if (text[lt + 1] === '/') {
-      NAME.lastIndex = lt + 2;
-      const name = NAME.exec(text)?.[0];
-      const gt = text.indexOf('>', lt);
-      if (!name || gt === -1 || text.slice(NAME.lastIndex, gt).trim() !== '')
-        return fail(lt, 'broken end tag');
-      const open = stack[stack.length - 1] ?? '';
-      if (open.toLowerCase() !== name.toLowerCase())
-        return fail(lt, `end tag </${name}> does not match <${open}>`);
-      stack.pop();
-      if (ITEM_ELEMENTS.has(localName(name))) items--;
-      if (stack.length === 0) rootClosed = true;
-      i = gt + 1;
-    } else {
-      NAME.lastIndex = lt + 1;
-      const name = NAME.exec(text)?.[0];
-      if (!name) return fail(lt, "unescaped '<'");
-      if (rootClosed) return fail(lt, 'second root element');
-      const gt = tagEnd(text, NAME.lastIndex);
-      if (gt === -1) return fail(lt, `unterminated start tag <${name}>`);
-      i = gt + 1;
-      if (text[gt - 1] !== '/') {
-        if (RAW_ELEMENTS.has(name.toLowerCase()) && stack.length > 0) {
-          const close = findEndTag(text, name, i);
-          if (close === -1) return fail(lt, `<${name}> is not closed`);
-          i = close;
-        } else {
-          stack.push(name);
-          if (ITEM_ELEMENTS.has(localName(name))) items++;
-        }
+  run(from: number): XmlRepair {
+    const text = this.#text;
+    let i = from;
+    while (i < text.length) {
+      const lt = text.indexOf('<', i);
+      const textEnd = lt === -1 ? text.length : lt;
+      if (this.#stack.length > 0) this.#emitText(i, textEnd);
+      else if (text.slice(i, textEnd).trim() !== '' || (this.#rootClosed && !isTrailer(text, lt))) {
+        if (!this.#rootClosed) return this.#fail(i, 'text outside the root element');
+        this.#repair(i, 'content after the root element dropped');
+        break;
       }
+      if (lt === -1) break;
+      i =
+        this.#stack.length === 0 && this.#rootClosed ? skipMarkupDecl(text, lt) : this.#markup(lt);
+      if (i === -1) return this.#fail(this.#fatal?.offset ?? lt, this.#fatal?.message ?? 'damaged');
+      if (this.#repairs > MAX_REPAIRS) return this.#fail(i, `more than ${MAX_REPAIRS} repairs`);
+      if (this.#items === 0 && this.#stack.length > 0)
+        this.#safe = { chunk: this.#out.length, stack: this.#stack.slice() };
     }
-    if (items === 0 && stack.length > 0) safe = { offset: i, stack: stack.slice() };
-  }
-  if (stack.length > 0)
-    return fail(text.length, `document ends inside <${stack[stack.length - 1]}>`);
-  return { damage: null };
-}
-
-// Returns the end offset of a comment/PI/CDATA/DOCTYPE starting at i, i itself for an element
-// or end tag, and -1 when the construct is not terminated.
-function skipMarkupDecl(text: string, i: number): number {
-  const c = text[i + 1];
-  if (c === '?') return endAfter(text, '?>', i + 2);
-  if (c !== '!') return i;
-  if (text.startsWith('<!--', i)) return endAfter(text, '-->', i + 4);
-  if (text.startsWith('<![CDATA[', i)) return endAfter(text, ']]>', i + 9);
-  return doctypeEnd(text, i + 2);
-}
-
-function endAfter(text: string, marker: string, from: number): number {
-  const at = text.indexOf(marker, from);
-  return at === -1 ? -1 : at + marker.length;
-}
-
-// <!DOCTYPE ...> may hold an internal subset in [...] whose declarations contain quoted '>'.
-function doctypeEnd(text: string, from: number): number {
-  let depth = 0;
-  for (let j = from; j < text.length; j++) {
-    const c = text[j];
-    if (c === '"' || c === "'") {
-      j = text.indexOf(c, j + 1);
-      if (j === -1) return -1;
-    } else if (c === '[') depth++;
-    else if (c === ']') depth--;
-    else if (c === '>' && depth <= 0) return j + 1;
-  }
-  return -1;
-}
-
-// Offset of the '>' closing a start tag, skipping quoted attribute values; -1 on a stray '<' or EOF.
-function tagEnd(text: string, from: number): number {
-  for (let j = from; j < text.length; j++) {
-    const c = text[j];
-    if (c === '>') return j;
-    if (c === '<') return -1;
-    if (c === '"' || c === "'") {
-      j = text.indexOf(c, j + 1);
-      if (j === -1) return -1;
+    if (this.#stack.length > 0) {
+      const open = this.#stack[this.#stack.length - 1]!.name;
+      if (this.#items > 0) return this.#fail(text.length, `document ends inside <${open}>`);
+      this.#repair(text.length, `document ends inside <${open}>`);
+      this.#out.push(closeTags(this.#stack));
     }
+    return { xml: this.#out.join(''), damage: this.#damage, repairs: this.#repairs, stopped: null };
   }
-  return -1;
-}
 
-// Offset just past the matching end tag of a raw element (case-insensitive, whitespace before '>').
-function findEndTag(text: string, name: string, from: number): number {
-  const lower = name.toLowerCase();
-  for (let j = text.indexOf('</', from); j !== -1; j = text.indexOf('</', j + 2)) {
-    if (text.slice(j + 2, j + 2 + name.length).toLowerCase() !== lower) continue;
-    let k = j + 2 + name.length;
-    while (k < text.length && /\s/.test(text[k]!)) k++;
-    if (text[k] === '>') return k + 1;
+  // One construct starting with '<' at lt; returns where scanning resumes, -1 on unrecoverable damage.
+  #markup(lt: number): number {
+    const text = this.#text;
+    if (text[lt + 1] === '!' || text[lt + 1] === '?') {
+      const end = skipMarkupDecl(text, lt);
+      if (end === -1)
+        return this.#strayLt(lt, 'unterminated comment, CDATA section or declaration');
+      // Comments and CDATA stay; a DOCTYPE inside the document is dropped; any other '<!' is text.
+      if (text.startsWith('<!--', lt) || text.startsWith('<![CDATA[', lt) || text[lt + 1] === '?')
+        this.#out.push(text.slice(lt, end));
+      else if (/^<!doctype\s/i.test(text.slice(lt, lt + 10)))
+        this.#repair(lt, 'DOCTYPE inside the document dropped');
+      else return this.#strayLt(lt, "'<!' starts no comment, CDATA section or DOCTYPE");
+      return end;
+    }
+    if (text[lt + 1] === '/') return this.#endTag(lt);
+    return this.#startTag(lt);
   }
-  return -1;
-}
 
-function closeTags(stack: string[]): string {
-  return stack
-    .slice()
-    .reverse()
-    .map((n) => `</${n}>`)
-    .join('');
-}
+  #endTag(lt: number): number {
+    const text = this.#text;
+    NAME.lastIndex = lt + 2;
+    const name = NAME.exec(text)?.[0];
+    if (!name) return this.#strayLt(lt, "'</' starts no end tag");
+    let gt = NAME.lastIndex;
+    while (gt < text.length && /\s/.test(text[gt]!)) gt++;
+    const complete = text[gt] === '>';
+    if (!complete && gt < text.length && text[gt] !== '<')
+      return this.#strayLt(lt, 'broken end tag');
+    if (!complete) this.#repair(lt, `end tag </${name}> without '>'`);
+    const at = this.#findOpen(name);
+    if (at === -1) {
+      if (this.#stack.length > 0) this.#repair(lt, `stray end tag </${name}> dropped`);
+      return complete ? gt + 1 : gt;
+    }
+    while (this.#stack.length - 1 > at) this.#implicitClose(lt);
+    this.#close();
+    return complete ? gt + 1 : gt;
+  }
 
-function localName(name: string): string {
-  const colon = name.indexOf(':');
-  return (colon === -1 ? name : name.slice(colon + 1)).toLowerCase();
-}
+  #startTag(lt: number): number {
+    const text = this.#text;
+    NAME.lastIndex = lt + 1;
+    const name = NAME.exec(text)?.[0];
+    if (!name) return this.#strayLt(lt, "unescaped '<'");
+    const gt = tagEnd(text, NAME.lastIndex, this.#markers);
+    if (gt === -2) return this.#strayLt(lt, "unescaped '<'");
+    if (gt === -1) {
+      return this.#stop(lt, `unterminated start tag <${name}>`);
+    }
+    if (this.#stack.length >= MAX_DEPTH)
+      return this.#stop(lt, `elements nested deeper than ${MAX_DEPTH}`);
+    if (this.#stack.length === 0 && this.#rootClosed) return this.#stop(lt, 'second root element');
+    if (this.#stack.length === 0) this.#prefix = rssPrefix(name);
+    const out = this.#rename(name);
+    const fixed = repairAttributes(text.slice(NAME.lastIndex, gt));
+    if (fixed.repaired) this.#repair(lt, `attributes of <${name}> repaired`);
+    const base64 = BASE64_MODE.test(fixed.text);
+    const attrs = this.#attributes(base64 ? fixed.text.replace(BASE64_MODE, '') : fixed.text);
+    const selfClosing = /\/\s*$/.test(fixed.text);
+    const chunk = this.#out.length;
+    this.#out.push(`<${out}${attrs}>`);
+    if (selfClosing) return gt + 1;
+    const frame: Frame = { name, out, chunk, closeAt: -1, base64 };
+    if (RAW_ELEMENTS.has(out.toLowerCase()) && this.#stack.length > 0)
+      return this.#leaves.read(frame, this.#stack[this.#stack.length - 1]!, gt + 1);
+    if (ITEM_ELEMENTS.has(localName(out))) {
+      // An item belongs to the channel (or the feed, or the root): whatever is still open inside it (an item, or an
+      // element never closed, which would swallow every item after it) was never closed.
+      const open = this.#itemParent();
+      if (open < this.#stack.length - 1) {
+        while (this.#stack.length - 1 > open) this.#implicitClose(lt);
+        this.#out.push(this.#out.splice(chunk, 1)[0]!);
+        frame.chunk = this.#out.length - 1;
+      }
+      this.#items++;
+    }
+    this.#stack.push(frame);
+    return gt + 1;
+  }
 
-function lineAt(text: string, offset: number): number {
-  let line = 1;
-  for (let j = text.indexOf('\n'); j !== -1 && j < offset; j = text.indexOf('\n', j + 1)) line++;
-  return line;
+  #emitText(from: number, to: number): void {
+    if (from >= to) return;
+    // Text between elements holds no '<' (the scan stops at each): only declared entities to expand.
+    this.#out.push(this.#expandText(this.#text.slice(from, to), from));
+  }
+
+  #expandText(text: string, offset: number): string {
+    return this.#entities.size === 0 ? text : this.#expand(text, offset);
+  }
+
+  #attributes(attrs: string): string {
+    const renamed = this.#prefix
+      ? attrs.replace(
+          new RegExp(`\\bxmlns:${escapeRegExp(this.#prefix)}\\s*=\\s*("[^"]*"|'[^']*')`, 'g'),
+          '',
+        )
+      : attrs;
+    return this.#entities.size === 0 ? renamed : this.#expand(renamed, 0);
+  }
+
+  #expand(s: string, offset: number): string {
+    const r = expandEntities(s, this.#entities, this.#budget);
+    if (r.overBudget) this.#repair(offset, 'entity expansion limit reached');
+    return r.text;
+  }
+
+  #strayLt(lt: number, message: string): number {
+    this.#repair(lt, message);
+    if (this.#stack.length > 0) this.#out.push('&lt;');
+    return lt + 1;
+  }
+
+  // The depth an item opens at: the innermost open channel, feed or root element, unless the item is an extension's.
+  #itemParent(): number {
+    for (let k = this.#stack.length - 1; k > 0; k--)
+      if (ITEM_PARENTS.has(localName(this.#stack[k]!.out))) return k;
+    return this.#stack.length > 0 ? 0 : -1;
+  }
+
+  #findOpen(name: string): number {
+    const lower = name.toLowerCase();
+    for (let k = this.#stack.length - 1; k >= 0; k--)
+      if (this.#stack[k]!.name.toLowerCase() === lower) return k;
+    return -1;
+  }
+
+  #implicitClose(at: number): void {
+    const frame = this.#stack[this.#stack.length - 1]!;
+    this.#repair(at, `<${frame.name}> is not closed`);
+    if (VOID_ELEMENTS.has(localName(frame.out))) {
+      this.#out[frame.chunk] = this.#out[frame.chunk]!.replace(/\/?>$/, '/>');
+      this.#stack.pop();
+    } else this.#close();
+  }
+
+  #close(): void {
+    const frame = this.#stack.pop()!;
+    this.#out.push(`</${frame.out}>`);
+    if (ITEM_ELEMENTS.has(localName(frame.out))) this.#items--;
+    if (this.#stack.length === 0) this.#rootClosed = true;
+  }
+
+  #stop(offset: number, message: string): -1 {
+    this.#fatal = { offset, message };
+    return -1;
+  }
+
+  #rename(name: string): string {
+    const p = this.#prefix;
+    return p && name.length > p.length + 1 && name.slice(0, p.length + 1).toLowerCase() === `${p}:`
+      ? name.slice(p.length + 1)
+      : name;
+  }
+
+  #repair(offset: number, message: string, count = 1): void {
+    this.#repairs += count;
+    this.#note(offset, message);
+  }
+
+  #note(offset: number, message: string): void {
+    if (!this.#damage) this.#damage = { offset, line: lineAt(this.#text, offset), message };
+  }
+
+  // Unrecoverable damage: the document up to the last point outside any item, with its open elements closed.
+  #fail(offset: number, message: string): XmlRepair {
+    this.#note(offset, message);
+    const safe = this.#safe;
+    const xml = safe ? this.#out.slice(0, safe.chunk).join('') + closeTags(safe.stack) : null;
+    const stopped = { offset, line: lineAt(this.#text, offset), message };
+    return { xml, damage: this.#damage, repairs: this.#repairs + 1, stopped };
+  }
 }

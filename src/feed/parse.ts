@@ -1,20 +1,24 @@
 // Feed text → ParsedFeed: detects the format from the root element, recovers truncated XML, normalizes entries.
 import { parseAtomFeed, parseJsonFeed, parseRdfFeed, parseRssFeed, ParseError } from 'feedsmith';
 import type { JsonFeed } from 'feedsmith';
-import { mapAtom, mapJson, mapRdf, mapRss } from './parse-formats.ts';
+import { mapAtom, mapJson, mapRdf, mapRss, type MapOptions } from './parse-formats.ts';
 import { documentBase } from './parse-urls.ts';
-import {
-  checkXml,
-  findRootElement,
-  stripDoctype,
-  stripIllegalXmlChars,
-} from './parse-xml-recover.ts';
+import { findRootElement, prologWithoutDoctype, stripIllegalXmlChars } from './parse-xml-prolog.ts';
+import { repairXml } from './parse-xml-recover.ts';
 import type { FeedFormat, ParsedFeed, ParseOptions } from './types.ts';
 
 /** The text is not a feed at all (HTML, unknown XML, invalid JSON) or nothing could be recovered. */
 export class FeedParseError extends Error {
   override name = 'FeedParseError';
 }
+
+/**
+ * The parser's version. Raise it when parsing starts to read entries an earlier version could not (markup it now
+ * repairs, elements it now falls back to): such entries are old, not new, and a feed read by an older version takes
+ * an upgrade pass on its next parse instead of sending them (worker/poll-upgrade.ts). 2: lenient XML repair, internal
+ * DTD entities, prefixed core elements, extension fallbacks (issue 12).
+ */
+export const PARSER_VERSION = 2;
 
 const SNIFF_LIMIT = 65536;
 const XML_FORMATS: Record<string, FeedFormat> = { rss: 'rss', feed: 'atom', rdf: 'rdf' };
@@ -37,7 +41,10 @@ export function sniffDocument(text: string): 'feed' | 'html' | 'unknown' {
  *  nothing can be recovered. baseUrl = final fetch URL; contentLocation = HTTP Content-Location. */
 export function parseFeed(text: string, opts: ParseOptions): ParsedFeed {
   const clean = stripIllegalXmlChars(text).replace(/^\uFEFF/, '');
-  const base = documentBase(opts.baseUrl, opts.contentLocation);
+  const base: MapOptions = {
+    base: documentBase(opts.baseUrl, opts.contentLocation),
+    sanitize: opts.sanitizeHtml ?? true,
+  };
   if (clean.trimStart().startsWith('{')) {
     const json = readJsonFeed(clean);
     return { ...(json ? mapJson(json, base) : emptyFeed('json')), degraded: null };
@@ -46,36 +53,40 @@ export function parseFeed(text: string, opts: ParseOptions): ParsedFeed {
   if (!root) throw new FeedParseError('parse: not a feed (no XML root element)');
   const format = XML_FORMATS[localName(root.name)];
   if (!format) throw new FeedParseError(`parse: not a feed (root element <${root.name}>)`);
-  let xml = clean;
-  let rootOffset = root.offset;
   const notes: string[] = [];
-  const leading = clean.slice(0, clean.indexOf('<'));
-  if (leading.trim() !== '') {
-    xml = clean.slice(root.offset); // e.g. a PHP warning printed before the XML declaration
-    rootOffset = 0;
+  let prolog = prologWithoutDoctype(clean.slice(0, root.offset));
+  if (clean.slice(0, clean.indexOf('<')).trim() !== '') {
+    prolog = ''; // e.g. a PHP warning printed before the XML declaration
     notes.push('text before the root element dropped');
   }
-  const check = checkXml(xml, rootOffset);
-  if (check.damage) {
-    const where = `malformed XML at line ${check.damage.line}: ${check.damage.message}`;
-    if (check.recovered === null) throw new FeedParseError(`parse: ${where}; nothing recovered`);
-    const feed = parseXml(format, check.recovered, base);
+  const repaired = repairXml(clean, root.offset);
+  const damage = repaired.damage;
+  if (damage) {
+    const more = repaired.repairs > 1 ? ` (and ${repaired.repairs - 1} more)` : '';
+    const stop = repaired.stopped;
+    const stopped =
+      stop && stop.offset !== damage.offset
+        ? `; stopped at line ${stop.line}: ${stop.message}`
+        : '';
+    const where = `malformed XML at line ${damage.line}: ${damage.message}${more}${stopped}`;
+    if (repaired.xml === null) throw new FeedParseError(`parse: ${where}; nothing recovered`);
+    const feed = parseXml(format, prolog + repaired.xml, base);
     notes.push(`${where}; recovered ${feed.entries.length} items`);
     return { ...feed, degraded: notes.join('; ') };
   }
-  return { ...parseXml(format, xml, base), degraded: notes.length ? notes.join('; ') : null };
+  const feed = parseXml(format, prolog + (repaired.xml ?? ''), base);
+  return { ...feed, degraded: notes.length ? notes.join('; ') : null };
 }
 
 function parseXml(
   format: FeedFormat,
   text: string,
-  base: string | null,
+  base: MapOptions,
 ): Omit<ParsedFeed, 'degraded'> {
-  const xml = stripDoctype(text);
   try {
-    if (format === 'rss') return mapRss(parseRssFeed(xml), base);
-    if (format === 'atom') return mapAtom(parseAtomFeed(xml), base);
-    return mapRdf(parseRdfFeed(xml), base);
+    if (format === 'rss') return mapRss(parseRssFeed(text), base);
+    if (format === 'atom') return mapAtom(parseAtomFeed(text), base);
+    return mapRdf(parseRdfFeed(text), base);
   } catch (err) {
     // feedsmith reports a well-formed feed with nothing in it as ParseError: that is an empty feed.
     if (err instanceof ParseError) return emptyFeed(format);

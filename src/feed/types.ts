@@ -3,18 +3,26 @@
 /** A media file attached to an entry (RSS enclosure, Atom rel="enclosure", JSON attachment). */
 export type Enclosure = { url: string; type: string | null; length: number | null };
 
-/** One feed item, normalized across RSS, Atom, RDF and JSON Feed. */
+/** One feed item, normalized across RSS, Atom, RDF and JSON Feed. Text follows JSON Feed's convention: `title` and
+ *  `summary` are plain text, `*_html` are HTML with absolute URLs (sanitized unless disabled), `content_text` is the
+ *  plain rendering of the content. */
 export type Entry = {
   guid: string | null; // the feed's own guid / atom:id / json id, trimmed
   url: string | null; // resolved absolute link
-  title: string | null;
-  summary: string | null; // description / summary
-  content: string | null; // content:encoded / atom content / content_html|content_text
+  title: string | null; // plain text, one line
+  summary: string | null; // plain text of description / summary
+  summary_html: string | null; // description / atom summary / dc:description / itunes:summary / media:description
+  content_html: string | null; // content:encoded / atom content / content_html|content_text
+  content_text: string | null; // plain text of the content
+  image: string | null; // media:thumbnail / itunes:image / media:content image / JSON image, resolved
   authors: string[];
   categories: string[];
   enclosures: Enclosure[]; // URLs resolved
   published_at: string | null; // ISO 8601 UTC ms (new Date().toISOString() form) or null
   updated_at: string | null;
+  // The title and body as version 1 read them (entity-decoded, untyped): hashed only for the key of an entry with no
+  // guid, link or enclosure, so such keys stay what they were. Never sent.
+  key_source: { title: string | null; body: string | null };
 };
 
 export type FeedFormat = 'rss' | 'atom' | 'rdf' | 'json';
@@ -31,5 +39,9 @@ export type ParsedFeed = {
   degraded: string | null; // null when clean; else a short reason
 };
 
-/** Options shared by parseFeed and the parse pool. */
-export type ParseOptions = { baseUrl: string; contentLocation?: string | null };
+/** Options shared by parseFeed and the parse pool. `sanitizeHtml` (default true) = delivery.sanitize_html. */
+export type ParseOptions = {
+  baseUrl: string;
+  contentLocation?: string | null;
+  sanitizeHtml?: boolean;
+};

@@ -16,17 +16,22 @@ export type EndpointRow = {
   failing_since: string | null;
   created_at: string;
   updated_at: string;
+  /** JSON array of the event types the endpoint receives; null = every type. */
+  filter_types: string | null;
 };
 
 /** Stores a new endpoint. */
 export function insertEndpoint(
   db: Db,
-  row: Pick<EndpointRow, 'id' | 'application_id' | 'title' | 'url' | 'secret' | 'created_at'>,
+  row: Pick<
+    EndpointRow,
+    'id' | 'application_id' | 'title' | 'url' | 'secret' | 'created_at' | 'filter_types'
+  >,
 ): void {
   prepared(
     db,
-    `INSERT INTO endpoints (id, application_id, title, url, secret, created_at, updated_at)
-              VALUES (@id, @application_id, @title, @url, @secret, @created_at, @created_at)`,
+    `INSERT INTO endpoints (id, application_id, title, url, secret, created_at, updated_at, filter_types)
+              VALUES (@id, @application_id, @title, @url, @secret, @created_at, @created_at, @filter_types)`,
   ).run(row);
 }
 
@@ -69,6 +74,7 @@ export function updateEndpoint(
       | 'secret'
       | 'previous_secret'
       | 'previous_secret_until'
+      | 'filter_types'
     >
   >,
   now: Date,

@@ -1,5 +1,6 @@
-// SQL for entry keys: every key a feed has shown (with the fingerprint that tells a recycled guid apart), kept as a
-// tombstone after the entry leaves the feed; and the entries the churn guard holds back.
+// SQL for entry keys: every key a feed has shown (with the fingerprint that tells a recycled guid apart and when a
+// document last showed it), kept as a tombstone after the entry leaves the feed; and the entries the churn guard holds
+// back, up to a cap per feed. Pruning keys and deleting a feed's rows are in entries-retention.ts.
 import type { Db } from '../db/open.ts';
 import { prepared } from './sql.ts';
 
@@ -18,15 +19,30 @@ export function storedFingerprint(db: Db, feedId: string, key: string): string |
 export function recordKeys(db: Db, feedId: string, rows: Iterable<KeyRow>, at: Date): number {
   const insert = prepared(
     db,
-    'INSERT OR IGNORE INTO entries (feed_id, key, first_seen_at, fingerprint) VALUES (?, ?, ?, ?)',
+    'INSERT OR IGNORE INTO entries (feed_id, key, first_seen_at, seen_at, fingerprint) VALUES (?, ?, ?, ?, ?)',
   );
   const t = at.toISOString();
   let added = 0;
   for (const row of rows) {
-    added += insert.run(feedId, row.key, t, row.fingerprint).changes;
-    for (const alias of row.aliases ?? []) insert.run(feedId, alias, t, null);
+    added += insert.run(feedId, row.key, t, t, row.fingerprint).changes;
+    for (const alias of row.aliases ?? []) insert.run(feedId, alias, t, t, null);
   }
   return added;
+}
+
+/** How far a key's seen_at may lag behind a document showing it: a day, so a steady feed rewrites each of its keys at
+ *  most once a day, not on every poll (the window it serves is counted in days). */
+export const SEEN_AT_GRANULARITY_MS = 86_400_000;
+
+/** Notes that a document shown at `at` showed these stored keys: seen_at moves to `at` where it is over a day older. */
+export function markKeysSeen(db: Db, feedId: string, keys: Iterable<string>, at: Date): void {
+  const update = prepared(
+    db,
+    'UPDATE entries SET seen_at = ? WHERE feed_id = ? AND key = ? AND seen_at < ?',
+  );
+  const t = at.toISOString();
+  const stale = new Date(at.getTime() - SEEN_AT_GRANULARITY_MS).toISOString();
+  for (const key of keys) update.run(t, feedId, key, stale);
 }
 
 /** Stores fingerprints for known keys that have none yet (keys recorded before fingerprints existed). */
@@ -51,29 +67,45 @@ export type HeldEntry = {
   held_at: string;
 };
 
-/** Holds entries back (churn guard), first seen at `at`; returns how many were not held already. Call inside a
+/** What one feed may hold: entries, and bytes of their JSON ([retention] held_entries_per_feed, held_bytes_per_feed). */
+export type HoldLimits = { entries: number; bytes: number };
+
+/** What holding a document's unseen entries did: `added` now held, `dropped` left out because the hold was full,
+ *  `repeated` held already; `before`, how many entries the feed held before. */
+export type HoldResult = { added: number; dropped: number; repeated: number; before: number };
+
+/** Holds entries back (churn guard), first seen at `at`, while the feed holds fewer than `limits` allow. Call inside a
  *  transaction. */
 export function holdEntries(
   db: Db,
   feedId: string,
   held: (Omit<HeldEntry, 'held_at' | 'fingerprint'> & { fingerprint?: string | null })[],
   at: Date,
-): number {
+  limits: HoldLimits,
+): HoldResult {
   const insert = prepared(
     db,
     'INSERT OR IGNORE INTO held_entries (feed_id, key, fingerprint, entry, position, held_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
-  let added = 0;
-  for (const h of held)
-    added += insert.run(
-      feedId,
-      h.key,
-      h.fingerprint,
-      h.entry,
-      h.position,
-      at.toISOString(),
-    ).changes;
-  return added;
+  const isHeld = prepared(db, 'SELECT 1 FROM held_entries WHERE feed_id = ? AND key = ?').pluck();
+  // octet_length reads only the record header, not the JSON, so sizing the hold costs one pass over its index.
+  const usage = prepared(
+    db,
+    'SELECT count(*) AS count, coalesce(sum(octet_length(entry)), 0) AS bytes FROM held_entries WHERE feed_id = ?',
+  ).get(feedId) as { count: number; bytes: number };
+  const result: HoldResult = { added: 0, dropped: 0, repeated: 0, before: usage.count };
+  for (const h of held) {
+    const size = Buffer.byteLength(h.entry);
+    if (usage.count < limits.entries && usage.bytes + size <= limits.bytes) {
+      const n = insert.run(feedId, h.key, h.fingerprint, h.entry, h.position, at.toISOString());
+      result.added += n.changes;
+      result.repeated += 1 - n.changes;
+      usage.count += n.changes;
+      usage.bytes += n.changes * size;
+    } else if (isHeld.get(feedId, h.key) === undefined) result.dropped += 1;
+    else result.repeated += 1;
+  }
+  return result;
 }
 
 /** The held entries of a feed in document order. */
@@ -84,6 +116,27 @@ export function listHeldEntries(db: Db, feedId: string): HeldEntry[] {
   ).all(feedId) as HeldEntry[];
 }
 
+/** Up to `limit` of a feed's entries held at or before `until`, last in document order first: a release walks the hold
+ *  from its end, so each chunk, reversed, is a piece of the document in order. */
+export function heldEntriesFromEnd(
+  db: Db,
+  feedId: string,
+  until: string,
+  limit: number,
+): HeldEntry[] {
+  return prepared(
+    db,
+    `SELECT key, fingerprint, entry, position, held_at FROM held_entries WHERE feed_id = ? AND held_at <= ?
+     ORDER BY position DESC, held_at DESC, key DESC LIMIT ?`,
+  ).all(feedId, until, limit) as HeldEntry[];
+}
+
+/** Drops these held entries of a feed (they were released). */
+export function deleteHeldEntries(db: Db, feedId: string, keys: Iterable<string>): void {
+  const del = prepared(db, 'DELETE FROM held_entries WHERE feed_id = ? AND key = ?');
+  for (const key of keys) del.run(feedId, key);
+}
+
 /** Number of held entries of a feed. */
 export function countHeldEntries(db: Db, feedId: string): number {
   return prepared(db, 'SELECT count(*) FROM held_entries WHERE feed_id = ?')
@@ -91,7 +144,15 @@ export function countHeldEntries(db: Db, feedId: string): number {
     .get(feedId) as number;
 }
 
-/** Drops a feed's held entries. */
+/** True when the feed holds entries back (a churn hold): its status is identity_changed until they are released,
+ *  whatever a failed poll in between made it. */
+export function hasHeldEntries(db: Db, feedId: string): boolean {
+  return (
+    prepared(db, 'SELECT 1 FROM held_entries WHERE feed_id = ? LIMIT 1').get(feedId) !== undefined
+  );
+}
+
+/** Drops a feed's held entries (at most [retention] held_entries_per_feed, so one statement). */
 export function clearHeldEntries(db: Db, feedId: string): void {
   prepared(db, 'DELETE FROM held_entries WHERE feed_id = ?').run(feedId);
 }

@@ -177,6 +177,23 @@ export function pruneFinishedEvents(db: Db, before: string, limit: number): numb
   return delivered + pings;
 }
 
+/** Deletes up to `limit` events of a subscription (their bodies and attempts cascade); returns how many. */
+export function deleteSubscriptionEvents(db: Db, subscriptionId: string, limit: number): number {
+  return prepared(
+    db,
+    'DELETE FROM events WHERE id IN (SELECT id FROM events WHERE subscription_id = ? LIMIT ?)',
+  ).run(subscriptionId, limit).changes;
+}
+
+/** True when the subscription has more than `n` events (counting no further than n + 1). */
+export function hasMoreEventsThan(db: Db, subscriptionId: string, n: number): boolean {
+  return (
+    (prepared(db, 'SELECT count(*) FROM (SELECT 1 FROM events WHERE subscription_id = ? LIMIT ?)')
+      .pluck()
+      .get(subscriptionId, n + 1) as number) > n
+  );
+}
+
 /** created_at of the oldest event still waiting for delivery (pending or failed), or undefined when none waits. */
 export function oldestPendingEventAt(db: Db): string | undefined {
   return (

@@ -126,6 +126,8 @@ export function recordPollSuccess(
     | 'identity_key'
     | 'identity_probe'
     | 'identity_rotations'
+    | 'held_dropped'
+    | 'parser_version'
   >,
   now: Date,
 ): void {

@@ -46,6 +46,11 @@ export type FeedRow = {
   identity_key: IdentityKey;
   identity_probe: string | null;
   identity_rotations: number;
+  held_dropped: number;
+  parser_version: number;
+  /** The health event sent for the feed's current outage (feed.failing or feed.gone), and when; null when healthy. */
+  health_alert: 'failing' | 'gone' | null;
+  health_alert_at: string | null;
 };
 
 /** Returns the feed for this URL and credentials, creating it (due now) when missing. */
@@ -74,12 +79,57 @@ export function getFeed(db: Db, id: string): FeedRow | undefined {
   return prepared(db, 'SELECT * FROM feeds WHERE id = ?').get(id) as FeedRow | undefined;
 }
 
-/** A churn hold was resolved: its `count` keys are now known and the feed is active again. */
+/** Part of a churn hold was released: its `count` keys are now known. Once nothing is held any more the hold is over:
+ *  the feed is active again and its churn counters restart. */
 export function recordHoldReleased(db: Db, id: string, count: number, now: Date): void {
+  const t = now.toISOString();
+  prepared(db, 'UPDATE feeds SET entry_count = entry_count + ?, updated_at = ? WHERE id = ?').run(
+    count,
+    t,
+    id,
+  );
   prepared(
     db,
-    "UPDATE feeds SET status = 'active', entry_count = entry_count + ?, identity_rotations = 0, updated_at = ? WHERE id = ?",
-  ).run(count, now.toISOString(), id);
+    `UPDATE feeds SET status = 'active', identity_rotations = 0, held_dropped = 0
+     WHERE id = ? AND NOT EXISTS (SELECT 1 FROM held_entries WHERE feed_id = ?)`,
+  ).run(id, id);
+}
+
+/** Counts `n` more unseen entries that the feed's full hold did not keep. */
+export function addHeldDropped(db: Db, id: string, n: number): void {
+  if (n > 0)
+    prepared(db, 'UPDATE feeds SET held_dropped = held_dropped + ? WHERE id = ?').run(n, id);
+}
+
+/** A feed as the retention pass sees it: when its record last changed, and whether any subscription uses it. */
+export type RetainedFeed = { id: string; updated_at: string; used: 0 | 1 };
+
+/** Up to `limit` feeds after id `after`, in id order, for the maintenance pass to walk a slice at a time. */
+export function feedsAfter(db: Db, after: string, limit: number): RetainedFeed[] {
+  return prepared(
+    db,
+    `SELECT f.id, f.updated_at, EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id) AS used
+     FROM feeds f WHERE f.id > ? ORDER BY f.id LIMIT ?`,
+  ).all(after, limit) as RetainedFeed[];
+}
+
+/** The feed's last subscription is gone: its record's updated_at, the start of its grace before deletion, is now. Does
+ *  nothing while a subscription uses it. */
+export function markFeedUnused(db: Db, id: string, now: Date): void {
+  prepared(
+    db,
+    'UPDATE feeds SET updated_at = ? WHERE id = ? AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE feed_id = ?)',
+  ).run(now.toISOString(), id, id);
+}
+
+/** Deletes a feed no subscription uses (its remaining keys and held entries cascade); false when one uses it again. */
+export function deleteUnusedFeed(db: Db, id: string): boolean {
+  return (
+    prepared(
+      db,
+      'DELETE FROM feeds WHERE id = ? AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE feed_id = ?)',
+    ).run(id, id).changes > 0
+  );
 }
 
 /** The feed's last active subscription went away (deleted or paused): its next successful poll is a fresh baseline,
@@ -111,16 +161,18 @@ export function countFeedsByStatus(db: Db): Record<FeedStatus, number> {
   return out;
 }
 
-/** The feeds an application's subscriptions use, newest first, optionally of some statuses, with how many of its subscriptions use each. */
+/** The feeds an application's subscriptions use, newest first, optionally of some statuses, with how many of its
+ *  subscriptions use each and how many entries each holds back. */
 export function listFeedsOfApplication(
   db: Db,
   applicationId: string,
   q: { limit: number; after?: string | undefined; statuses?: FeedStatus[] | undefined },
-): Page<FeedRow & { subscription_count: number }> {
+): Page<FeedRow & { subscription_count: number; held_entries: number }> {
   const statuses = q.statuses ?? [];
   const rows = prepared(
     db,
-    `SELECT f.*, (SELECT count(*) FROM subscriptions s WHERE s.feed_id = f.id AND s.application_id = @app) AS subscription_count
+    `SELECT f.*, (SELECT count(*) FROM subscriptions s WHERE s.feed_id = f.id AND s.application_id = @app) AS subscription_count,
+      (SELECT count(*) FROM held_entries h WHERE h.feed_id = f.id) AS held_entries
     FROM feeds f WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.application_id = @app)
       ${statuses.length ? `AND f.status IN (${statuses.map((_, i) => `@s${i}`).join(', ')})` : ''} ${q.after ? 'AND f.id < @after' : ''}
     ORDER BY f.id DESC LIMIT @limit`,
@@ -129,7 +181,7 @@ export function listFeedsOfApplication(
     limit: q.limit + 1,
     ...(q.after ? { after: q.after } : {}),
     ...Object.fromEntries(statuses.map((s, i) => [`s${i}`, s])),
-  }) as (FeedRow & { subscription_count: number })[];
+  }) as (FeedRow & { subscription_count: number; held_entries: number })[];
   return toPage(rows, q.limit);
 }
 
@@ -149,4 +201,30 @@ export function countFeedsOfApplication(db: Db, applicationId: string): Record<F
   ).all(applicationId) as { status: FeedStatus; n: number }[];
   for (const row of rows) out[row.status] = row.n;
   return out;
+}
+
+/** Records the health alert of the feed's current outage (feed.failing or feed.gone sent at `at`), or clears it (null)
+ *  once feed.recovered is sent. Call inside the poll transaction. */
+export function recordHealthAlert(
+  db: Db,
+  id: string,
+  alert: Pick<FeedRow, 'health_alert' | 'health_alert_at'>,
+): void {
+  prepared(db, 'UPDATE feeds SET health_alert = ?, health_alert_at = ? WHERE id = ?').run(
+    alert.health_alert,
+    alert.health_alert_at,
+    id,
+  );
+}
+
+/** A subscriber asked for a fetch now: the feed is due at once, and a gone feed is polled again (status error, its
+ *  410 still its last error, until the fetch answers). */
+export function makeFeedDueNow(db: Db, id: string, now: Date): void {
+  const t = now.toISOString();
+  prepared(
+    db,
+    `UPDATE feeds SET next_poll_at = min(next_poll_at, @t), updated_at = @t,
+       status = CASE status WHEN 'gone' THEN 'error' ELSE status END
+     WHERE id = @id`,
+  ).run({ id, t });
 }

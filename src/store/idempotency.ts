@@ -35,7 +35,11 @@ export function saveIdempotency(db: Db, row: IdempotencyRow): void {
   ).run(row);
 }
 
-/** Deletes records older than `before`; returns how many. */
-export function pruneIdempotency(db: Db, before: string): number {
-  return prepared(db, 'DELETE FROM idempotency_keys WHERE created_at < ?').run(before).changes;
+/** Deletes up to `limit` records older than `before`, oldest first; returns how many. */
+export function pruneIdempotency(db: Db, before: string, limit: number): number {
+  return prepared(
+    db,
+    `DELETE FROM idempotency_keys WHERE (application_id, key) IN (
+       SELECT application_id, key FROM idempotency_keys WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
+  ).run(before, limit).changes;
 }

@@ -55,3 +55,12 @@ export function deleteSession(db: Db, idHash: string): boolean {
 export function deleteIdleSessions(db: Db, idleCutoff: string): number {
   return prepared(db, 'DELETE FROM sessions WHERE last_seen_at <= ?').run(idleCutoff).changes;
 }
+
+/** Deletes the key's sessions beyond its `keep` most recently used; returns how many. */
+export function deleteSessionsBeyond(db: Db, apiKeyId: string, keep: number): number {
+  return prepared(
+    db,
+    `DELETE FROM sessions WHERE api_key_id = @key AND id_hash IN (
+       SELECT id_hash FROM sessions WHERE api_key_id = @key ORDER BY last_seen_at DESC LIMIT -1 OFFSET @keep)`,
+  ).run({ key: apiKeyId, keep }).changes;
+}

@@ -128,6 +128,13 @@ export function applicationUsesFeed(db: Db, applicationId: string, feedId: strin
   );
 }
 
+/** True when any subscription (active or paused) uses the feed. */
+export function feedHasSubscription(db: Db, feedId: string): boolean {
+  return (
+    prepared(db, 'SELECT 1 FROM subscriptions WHERE feed_id = ? LIMIT 1').get(feedId) !== undefined
+  );
+}
+
 /** True when the feed has at least one active subscription. */
 export function feedHasActiveSubscription(db: Db, feedId: string): boolean {
   return (
@@ -137,12 +144,16 @@ export function feedHasActiveSubscription(db: Db, feedId: string): boolean {
   );
 }
 
-/** The active subscriptions of a feed, with what an event needs (poller side). */
-export function activeSubscriptionsOfFeed(db: Db, feedId: string): SubscriptionRow[] {
+/** The active subscriptions of a feed whose endpoint receives events of `type` (its filter_types is null or lists it),
+ *  with what an event needs (poller side). */
+export function activeSubscriptionsOfFeed(db: Db, feedId: string, type: string): SubscriptionRow[] {
   return prepared(
     db,
-    "SELECT * FROM subscriptions WHERE feed_id = ? AND status = 'active' ORDER BY id",
-  ).all(feedId) as SubscriptionRow[];
+    `SELECT s.* FROM subscriptions s JOIN endpoints e ON e.id = s.endpoint_id
+     WHERE s.feed_id = ? AND s.status = 'active'
+       AND (e.filter_types IS NULL OR EXISTS (SELECT 1 FROM json_each(e.filter_types) WHERE value = ?))
+     ORDER BY s.id`,
+  ).all(feedId, type) as SubscriptionRow[];
 }
 
 /** Allocates the next `count` sequence numbers of a subscription; returns the first. Call inside a transaction. */

@@ -3,15 +3,62 @@ import type { Entry } from '../feed/types.ts';
 import { RawJson, toJson } from '../rawjson.ts';
 
 export const MAX_ENTRIES_PER_EVENT = 100;
+/** The payload version every event body carries beside `type` (README › Webhooks): 2 since entries carry typed
+ *  text (title and summary plain, summary_html / content_html / content_text, image). */
+export const SCHEMA_VERSION = 2;
 export const MAX_EVENT_BYTES = 256 * 1024;
 
 export type EventEntry = Entry & { id: string };
+// Fields a too-large entry loses first: its long texts.
+const LONG_TEXTS = { summary: null, summary_html: null, content_html: null, content_text: null };
 export type EventSubscription = { id: string; url: string; metadata: string | null };
 export type EventFeed = { id: string; url: string; title: string | null; site_url: string | null };
 export type BuiltEvent = { id: string; sequence: number; body: string; entryCount: number };
 
+/** The feed-health event types (README › Feed health): one per transition of a feed, sent to each subscription. */
+export const FEED_EVENT_TYPES = [
+  'feed.failing',
+  'feed.recovered',
+  'feed.gone',
+  'feed.moved',
+  'feed.identity_hold',
+] as const;
+/** The types a subscription's events have: what an endpoint's `filter_types` may list (`endpoint.test` always passes). */
+export const SUBSCRIPTION_EVENT_TYPES = ['subscription.entries', ...FEED_EVENT_TYPES] as const;
+export type SubscriptionEventType = (typeof SUBSCRIPTION_EVENT_TYPES)[number];
+
+/** A health event's own fields, beside the envelope's sequence, subscription, feed and metadata. */
+export type FeedHealthEvent =
+  | {
+      type: 'feed.failing';
+      consecutive_failures: number;
+      last_error: string | null;
+      last_http_status: number | null;
+      last_error_at: string | null;
+      last_success_at: string | null;
+      next_poll_at: string;
+    }
+  | {
+      type: 'feed.recovered';
+      recovered_from: 'feed.failing' | 'feed.gone';
+      alerted_at: string | null;
+      consecutive_failures: number;
+      last_error: string | null;
+      last_http_status: number | null;
+    }
+  | { type: 'feed.gone'; last_http_status: number | null; last_error: string | null }
+  | { type: 'feed.moved'; from: string; to: string }
+  | {
+      type: 'feed.identity_hold';
+      held_entries: number;
+      identity_key: string;
+      release: { method: 'POST'; path: string; actions: ['deliver', 'discard'] };
+    };
+/** The feed as health events show it: the entries event's fields, then the URL fetched and the feed's status. */
+export type HealthFeed = EventFeed & { feed_url: string; status: string };
+
 /** Splits new entries into events of ≤ 100 entries and ≤ 256 KiB each, numbered from `firstSequence`.
- *  An entry too large on its own is sent with content and summary removed and `truncated: true`. */
+ *  An entry too large on its own is sent with its summary and content fields removed and `truncated: true`. */
 export function buildEntryEvents(input: {
   subscription: EventSubscription;
   feed: EventFeed;
@@ -50,10 +97,28 @@ export function buildEntryEvents(input: {
   });
 }
 
+/** The body of a feed-health event for one subscription: the entries envelope, with the event's own fields between
+ *  `feed` and `metadata`. */
+export function buildHealthEvent(input: {
+  event: FeedHealthEvent;
+  subscription: EventSubscription;
+  feed: HealthFeed;
+  now: Date;
+  sequence: number;
+}): string {
+  const { type, ...fields } = input.event;
+  const { id, url, title, site_url, feed_url, status } = input.feed;
+  return subscriptionBody(type, input, input.sequence, {
+    feed: { id, url, title, site_url, feed_url, status },
+    ...fields,
+  });
+}
+
 /** The body of an endpoint.test event. */
 export function buildTestEvent(endpointId: string, now: Date): string {
   return JSON.stringify({
     type: 'endpoint.test',
+    schema_version: SCHEMA_VERSION,
     timestamp: now.toISOString(),
     data: { endpoint: { id: endpointId }, message: 'This is a test event from feedsub.' },
   });
@@ -69,24 +134,39 @@ function entriesBody(
   sequence: number,
   entryTexts: string[],
 ): string {
+  const { id, url, title, site_url } = input.feed;
+  return subscriptionBody('subscription.entries', input, sequence, {
+    feed: { id, url, title, site_url },
+    entries: new RawJson(`[${entryTexts.join(',')}]`),
+  });
+}
+
+/** The envelope every event of a subscription shares (README › Webhooks): `fields` (the feed first) sit between the
+ *  subscription and the metadata, which is the subscription's text byte for byte. */
+function subscriptionBody(
+  type: SubscriptionEventType,
+  input: { subscription: EventSubscription; now: Date },
+  sequence: number,
+  fields: Record<string, unknown>,
+): string {
   const metadata =
     input.subscription.metadata === null ? null : new RawJson(input.subscription.metadata);
-  const { id, url, title, site_url } = input.feed;
   return toJson({
-    type: 'subscription.entries',
+    type,
+    schema_version: SCHEMA_VERSION,
     timestamp: input.now.toISOString(),
     data: {
       sequence,
       subscription: { id: input.subscription.id, url: input.subscription.url, metadata },
-      feed: { id, url, title, site_url },
-      entries: new RawJson(`[${entryTexts.join(',')}]`),
+      ...fields,
       metadata,
     },
   });
 }
 
-/** The entry's JSON text within `budget` bytes: whole; else without content and summary; else with every field cut
- *  to a bounded size (an entry with thousands of authors or a megabyte title). Cut entries carry `truncated: true`. */
+/** The entry's JSON text within `budget` bytes: whole; else without its summary and content fields; else with every
+ *  field cut to a bounded size (an entry with thousands of authors or a megabyte title). Cut entries carry
+ *  `truncated: true`. The key's source text (`key_source`) is never sent. */
 function fitEntry(entry: EventEntry, budget: number): string {
   const ordered = {
     id: entry.id,
@@ -94,7 +174,10 @@ function fitEntry(entry: EventEntry, budget: number): string {
     url: entry.url,
     title: entry.title,
     summary: entry.summary,
-    content: entry.content,
+    summary_html: entry.summary_html,
+    content_html: entry.content_html,
+    content_text: entry.content_text,
+    image: entry.image,
     authors: entry.authors,
     categories: entry.categories,
     enclosures: entry.enclosures,
@@ -103,16 +186,16 @@ function fitEntry(entry: EventEntry, budget: number): string {
   };
   const text = JSON.stringify(ordered);
   if (Buffer.byteLength(text) <= budget) return text;
-  const slim = JSON.stringify({ ...ordered, content: null, summary: null, truncated: true });
+  const slim = JSON.stringify({ ...ordered, ...LONG_TEXTS, truncated: true });
   if (Buffer.byteLength(slim) <= budget) return slim;
   const cut = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
   return JSON.stringify({
     ...ordered,
+    ...LONG_TEXTS,
     guid: cut(ordered.guid, 2048),
     url: cut(ordered.url, 2048),
     title: cut(ordered.title, 1000),
-    content: null,
-    summary: null,
+    image: cut(ordered.image, 2048),
     authors: ordered.authors.slice(0, 10).map((a) => a.slice(0, 200)),
     categories: ordered.categories.slice(0, 10).map((c) => c.slice(0, 200)),
     enclosures: ordered.enclosures

@@ -44,6 +44,7 @@ export function createWorkers(
   const parsePool = createParsePool({
     size: poll.parse_workers || undefined,
     heapMb: poll.parse_heap_mb,
+    sanitizeHtml: ctx.config.delivery.sanitize_html,
   });
   const { poller, pollerDeps } = createPoller(ctx, {
     feedAgent,
@@ -53,7 +54,7 @@ export function createWorkers(
     telemetry,
   });
   const { deliverer, delivererDeps } = createDeliverer(ctx, hookAgent, logger, telemetry);
-  const maintenance = createMaintenance(ctx, logger);
+  const maintenance = createMaintenance(ctx, logger, telemetry);
   return {
     poller,
     deliverer,

@@ -1,72 +1,117 @@
-// The maintenance loop: retention of delivered events and their attempts, expired Idempotency-Keys, WAL checkpoints.
+// The maintenance loop: retention of delivered events and their attempts, expired Idempotency-Keys and dashboard
+// sessions, the bounds on entry keys, held entries and orphaned feeds (retention.ts), WAL checkpoints.
+import { EVENT_CHUNK, nextTurn } from '../actions/chunks.ts';
+import { expireIdleSessions } from '../actions/sessions.ts';
 import type { Ctx } from '../context.ts';
 import type { Logger } from '../log.ts';
 import { pruneFinishedEvents } from '../store/events.ts';
 import { pruneIdempotency } from '../store/idempotency.ts';
 import { checkpointWal } from '../store/maintenance.ts';
+import { noTelemetry, type Telemetry } from '../telemetry.ts';
 import { createLoop, type Loop } from './loop.ts';
+import { retentionPass, type Budget, type RetentionSummary } from './retention.ts';
 
 export type MaintenanceSummary = {
   events: number;
   idempotencyKeys: number;
+  sessions: number;
+  retention: RetentionSummary;
   checkpoint: { busy: boolean; walPages: number };
 };
 
 /** How often maintenance runs; the first run is at start-up. */
 export const MAINTENANCE_INTERVAL_MS = 10 * 60_000;
-/** Rows deleted per statement, so one statement never holds the write lock long; the loop yields between batches. */
+/** Idempotency-Key records deleted per statement (events go EVENT_CHUNK at a time: they carry their bodies), so one
+ *  statement never holds the write lock long; the loop yields between batches. */
 export const PRUNE_BATCH = 1000;
-const MAX_BATCHES_PER_TICK = 200; // 200,000 events per tick at most; the rest waits for the next tick
+// Per tick, for each kind of deletion: 200 batches (20,000 events, 200,000 Idempotency-Key records, 100,000 keys or
+// held entries); the rest waits for the next tick, a second later, so that stopping the daemon never waits long.
+const MAX_BATCHES_PER_TICK = 200;
 const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 
 /** One maintenance pass: deletes events delivered more than delivery.retention_days ago (attempts cascade) and test
- *  pings that died as long ago, Idempotency-Key records past their 24 h, then truncates the WAL. Pending, failed and
- *  other dead events are kept until handled (resent, recovered or deleted with their subscription). */
+ *  pings that died as long ago, Idempotency-Key records past their 24 h, dashboard sessions idle past their limit;
+ *  bounds entry keys, held entries and orphaned feeds (retention.ts); then truncates the WAL. Pending, failed and other
+ *  dead events are kept until handled (resent, recovered or deleted with their subscription). */
 export async function maintenanceTick(
   ctx: Ctx,
-  deps: { logger: Logger },
+  deps: { logger: Logger; telemetry?: Telemetry },
 ): Promise<{ summary: MaintenanceSummary; nextDelayMs: number }> {
   const now = ctx.clock.now();
-  const before = new Date(
-    now.getTime() - ctx.config.delivery.retention_days * 86_400_000,
-  ).toISOString();
-  let events = 0;
-  let more = true;
-  for (let batch = 0; batch < MAX_BATCHES_PER_TICK && more; batch++) {
-    const n = pruneFinishedEvents(ctx.db, before, PRUNE_BATCH);
-    events += n;
-    more = n === PRUNE_BATCH;
-    if (more) await new Promise((resolve) => setImmediate(resolve)); // let HTTP requests and deliveries in between
-  }
-  const idempotencyKeys = pruneIdempotency(
-    ctx.db,
-    new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString(),
+  const before = (ms: number) => new Date(now.getTime() - ms).toISOString();
+  const eventsBefore = before(ctx.config.delivery.retention_days * 86_400_000);
+  const events = await inBatches(EVENT_CHUNK, (n) => pruneFinishedEvents(ctx.db, eventsBefore, n));
+  const idempotencyBefore = before(IDEMPOTENCY_TTL_MS);
+  const idempotency = await inBatches(PRUNE_BATCH, (n) =>
+    pruneIdempotency(ctx.db, idempotencyBefore, n),
   );
+  const sessions = expireIdleSessions(ctx);
+  const budget: Budget = { batches: MAX_BATCHES_PER_TICK };
+  const retention = await retentionPass(ctx, now, budget);
+  if (retention.counts) (deps.telemetry ?? noTelemetry).retained(retention.counts);
   const cp = checkpointWal(ctx.db);
   const summary: MaintenanceSummary = {
-    events,
-    idempotencyKeys,
+    events: events.rows,
+    idempotencyKeys: idempotency.rows,
+    sessions,
+    retention,
     checkpoint: { busy: cp.busy, walPages: cp.walPages },
   };
-  const fields = {
-    events_pruned: events,
-    idempotency_keys_pruned: idempotencyKeys,
-    wal_pages: cp.walPages,
-    checkpoint_busy: cp.busy,
-  };
-  deps.logger[events + idempotencyKeys > 0 || cp.busy ? 'info' : 'debug'](
-    'maintenance: done',
-    fields,
-  );
+  log(deps.logger, summary);
+  const more = events.more || idempotency.more || retention.counts === undefined;
   return { summary, nextDelayMs: more ? 1000 : MAINTENANCE_INTERVAL_MS };
 }
 
+/** Runs `prune` (deleting up to n rows, returning how many) `size` rows at a time, with a turn of the event loop
+ *  between batches, until it deletes fewer or MAX_BATCHES_PER_TICK batches ran. */
+async function inBatches(
+  size: number,
+  prune: (n: number) => number,
+): Promise<{ rows: number; more: boolean }> {
+  let rows = 0;
+  for (let batch = 0; batch < MAX_BATCHES_PER_TICK; batch++) {
+    const n = prune(size);
+    rows += n;
+    if (n < size) return { rows, more: false };
+    await nextTurn(); // let HTTP requests and deliveries in between
+  }
+  return { rows, more: true };
+}
+
+/** One line per pass: info when it deleted something or the checkpoint was kept from finishing, else debug. */
+function log(logger: Logger, s: MaintenanceSummary): void {
+  const r = s.retention;
+  const deleted =
+    s.events + s.idempotencyKeys + s.sessions + r.feedsDeleted + r.keysPruned + r.heldTrimmed;
+  logger[deleted > 0 || s.checkpoint.busy ? 'info' : 'debug']('maintenance: done', {
+    events_pruned: s.events,
+    idempotency_keys_pruned: s.idempotencyKeys,
+    sessions_expired: s.sessions,
+    feeds_deleted: r.feedsDeleted,
+    entry_keys_pruned: r.keysPruned,
+    held_entries_trimmed: r.heldTrimmed,
+    ...(r.counts
+      ? {
+          entry_keys: r.counts.entryKeys,
+          held_entries: r.counts.heldEntries,
+          orphaned_feeds: r.counts.orphanedFeeds,
+        }
+      : {}),
+    wal_pages: s.checkpoint.walPages,
+    checkpoint_busy: s.checkpoint.busy,
+  });
+}
+
 /** The maintenance loop (not started). */
-export function createMaintenance(ctx: Ctx, logger: Logger): Loop {
+export function createMaintenance(
+  ctx: Ctx,
+  logger: Logger,
+  telemetry: Telemetry = noTelemetry,
+): Loop {
   const log = logger.child({ loop: 'maintenance' });
   return createLoop(
     'maintenance',
-    async () => (await maintenanceTick(ctx, { logger: log })).nextDelayMs,
+    async () => (await maintenanceTick(ctx, { logger: log, telemetry })).nextDelayMs,
     { idleMs: MAINTENANCE_INTERVAL_MS, logger },
   );
 }

@@ -32,14 +32,15 @@ export function createMetrics(source: { db: Db; clock: Clock }): Metrics {
   return { registry, telemetry: registerTelemetry(registry) };
 }
 
-/** Counters and histograms moved by the poller and the deliverer, and the checkpoint thread's gauges; registered in
- *  this order, which is the order of the exposition. */
+/** Counters and histograms moved by the poller and the deliverer, the checkpoint thread's gauges and the maintenance
+ *  pass's; registered in this order, which is the order of the exposition. */
 function registerTelemetry(registry: Registry): Telemetry {
   const registers = [registry];
   return {
     ...pollTelemetry(registers),
     ...attemptTelemetry(registers),
     ...checkpointTelemetry(registers),
+    ...retentionTelemetry(registers),
   };
 }
 
@@ -114,6 +115,31 @@ function checkpointTelemetry(registers: Registry[]): Pick<Telemetry, 'checkpoint
     checkpointed(wal, checkpointed) {
       walFrames.set(wal);
       walCheckpointed.set(checkpointed);
+    },
+  };
+}
+
+/** The bounded tables' sizes, as the last complete maintenance pass counted them: counting every entry key at each
+ *  scrape would read the whole table. */
+function retentionTelemetry(registers: Registry[]): Pick<Telemetry, 'retained'> {
+  const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
+  const keys = gauge(
+    'feedsub_entry_keys',
+    'Entry keys stored (what marks an entry as already sent), at the last maintenance pass.',
+  );
+  const held = gauge(
+    'feedsub_held_entries',
+    'Entries held back by the churn guard, at the last maintenance pass.',
+  );
+  const orphaned = gauge(
+    'feedsub_orphaned_feeds',
+    'Feeds no subscription uses (deleted after retention.orphaned_feed_days), at the last maintenance pass.',
+  );
+  return {
+    retained(counts) {
+      keys.set(counts.entryKeys);
+      held.set(counts.heldEntries);
+      orphaned.set(counts.orphanedFeeds);
     },
   };
 }

@@ -1,8 +1,9 @@
-// Identity churn inside the poll transaction: the unseen entries are held; when the keys keep changing poll after
-// poll, the feed switches to the first later identity source that is stable and the hold ends without re-sending
-// what was seen before it began.
+// Identity churn inside the poll transaction: the unseen entries are held, up to the feed's cap; when the keys keep
+// changing poll after poll, the feed switches to the first later identity source that is stable and the hold ends
+// without re-sending what was seen before it began.
 import type { Ctx } from '../context.ts';
 import { queueEntryEvents, toEventEntry, type SeenEntry } from '../actions/entry-events.ts';
+import { queueIdentityHold } from '../actions/feed-events.ts';
 import { entryIdentities, planKeys, type IdentityKey } from '../feed/identity.ts';
 import {
   identityProbe,
@@ -12,7 +13,12 @@ import {
   stableSource,
 } from '../feed/identity-switch.ts';
 import type { Entry } from '../feed/types.ts';
-import { clearHeldEntries, holdEntries, listHeldEntries } from '../store/entries.ts';
+import {
+  clearHeldEntries,
+  holdEntries,
+  listHeldEntries,
+  type HoldResult,
+} from '../store/entries.ts';
 import type { FeedRow } from '../store/feeds.ts';
 import {
   keyLookup,
@@ -26,8 +32,10 @@ import {
 /** Share of a document that must be newly held for a poll to count as the keys changing again. */
 const ROTATION_SHARE = 0.8;
 
-/** Holds the unseen entries and marks the feed identity_changed. When this poll held most of the document again (the
- *  keys changed once more) for the ROTATIONS_TO_SWITCH-th time, and a later source is stable, switches to it. */
+/** Holds the unseen entries, as many as the feed's cap ([retention] held_entries_per_feed, held_bytes_per_feed) lets
+ *  it keep (the others are only counted: a feed that keeps churning stops growing), and marks the feed
+ *  identity_changed. When most of the document was unseen and not held yet (the keys changed once more) for the
+ *  ROTATIONS_TO_SWITCH-th time, and a later source is stable, switches to it. */
 export function holdOrSwitch(
   ctx: Ctx,
   feed: FeedRow,
@@ -35,7 +43,8 @@ export function holdOrSwitch(
   fresh: Fresh[],
   seenAt: Date,
 ): EntriesResult {
-  const newlyHeld = holdEntries(
+  const { retention } = ctx.config;
+  const kept = holdEntries(
     ctx.db,
     feed.id,
     fresh.map((f) => ({
@@ -45,19 +54,22 @@ export function holdOrSwitch(
       position: f.position,
     })),
     seenAt,
+    { entries: retention.held_entries_per_feed, bytes: retention.held_bytes_per_feed },
   );
+  const announced = queueIdentityHold(ctx, feed, kept.added, seenAt); // feed.identity_hold when the hold starts
   const total = outcome.identities.length;
-  const rotations = feed.identity_rotations + (newlyHeld > total * ROTATION_SHARE ? 1 : 0);
+  const rotations = feed.identity_rotations + (changedAgain(kept, total) ? 1 : 0);
   const held: EntriesResult = {
     status: 'identity_changed',
     added: 0,
     fresh: 0,
-    events: 0,
+    events: announced,
     identity: {
       identity_key: feed.identity_key,
       identity_probe: feed.identity_probe,
       identity_rotations: rotations,
     },
+    heldDropped: kept.dropped,
   };
   if (rotations < ROTATIONS_TO_SWITCH) return held;
   const source = stableSource(
@@ -66,6 +78,14 @@ export function holdOrSwitch(
     readProbe(feed.identity_probe),
   );
   return source === null ? held : switchIdentity(ctx, feed, outcome, source, seenAt);
+}
+
+/** Whether a held document's keys changed once more: most of it is unseen and was not held yet. A full hold cannot
+ *  tell an entry it left out before from a new one, so there most of what it holds must also be gone from the
+ *  document: a one-time change of a document larger than the hold keeps being held for a person, as a smaller one. */
+function changedAgain(kept: HoldResult, total: number): boolean {
+  if (kept.added + kept.dropped <= total * ROTATION_SHARE) return false;
+  return kept.dropped === 0 || kept.repeated <= Math.min(total, kept.before) * (1 - ROTATION_SHARE);
 }
 
 /** Keys the feed from `source` on: entries the last good document had (the probe) count as seen, every other entry of

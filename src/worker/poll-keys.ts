@@ -5,7 +5,7 @@ import type { Db } from '../db/open.ts';
 import type { KeyLookup, KeyPlan } from '../feed/identity.ts';
 import type { RefreshOutcome } from '../feed/refresh.ts';
 import type { Entry } from '../feed/types.ts';
-import { fillFingerprints, recordKeys, storedFingerprint } from '../store/entries.ts';
+import { fillFingerprints, markKeysSeen, recordKeys, storedFingerprint } from '../store/entries.ts';
 import type { FeedRow } from '../store/feeds.ts';
 
 export type Parsed = Extract<RefreshOutcome, { kind: 'parsed' }>;
@@ -19,6 +19,8 @@ export type EntriesResult = {
   fresh: number;
   events: number;
   identity: Pick<FeedRow, 'identity_key' | 'identity_probe' | 'identity_rotations'>;
+  /** Unseen entries a full churn hold left out (poll-identity.ts); the feed counts them until its hold ends. */
+  heldDropped?: number;
 };
 
 /** An unseen entry of the document, once per key, with its place in the document. */
@@ -43,8 +45,9 @@ export function keyLookup(db: Db, feedId: string): KeyMemo {
   };
 }
 
-/** Records the plans' keys that are not stored yet (with their aliases and fingerprints) and fills the fingerprint of
- *  stored keys that have none (recorded before fingerprints existed). Returns how many keys were new. */
+/** Records the plans' keys that are not stored yet (with their aliases and fingerprints), fills the fingerprint of
+ *  stored keys that have none (recorded before fingerprints existed), and notes that the document showed the stored
+ *  ones (their seen_at, which keeps them from being pruned). Returns how many keys were new. */
 export function remember(
   db: Db,
   feedId: string,
@@ -54,13 +57,16 @@ export function remember(
 ): number {
   const missing = new Map<string, KeyPlan>();
   const unprinted: { key: string; fingerprint: string }[] = [];
+  const shown: string[] = [];
   for (const p of plans) {
     const stored = memo.lookup(p.key);
     if (stored === undefined) missing.set(p.key, missing.get(p.key) ?? p);
-    else if (stored === null && p.fingerprint !== null)
+    else shown.push(p.key);
+    if (stored === null && p.fingerprint !== null)
       unprinted.push({ key: p.key, fingerprint: p.fingerprint });
   }
   fillFingerprints(db, feedId, unprinted);
+  markKeysSeen(db, feedId, shown, at);
   const added = recordKeys(db, feedId, missing.values(), at);
   for (const p of [...missing.values(), ...unprinted]) memo.note(p.key, p.fingerprint);
   return added;

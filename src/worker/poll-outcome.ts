@@ -1,8 +1,10 @@
 // Storing one refresh outcome, inside the poll transaction: each kind's feed state and next poll time (a parsed
-// document's entries and events are in poll-parsed.ts).
+// document's entries and events are in poll-parsed.ts), then the health events of the transitions it made.
 import type { Ctx } from '../context.ts';
+import { queueHealthEvents } from '../actions/feed-events.ts';
 import type { RefreshOutcome } from '../feed/refresh.ts';
 import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
+import { hasHeldEntries } from '../store/entries.ts';
 import { getFeed, type FeedRow } from '../store/feeds.ts';
 import {
   recordFeedGone,
@@ -26,6 +28,20 @@ export function applyOutcome(
   seenAt: Date = now,
 ): Stored {
   const feed = getFeed(ctx.db, claimed.id) ?? claimed;
+  const stored = storeOutcome(ctx, feed, outcome, now, seenAt);
+  // The failing, recovered, gone and moved transitions this poll made, one event per subscription.
+  const health = queueHealthEvents(ctx, feed, seenAt);
+  return { ...stored, events: stored.events + health };
+}
+
+/** Stores the outcome for `feed`, as re-read in this transaction. */
+function storeOutcome(
+  ctx: Ctx,
+  feed: FeedRow,
+  outcome: RefreshOutcome,
+  now: Date,
+  seenAt: Date,
+): Stored {
   const limits = scheduleLimits(ctx);
   switch (outcome.kind) {
     case 'unchanged':
@@ -63,7 +79,8 @@ function applyUnchanged(
     },
     limits,
   );
-  const status = feed.status === 'identity_changed' ? 'identity_changed' : 'active';
+  // A hold outlives a failed poll (which records status error): held entries, not the last status, decide.
+  const status = hasHeldEntries(ctx.db, feed.id) ? 'identity_changed' : 'active';
   recordPollUnchanged(
     ctx.db,
     feed.id,

@@ -5,8 +5,9 @@ import type { Ctx } from '../context.ts';
 import { queueEntryEvents, toEventEntry } from '../actions/entry-events.ts';
 import { isIdentityChurn, planKeys, type IdentityKey, type KeyPlan } from '../feed/identity.ts';
 import { identityProbe } from '../feed/identity-switch.ts';
+import { PARSER_VERSION } from '../feed/parse.ts';
 import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
-import { clearHeldEntries } from '../store/entries.ts';
+import { clearHeldEntries, hasHeldEntries } from '../store/entries.ts';
 import type { FeedRow } from '../store/feeds.ts';
 import { recordPollSuccess } from '../store/feeds-poll.ts';
 import { feedHasActiveSubscription } from '../store/subscriptions.ts';
@@ -16,9 +17,11 @@ import {
   remember,
   uniqueFresh,
   type EntriesResult,
+  type Fresh,
   type KeyMemo,
   type Parsed,
 } from './poll-keys.ts';
+import { splitRevealed } from './poll-upgrade.ts';
 import { redirectState } from './redirect-state.ts';
 
 /** What storing an outcome added: new entries (none for a baseline), events queued, and the identity the feed moved
@@ -72,6 +75,9 @@ export function applyParsed(
       self_url: parsed.self_url,
       baseline_at: live ? (feed.baseline_at ?? at.now.toISOString()) : null,
       entry_count: feed.entry_count + stored.added,
+      parser_version: PARSER_VERSION,
+      held_dropped:
+        stored.status === 'identity_changed' ? feed.held_dropped + (stored.heldDropped ?? 0) : 0,
       ...stored.identity,
       ...moved,
     },
@@ -98,11 +104,35 @@ function storeEntries(
   const memo = keyLookup(ctx.db, feed.id);
   const plans = planKeys(outcome.identities, feed.identity_key, memo.lookup);
   if (feed.baseline_at === null || !live) return baseline(ctx, feed, outcome, plans, memo, seenAt);
-  const fresh = uniqueFresh(outcome.parsed.entries, plans);
   const seen = plans.filter((p) => p.seen);
   remember(ctx.db, feed.id, seen, memo, seenAt); // known only by an alias or without a fingerprint: completed
-  const status = feed.status === 'identity_changed' ? 'identity_changed' : 'active';
-  if (isIdentityChurn({ knownBefore: feed.entry_count, total: plans.length, unseen: fresh.length }))
+  // A newer parser may read old entries an older one could not: recorded as seen, never sent.
+  const upgrade = splitRevealed(uniqueFresh(outcome.parsed.entries, plans), feed, PARSER_VERSION);
+  const revealed = remember(
+    ctx.db,
+    feed.id,
+    upgrade.revealed.map((f) => f.plan),
+    memo,
+    seenAt,
+  );
+  const fresh = upgrade.toSend;
+  const result = storeFresh(ctx, feed, outcome, { fresh, total: plans.length, memo }, seenAt);
+  return { ...result, added: result.added + revealed };
+}
+
+/** The unseen entries to send: held (or the feed switches identity) when most of the document is unseen, else
+ *  recorded and queued as events. */
+function storeFresh(
+  ctx: Ctx,
+  feed: FeedRow,
+  outcome: Parsed,
+  unseen: { fresh: Fresh[]; total: number; memo: KeyMemo },
+  seenAt: Date,
+): EntriesResult {
+  const { fresh, total, memo } = unseen;
+  // A hold outlives a failed poll (which records status error): held entries, not the last status, decide.
+  const status = hasHeldEntries(ctx.db, feed.id) ? 'identity_changed' : 'active';
+  if (isIdentityChurn({ knownBefore: feed.entry_count, total, unseen: fresh.length }))
     return holdOrSwitch(ctx, feed, outcome, fresh, seenAt);
   const identity = {
     identity_key: feed.identity_key,

@@ -1,8 +1,12 @@
-// Subscription use-cases: the duplicate check that knows a web page and the feed it announces are one feed, and the
-// baseline restarted when a feed's last active subscription goes away.
+// Subscription use-cases: the duplicate check that knows a web page and the feed it announces are one feed, the
+// baseline restarted when a feed's last active subscription goes away, and a large backlog deleted in chunks.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { EVENT_CHUNK } from '../../src/actions/chunks.ts';
+import { removeSubscription } from '../../src/actions/subscriptions.ts';
+import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/log.ts';
+import { insertEvent } from '../../src/store/events.ts';
 import { getFeed } from '../../src/store/feeds.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
 import { pollTick } from '../../src/worker/poller.ts';
@@ -117,5 +121,37 @@ describe('subscriptions', () => {
     assert.ok(getFeed(w.ctx.db, feedId)!.baseline_at);
     await w.call('DELETE', `/v1/subscriptions/${two.body.id}`, { key });
     assert.equal(getFeed(w.ctx.db, feedId)!.baseline_at, null, 'deleting the last one');
+  });
+
+  it('deletes a subscription with a large backlog a chunk of events at a time, answering requests meanwhile', async () => {
+    const { key: k, applicationId } = w.key();
+    const sub = (await subscribe(await endpoint(k), 'http://127.0.0.1:9/busy.xml', k)).body;
+    const backlog = EVENT_CHUNK * 2 + 50;
+    const now = w.clock.now();
+    w.ctx.db.transaction(() => {
+      for (let i = 1; i <= backlog; i++)
+        insertEvent(
+          w.ctx.db,
+          {
+            id: newId(now),
+            application_id: applicationId,
+            endpoint_id: sub.endpoint,
+            subscription_id: sub.id,
+            type: 'subscription.entries',
+            sequence: i,
+            body: `{"n":${i}}`,
+          },
+          now,
+        );
+    })();
+    const count = (table: string) =>
+      w.ctx.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+    const removing = removeSubscription(w.ctx, applicationId, sub.id); // its first chunk runs now
+    assert.equal(count('events'), backlog - EVENT_CHUNK);
+    const meanwhile = await w.call('GET', `/v1/subscriptions/${sub.id}`, { key: k });
+    assert.equal(meanwhile.body.status, 'paused', 'nothing is sent for it meanwhile');
+    await removing;
+    assert.equal((await w.call('GET', `/v1/subscriptions/${sub.id}`, { key: k })).status, 404);
+    assert.deepEqual([count('events'), count('event_bodies')], [0, 0]);
   });
 });

@@ -96,6 +96,11 @@ test('after an upgrade, entries keyed by the version-1 code are not sent again; 
     for (const k of V1_KEYS) key.run('f'.repeat(24), k, t);
   });
   const db = openDatabase(file);
+  assert.deepEqual(
+    db.prepare('SELECT DISTINCT seen_at FROM entries').pluck().all(),
+    [t],
+    'a key recorded before the upgrade counts as last shown when first seen',
+  );
   const ctx: Ctx = quietCtx(
     db,
     manualClock('2026-01-02T00:00:00.000Z'),

@@ -119,3 +119,73 @@ test('keys are stable across two parses of every parsed corpus file', () => {
     );
   }
 });
+
+test('across the corpus, entry HTML is sanitized with every URL absolute, and titles are one line', () => {
+  let html = 0;
+  for (const f of files) {
+    let feed: ParsedFeed;
+    try {
+      feed = parseFile(f);
+    } catch {
+      continue;
+    }
+    for (const e of feed.entries) {
+      for (const field of [e.summary_html, e.content_html]) {
+        if (field === null) continue;
+        html++;
+        assert.doesNotMatch(field, /<(script|style|iframe|object|embed|form)\b/i, f.rel);
+        for (const [tag] of field.matchAll(/<[a-z][^>]*>/gi)) {
+          assert.doesNotMatch(tag, /\s(on\w+|style|class|id)=/i, `${f.rel}: ${tag}`);
+          for (const m of tag.matchAll(/\s(?:href|src|poster|cite)="([^"]*)"/g))
+            assert.match(m[1]!, /^(https?:|mailto:)/, `${f.rel}: ${tag}`);
+        }
+      }
+      assert.doesNotMatch(e.title ?? '', /\n/, `${f.rel}: a title is one line`);
+    }
+  }
+  assert.ok(html > 1000, `${html} HTML fields checked`);
+});
+
+test('corpus files with stray markup inserted are repaired or rejected with FeedParseError, never anything else', () => {
+  // A seeded generator (the same mutations on every run): up to three insertions of markup debris after the root tag.
+  let seed = 12;
+  const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const debris = [
+    '<',
+    '&',
+    '>',
+    '</',
+    '<!--',
+    '<![CDATA[',
+    ']]>',
+    '"',
+    "'",
+    '</item>',
+    '<item>',
+    '<!',
+    '<?',
+    '<b',
+  ];
+  let parsed = 0;
+  let runs = 0;
+  for (const f of files.filter((x) => /\.(xml|rss|atom|rdf)$/.test(x.rel))) {
+    const { text } = decodeFeed(readFileSync(f.path), f.contentType);
+    const start = text.search(/<(rss|feed|rdf:RDF)\b/);
+    if (start === -1) continue;
+    let mutated = text;
+    for (let k = 0; k < 1 + Math.floor(random() * 3); k++) {
+      const at = start + 1 + Math.floor(random() * (mutated.length - start - 1));
+      mutated =
+        mutated.slice(0, at) + debris[Math.floor(random() * debris.length)] + mutated.slice(at);
+    }
+    runs++;
+    try {
+      parseFeed(mutated, { baseUrl: ORIGIN + f.rel });
+      parsed++;
+    } catch (err) {
+      assert.ok(err instanceof FeedParseError, `${f.rel}: ${String(err)}`);
+    }
+  }
+  console.log(`mutated corpus: ${parsed} of ${runs} parsed`);
+  assert.ok(parsed > runs / 2, `${parsed} of ${runs} parsed`);
+});

@@ -1,6 +1,7 @@
 // Entry keys: sources in order, identity that survives tracking parameters, CDN tokens, redirects, constant and shared
 // guids; keys of version 1 still recognised; the churn-guard decision.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import {
   entryIdentities,
@@ -10,8 +11,9 @@ import {
   type IdentityKey,
   type KeyBase,
 } from '../../src/feed/identity.ts';
+import { parseFeed } from '../../src/feed/parse.ts';
 import type { Entry } from '../../src/feed/types.ts';
-import { entry, V1_ENTRIES, V1_KEYS } from '../support/identity.ts';
+import { entry, V1_ENTRIES, V1_KEYS, type EntryOver } from '../support/identity.ts';
 
 const FEED = 'https://example.org/feed.xml';
 const BASE: KeyBase = { keyBase: FEED, documentUrl: FEED };
@@ -67,7 +69,7 @@ test('the key comes from guid, then link, then first enclosure, then title+conte
     content: 'c',
     published_at: '2020-01-01T00:00:00.000Z',
   };
-  const cases: Array<[string, Partial<Entry>, Partial<Entry>]> = [
+  const cases: Array<[string, EntryOver, EntryOver]> = [
     ['guid wins over everything else', full, { guid: 'g' }],
     ['link when there is no guid', { ...full, guid: null }, { url: 'https://x/u' }],
     ['link when the guid is blank', { ...full, guid: '  ' }, { url: 'https://x/u' }],
@@ -309,4 +311,35 @@ test('the churn guard fires only for a feed with history presenting mostly unsee
     ['history of exactly the minimum counts', { knownBefore: 10, total: 12, unseen: 12 }, true],
   ];
   for (const [name, input, expected] of cases) assert.equal(isIdentityChurn(input), expected, name);
+});
+
+test('content-derived keys hash the text version 1 hashed, so typed titles and sanitized HTML change no key', () => {
+  // Version 1 keyed an entry without guid, link or enclosure by its raw title + content (else summary) + date, and
+  // told repeated guids apart by their raw title: the same document must give the same keys now.
+  const sha = (parts: string[]) =>
+    createHash('sha256').update(parts.join('\u0000'), 'utf8').digest('hex').slice(0, 32);
+  const date = 'Tue, 10 Jun 2003 04:00:00 GMT';
+  const iso = '2003-06-10T04:00:00.000Z';
+  const feed = parseFeed(
+    `<rss version="2.0"><channel><title>T</title>
+<item><title>A &lt;b&gt;B&lt;/b&gt;</title><description>&lt;p onclick="x()"&gt;x&lt;/p&gt;</description><pubDate>${date}</pubDate></item>
+<item><guid>same</guid><title>C &amp;amp; D</title><link>https://x/1</link><pubDate>${date}</pubDate></item>
+<item><guid>same</guid><title>E</title><link>https://x/2</link></item>
+</channel></rss>`,
+    { baseUrl: FEED },
+  );
+  assert.equal(feed.entries[0]!.title, 'A B', 'the title delivered is plain text');
+  assert.equal(
+    entryKeys(feed.entries, FEED)[0],
+    sha(['text', 'A <b>B</b>', '<p onclick="x()">x</p>', iso]),
+  );
+  // Repeated guids now key by fingerprint (planKeys); the version-1 keys they had are still recognised as `legacy`.
+  const ids = entryIdentities(feed.entries, { keyBase: FEED, documentUrl: FEED });
+  assert.deepEqual(
+    ids.slice(1).map((id) => id.legacy),
+    [
+      sha(['guid\u0000same', 'dup', 'https://x/1', 'C &amp; D', iso, '']),
+      sha(['guid\u0000same', 'dup', 'https://x/2', 'E', '', '']),
+    ],
+  );
 });

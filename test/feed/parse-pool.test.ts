@@ -6,7 +6,9 @@ import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { createParsePool } from '../../src/feed/parse-pool.ts';
 import { readDocument, type DocumentRequest } from '../../src/feed/parse-worker.ts';
+import { parseFeed } from '../../src/feed/parse.ts';
 import { within } from '../support/deadline.ts';
+import { parseOn } from '../support/parse.ts';
 
 const BASE = 'https://example.org/feed.xml';
 
@@ -188,4 +190,28 @@ test('close() terminates the workers and later reads are refused', async () => {
   const read = await pool.read(doc(bigFeed(100)), soon());
   assert.ok(read.kind === 'error');
   assert.match(read.message, /closed/);
+});
+
+test("the pool's sanitize_html setting applies on the worker and inline, unless a request says otherwise", async () => {
+  const text =
+    '<rss version="2.0"><channel><title>s</title><item><guid>1</guid><description><![CDATA[<p onclick="x()"><a href="/a">a</a></p>]]></description></item></channel></rss>';
+  const raw = '<p onclick="x()"><a href="https://example.org/a">a</a></p>';
+  const clean = '<p><a href="https://example.org/a">a</a></p>';
+  const worker = createParsePool({ size: 1, thresholdBytes: 10, sanitizeHtml: false });
+  const inline = createParsePool({ size: 1, sanitizeHtml: false });
+  try {
+    assert.equal(await worker.ready(), 'worker');
+    const html = async (pool: typeof worker, opts: object = {}) =>
+      (await parseOn(pool, text, { baseUrl: BASE, ...opts })).entries[0]!.summary_html;
+    assert.equal(await html(worker), raw, 'on the worker');
+    assert.equal(await html(inline), raw, 'inline');
+    assert.equal(await html(worker, { sanitizeHtml: true }), clean, 'a request that says so');
+  } finally {
+    await Promise.all([worker.close(), inline.close()]);
+  }
+  assert.equal(
+    parseFeed(text, { baseUrl: BASE }).entries[0]!.summary_html,
+    clean,
+    'sanitized by default',
+  );
 });

@@ -61,14 +61,12 @@ test('an Atom feed whose content mentions <rss stays Atom', () => {
   const feed = parseFeed(atom, BASE);
   assert.equal(feed.format, 'atom');
   assert.deepEqual(
-    feed.entries.map((e) => [e.guid, e.title, e.content]),
-    [
-      [
-        'urn:1',
-        'How to write',
-        '<rss version="2.0"><channel><item><title>x</title></item></channel></rss>',
-      ],
-    ],
+    feed.entries.map((e) => [e.guid, e.title, e.content_html]),
+    [['urn:1', 'How to write', null]], // as HTML, <rss> and <channel> are unknown tags, <title> is head-only
+  );
+  assert.deepEqual(
+    parseFeed(atom, { ...BASE, sanitizeHtml: false }).entries[0]!.content_html,
+    '<rss version="2.0"><channel><item><title>x</title></item></channel></rss>',
   );
 });
 
@@ -135,8 +133,8 @@ test('entry text fields are trimmed, empty ones are null, and entities are decod
     BASE,
   ).entries;
   assert.deepEqual(
-    [e!.title, e!.summary, e!.content, e!.authors, e!.categories],
-    ['A &amp; B \u2019 <i>', null, '<p>Hi &amp; bye</p>', ['Joe Bloggs'], ['news']],
+    [e!.title, e!.summary, e!.content_html, e!.content_text, e!.authors, e!.categories],
+    ['A & B \u2019', null, '<p>Hi &amp; bye</p>', 'Hi & bye', ['Joe Bloggs'], ['news']],
   );
 });
 
@@ -147,7 +145,10 @@ test('JSON Feed: content_html wins over content_text, attachments become enclosu
     url: 'https://example.org/second-item',
     title: 'post 2',
     summary: null,
-    content: 'This is a second item.',
+    summary_html: null,
+    content_html: 'This is a second item.',
+    content_text: 'This is a second item.',
+    image: null,
     authors: ['me'],
     categories: ['test', 'JSON'],
     published_at: null,
@@ -155,8 +156,10 @@ test('JSON Feed: content_html wins over content_text, attachments become enclosu
     enclosures: [
       { url: 'https://example.org/second-item-show.mp4', type: 'video/mp4', length: 12000000 },
     ],
+    key_source: { title: 'post 2', body: 'This is a second item.' },
   });
-  assert.equal(first!.content, '<p>Hello, world!</p>\n\n<script>alert();</script>');
+  assert.equal(first!.content_html, '<p>Hello, world!</p>');
+  assert.equal(first!.key_source.body, '<p>Hello, world!</p>\n\n<script>alert();</script>');
   assert.deepEqual(first!.authors, ['you']);
   const v10 = parseFeed(
     JSON.stringify({
@@ -176,8 +179,15 @@ test('JSON Feed: content_html wins over content_text, attachments become enclosu
     BASE,
   );
   assert.deepEqual(
-    v10.entries.map((e) => [e.guid, e.content, e.summary, e.authors, e.published_at]),
-    [['1', '<b>rich</b>', 's', ['Old'], '2020-01-02T02:04:05.000Z']],
+    v10.entries.map((e) => [
+      e.guid,
+      e.content_html,
+      e.content_text,
+      e.summary,
+      e.authors,
+      e.published_at,
+    ]),
+    [['1', '<b>rich</b>', 'plain', 's', ['Old'], '2020-01-02T02:04:05.000Z']],
   );
   assert.deepEqual(
     corpusFeed('netnewswire-rsparser/authors.json').entries.map((e) => e.authors),
@@ -331,7 +341,7 @@ test('dates: RFC 822 and its variants, RFC 3339, W3C-DTF partials and broken for
   for (const [raw, expected] of cases) assert.equal(parseFeedDate(raw), expected, raw);
 });
 
-test('truncated or damaged XML yields the complete items before the damage, flagged degraded', () => {
+test('truncated XML yields the complete items before the damage; repairable damage keeps every item; both flagged degraded', () => {
   const item = (n: number) => `<item><guid>g${n}</guid><title>t${n}</title></item>`;
   const whole = rss(item(1) + item(2) + item(3));
   const cases: Array<[string, string, string[]]> = [
@@ -341,12 +351,12 @@ test('truncated or damaged XML yields the complete items before the damage, flag
     [
       'mismatched end tag in the second item',
       rss(item(1) + '<item><guid>g2</guid><foo>x</bar></item>' + item(3)),
-      ['g1'],
+      ['g1', 'g2', 'g3'],
     ],
     [
       'unescaped < in the third item',
       rss(item(1) + item(2) + '<item><guid>g3</guid><x>a < b</x></item>'),
-      ['g1', 'g2'],
+      ['g1', 'g2', 'g3'],
     ],
     ['garbage after the root', `${whole}<rss>`, ['g1', 'g2', 'g3']],
   ];
@@ -402,8 +412,8 @@ test('XML-illegal control characters are stripped and unescaped HTML inside text
     BASE,
   );
   assert.deepEqual(
-    [feed.entries[0]!.title, feed.entries[0]!.summary, feed.degraded],
-    ['abc', '<p>unclosed<br>', null],
+    [feed.entries[0]!.title, feed.entries[0]!.summary_html, feed.degraded],
+    ['abc', '<p>unclosed<br /></p>', null],
   );
   const junk = parseFeed(`Warning: something in PHP\n${rss('<item><guid>1</guid></item>')}`, BASE);
   assert.deepEqual(

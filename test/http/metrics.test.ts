@@ -5,11 +5,14 @@ import { newId } from '../../src/ids.ts';
 import { createHttpApp } from '../../src/http/server.ts';
 import { bearerMatches } from '../../src/http/metrics.ts';
 import { silentLogger } from '../../src/log.ts';
+import { holdEntries, recordKeys } from '../../src/store/entries.ts';
 import { deliverTick } from '../../src/worker/deliverer.ts';
+import { maintenanceTick } from '../../src/worker/maintenance.ts';
 import { createWorkers } from '../../src/worker/index.ts';
 import { createMetrics } from '../../src/worker/metrics.ts';
 import { pollTick } from '../../src/worker/poller.ts';
 import { rss, startOrigin, startReceiver, type Origin, type Receiver } from '../support/servers.ts';
+import { subscriber } from '../support/subscriber.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 type Sample = { name: string; labels: Record<string, string>; value: number };
@@ -188,6 +191,47 @@ describe('GET /metrics', () => {
     assert.equal(value(exp, 'feedsub_queue_depth'), 2);
     assert.equal(value(exp, 'feedsub_events', { status: 'pending' }), 2);
     assert.equal(value(exp, 'feedsub_oldest_pending_event_age_seconds'), 90);
+  });
+});
+
+describe('GET /metrics, the bounded tables', () => {
+  it('shows entry keys, held entries and orphaned feeds as the last maintenance pass counted them', async () => {
+    const world = makeWorld();
+    try {
+      const metrics = createMetrics(world.ctx);
+      const app = createHttpApp(world.ctx, silentLogger, metrics.registry);
+      const { key, subscribe } = subscriber(world);
+      const kept = subscribe('http://127.0.0.1:9/a.xml');
+      const left = subscribe('http://127.0.0.1:9/b.xml');
+      const now = world.clock.now();
+      world.ctx.db.transaction(() => {
+        for (const [feed, n] of [
+          [kept.feed, 3],
+          [left.feed, 2],
+        ] as const)
+          recordKeys(
+            world.ctx.db,
+            feed,
+            Array.from({ length: n }, (_, i) => ({ key: `k${i}`, fingerprint: null })),
+            now,
+          );
+        holdEntries(world.ctx.db, kept.feed, [{ key: 'h', entry: '{}', position: 0 }], now, {
+          entries: 10,
+          bytes: 1000,
+        });
+      })();
+      await world.call('DELETE', `/v1/subscriptions/${left.id}`, { key });
+      const before = await scrape(app);
+      assert.equal(before.types.get('feedsub_entry_keys'), 'gauge');
+      assert.equal(value(before, 'feedsub_entry_keys'), 0, 'nothing counted yet');
+      await maintenanceTick(world.ctx, { logger: silentLogger, telemetry: metrics.telemetry });
+      const after = await scrape(app);
+      assert.equal(value(after, 'feedsub_entry_keys'), 5);
+      assert.equal(value(after, 'feedsub_held_entries'), 1);
+      assert.equal(value(after, 'feedsub_orphaned_feeds'), 1);
+    } finally {
+      world.close();
+    }
   });
 });
 

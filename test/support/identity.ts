@@ -2,20 +2,32 @@
 // (computed by the version-1 code before the identity rules changed, kept as literals).
 import type { Entry } from '../../src/feed/types.ts';
 
-/** An entry with every field empty but those given. */
-export const entry = (over: Partial<Entry> = {}): Entry => ({
-  guid: null,
-  url: null,
-  title: null,
-  summary: null,
-  content: null,
-  authors: [],
-  categories: [],
-  enclosures: [],
-  published_at: null,
-  updated_at: null,
-  ...over,
-});
+/** What a case may set: Entry's fields, and `content`, the body version 1 hashed (typed text keeps it in key_source). */
+export type EntryOver = Partial<Entry> & { content?: string | null };
+
+/** An entry with every field empty but those given; key_source is filled as parsing fills it (the title, and the
+ *  content or else the summary), unless the case sets it. */
+export const entry = (over: EntryOver = {}): Entry => {
+  const { content = null, ...rest } = over;
+  const e: Entry = {
+    guid: null,
+    url: null,
+    title: null,
+    summary: null,
+    summary_html: null,
+    content_html: content,
+    content_text: null,
+    image: null,
+    authors: [],
+    categories: [],
+    enclosures: [],
+    published_at: null,
+    updated_at: null,
+    key_source: { title: null, body: null },
+    ...rest,
+  };
+  return { ...e, key_source: over.key_source ?? { title: e.title, body: content ?? e.summary } };
+};
 
 /** Six RSS items: a guid, a guid-less link with tracking parameters, an enclosure with a CDN token, two entries
  *  sharing a guid, and a text-only entry. */

@@ -13,6 +13,9 @@ export type Origin = {
   url: string;
   /** Serves `feed` at `path` (with an ETag derived from the body, honouring If-None-Match). */
   set(path: string, feed: OriginFeed): void;
+  /** Answers the next requests for `path` with `feeds` in turn (a feed that fails N times, then recovers…); the last
+   *  one keeps answering. A later set() replaces the script. */
+  script(path: string, feeds: OriginFeed[]): void;
   requests: { path: string; headers: IncomingMessage['headers'] }[];
   close(): Promise<void>;
 };
@@ -20,10 +23,15 @@ export type Origin = {
 /** Starts a feed origin on 127.0.0.1 with a free port. */
 export async function startOrigin(): Promise<Origin> {
   const feeds = new Map<string, OriginFeed>();
+  const scripts = new Map<string, OriginFeed[]>();
   const requests: Origin['requests'] = [];
   const server = createServer((req, res) => {
     requests.push({ path: req.url ?? '/', headers: req.headers });
-    const feed = feeds.get((req.url ?? '/').split('?')[0]!);
+    const path = (req.url ?? '/').split('?')[0]!;
+    const script = scripts.get(path);
+    if (script && script.length > 1) feeds.set(path, script.shift()!);
+    else if (script) feeds.set(path, script[0]!);
+    const feed = feeds.get(path);
     if (!feed) {
       res.writeHead(404).end('not found');
       return;
@@ -45,7 +53,11 @@ export async function startOrigin(): Promise<Origin> {
   return {
     url,
     set: (path, feed) => {
+      scripts.delete(path);
       feeds.set(path, feed);
+    },
+    script: (path, list) => {
+      scripts.set(path, [...list]);
     },
     requests,
     close: () => close(server),

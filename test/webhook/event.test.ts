@@ -3,12 +3,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   buildEntryEvents,
+  buildHealthEvent,
   buildTestEvent,
   deliveryOrder,
+  FEED_EVENT_TYPES,
   MAX_ENTRIES_PER_EVENT,
   MAX_EVENT_BYTES,
+  SCHEMA_VERSION,
   type EventEntry,
+  type FeedHealthEvent,
 } from '../../src/webhook/event.ts';
+import { SCHEMAS } from '../../src/http/api/openapi.ts';
 
 const now = new Date('2026-01-01T00:00:00.000Z');
 const feed = {
@@ -25,12 +30,16 @@ function entry(i: number, extra: Partial<EventEntry> = {}): EventEntry {
     url: `https://example.com/${i}`,
     title: `Entry ${i}`,
     summary: 'Short.',
-    content: null,
+    summary_html: '<p>Short.</p>',
+    content_html: null,
+    content_text: null,
+    image: null,
     authors: ['A. Writer'],
     categories: ['news'],
     enclosures: [],
     published_at: now.toISOString(),
     updated_at: null,
+    key_source: { title: `Entry ${i}`, body: 'never sent' },
     ...extra,
   };
 }
@@ -53,10 +62,18 @@ function build(
 
 type Body = {
   type: string;
+  schema_version: number;
   timestamp: string;
   data: {
     sequence: number;
-    entries: { id: string; content: string | null; truncated?: boolean }[];
+    entries: {
+      id: string;
+      summary: string | null;
+      summary_html: string | null;
+      content_html: string | null;
+      content_text: string | null;
+      truncated?: boolean;
+    }[];
     metadata: unknown;
   };
 };
@@ -82,7 +99,9 @@ describe('buildEntryEvents', () => {
     },
     {
       name: '30 entries of 20 KiB split by size (12 per event)',
-      entries: Array.from({ length: 30 }, (_, i) => entry(i, { content: 'x'.repeat(20 * 1024) })),
+      entries: Array.from({ length: 30 }, (_, i) =>
+        entry(i, { content_html: 'x'.repeat(10 * 1024), content_text: 'x'.repeat(10 * 1024) }),
+      ),
       counts: [12, 12, 6],
     },
     { name: 'no entries make no event', entries: [], counts: [] },
@@ -112,7 +131,7 @@ describe('buildEntryEvents', () => {
   }
 
   const oversized: { name: string; extra: Partial<EventEntry> }[] = [
-    { name: 'a 300 KiB content', extra: { content: 'y'.repeat(300 * 1024) } },
+    { name: 'a 300 KiB content', extra: { content_html: 'y'.repeat(300 * 1024) } },
     {
       name: '40,000 authors and a 1 MB title',
       extra: {
@@ -135,7 +154,8 @@ describe('buildEntryEvents', () => {
         ['key-1', 'key-2', 'key-3'],
       );
       assert.equal(all[1]!.truncated, true);
-      assert.equal(all[1]!.content, null);
+      for (const field of ['summary', 'summary_html', 'content_html', 'content_text'] as const)
+        assert.equal(all[1]![field], null, field);
       assert.equal(all[0]!.truncated, undefined);
     });
   }
@@ -146,6 +166,8 @@ describe('buildEntryEvents', () => {
     assert.equal(e!.body.split(metadata).length - 1, 2);
     const body = parse(e!.body) as Body & { data: Record<string, unknown> };
     assert.equal(body.type, 'subscription.entries');
+    assert.deepEqual(Object.keys(body).slice(0, 2), ['type', 'schema_version']);
+    assert.equal(body.schema_version, 2);
     assert.equal(body.timestamp, now.toISOString());
     assert.deepEqual(Object.keys(body.data), [
       'sequence',
@@ -155,19 +177,28 @@ describe('buildEntryEvents', () => {
       'metadata',
     ]);
     assert.deepEqual(body.data.feed, feed);
-    assert.deepEqual(Object.keys(body.data.entries[0]!), [
-      'id',
-      'guid',
-      'url',
-      'title',
-      'summary',
-      'content',
-      'authors',
-      'categories',
-      'enclosures',
-      'published_at',
-      'updated_at',
-    ]);
+    // The entry's fields and their order: the OpenAPI test below holds them to the documented Entry schema.
+  });
+
+  it('matches the OpenAPI document: the entry and envelope fields are the documented ones, in order', () => {
+    const body = parse(build([entry(1)])[0]!.body) as Body & { data: Record<string, unknown> };
+    const documented = (name: string) => (SCHEMAS[name] as { required: string[] }).required;
+    assert.deepEqual(Object.keys(body.data.entries[0]!), documented('Entry'));
+    const payload = SCHEMAS.SubscriptionEntriesPayload as {
+      required: string[];
+      properties: { data: { required: string[] } };
+    };
+    assert.deepEqual(Object.keys(body), payload.required);
+    assert.deepEqual(Object.keys(body.data), payload.properties.data.required);
+    assert.deepEqual(
+      Object.keys(JSON.parse(buildTestEvent('e'.repeat(24), now)) as object),
+      (SCHEMAS.EndpointTestPayload as { required: string[] }).required,
+    );
+  });
+
+  it('never sends the text an entry key was derived from', () => {
+    const [e] = build([entry(1)]);
+    assert.ok(!e!.body.includes('key_source') && !e!.body.includes('never sent'));
   });
 
   it('writes null metadata when the subscription has none', () => {
@@ -183,6 +214,7 @@ describe('buildTestEvent', () => {
   it('is an endpoint.test envelope naming the endpoint', () => {
     assert.deepEqual(JSON.parse(buildTestEvent('e'.repeat(24), now)), {
       type: 'endpoint.test',
+      schema_version: 2,
       timestamp: now.toISOString(),
       data: { endpoint: { id: 'e'.repeat(24) }, message: 'This is a test event from feedsub.' },
     });
@@ -194,5 +226,108 @@ describe('deliveryOrder', () => {
     const input = [3, 2, 1];
     assert.deepEqual(deliveryOrder(input), [1, 2, 3]);
     assert.deepEqual(input, [3, 2, 1]);
+  });
+});
+
+describe('buildHealthEvent', () => {
+  const healthFeed = { ...feed, feed_url: 'https://example.com/moved.xml', status: 'error' };
+  const events: FeedHealthEvent[] = [
+    {
+      type: 'feed.failing',
+      consecutive_failures: 3,
+      last_error: 'fetch: the server answered 500',
+      last_http_status: 500,
+      last_error_at: now.toISOString(),
+      last_success_at: null,
+      next_poll_at: now.toISOString(),
+    },
+    {
+      type: 'feed.recovered',
+      recovered_from: 'feed.failing',
+      alerted_at: now.toISOString(),
+      consecutive_failures: 4,
+      last_error: 'fetch: timed out',
+      last_http_status: 200,
+    },
+    { type: 'feed.gone', last_http_status: 410, last_error: 'gone' },
+    { type: 'feed.moved', from: 'https://example.com/feed.xml', to: 'https://example.com/x' },
+    {
+      type: 'feed.identity_hold',
+      held_entries: 12,
+      identity_key: 'guid',
+      release: {
+        method: 'POST',
+        path: '/v1/feeds/x/accept-identity-change',
+        actions: ['deliver', 'discard'],
+      },
+    },
+  ];
+  const documentedName = (type: string) =>
+    `${type
+      .replace(/^feed\./, 'Feed.')
+      .split(/[._]/)
+      .map((w) => w[0]!.toUpperCase() + w.slice(1))
+      .join('')}Payload`;
+
+  it('documents one webhook payload per feed event type', () => {
+    assert.deepEqual(
+      FEED_EVENT_TYPES.map((t) => documentedName(t)),
+      events.map((e) => documentedName(e.type)),
+    );
+    for (const type of FEED_EVENT_TYPES) assert.ok(SCHEMAS[documentedName(type)], type);
+  });
+
+  for (const event of events) {
+    it(`${event.type}: the entries envelope in the documented order, the metadata text byte for byte`, () => {
+      const metadata = '{"z":1,"a":[1.0,2e3]}';
+      const body = buildHealthEvent({
+        event,
+        subscription: { id: 's'.repeat(24), url: feed.url, metadata },
+        feed: healthFeed,
+        now,
+        sequence: 9,
+      });
+      assert.equal(body.split(metadata).length - 1, 2, 'in data.subscription and data.metadata');
+      const parsed = JSON.parse(body) as {
+        type: string;
+        schema_version: number;
+        data: Record<string, unknown>;
+      };
+      const schema = SCHEMAS[documentedName(event.type)] as {
+        required: string[];
+        properties: {
+          type: { const: string };
+          data: { required: string[]; properties: Record<string, unknown> };
+        };
+      };
+      assert.deepEqual(Object.keys(parsed), schema.required);
+      assert.equal(parsed.type, schema.properties.type.const);
+      assert.equal(parsed.schema_version, SCHEMA_VERSION);
+      assert.deepEqual(Object.keys(parsed.data), schema.properties.data.required);
+      assert.equal(parsed.data.sequence, 9);
+      assert.deepEqual(parsed.data.subscription, {
+        id: 's'.repeat(24),
+        url: feed.url,
+        metadata: { z: 1, a: [1, 2000] },
+      });
+      assert.deepEqual(
+        Object.keys(parsed.data.feed as object),
+        (SCHEMAS.HealthFeed as { required: string[] }).required,
+      );
+      const { type, ...fields } = event;
+      for (const [k, v] of Object.entries(fields)) assert.deepEqual(parsed.data[k], v, k);
+    });
+  }
+
+  it('writes null metadata when the subscription has none', () => {
+    const body = buildHealthEvent({
+      event: events[2]!,
+      subscription: { id: 's'.repeat(24), url: feed.url, metadata: null },
+      feed: healthFeed,
+      now,
+      sequence: 1,
+    });
+    const parsed = JSON.parse(body) as { data: { metadata: unknown; subscription: object } };
+    assert.equal(parsed.data.metadata, null);
   });
 });

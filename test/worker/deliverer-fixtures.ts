@@ -79,12 +79,16 @@ export async function deliveryWorld(
           url: `https://feeds.example/e/${first}`,
           title: `Entry ${first}`,
           summary: null,
-          content: null,
+          summary_html: null,
+          content_html: null,
+          content_text: null,
+          image: null,
           authors: [],
           categories: [],
           enclosures: [],
           published_at: now.toISOString(),
           updated_at: null,
+          key_source: { title: null, body: null },
         };
         const [built] = buildEntryEvents({
           subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },

@@ -1,4 +1,5 @@
-// The maintenance pass: retention of delivered events and their attempts, expired Idempotency-Keys, WAL checkpoint.
+// The maintenance pass: retention of delivered events and their attempts, expired Idempotency-Keys, WAL checkpoint
+// (the bounds on keys, holds and feeds are in retention.test.ts).
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -120,6 +121,32 @@ describe('maintenance', () => {
       assert.deepEqual(d.w.ctx.db.prepare('SELECT key FROM idempotency_keys').pluck().all(), [
         'fresh',
       ]);
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('expires any number of Idempotency-Key records, a batch at a time', async () => {
+    const d = await deliveryWorld();
+    try {
+      const n = PRUNE_BATCH * 2 + 3;
+      const old = new Date(d.w.clock.now().getTime() - DAY - 1000).toISOString();
+      d.w.ctx.db.transaction(() => {
+        for (let i = 0; i < n; i++)
+          saveIdempotency(d.w.ctx.db, {
+            application_id: d.applicationId,
+            key: `k${i}`,
+            method: 'POST',
+            path: '/v1/endpoints',
+            request_hash: 'h',
+            status: 201,
+            response: '{}',
+            created_at: old,
+          });
+      })();
+      const { summary } = await maintenanceTick(d.w.ctx, { logger: silentLogger });
+      assert.equal(summary.idempotencyKeys, n);
+      assert.equal(d.w.ctx.db.prepare('SELECT count(*) FROM idempotency_keys').pluck().get(), 0);
     } finally {
       await d.close();
     }

@@ -64,6 +64,7 @@ describe('poller', () => {
       (x) => x.guid,
     );
   const feedOf = (id: string) => getFeed(w.ctx.db, id)!;
+  const types = () => events().map((e) => (JSON.parse(e.body) as { type: string }).type);
 
   it('records the first fetch as the baseline and sends nothing', async () => {
     const p = path();
@@ -174,7 +175,7 @@ describe('poller', () => {
     await tick();
     origin.set(p, { body: rss(many('new')) });
     await later();
-    assert.equal(events().length, 0);
+    assert.deepEqual(types(), ['feed.identity_hold'], 'no entry is sent, the hold is announced');
     const held = await w.call('GET', `/v1/feeds/${sub.feed}`, { key });
     assert.equal(held.body.status, 'identity_changed');
     assert.equal(held.body.held_entries, 12);
@@ -196,8 +197,8 @@ describe('poller', () => {
     assert.equal(res.status, 200);
     assert.equal(res.body.released, 12);
     assert.equal(res.body.status, 'active');
-    assert.equal(events().length, 1);
-    assert.equal(guidsOf(events()[0]!).length, 12);
+    assert.deepEqual(types(), ['feed.identity_hold', 'subscription.entries']);
+    assert.equal(guidsOf(events()[1]!).length, 12);
     assert.equal(
       (
         await w.call('POST', `/v1/feeds/${sub.feed}/accept-identity-change`, {
@@ -208,7 +209,32 @@ describe('poller', () => {
       409,
     );
     await later();
-    assert.equal(events().length, 1, 'released entries are known now');
+    assert.equal(events().length, 2, 'released entries are known now');
+  });
+
+  it('keeps a held feed identity_changed through a failed poll, so its hold stays visible and releasable', async () => {
+    const p = path();
+    const many = (prefix: string) =>
+      Array.from({ length: 12 }, (_, i) => ({ guid: `${prefix}-${i}`, title: `T${i}` }));
+    origin.set(p, { body: rss(many('old')) });
+    const sub = await subscribe(origin.url + p);
+    await tick();
+    origin.set(p, { body: rss(many('new')) });
+    await later();
+    assert.equal(feedOf(sub.feed).status, 'identity_changed');
+    origin.set(p, { body: 'down', status: 500 });
+    await later();
+    assert.equal(feedOf(sub.feed).status, 'error', 'a failing fetch is reported while it fails');
+    origin.set(p, { body: rss(many('new')) });
+    await later();
+    const view = (await w.call('GET', `/v1/feeds/${sub.feed}`, { key })).body;
+    assert.equal(
+      view.status,
+      'identity_changed',
+      'the hold is still there once fetching works again',
+    );
+    assert.equal(view.held_entries, 12);
+    assert.equal(events().length, 0);
   });
 
   it('discards held entries without sending them when asked', async () => {
@@ -226,7 +252,7 @@ describe('poller', () => {
     });
     assert.equal(res.body.events, 0);
     await later();
-    assert.equal(events().length, 0);
+    assert.deepEqual(types(), ['feed.identity_hold']);
   });
 
   it('marks a feed gone on 410 and stops polling it', async () => {

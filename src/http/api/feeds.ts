@@ -1,22 +1,40 @@
-// /v1/feeds: the shared feed records, readable by applications subscribed to them.
+// /v1/feeds: the shared feed records, readable by applications subscribed to them: list, read, refresh, release a hold.
 import { Hono } from 'hono';
 import type { Ctx } from '../../context.ts';
-import { requireFeedView, resolveIdentityChange } from '../../actions/feeds.ts';
+import {
+  listFeedsFromQuery,
+  requestFeedRefresh,
+  requireFeedView,
+  resolveIdentityChange,
+} from '../../actions/feeds.ts';
 import type { ApiEnv } from '../auth.ts';
-import { readJson } from '../body.ts';
+import { pageQuery, readJson } from '../body.ts';
 import { sendJson } from '../json.ts';
 
 /** The feeds sub-app. */
 export function feedsApi(ctx: Ctx): Hono<ApiEnv> {
   return new Hono<ApiEnv>()
+    .get('/', (c) =>
+      sendJson(
+        c,
+        200,
+        listFeedsFromQuery(ctx, c.get('applicationId'), {
+          ...pageQuery(c),
+          status: c.req.query('status'),
+        }),
+      ),
+    )
     .get('/:id', (c) =>
       sendJson(c, 200, requireFeedView(ctx, c.get('applicationId'), c.req.param('id'))),
+    )
+    .post('/:id/refresh', (c) =>
+      sendJson(c, 202, requestFeedRefresh(ctx, c.get('applicationId'), c.req.param('id'))),
     )
     .post('/:id/accept-identity-change', async (c) =>
       sendJson(
         c,
         200,
-        resolveIdentityChange(
+        await resolveIdentityChange(
           ctx,
           c.get('applicationId'),
           c.req.param('id'),

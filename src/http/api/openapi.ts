@@ -2,7 +2,7 @@
 // checks it lists exactly the routes the app serves.
 import { FEEDSUB_VERSION } from '../../version.ts';
 import { ENDPOINT_ACTION_SCHEMAS, ENDPOINT_PATHS, ENDPOINT_SCHEMAS } from './openapi/endpoints.ts';
-import { EVENT_PATHS, EVENT_SCHEMAS } from './openapi/events.ts';
+import { EVENT_PATHS, EVENT_SCHEMAS, WEBHOOKS } from './openapi/events.ts';
 import { FEED_PATHS, FEED_SCHEMAS } from './openapi/feeds.ts';
 import { json, PROBLEM } from './openapi/shared.ts';
 import type { Paths, Schema } from './openapi/shared.ts';
@@ -42,6 +42,7 @@ export function openapiDocument(): Schema {
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
     paths: PATHS,
+    webhooks: WEBHOOKS,
     components: {
       schemas: SCHEMAS,
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'Authorization' } },

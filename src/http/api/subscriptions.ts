@@ -1,4 +1,4 @@
-// /v1/subscriptions: tie a feed URL to an endpoint with metadata; read, change, pause, delete.
+// /v1/subscriptions: tie a feed URL to an endpoint with metadata; read, change, pause, delete; import and export OPML.
 import { Hono } from 'hono';
 import type { Ctx } from '../../context.ts';
 import {
@@ -9,9 +9,12 @@ import {
   subscriptionView,
   updateSubscriptionFromInput,
 } from '../../actions/subscriptions.ts';
+import { exportSubscriptionsOpml } from '../../actions/subscriptions-export.ts';
+import { importSubscriptions } from '../../actions/subscriptions-import.ts';
 import type { ApiEnv } from '../auth.ts';
 import { idFilter, pageQuery, rawMember, readJson } from '../body.ts';
 import { sendJson } from '../json.ts';
+import { sendOpml } from '../opml.ts';
 
 /** The subscriptions sub-app. */
 export function subscriptionsApi(ctx: Ctx): Hono<ApiEnv> {
@@ -36,6 +39,19 @@ export function subscriptionsApi(ctx: Ctx): Hono<ApiEnv> {
         }),
       ),
     )
+    .post('/import', async (c) => {
+      const body = await readJson(c);
+      return sendJson(
+        c,
+        200,
+        await importSubscriptions(ctx, c.get('applicationId'), body.value, {
+          metadata: rawMember(body, 'metadata'),
+        }),
+      );
+    })
+    .get('/export', (c) =>
+      sendOpml(c, exportSubscriptionsOpml(ctx, c.get('applicationId'), idFilter(c, 'endpoint'))),
+    )
     .get('/:id', (c) =>
       sendJson(
         c,
@@ -53,8 +69,8 @@ export function subscriptionsApi(ctx: Ctx): Hono<ApiEnv> {
         }),
       );
     })
-    .delete('/:id', (c) => {
-      removeSubscription(ctx, c.get('applicationId'), c.req.param('id'));
+    .delete('/:id', async (c) => {
+      await removeSubscription(ctx, c.get('applicationId'), c.req.param('id'));
       return c.body(null, 204);
     });
 }

@@ -35,6 +35,9 @@ button.secondary { background: #fff; color: var(--accent); } button.danger { bac
 form.inline { display: inline; margin: 0 .4rem .4rem 0; }
 .actions { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; }
 h1.mono { font-size: 1.15rem; } .spaced { margin-top: .7rem; } label.inline-label { display: inline; font-weight: 600; }
+fieldset.choices { border: 1px solid var(--line); border-radius: 6px; max-width: 40rem; padding: .4rem .8rem .6rem; }
+fieldset.choices legend { font-weight: 600; padding: 0 .3rem; } fieldset.choices ul { list-style: none; margin: .2rem 0 .3rem 1.5rem; padding: 0; }
+fieldset.choices.invalid { border-color: var(--bad); }
 .notice { padding: .6rem .9rem; border-radius: 6px; margin: 0 0 1rem; background: #e8f1ff; border: 1px solid #b8d0fb; }
 .notice.error { background: #fdecea; border-color: #f1b7b2; } .notice.ok { background: #e7f5ec; border-color: #b3dcc1; }
 .badge { display: inline-block; padding: .05rem .5rem; border-radius: 999px; font-size: .8rem; font-weight: 600; background: #e9edf2; color: var(--muted); }

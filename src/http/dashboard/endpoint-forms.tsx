@@ -1,7 +1,9 @@
-// The endpoint page's forms: the signing secret (hidden until asked for) with its rotation, edit, and recover.
+// The endpoint page's forms: the signing secret (hidden until asked for) with its rotation, edit (with the event types
+// it receives, also on the create form), and recover.
 import type { Context } from 'hono';
 import type { Ctx } from '../../context.ts';
 import { endpointSecret, type EndpointView } from '../../actions/endpoints.ts';
+import { SUBSCRIPTION_EVENT_TYPES, type SubscriptionEventType } from '../../webhook/event.ts';
 import { ActionButton, ActionForm, Time } from './components.tsx';
 import { Field } from './fields.tsx';
 import type { FormState } from './form.ts';
@@ -58,7 +60,103 @@ export function SecretBox(p: { ctx: Ctx; c: Context<DashEnv>; e: EndpointView })
   );
 }
 
-/** The title and URL form, showing what the user typed when it failed. */
+/** What each event type a subscription sends means, for the filter's checkboxes. */
+const TYPE_LABELS: Record<SubscriptionEventType, string> = {
+  'subscription.entries': 'new entries',
+  'feed.failing': 'the feed keeps failing',
+  'feed.recovered': 'it works again',
+  'feed.gone': 'it answered 410 Gone',
+  'feed.moved': 'it moved to a new URL',
+  'feed.identity_hold': 'its entries are held after an id change',
+};
+
+/** The form fields showing `types`: the "every type" choice, or "only these" with each listed type ticked. */
+export function filterFormValues(types: readonly string[] | null): Record<string, string> {
+  if (types === null) return { filter: 'all' };
+  return { filter: 'some', ...Object.fromEntries(types.map((t) => [`type.${t}`, 'on'])) };
+}
+
+/** The posted filter fields, to show them again after a refused form. */
+export function filterFields(form: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(form).filter(([k]) => k === 'filter' || k.startsWith('type.')),
+  );
+}
+
+/** filter_types from the posted fields: nothing when the form has no filter (unchanged), null for every type, else
+ *  the ticked types (none ticked is refused by the action, beside the field). */
+export function filterInput(form: Record<string, string>): {
+  filter_types?: SubscriptionEventType[] | null;
+} {
+  if (form.filter === undefined) return {};
+  if (form.filter !== 'some') return { filter_types: null };
+  return { filter_types: SUBSCRIPTION_EVENT_TYPES.filter((t) => form[`type.${t}`] === 'on') };
+}
+
+/** The event types an endpoint receives: every type, or only the ticked ones (checkboxes work without JavaScript). */
+export function FilterTypesField(p: { form: FormState; idPrefix: string }) {
+  const v = p.form.values;
+  const error = p.form.errors.filter_types;
+  const id = (x: string) => `${p.idPrefix}-${x}`;
+  return (
+    <fieldset class={error ? 'field choices invalid' : 'field choices'}>
+      <legend>Event types</legend>
+      <div>
+        <input
+          type="radio"
+          id={id('filter-all')}
+          name="filter"
+          value="all"
+          checked={v.filter !== 'some'}
+        />{' '}
+        <label for={id('filter-all')} class="inline-label">
+          Every type, including types added later
+        </label>
+      </div>
+      <div>
+        <input
+          type="radio"
+          id={id('filter-some')}
+          name="filter"
+          value="some"
+          checked={v.filter === 'some'}
+        />{' '}
+        <label for={id('filter-some')} class="inline-label">
+          Only these:
+        </label>
+      </div>
+      <ul>
+        {SUBSCRIPTION_EVENT_TYPES.map((t) => (
+          <li>
+            <input
+              type="checkbox"
+              id={id(`type-${t}`)}
+              name={`type.${t}`}
+              value="on"
+              checked={v[`type.${t}`] === 'on'}
+            />{' '}
+            <label for={id(`type-${t}`)} class="inline-label mono">
+              {t}
+            </label>{' '}
+            <span class="muted">{TYPE_LABELS[t]}</span>
+          </li>
+        ))}
+      </ul>
+      {error ? (
+        <p class="error" id={id('filter_types-error')}>
+          {error}
+        </p>
+      ) : (
+        <div class="hint">
+          An event of a type left out is not created at all for this endpoint. Test events are
+          always sent.
+        </div>
+      )}
+    </fieldset>
+  );
+}
+
+/** The title, URL and event types form, showing what the user typed when it failed. */
 export function EditForm(p: { here: string; csrf: string; form: FormState }) {
   return (
     <ActionForm to={p.here} csrf={p.csrf} action="update">
@@ -79,6 +177,7 @@ export function EditForm(p: { here: string; csrf: string; form: FormState }) {
         idPrefix="edit"
         required
       />
+      <FilterTypesField form={p.form} idPrefix="edit" />
       <button type="submit">Save</button>
     </ActionForm>
   );

@@ -15,7 +15,7 @@ import {
   OnOffButton,
   Time,
 } from './components.tsx';
-import { EditForm, RecoverForm, SecretBox } from './endpoint-forms.tsx';
+import { EditForm, filterFormValues, RecoverForm, SecretBox } from './endpoint-forms.tsx';
 import { render } from './errors.tsx';
 import { EventsTable } from './events-table.tsx';
 import { noticeOf, type FormState } from './form.ts';
@@ -45,6 +45,9 @@ function EndpointFacts(p: { e: EndpointView; csrf: string }) {
         <Fact label="Status">
           <Badge status={e.status} />{' '}
           {e.disabled_reason ? <span>— {e.disabled_reason}</span> : null}
+        </Fact>
+        <Fact label="Receives">
+          {e.filter_types === null ? 'every event type' : e.filter_types.join(', ')}
         </Fact>
         <Fact label="Id" class="mono">
           {e.id}
@@ -108,7 +111,10 @@ export function showEndpoint(
   const here = `/dashboard/endpoints/${e.id}`;
   const subs = listSubscriptionViews(ctx, s.applicationId, { limit: 50, endpoint: e.id });
   const events = listEventViews(ctx, s.applicationId, { limit: 10, endpoint: e.id });
-  const edit = state.edit ?? { values: { title: e.title, url: e.url }, errors: {} };
+  const edit = state.edit ?? {
+    values: { title: e.title, url: e.url, ...filterFormValues(e.filter_types) },
+    errors: {},
+  };
   const since = new Date(ctx.clock.now().getTime() - 7 * DAY_MS).toISOString();
   const recover = state.recover ?? { values: { since }, errors: {} };
   const error =

@@ -10,6 +10,7 @@ import {
   updateEndpointFromInput,
 } from '../../actions/endpoints.ts';
 import type { ApiError } from '../../errors.ts';
+import { filterFields, filterInput } from './endpoint-forms.tsx';
 import { showEndpoint, type EndpointState } from './endpoint-view.tsx';
 import {
   formStateFrom,
@@ -28,7 +29,10 @@ const editValues = (form: Record<string, string>) => ({
 });
 
 function update(p: Posted): Response {
-  updateEndpointFromInput(p.ctx, p.applicationId, p.id, editValues(p.form));
+  updateEndpointFromInput(p.ctx, p.applicationId, p.id, {
+    ...editValues(p.form),
+    ...filterInput(p.form),
+  });
   return p.c.redirect(`${p.here}?notice=endpoint-updated`, 303);
 }
 
@@ -90,7 +94,8 @@ function run(p: Posted, action: string): Response | Promise<Response> {
 
 /** The form that failed keeps what the user typed; other actions' errors show above the page. */
 function failedState(action: string, err: ApiError, form: Record<string, string>): EndpointState {
-  if (action === 'update') return { edit: formStateFrom(err, editValues(form)) };
+  if (action === 'update')
+    return { edit: formStateFrom(err, { ...editValues(form), ...filterFields(form) }) };
   if (action === 'recover') return { recover: formStateFrom(err, { since: form.since ?? '' }) };
   return { message: err.message };
 }

@@ -4,6 +4,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Ctx } from '../../context.ts';
 import { createEndpoint, listEndpointViews, type EndpointView } from '../../actions/endpoints.ts';
 import { ActionForm, Badge, DataTable, Empty, Pager, Time } from './components.tsx';
+import { filterFields, filterInput, FilterTypesField } from './endpoint-forms.tsx';
 import { Field } from './fields.tsx';
 import { render } from './errors.tsx';
 import {
@@ -64,6 +65,7 @@ function CreateForm(p: { csrf: string; form: FormState }) {
         placeholder="https://example.com/webhooks/feedsub"
         hint="An absolute http(s) URL; feedsub POSTs each event here."
       />
+      <FilterTypesField form={p.form} idPrefix="new" />
       <button type="submit">Create endpoint</button>
     </ActionForm>
   );
@@ -107,10 +109,11 @@ async function create(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
   const { session: s, form } = await readPostedForm(c);
   const values = { title: form.title ?? '', url: form.url ?? '' };
   try {
-    const made = createEndpoint(ctx, s.applicationId, values);
+    const made = createEndpoint(ctx, s.applicationId, { ...values, ...filterInput(form) });
     return c.redirect(`/dashboard/endpoints/${made.id}?reveal=1&notice=endpoint-created`, 303);
   } catch (err) {
-    if (isFormError(err)) return page(ctx, c, formStateFrom(err, values), statusOf(err));
+    if (isFormError(err))
+      return page(ctx, c, formStateFrom(err, { ...values, ...filterFields(form) }), statusOf(err));
     throw err;
   }
 }

@@ -80,6 +80,13 @@ function FeedTrouble(p: { f: FeedView }) {
         <Fact label="Held entries">
           {f.held_entries} — the feed replaced most of its entry ids at once;{' '}
           <a href="/dashboard/feeds?status=identity_changed">send or discard them</a>
+          {f.held_entries_dropped > 0 ? (
+            <span class="muted">
+              {' '}
+              ({f.held_entries_dropped} more were not held: the hold is full and the feed keeps
+              changing its ids)
+            </span>
+          ) : null}
         </Fact>
       ) : null}
     </>

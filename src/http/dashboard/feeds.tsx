@@ -5,6 +5,7 @@ import type { Ctx } from '../../context.ts';
 import {
   countApplicationFeeds,
   listApplicationFeeds,
+  requestFeedRefresh,
   requireFeedView,
   resolveIdentityChange,
   type FeedView,
@@ -122,6 +123,16 @@ function FeedTableRow(p: {
       </td>
       <td>
         <Time at={f.next_poll_at} empty="never" />
+        <div>
+          <ActionButton
+            to="/dashboard/feeds"
+            csrf={viewer(p.c).csrfToken}
+            action="refresh"
+            label="Refresh now"
+            variant="secondary"
+            fields={{ feed: f.id }}
+          />
+        </div>
       </td>
       <td>{f.last_http_status ?? '—'}</td>
       <td>{f.entry_count}</td>
@@ -160,7 +171,8 @@ function page(ctx: Ctx, c: Context<DashEnv>, error?: string, status: ContentfulS
       <h1>Feeds health</h1>
       <p class="muted">
         Every feed your subscriptions use. A failing feed keeps being retried with back-off; a gone
-        feed (410) is no longer polled.
+        feed (410) is no longer polled until you refresh it. Refresh now fetches a feed within
+        seconds (at most once per minimum poll interval).
       </p>
       <FeedTabs current={tab} counts={counts} />
       {list.data.length === 0 ? (
@@ -178,23 +190,30 @@ function page(ctx: Ctx, c: Context<DashEnv>, error?: string, status: ContentfulS
   );
 }
 
-/** POST /dashboard/feeds: sends or discards a feed's held entries (`_action` deliver or discard), then 303. */
+/** POST /dashboard/feeds: sends or discards a feed's held entries (`_action` deliver or discard), or asks for a fetch
+ *  now (`refresh`), then 303; a refused refresh (too soon, not polled) shows the page with why. */
 async function release(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
   const { session: s, form } = await readPostedForm(c);
-  if (form._action !== 'deliver' && form._action !== 'discard') throw unknownAction();
+  const action = form._action;
+  if (action !== 'deliver' && action !== 'discard' && action !== 'refresh') throw unknownAction();
   try {
-    resolveIdentityChange(ctx, s.applicationId, form.feed ?? '', { action: form._action }); // 404 page for another application's feed
+    // A 404 page for another application's feed.
+    if (action === 'refresh') requestFeedRefresh(ctx, s.applicationId, form.feed ?? '');
+    else await resolveIdentityChange(ctx, s.applicationId, form.feed ?? '', { action });
   } catch (err) {
     if (isFormError(err)) return page(ctx, c, err.message, statusOf(err));
     throw err;
   }
-  return c.redirect(
-    `/dashboard/feeds?notice=held-${form._action === 'deliver' ? 'delivered' : 'discarded'}`,
-    303,
-  );
+  const notice = {
+    deliver: 'held-delivered',
+    discard: 'held-discarded',
+    refresh: 'feed-refreshed',
+  };
+  return c.redirect(`/dashboard/feeds?notice=${notice[action]}`, 303);
 }
 
-/** The feeds page: GET shows health; POST releases a feed's held entries (`_action` deliver or discard) and redirects. */
+/** The feeds page: GET shows health; POST releases a feed's held entries (`_action` deliver or discard) or refreshes
+ *  it, and redirects. */
 export function feedsPage(ctx: Ctx): Hono<DashEnv> {
   return new Hono<DashEnv>()
     .get('/feeds', (c) => page(ctx, c))

@@ -141,6 +141,7 @@ const NOTICES: Record<string, string> = {
   'held-delivered':
     'The held entries were queued as events for every active subscription of the feed.',
   'held-discarded': 'The held entries were marked as seen; nothing was sent.',
+  'feed-refreshed': 'The feed is fetched within seconds.',
   'event-resent': 'Event queued to be sent again with the same webhook-id.',
 };
 

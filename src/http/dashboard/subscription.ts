@@ -53,10 +53,10 @@ function setStatus(p: Posted, action: 'pause' | 'resume'): Response {
   return p.c.redirect(`${p.here}?notice=subscription-${action}d`, 303);
 }
 
-function remove(p: Posted): Response | Promise<Response> {
+async function remove(p: Posted): Promise<Response> {
   if (p.form.confirm !== 'yes')
     return showSubscription(p.ctx, p.c, { remove: unconfirmedDelete() }, 400);
-  removeSubscription(p.ctx, p.applicationId, p.id);
+  await removeSubscription(p.ctx, p.applicationId, p.id);
   return p.c.redirect('/dashboard/subscriptions?notice=subscription-deleted', 303);
 }
 

@@ -1,4 +1,5 @@
-// /dashboard/subscriptions: the application's subscriptions with their feed's status, and the form that creates one.
+// /dashboard/subscriptions: the application's subscriptions with their feed's status, the form that creates one, and
+// OPML import and export.
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import * as v from 'valibot';
@@ -28,6 +29,7 @@ import {
 import { Layout } from './layout.tsx';
 import { viewer, type DashEnv } from './session.ts';
 import { endpointOptions, parseMetadata } from './subscription-input.ts';
+import { exportOpml, importOpml, OpmlForms } from './subscriptions-opml.tsx';
 
 function SubscriptionsTable(p: {
   rows: SubscriptionApiView[];
@@ -115,7 +117,15 @@ function CreateForm(p: { csrf: string; form: FormState; endpoints: EndpointView[
   );
 }
 
-function page(ctx: Ctx, c: Context<DashEnv>, form: FormState, status: ContentfulStatusCode = 200) {
+const BLANK: FormState = { values: {}, errors: {} };
+
+function page(
+  ctx: Ctx,
+  c: Context<DashEnv>,
+  form: FormState,
+  status: ContentfulStatusCode = 200,
+  importForm: FormState = BLANK,
+) {
   const s = viewer(c);
   const list = listSubscriptionViews(ctx, s.applicationId, { limit: 50, after: afterCursor(c) });
   const endpoints = listEndpointViews(ctx, s.applicationId, { limit: 200 }).data;
@@ -127,12 +137,13 @@ function page(ctx: Ctx, c: Context<DashEnv>, form: FormState, status: Contentful
       section="subscriptions"
       session={s}
       notice={noticeOf(c)}
-      error={form.message}
+      error={form.message ?? importForm.message}
     >
       <h1>Subscriptions</h1>
       <p class="muted">
         A subscription watches a feed URL and sends its new entries, with your metadata, to one
-        endpoint.
+        endpoint. <a href="/dashboard/subscriptions/export">Export OPML</a> ·{' '}
+        <a href="#import">Import OPML</a>
       </p>
       {list.data.length === 0 && !afterCursor(c) ? (
         <NoSubscriptions hasEndpoints={endpoints.length > 0} />
@@ -147,7 +158,10 @@ function page(ctx: Ctx, c: Context<DashEnv>, form: FormState, status: Contentful
           <a href="/dashboard/endpoints">create one</a>.
         </Empty>
       ) : (
-        <CreateForm csrf={s.csrfToken} form={form} endpoints={endpoints} />
+        <>
+          <CreateForm csrf={s.csrfToken} form={form} endpoints={endpoints} />
+          <OpmlForms csrf={s.csrfToken} form={importForm} endpoints={endpoints} />
+        </>
       )}
     </Layout>,
     status,
@@ -205,9 +219,13 @@ async function create(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
   }
 }
 
-/** The subscriptions page: GET lists, POST creates (then 303 to the new subscription). */
+/** The subscriptions page: GET lists, POST creates (then 303 to the new subscription); OPML export and import. */
 export function subscriptionsPage(ctx: Ctx): Hono<DashEnv> {
   return new Hono<DashEnv>()
-    .get('/subscriptions', (c) => page(ctx, c, { values: {}, errors: {} }))
-    .post('/subscriptions', (c) => create(ctx, c));
+    .get('/subscriptions', (c) => page(ctx, c, BLANK))
+    .post('/subscriptions', (c) => create(ctx, c))
+    .get('/subscriptions/export', (c) => exportOpml(ctx, c))
+    .post('/subscriptions/import', (c) =>
+      importOpml(ctx, c, (form, status) => page(ctx, c, BLANK, status, form)),
+    );
 }

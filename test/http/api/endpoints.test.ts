@@ -75,6 +75,51 @@ describe('/v1/endpoints', () => {
     assert.equal(w.nudges.deliverer, before + 1);
   });
 
+  it('keeps filter_types: null (every type) by default, a list when given, and null again when PATCHed to null', async () => {
+    const plain = await w.call('POST', '/v1/endpoints', {
+      key,
+      body: { title: 'All', url: 'https://a.example.com/' },
+    });
+    assert.equal(plain.body.filter_types, null);
+    const some = await w.call('POST', '/v1/endpoints', {
+      key,
+      body: {
+        title: 'Health',
+        url: 'https://a.example.com/',
+        filter_types: ['feed.gone', 'feed.failing'],
+      },
+    });
+    assert.equal(some.status, 201);
+    assert.deepEqual(some.body.filter_types, ['feed.gone', 'feed.failing']);
+    const read = await w.call('GET', `/v1/endpoints/${some.body.id}`, { key });
+    assert.deepEqual(read.body.filter_types, ['feed.gone', 'feed.failing']);
+    const renamed = await w.call('PATCH', `/v1/endpoints/${some.body.id}`, {
+      key,
+      body: { title: 'Renamed' },
+    });
+    assert.deepEqual(renamed.body.filter_types, ['feed.gone', 'feed.failing'], 'left as it was');
+    const narrowed = await w.call('PATCH', `/v1/endpoints/${some.body.id}`, {
+      key,
+      body: { filter_types: ['subscription.entries'] },
+    });
+    assert.deepEqual(narrowed.body.filter_types, ['subscription.entries']);
+    const cleared = await w.call('PATCH', `/v1/endpoints/${some.body.id}`, {
+      key,
+      body: { filter_types: null },
+    });
+    assert.equal(cleared.body.filter_types, null);
+    const bad = await w.call('PATCH', `/v1/endpoints/${some.body.id}`, {
+      key,
+      body: { filter_types: ['feed.moved', 'entries'] },
+    });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(
+      bad.body.errors.map((e: { path: string }) => e.path),
+      ['filter_types.1'],
+    );
+    assert.match(bad.body.errors[0].message, /feed\.identity_hold/, 'names the known types');
+  });
+
   it('refuses to delete an endpoint that subscriptions use, with 409', async () => {
     const ep = (
       await w.call('POST', '/v1/endpoints', {
@@ -140,6 +185,31 @@ describe('/v1/endpoints', () => {
     ['wrong types', { title: 5, url: ['x'] }, ['title', 'url']],
     ['an unknown field', { title: 'x', url: 'https://example.com/', secret: 'mine' }, ['secret']],
     ['an array body', [1, 2], ['(body)']],
+    [
+      'an unknown event type in filter_types',
+      { title: 'x', url: 'https://example.com/', filter_types: ['feed.failing', 'feed.exploded'] },
+      ['filter_types.1'],
+    ],
+    [
+      'endpoint.test in filter_types (a test is always sent)',
+      { title: 'x', url: 'https://example.com/', filter_types: ['endpoint.test'] },
+      ['filter_types.0'],
+    ],
+    [
+      'an empty filter_types list',
+      { title: 'x', url: 'https://example.com/', filter_types: [] },
+      ['filter_types'],
+    ],
+    [
+      'a type listed twice in filter_types',
+      { title: 'x', url: 'https://example.com/', filter_types: ['feed.gone', 'feed.gone'] },
+      ['filter_types'],
+    ],
+    [
+      'filter_types that is not a list',
+      { title: 'x', url: 'https://example.com/', filter_types: 'feed.gone' },
+      ['filter_types'],
+    ],
     [
       'a loopback URL while private addresses are not allowed',
       { title: 'x', url: 'http://127.0.0.1:9000/' },

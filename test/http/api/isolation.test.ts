@@ -36,6 +36,7 @@ describe('isolation between applications', () => {
     ['PATCH', 'a subscription', (t) => `/v1/subscriptions/${t.subscription}`, { status: 'paused' }],
     ['DELETE', 'a subscription', (t) => `/v1/subscriptions/${t.subscription}`],
     ['GET', 'a feed', (t) => `/v1/feeds/${t.feed}`],
+    ['POST', 'a feed refresh', (t) => `/v1/feeds/${t.feed}/refresh`],
   ];
   for (const [method, what, path, body] of routes) {
     it(`answers 404 to ${method} on another application's ${what}, as for an unknown id`, async () => {
@@ -67,6 +68,7 @@ describe('isolation between applications', () => {
   it("lists only the caller's resources", async () => {
     assert.deepEqual((await w.call('GET', '/v1/endpoints', { key: mine })).body.data, []);
     assert.deepEqual((await w.call('GET', '/v1/subscriptions', { key: mine })).body.data, []);
+    assert.deepEqual((await w.call('GET', '/v1/feeds', { key: mine })).body.data, []);
     assert.equal(
       (await w.call('GET', `/v1/subscriptions?endpoint=${their.endpoint}`, { key: mine })).body.data
         .length,

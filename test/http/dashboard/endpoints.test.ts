@@ -163,6 +163,59 @@ describe('dashboard endpoint page', () => {
     );
   });
 
+  it('creates an endpoint that receives only the ticked event types, shows them, and edits them back to every type', async () => {
+    const { key } = w.key();
+    const c = await new Client(w).signedIn(key);
+    const form = await c.get('/dashboard/endpoints');
+    assert.match(form.text, /<legend>Event types<\/legend>/);
+    assert.match(form.text, /id="new-filter-all" name="filter" value="all" checked/);
+    const res = await c.post('/dashboard/endpoints', {
+      _action: 'create',
+      title: 'Health',
+      url: `${receiver.url}/health`,
+      filter: 'some',
+      'type.feed.gone': 'on',
+      'type.feed.failing': 'on',
+    });
+    assert.equal(res.status, 303);
+    const id = idFrom(res.location, 'endpoints');
+    const api = await w.call('GET', `/v1/endpoints/${id}`, { key });
+    assert.deepEqual(api.body.filter_types, ['feed.failing', 'feed.gone']);
+    const page = await c.get(`/dashboard/endpoints/${id}`);
+    assert.match(page.text, /<dt>Receives<\/dt><dd>feed\.failing, feed\.gone<\/dd>/);
+    assert.match(page.text, /id="edit-filter-some" name="filter" value="some" checked/);
+    assert.match(page.text, /id="edit-type-feed\.gone" name="type\.feed\.gone" value="on" checked/);
+    assert.doesNotMatch(page.text, /id="edit-type-feed\.moved"[^>]*checked/);
+    const edited = await c.post(`/dashboard/endpoints/${id}`, {
+      _action: 'update',
+      title: 'Health',
+      url: `${receiver.url}/health`,
+      filter: 'all',
+      'type.feed.gone': 'on',
+    });
+    assert.equal(edited.status, 303);
+    assert.equal((await w.call('GET', `/v1/endpoints/${id}`, { key })).body.filter_types, null);
+    assert.match(
+      (await c.get(`/dashboard/endpoints/${id}`)).text,
+      /<dt>Receives<\/dt><dd>every event type<\/dd>/,
+    );
+  });
+
+  it('refuses "only these" with no type ticked, beside the event types, keeping what was chosen', async () => {
+    const c = await new Client(w).signedIn(w.key().key);
+    const res = await c.post('/dashboard/endpoints', {
+      _action: 'create',
+      title: 'Nothing',
+      url: `${receiver.url}/nothing`,
+      filter: 'some',
+    });
+    assert.equal(res.status, 400);
+    assert.match(res.text, /<fieldset class="field choices invalid">/);
+    assert.match(res.text, /must list at least one event type/);
+    assert.match(res.text, /id="new-filter-some" name="filter" value="some" checked/);
+    assert.equal(inputValue(res.text, 'new-title'), 'Nothing');
+  });
+
   it('disables with the reason shown, and enables again', async () => {
     const { c, id } = await withEndpoint();
     assert.equal((await c.post(`/dashboard/endpoints/${id}`, { _action: 'disable' })).status, 303);

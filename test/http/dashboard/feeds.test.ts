@@ -106,6 +106,7 @@ describe('dashboard feeds health', () => {
           { key: 'k2', entry: entry('b'), position: 1 },
         ],
         now,
+        { entries: 100, bytes: 1 << 20 },
       );
       markIdentityChanged(feed);
     })();
@@ -122,6 +123,34 @@ describe('dashboard feeds health', () => {
     const again = await c.post('/dashboard/feeds', { _action: 'discard', feed });
     assert.equal(again.status, 409);
     assert.match(again.text, /holds no entries/);
+  });
+
+  it('refreshes a feed with Refresh now, and shows why when it is too soon', async () => {
+    const { c, feeds } = await withFeeds(['http://127.0.0.1:9/refresh.xml']);
+    const feed = feeds['http://127.0.0.1:9/refresh.xml']!;
+    const page = await c.get('/dashboard/feeds');
+    assert.match(page.text, /name="_action" value="refresh"/);
+    assert.match(page.text, new RegExp(`name="feed" value="${feed}"`));
+    w.ctx.db
+      .prepare('UPDATE feeds SET next_poll_at = ?, last_polled_at = ? WHERE id = ?')
+      .run('2026-06-01T00:00:00.000Z', '2025-06-01T00:00:00.000Z', feed);
+    const nudges = w.nudges.poller;
+    const res = await c.post('/dashboard/feeds', { _action: 'refresh', feed });
+    assert.equal(res.status, 303);
+    assert.equal(res.location, '/dashboard/feeds?notice=feed-refreshed');
+    assert.equal(w.nudges.poller, nudges + 1);
+    assert.match((await c.get(res.location!)).text, /The feed is fetched within seconds/);
+    w.ctx.db
+      .prepare('UPDATE feeds SET last_polled_at = ? WHERE id = ?')
+      .run(w.clock.now().toISOString(), feed);
+    const soon = await c.post('/dashboard/feeds', { _action: 'refresh', feed });
+    assert.equal(soon.status, 429);
+    assert.match(soon.text, /fetch it again in 60 s/);
+    const stranger = await new Client(w).signedIn(w.key().key);
+    assert.equal(
+      (await stranger.post('/dashboard/feeds', { _action: 'refresh', feed })).status,
+      404,
+    );
   });
 
   it("never lists another application's feeds", async () => {

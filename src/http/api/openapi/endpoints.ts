@@ -20,9 +20,23 @@ import {
   uri,
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
+import { SUBSCRIPTION_EVENT_TYPES } from '../../../webhook/event.ts';
 
 const title = str({ minLength: 1, maxLength: 200 });
 const status = { enum: ['active', 'disabled'] };
+const filterTypes = {
+  oneOf: [
+    {
+      type: 'array',
+      minItems: 1,
+      uniqueItems: true,
+      items: { enum: [...SUBSCRIPTION_EVENT_TYPES] },
+    },
+    { type: 'null' },
+  ],
+  description:
+    'The event types the endpoint receives; null (the default) for every type, including types added later. An event of another type is not created for it at all (no event, no sequence number); endpoint.test is always sent.',
+};
 
 export const ENDPOINT_PATHS: Paths = {
   '/v1/endpoints': {
@@ -40,7 +54,8 @@ export const ENDPOINT_PATHS: Paths = {
   '/v1/endpoints/{id}': {
     get: read('Read an endpoint', 'Endpoint'),
     patch: {
-      summary: 'Change title or url, or enable/disable (re-enabling resumes delivery)',
+      summary:
+        'Change title, url or filter_types, or enable/disable (re-enabling resumes delivery)',
       parameters: [idParam],
       requestBody: body(ref('EndpointUpdate')),
       responses: ok('Endpoint'),
@@ -97,12 +112,12 @@ export const ENDPOINT_SCHEMAS: Record<string, Schema> = {
     type: 'object',
     additionalProperties: false,
     required: ['title', 'url'],
-    properties: { title, url: uri },
+    properties: { title, url: uri, filter_types: filterTypes },
   },
   EndpointUpdate: {
     type: 'object',
     additionalProperties: false,
-    properties: { title, url: uri, status },
+    properties: { title, url: uri, status, filter_types: filterTypes },
   },
   Endpoint: {
     type: 'object',
@@ -113,6 +128,7 @@ export const ENDPOINT_SCHEMAS: Record<string, Schema> = {
       url: str(),
       status,
       disabled_reason: nullable(str()),
+      filter_types: filterTypes,
       created_at: time,
       updated_at: time,
     },

@@ -1,4 +1,5 @@
-// The OpenAPI paths and schemas of events (webhook messages), their attempts, and resending one.
+// The OpenAPI paths and schemas of events (webhook messages), their attempts, resending one, and the webhook bodies
+// themselves (OpenAPI 3.1 `webhooks`).
 import {
   errors,
   id,
@@ -16,8 +17,204 @@ import {
   time,
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
+import { SUBSCRIPTION_EVENT_TYPES } from '../../../webhook/event.ts';
+import { FEED_STATUSES } from './feeds.ts';
 
 const statuses = ['pending', 'delivered', 'failed', 'dead'];
+const url = nullable(str({ format: 'uri' }));
+const text = (description: string) => nullable(str({ description }));
+const strings = { type: 'array', items: str() };
+const envelope = (type: string, data: Schema): Schema => ({
+  type: 'object',
+  required: ['type', 'schema_version', 'timestamp', 'data'],
+  properties: {
+    type: { const: type },
+    schema_version: {
+      const: 2,
+      description:
+        'The payload version: 2 since entries carry typed text. Version 1 bodies (still stored for older events) have no schema_version.',
+    },
+    timestamp: time,
+    data,
+  },
+});
+
+const sequence = int({
+  description: '1, 2, 3… per subscription, across every event type it receives.',
+});
+const subscription: Schema = {
+  type: 'object',
+  required: ['id', 'url', 'metadata'],
+  properties: {
+    id,
+    url: str({ format: 'uri' }),
+    metadata: { description: 'Your metadata, byte for byte, or null.' },
+  },
+};
+const metadata = { description: "The subscription's metadata, byte for byte, or null." };
+
+/** A feed-health payload: the entries envelope with the feed's health view and the event's own fields. */
+const health = (type: string, fields: Record<string, Schema>): Schema =>
+  envelope(type, {
+    type: 'object',
+    required: ['sequence', 'subscription', 'feed', ...Object.keys(fields), 'metadata'],
+    properties: { sequence, subscription, feed: ref('HealthFeed'), ...fields, metadata },
+  });
+
+// The feed-health payloads (README › Feed health), one per event type, and the feed as they show it.
+const HEALTH_SCHEMAS: Record<string, Schema> = {
+  HealthFeed: {
+    type: 'object',
+    required: ['id', 'url', 'title', 'site_url', 'feed_url', 'status'],
+    properties: {
+      id,
+      url: str({
+        format: 'uri',
+        description: 'The subscribed URL (the feed discovered behind it).',
+      }),
+      title: nullable(str()),
+      site_url: url,
+      feed_url: str({ format: 'uri', description: 'The URL fetched (after a move, the new one).' }),
+      status: { enum: FEED_STATUSES },
+    },
+  },
+  FeedFailingPayload: health('feed.failing', {
+    consecutive_failures: int({ description: 'Failed polls in a row (poll.failing_after).' }),
+    last_error: text('The last error.'),
+    last_http_status: nullable(int({ description: 'null when nothing answered.' })),
+    last_error_at: nullable(time),
+    last_success_at: nullable(time),
+    next_poll_at: time,
+  }),
+  FeedRecoveredPayload: health('feed.recovered', {
+    recovered_from: { enum: ['feed.failing', 'feed.gone'] },
+    alerted_at: nullable(time),
+    consecutive_failures: int({ description: 'Failed polls in a row before this success.' }),
+    last_error: text('The last error of the outage.'),
+    last_http_status: nullable(int({ description: 'The successful answer: 200 or 304.' })),
+  }),
+  FeedGonePayload: health('feed.gone', {
+    last_http_status: nullable(int()),
+    last_error: text('Why polling stopped.'),
+  }),
+  FeedMovedPayload: health('feed.moved', {
+    from: str({ format: 'uri' }),
+    to: str({ format: 'uri' }),
+  }),
+  FeedIdentityHoldPayload: health('feed.identity_hold', {
+    held_entries: int({ description: 'Entries held back.' }),
+    identity_key: { enum: ['guid', 'link', 'enclosure', 'content'] },
+    release: {
+      type: 'object',
+      required: ['method', 'path', 'actions'],
+      description:
+        'How to release them: POST {"action": "deliver"} or {"action": "discard"} to path.',
+      properties: {
+        method: { const: 'POST' },
+        path: str(),
+        actions: { type: 'array', items: { enum: ['deliver', 'discard'] } },
+      },
+    },
+  }),
+};
+
+// One webhook request: the signed POST of a payload to the endpoint.
+function webhook(summary: string, payload: string): Schema {
+  return {
+    summary,
+    requestBody: { required: true, content: json(ref(payload)).content },
+    responses: { '2XX': { description: 'Delivered. Anything else is retried on the schedule.' } },
+  };
+}
+
+// The bodies of the webhook requests (Standard Webhooks; built once, sent byte for byte on every attempt).
+const WEBHOOK_SCHEMAS: Record<string, Schema> = {
+  Enclosure: {
+    type: 'object',
+    required: ['url', 'type', 'length'],
+    properties: { url: str({ format: 'uri' }), type: nullable(str()), length: nullable(int()) },
+  },
+  Entry: {
+    type: 'object',
+    required: [
+      'id',
+      'guid',
+      'url',
+      'title',
+      'summary',
+      'summary_html',
+      'content_html',
+      'content_text',
+      'image',
+      'authors',
+      'categories',
+      'enclosures',
+      'published_at',
+      'updated_at',
+    ],
+    properties: {
+      id: str({
+        description: "feedsub's key for the entry (32 hex), stable across polls: dedupe on it.",
+      }),
+      guid: text("The feed's own id (RSS guid, Atom id, JSON Feed id)."),
+      url: url,
+      title: text(
+        'Plain text on one line (HTML titles are rendered, literal text kept as written).',
+      ),
+      summary: text('Plain text of the summary.'),
+      summary_html: text(
+        'The summary as HTML: absolute URLs, sanitized unless delivery.sanitize_html = false.',
+      ),
+      content_html: text(
+        'The full content as HTML: absolute URLs, sanitized unless delivery.sanitize_html = false.',
+      ),
+      content_text: text('Plain text of the content.'),
+      image: nullable(
+        str({
+          format: 'uri',
+          description:
+            'media:thumbnail, itunes:image, a media:content image or the JSON Feed image.',
+        }),
+      ),
+      authors: strings,
+      categories: strings,
+      enclosures: { type: 'array', items: ref('Enclosure') },
+      published_at: str({
+        format: 'date-time',
+        description: 'When feedsub first saw it, if the feed gives no date.',
+      }),
+      updated_at: nullable(time),
+      truncated: {
+        const: true,
+        description: 'Present when the entry was too large: summary and content fields are null.',
+      },
+    },
+  },
+  SubscriptionEntriesPayload: envelope('subscription.entries', {
+    type: 'object',
+    required: ['sequence', 'subscription', 'feed', 'entries', 'metadata'],
+    properties: {
+      sequence,
+      subscription,
+      feed: {
+        type: 'object',
+        required: ['id', 'url', 'title', 'site_url'],
+        properties: { id, url: str({ format: 'uri' }), title: nullable(str()), site_url: url },
+      },
+      entries: { type: 'array', maxItems: 100, items: ref('Entry') },
+      metadata,
+    },
+  }),
+  ...HEALTH_SCHEMAS,
+  EndpointTestPayload: envelope('endpoint.test', {
+    type: 'object',
+    required: ['endpoint', 'message'],
+    properties: {
+      endpoint: { type: 'object', required: ['id'], properties: { id } },
+      message: str(),
+    },
+  }),
+};
 
 export const EVENT_PATHS: Paths = {
   '/v1/events': {
@@ -64,7 +261,7 @@ export const EVENT_SCHEMAS: Record<string, Schema> = {
     ],
     properties: {
       id,
-      type: { enum: ['subscription.entries', 'endpoint.test'] },
+      type: { enum: [...SUBSCRIPTION_EVENT_TYPES, 'endpoint.test'] },
       status: {
         enum: statuses,
         description:
@@ -106,11 +303,41 @@ export const EVENT_SCHEMAS: Record<string, Schema> = {
         properties: {
           payload: {
             type: 'object',
-            description: 'The webhook body, exactly as sent on every attempt.',
+            description:
+              'The webhook body, exactly as sent on every attempt: the payload of its type under `webhooks` (`schema_version` 2; bodies built before version 2 stay as they were, without it).',
           },
           attempts: { type: 'array', items: ref('Attempt') },
         },
       },
     ],
+  },
+  ...WEBHOOK_SCHEMAS,
+};
+
+/** The webhook requests feedsub sends (OpenAPI 3.1 `webhooks`): POSTs to your endpoint, signed (README › Webhooks). */
+export const WEBHOOKS: Paths = {
+  'subscription.entries': {
+    post: webhook('New entries of a subscribed feed', 'SubscriptionEntriesPayload'),
+  },
+  'feed.failing': {
+    post: webhook('The feed failed poll.failing_after polls in a row', 'FeedFailingPayload'),
+  },
+  'feed.recovered': {
+    post: webhook('The first success after feed.failing or feed.gone', 'FeedRecoveredPayload'),
+  },
+  'feed.gone': {
+    post: webhook('The feed answered 410 Gone: polling stopped', 'FeedGonePayload'),
+  },
+  'feed.moved': {
+    post: webhook('Permanent redirects moved the URL fetched', 'FeedMovedPayload'),
+  },
+  'feed.identity_hold': {
+    post: webhook(
+      'The churn guard held entries back until a subscriber releases them',
+      'FeedIdentityHoldPayload',
+    ),
+  },
+  'endpoint.test': {
+    post: webhook('A test message (POST /v1/endpoints/{id}/test)', 'EndpointTestPayload'),
   },
 };

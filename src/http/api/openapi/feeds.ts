@@ -1,23 +1,53 @@
-// The OpenAPI paths and schema of feed records, and the release of a GUID-churn hold.
+// The OpenAPI paths and schemas of feed records: the list, one feed, a refresh, and the release of a GUID-churn hold.
 import {
   body,
   errors,
   id,
+  idempotencyHeader,
   idParam,
   int,
   json,
+  list,
   nullable,
   problemResponse,
   read,
   ref,
   str,
   time,
+  tooManyOr,
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
 
+/** Every status a feed record has. */
+export const FEED_STATUSES = ['pending', 'active', 'error', 'gone', 'identity_changed'];
+
 export const FEED_PATHS: Paths = {
+  '/v1/feeds': {
+    get: list('List the feeds your subscriptions use, newest first', 'FeedListItem', {
+      name: 'status',
+      in: 'query',
+      description:
+        'Only feeds in this status; `failing` is every feed not fetched successfully now (`error` and `gone`).',
+      schema: { enum: [...FEED_STATUSES, 'failing'] },
+    }),
+  },
   '/v1/feeds/{id}': {
     get: read('Read a feed record one of your subscriptions uses', 'Feed'),
+  },
+  '/v1/feeds/{id}/refresh': {
+    post: {
+      summary:
+        'Fetch the feed now: it is due at once (a gone feed is polled again); at most once per poll.min_interval_seconds per feed',
+      parameters: [idParam, idempotencyHeader],
+      responses: {
+        202: json(ref('Feed'), 'Accepted: the poller fetches it within seconds'),
+        409: problemResponse('No subscription of the feed is active, so it is not polled'),
+        ...errors,
+        429: tooManyOr(
+          'the feed was fetched less than `poll.min_interval_seconds` ago (`quota` is `feed_refresh`); nothing changed.',
+        ),
+      },
+    },
   },
   '/v1/feeds/{id}/accept-identity-change': {
     post: {
@@ -52,7 +82,7 @@ export const FEED_SCHEMAS: Record<string, Schema> = {
       title: nullable(str()),
       site_url: nullable(str()),
       format: nullable(str()),
-      status: { enum: ['pending', 'active', 'error', 'gone', 'identity_changed'] },
+      status: { enum: FEED_STATUSES },
       last_polled_at: nullable(time),
       last_success_at: nullable(time),
       next_poll_at: nullable(time),
@@ -70,6 +100,10 @@ export const FEED_SCHEMAS: Record<string, Schema> = {
         description:
           "Entries held back because the feed's identities changed (status identity_changed).",
       }),
+      held_entries_dropped: int({
+        description:
+          'Unseen entries left out of this hold because it was full (retention.held_entries_per_feed, held_bytes_per_feed), counted on every poll that showed them. 0 once the hold ends.',
+      }),
       identity_key: {
         enum: ['guid', 'link', 'enclosure', 'content'],
         description:
@@ -78,5 +112,17 @@ export const FEED_SCHEMAS: Record<string, Schema> = {
       created_at: time,
       updated_at: time,
     },
+  },
+  FeedListItem: {
+    allOf: [
+      ref('Feed'),
+      {
+        type: 'object',
+        required: ['subscription_count'],
+        properties: {
+          subscription_count: int({ description: 'How many of your subscriptions use the feed.' }),
+        },
+      },
+    ],
   },
 };

@@ -1,10 +1,11 @@
-// The OpenAPI paths and schemas of subscriptions: a feed URL tied to one endpoint, with metadata.
+// The OpenAPI paths and schemas of subscriptions: a feed URL tied to one endpoint, with metadata; OPML import/export.
 import {
   body,
   create,
   errors,
   id,
   idParam,
+  int,
   json,
   list,
   nullable,
@@ -34,6 +35,38 @@ export const SUBSCRIPTION_PATHS: Paths = {
       in: 'query',
       schema: id,
     }),
+  },
+  '/v1/subscriptions/import': {
+    post: create('Subscribe an endpoint to every feed of an OPML document', 'SubscriptionImport', {
+      200: json(
+        ref('SubscriptionImportReport'),
+        'One result per feed outline, in document order: quotas and refusals are reported per outline, not as the status of the request.',
+      ),
+      400: problemResponse(
+        'Invalid fields, or an OPML document that cannot be imported (not OPML, cut short or mis-nested, nested more than 50 elements deep, more than 1,000 feeds); `errors` names `opml` with the line. Nothing was imported.',
+      ),
+    }),
+  },
+  '/v1/subscriptions/export': {
+    get: {
+      summary: 'The subscriptions as an OPML 2.0 document, a folder per endpoint',
+      parameters: [
+        {
+          name: 'endpoint',
+          in: 'query',
+          description: "Only this endpoint's subscriptions (404 when not one of yours).",
+          schema: id,
+        },
+      ],
+      responses: {
+        200: {
+          description:
+            'OPML 2.0, streamed: an outline per subscription (`xmlUrl` = its URL, never credentials; `text` = the feed title or the URL; paused ones carry `feedsubStatus="paused"`) inside a folder outline per endpoint.',
+          content: { 'text/x-opml': { schema: str() } },
+        },
+        ...errors,
+      },
+    },
   },
   '/v1/subscriptions/{id}': {
     get: read('Read a subscription', 'Subscription'),
@@ -76,6 +109,54 @@ export const SUBSCRIPTION_SCHEMAS: Record<string, Schema> = {
       endpoint: id,
       metadata: nullable({ type: 'object' }),
       status,
+    },
+  },
+  SubscriptionImport: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['endpoint', 'opml'],
+    properties: {
+      endpoint: id,
+      opml: str({
+        description:
+          'The OPML 1.0 or 2.0 document. Every outline under <body> with an xmlUrl (or typed rss/atom) is a feed, at any folder depth; folders are not kept. At most 1,000 feeds.',
+      }),
+      metadata: nullable({
+        type: 'object',
+        description: 'Given to every subscription created, exactly as given; at most 16 KiB.',
+      }),
+    },
+  },
+  SubscriptionImportReport: {
+    type: 'object',
+    required: ['results', 'counts'],
+    properties: {
+      results: { type: 'array', items: ref('SubscriptionImportResult') },
+      counts: {
+        type: 'object',
+        required: ['created', 'exists', 'invalid', 'refused'],
+        properties: {
+          created: int(),
+          exists: int(),
+          invalid: int(),
+          refused: int(),
+        },
+      },
+    },
+  },
+  SubscriptionImportResult: {
+    type: 'object',
+    required: ['url', 'title', 'status'],
+    properties: {
+      url: nullable(str({ description: "The outline's xmlUrl as written, without credentials." })),
+      title: nullable(str({ description: "The outline's title, else its text." })),
+      status: {
+        enum: ['created', 'exists', 'invalid', 'refused'],
+        description:
+          '`created`; `exists`: the endpoint already has this feed (`subscription` names it); `invalid`: no usable xmlUrl; `refused`: a private address, or a quota — once one is met, every later valid outline is refused with the same problem.',
+      },
+      subscription: id,
+      error: ref('Problem'),
     },
   },
   Subscription: {

@@ -1,0 +1,78 @@
+// SQL for bounding entry keys and held entries: which keys have been gone long enough to prune, deleting them in small
+// batches, trimming a hold past its cap, and emptying a feed before it is deleted.
+import type { Db } from '../db/open.ts';
+import { prepared } from './sql.ts';
+
+/** Which of a feed's keys may be pruned: those last shown before `windowStart`, and at or after `last` in newest-first
+ *  order (seen_at, then key), the first key beyond the feed's `keep` most recently shown. */
+export type KeyPruneBound = { windowStart: string; last: { seenAt: string; key: string } };
+
+/** The feed's keys that may be pruned, or undefined when none may: keys not shown within `windowMs` before the feed's
+ *  latest sighting (so a feed whose document stopped changing keeps every key), and never one of its `keep` most
+ *  recently shown keys. */
+export function keyPruneBound(
+  db: Db,
+  feedId: string,
+  windowMs: number,
+  keep: number,
+): KeyPruneBound | undefined {
+  const last = prepared(
+    db,
+    'SELECT seen_at AS seenAt, key FROM entries WHERE feed_id = ? ORDER BY seen_at DESC, key DESC LIMIT 1 OFFSET ?',
+  ).get(feedId, keep) as { seenAt: string | null; key: string } | undefined;
+  if (last === undefined || last.seenAt === null) return undefined;
+  const latest = prepared(db, 'SELECT max(seen_at) FROM entries WHERE feed_id = ?')
+    .pluck()
+    .get(feedId) as string;
+  const windowStart = new Date(Date.parse(latest) - windowMs).toISOString();
+  return { windowStart, last: { seenAt: last.seenAt, key: last.key } };
+}
+
+/** Deletes up to `limit` of the feed's keys within `bound`, least recently shown first; returns how many. */
+export function deleteKeysWithin(
+  db: Db,
+  feedId: string,
+  bound: KeyPruneBound,
+  limit: number,
+): number {
+  return prepared(
+    db,
+    `DELETE FROM entries WHERE feed_id = @feed AND key IN (
+       SELECT key FROM entries WHERE feed_id = @feed AND seen_at < @windowStart AND (seen_at, key) <= (@seenAt, @key)
+       ORDER BY seen_at, key LIMIT @limit)`,
+  ).run({ feed: feedId, windowStart: bound.windowStart, ...bound.last, limit }).changes;
+}
+
+/** Number of keys the feed stores (aliases included). */
+export function countFeedKeys(db: Db, feedId: string): number {
+  return prepared(db, 'SELECT count(*) FROM entries WHERE feed_id = ?')
+    .pluck()
+    .get(feedId) as number;
+}
+
+/** Deletes up to `limit` held entries of the feed from the end of the hold in document order (what a lowered cap, or a
+ *  hold made before there was one, no longer keeps); returns how many. */
+export function trimHeldEntries(db: Db, feedId: string, limit: number): number {
+  return prepared(
+    db,
+    `DELETE FROM held_entries WHERE feed_id = @feed AND key IN (
+       SELECT key FROM held_entries WHERE feed_id = @feed ORDER BY position DESC, held_at DESC LIMIT @limit)`,
+  ).run({ feed: feedId, limit }).changes;
+}
+
+/** Deletes up to `limit` of the feed's held entries, then up to the rest of `limit` of its keys: a feed about to be
+ *  deleted is emptied a batch at a time. Returns how many rows went. */
+export function emptyFeed(db: Db, feedId: string, limit: number): number {
+  const held = prepared(
+    db,
+    'DELETE FROM held_entries WHERE feed_id = @feed AND key IN (SELECT key FROM held_entries WHERE feed_id = @feed LIMIT @limit)',
+  ).run({ feed: feedId, limit }).changes;
+  if (held === limit) return held;
+  return (
+    held +
+    prepared(
+      db,
+      'DELETE FROM entries WHERE feed_id = @feed AND key IN (SELECT key FROM entries WHERE feed_id = @feed LIMIT @limit)',
+    ).run({ feed: feedId, limit: limit - held }).changes
+  );
+}
