@@ -113,14 +113,16 @@ describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : 
 
   it("creates a subscription to the origin's feed and sees the feed become healthy", async () => {
     await page.getByRole('link', { name: 'Subscriptions', exact: true }).click();
-    await page
+    const create = page.getByRole('button', { name: 'Create subscription' });
+    const form = page.locator('form', { has: create }); // the page also has the OPML import and export forms
+    await form
       .getByLabel('Endpoint')
       .selectOption({ label: `Team receiver — ${receiver.url}/hooks/feedsub` });
-    await page.getByLabel('Feed URL').fill(`${origin.url}/feed.xml`);
-    await page
+    await form.getByLabel('Feed URL').fill(`${origin.url}/feed.xml`);
+    await form
       .getByLabel('Metadata (JSON object, optional)')
       .fill('{"channel": "#news", "team": 7}');
-    await page.getByRole('button', { name: 'Create subscription' }).click();
+    await create.click();
     await page.getByRole('heading', { name: `${origin.url}/feed.xml` }).waitFor();
     await until(page, 'feed healthy', async () => {
       assert.equal(

@@ -95,7 +95,9 @@ describe('poll outcome', () => {
     const f = getFeed(w.ctx.db, sub.feed)!;
     assert.equal(f.baseline_at, null, 'the next document is a fresh baseline');
     assert.ok(f.next_poll_at <= w.clock.now().toISOString(), 'due at once for the next subscriber');
-    const events = w.ctx.db.prepare('SELECT count(*) AS n FROM events').get() as { n: number };
+    const events = w.ctx.db
+      .prepare('SELECT count(*) AS n FROM events WHERE subscription_id = ?')
+      .get(sub.id) as { n: number };
     assert.equal(events.n, 0);
   });
 });
