@@ -128,7 +128,7 @@ CREATE INDEX entries_seen ON entries(feed_id, seen_at);
 CREATE TABLE entry_history (
   feed_id        TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
   key            TEXT NOT NULL,
-  key_source     TEXT NOT NULL,   -- the identity source the key was computed from: guid, link, enclosure or content
+  key_source     TEXT,            -- the identity source of the key: guid, link, enclosure or content (NULL: held before)
   entry          TEXT NOT NULL,   -- the entry JSON exactly as a webhook carries it (its latest version)
   content_hash   TEXT NOT NULL,   -- of its title, summary, content and updated date: a change is an update
   first_seen_at  TEXT NOT NULL,   -- when the fetch that first showed it began (for a held entry, when it was held)
@@ -148,6 +148,7 @@ CREATE TABLE held_entries (
   position    INTEGER NOT NULL,
   held_at     TEXT NOT NULL,      -- when the entry was first seen: a subscription created later never receives it
   fingerprint TEXT,               -- stored with the key when the entry is released (migration 1)
+  key_source  TEXT,               -- the identity source of the key, for the entry history (schema version 7)
   PRIMARY KEY (feed_id, key)
 ) WITHOUT ROWID;
 -- A release walks a hold in document order, a few hundred entries per transaction (schema version 4).

@@ -62,10 +62,11 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE subscriptions ADD COLUMN updates INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE subscriptions ADD COLUMN backfill INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE subscriptions ADD COLUMN pauses TEXT;
+      ALTER TABLE held_entries ADD COLUMN key_source TEXT;
       CREATE TABLE entry_history (
         feed_id        TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
         key            TEXT NOT NULL,
-        key_source     TEXT NOT NULL,
+        key_source     TEXT,
         entry          TEXT NOT NULL,
         content_hash   TEXT NOT NULL,
         first_seen_at  TEXT NOT NULL,
