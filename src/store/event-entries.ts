@@ -28,6 +28,8 @@ export type EntryEventRow = {
   next_attempt_at: string;
   created_at: string;
   delivered_at: string | null;
+  /** 1 when the event is a backfill (`data.backfill` in its body). */
+  backfill: number;
 };
 
 /** The subscription's events that carry the entry, in sequence order (at most `limit`, the first ones). */
@@ -39,7 +41,8 @@ export function eventsOfEntry(
 ): EntryEventRow[] {
   return prepared(
     db,
-    `SELECT e.id, e.type, e.sequence, e.status, e.attempt_count, e.next_attempt_at, e.created_at, e.delivered_at
+    `SELECT e.id, e.type, e.sequence, e.status, e.attempt_count, e.next_attempt_at, e.created_at, e.delivered_at,
+            coalesce((SELECT b.body ->> '$.data.backfill' FROM event_bodies b WHERE b.event_id = e.id), 0) AS backfill
      FROM event_entries x JOIN events e ON e.id = x.event_id
      WHERE x.subscription_id = ? AND x.key = ? ORDER BY e.sequence, e.id LIMIT ?`,
   ).all(subscriptionId, key, limit) as EntryEventRow[];

@@ -1,4 +1,5 @@
-// /v1/subscriptions: tie a feed URL to an endpoint with metadata; read, change, pause, delete; import and export OPML.
+// /v1/subscriptions: tie a feed URL to an endpoint with metadata; read, change, pause, delete; import and export OPML;
+// the feed's entry history and the trace of one entry.
 import { Hono } from 'hono';
 import type { Ctx } from '../../context.ts';
 import {
@@ -9,6 +10,8 @@ import {
   subscriptionView,
   updateSubscriptionFromInput,
 } from '../../actions/subscriptions.ts';
+import { listHistory } from '../../actions/entry-history.ts';
+import { traceEntry } from '../../actions/trace.ts';
 import { exportSubscriptionsOpml } from '../../actions/subscriptions-export.ts';
 import { importSubscriptions } from '../../actions/subscriptions-import.ts';
 import type { ApiEnv } from '../auth.ts';
@@ -51,6 +54,17 @@ export function subscriptionsApi(ctx: Ctx): Hono<ApiEnv> {
     })
     .get('/export', (c) =>
       sendOpml(c, exportSubscriptionsOpml(ctx, c.get('applicationId'), idFilter(c, 'endpoint'))),
+    )
+    .get('/:id/entries', (c) => {
+      const sub = requireSubscription(ctx, c.get('applicationId'), c.req.param('id'));
+      return sendJson(c, 200, listHistory(ctx, sub.feed_id, pageQuery(c, 'entries')));
+    })
+    .get('/:id/trace', (c) =>
+      sendJson(
+        c,
+        200,
+        traceEntry(ctx, c.get('applicationId'), c.req.param('id'), c.req.query('entry')),
+      ),
     )
     .get('/:id', (c) =>
       sendJson(
