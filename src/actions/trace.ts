@@ -167,9 +167,28 @@ export function decide(
   facts: Facts,
   s: { sub: SubscriptionRow; pauses: Pause[]; filtered: boolean; events: TraceEvent[] },
   config: { delivery: { retention_days: number }; retention: { entry_history_per_feed: number } },
-): { decision: TraceDecision; reason: string } {
+): Verdict {
   const carried = s.events.filter((e) => e.type === 'subscription.entries');
-  const seen = facts.first_seen_at;
+  const fromEvents = eventVerdict(carried);
+  if (fromEvents) return fromEvents;
+  if (facts.key === null || facts.first_seen_at === null)
+    return {
+      decision: 'unknown',
+      reason: `No entry of this feed has this id, guid or URL in its history (its last ${config.retention.entry_history_per_feed} entries), its held entries or its keys: the feed never showed it here, or it was pruned.`,
+    };
+  return (
+    factVerdict(facts.fate, facts.first_seen_at, s) ?? {
+      decision: 'unknown',
+      reason: `First seen at ${facts.first_seen_at}, but no stored event of this subscription carries it: delivered events are deleted after ${config.delivery.retention_days} days, or the endpoint filtered entries out then.`,
+    }
+  );
+}
+
+type Verdict = { decision: TraceDecision; reason: string };
+
+/** The decision the subscription's entries events that carry the entry make: delivered, pending or dead; undefined
+ *  when none does. */
+function eventVerdict(carried: TraceEvent[]): Verdict | undefined {
   const sent = carried.find((e) => e.status === 'delivered');
   if (sent)
     return {
@@ -182,36 +201,41 @@ export function decide(
       decision: 'pending',
       reason: `Queued in event ${waiting.id} (${waiting.status}, ${waiting.attempts.length} attempts so far; next at ${waiting.next_attempt_at}).`,
     };
-  if (carried.length > 0)
-    return {
-      decision: 'dead',
-      reason: `Event ${carried[0]!.id} carried it, and gave up after ${carried[0]!.attempts.length} attempts; POST /v1/events/${carried[0]!.id}/resend sends it again.`,
-    };
-  if (facts.key === null || seen === null)
-    return {
-      decision: 'unknown',
-      reason: `No entry of this feed has this id, guid or URL in its history (its last ${config.retention.entry_history_per_feed} entries), its held entries or its keys: the feed never showed it here, or it was pruned.`,
-    };
+  if (carried.length === 0) return undefined;
+  return {
+    decision: 'dead',
+    reason: `Event ${carried[0]!.id} carried it, and gave up after ${carried[0]!.attempts.length} attempts; POST /v1/events/${carried[0]!.id}/resend sends it again.`,
+  };
+  return undefined;
+}
+
+/** Why no event carried a known entry (first seen at `seen`): the first of the reasons that holds, in the README's
+ *  order; undefined when none does. */
+function factVerdict(
+  fate: Facts['fate'],
+  seen: string,
+  s: { sub: SubscriptionRow; pauses: Pause[]; filtered: boolean },
+): Verdict | undefined {
   if (seen < s.sub.created_at)
     return {
       decision: 'before_subscription',
       reason: `First seen at ${seen}, before this subscription was created (${s.sub.created_at}): a subscription receives only entries first seen after it was created (backfill sends recent ones).`,
     };
-  if (facts.fate === 'held')
+  if (fate === 'held')
     return {
       decision: 'held',
       reason: `Held by the churn guard since ${seen} (most of the feed's ids changed at once); POST /v1/feeds/${s.sub.feed_id}/accept-identity-change delivers or discards it.`,
     };
-  if (facts.fate === 'discarded')
+  if (fate === 'discarded')
     return {
       decision: 'discarded',
       reason: `Held by the churn guard at ${seen}, then the hold was discarded: recorded as seen, sent to no one.`,
     };
-  if (facts.fate === 'baseline' || facts.fate === 'revealed')
+  if (fate === 'baseline' || fate === 'revealed')
     return {
       decision: 'baseline',
       reason:
-        facts.fate === 'baseline'
+        fate === 'baseline'
           ? `First seen at ${seen} in a baseline (the first document of the feed, or the first after a time with no active subscription): recorded, sent to no one.`
           : `First read at ${seen} by a newer parser from an entry the feed already showed: recorded as seen, sent to no one.`,
     };
@@ -226,8 +250,5 @@ export function decide(
       decision: 'filtered',
       reason: "The endpoint's filter_types leaves out subscription.entries: no event was made.",
     };
-  return {
-    decision: 'unknown',
-    reason: `First seen at ${seen}, but no stored event of this subscription carries it: delivered events are deleted after ${config.delivery.retention_days} days, or the endpoint filtered entries out then.`,
-  };
+  return undefined;
 }
