@@ -129,12 +129,12 @@ CREATE TABLE entry_history (
   feed_id        TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
   key            TEXT NOT NULL,
   key_source     TEXT,            -- the identity source of the key: guid, link, enclosure or content (NULL: held before)
-  entry          TEXT NOT NULL,   -- the entry JSON exactly as a webhook carries it (its latest version)
   content_hash   TEXT NOT NULL,   -- of its title, summary, content and updated date: a change is an update
   first_seen_at  TEXT NOT NULL,   -- when the fetch that first showed it began (for a held entry, when it was held)
   via            TEXT NOT NULL DEFAULT 'poll' CHECK (via IN ('poll', 'push')),
   fate           TEXT NOT NULL CHECK (fate IN ('baseline', 'new', 'revealed', 'released', 'discarded')),
   changed_at     TEXT,            -- the last time a new version of it was stored
+  entry          TEXT NOT NULL,   -- the entry JSON exactly as a webhook carries it (its latest version)
   UNIQUE (feed_id, key)
 );
 -- Newest first (first seen, then document order: a document is stored from its last entry up).

@@ -67,12 +67,12 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
         feed_id        TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
         key            TEXT NOT NULL,
         key_source     TEXT,
-        entry          TEXT NOT NULL,
         content_hash   TEXT NOT NULL,
         first_seen_at  TEXT NOT NULL,
         via            TEXT NOT NULL DEFAULT 'poll' CHECK (via IN ('poll', 'push')),
         fate           TEXT NOT NULL CHECK (fate IN ('baseline', 'new', 'revealed', 'released', 'discarded')),
         changed_at     TEXT,
+        entry          TEXT NOT NULL,
         UNIQUE (feed_id, key)
       );
       CREATE INDEX entry_history_recent ON entry_history(feed_id, first_seen_at);
