@@ -99,6 +99,11 @@ CREATE TABLE subscriptions (
   last_sequence   INTEGER NOT NULL DEFAULT 0,
   created_at      TEXT NOT NULL,
   updated_at      TEXT NOT NULL,
+  -- History (schema version 8): 1 when it receives subscription.entries_updated; the entries still to backfill when
+  -- its feed's baseline comes; its last 20 pauses as JSON [[paused_at, resumed_at or null], …], for the trace.
+  updates         INTEGER NOT NULL DEFAULT 0,
+  backfill        INTEGER NOT NULL DEFAULT 0,
+  pauses          TEXT,
   UNIQUE (endpoint_id, url)
 );
 CREATE INDEX subscriptions_by_application ON subscriptions(application_id, id);
@@ -117,6 +122,24 @@ CREATE TABLE entries (
 ) WITHOUT ROWID;
 CREATE INDEX entries_seen ON entries(feed_id, seen_at);
 
+-- The last entries of each feed as events show them ([retention] entry_history_per_feed, entry_history_bytes_per_feed),
+-- with the facts the trace reads: the source of the key, when and by which fetch it was first seen, and what was done
+-- with it. Only for keys the entries table knows: pruning a key prunes its history (schema version 8).
+CREATE TABLE entry_history (
+  feed_id        TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
+  key            TEXT NOT NULL,
+  key_source     TEXT,            -- the identity source of the key: guid, link, enclosure or content (NULL: held before)
+  content_hash   TEXT NOT NULL,   -- of its title, summary, content and updated date: a change is an update
+  first_seen_at  TEXT NOT NULL,   -- when the fetch that first showed it began (for a held entry, when it was held)
+  via            TEXT NOT NULL DEFAULT 'poll' CHECK (via IN ('poll', 'push')),
+  fate           TEXT NOT NULL CHECK (fate IN ('baseline', 'new', 'revealed', 'released', 'discarded')),
+  changed_at     TEXT,            -- the last time a new version of it was stored
+  entry          TEXT NOT NULL,   -- the entry JSON exactly as a webhook carries it (its latest version)
+  UNIQUE (feed_id, key)
+);
+-- Newest first (first seen, then document order: a document is stored from its last entry up).
+CREATE INDEX entry_history_recent ON entry_history(feed_id, first_seen_at);
+
 -- Entries held back by the churn guard until an operator accepts or discards them.
 CREATE TABLE held_entries (
   feed_id     TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
@@ -125,6 +148,7 @@ CREATE TABLE held_entries (
   position    INTEGER NOT NULL,
   held_at     TEXT NOT NULL,      -- when the entry was first seen: a subscription created later never receives it
   fingerprint TEXT,               -- stored with the key when the entry is released (migration 1)
+  key_source  TEXT,               -- the identity source of the key, for the entry history (schema version 8)
   PRIMARY KEY (feed_id, key)
 ) WITHOUT ROWID;
 -- A release walks a hold in document order, a few hundred entries per transaction (schema version 4).
@@ -178,6 +202,15 @@ CREATE TABLE attempts (
   response_body  TEXT
 );
 CREATE INDEX attempts_by_event ON attempts(event_id, started_at);
+
+-- Which entries each event carries, so the trace finds the events of an entry; goes with its event (schema version 8).
+CREATE TABLE event_entries (
+  subscription_id  TEXT NOT NULL,
+  key              TEXT NOT NULL,
+  event_id         TEXT NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+  PRIMARY KEY (subscription_id, key, event_id)
+) WITHOUT ROWID;
+CREATE INDEX event_entries_by_event ON event_entries(event_id);
 
 CREATE TABLE idempotency_keys (
   application_id  TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,

@@ -115,6 +115,9 @@ export const ConfigSchema = v.strictObject({
       entry_key_days: v.optional(int(1, 36_500), 30),
       entry_keys_per_feed: v.optional(int(1, 100_000_000), 1000),
       orphaned_feed_days: v.optional(int(1, 36_500), 7),
+      // The entry history (GET …/entries, backfill, updates, the trace): at least the 50 newest entries per feed.
+      entry_history_per_feed: v.optional(int(50, 10_000), 100),
+      entry_history_bytes_per_feed: v.optional(int(64 * 1024, 1024 * 1024 * 1024), 8 * 1024 * 1024),
     }),
     {},
   ),

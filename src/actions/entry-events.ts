@@ -4,6 +4,7 @@ import type { Ctx } from '../context.ts';
 import { fromV1Entry } from '../feed/parse-entry.ts';
 import type { Entry } from '../feed/types.ts';
 import { newId } from '../ids.ts';
+import { recordEventEntries } from '../store/event-entries.ts';
 import { insertEvent } from '../store/events.ts';
 import type { FeedRow } from '../store/feeds.ts';
 import {
@@ -15,6 +16,7 @@ import {
   buildEntryEvents,
   deliveryOrder,
   type BuiltEvent,
+  type EntriesEventType,
   type EventEntry,
   type EventFeed,
   type SubscriptionEventType,
@@ -45,16 +47,47 @@ export function queueEntryEvents(
   for (const sub of activeSubscriptionsOfFeed(ctx.db, feed.id, 'subscription.entries')) {
     const own = entries.filter((e) => e.firstSeenAt >= sub.created_at).map((e) => e.entry);
     if (own.length === 0) continue;
-    count += queueSubscriptionEvents(ctx, sub, 'subscription.entries', now, (firstSequence) =>
-      buildEntryEvents({
+    count += queueEntriesFor(ctx, sub, { feed, meta }, own, now);
+  }
+  return count;
+}
+
+/** Queues the events carrying `entries` (document order: newest first) to one subscription that receives their type,
+ *  and records which entries each event carries (the trace reads it); returns how many events. */
+export function queueEntriesFor(
+  ctx: Ctx,
+  sub: SubscriptionRow,
+  source: {
+    feed: Pick<FeedRow, 'id' | 'url' | 'discovered_url'>;
+    meta: { title: string | null; site_url: string | null };
+  },
+  entries: EventEntry[],
+  now: Date,
+  kind: { type?: EntriesEventType; backfill?: boolean } = {},
+): number {
+  const ordered = deliveryOrder(entries);
+  let built: BuiltEvent[] = [];
+  const count = queueSubscriptionEvents(
+    ctx,
+    sub,
+    kind.type ?? 'subscription.entries',
+    now,
+    (firstSequence) =>
+      (built = buildEntryEvents({
         subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },
-        feed: eventFeed(feed, meta),
-        entries: deliveryOrder(own),
+        feed: eventFeed(source.feed, source.meta),
+        entries: ordered,
         now,
         firstSequence,
         newId: () => newId(now),
-      }),
-    );
+        ...kind,
+      })),
+  );
+  let next = 0;
+  for (const e of built) {
+    const carried = ordered.slice(next, next + e.entryCount).map((entry) => entry.id);
+    recordEventEntries(ctx.db, sub.id, e.id, carried);
+    next += e.entryCount;
   }
   return count;
 }

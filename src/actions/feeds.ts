@@ -22,6 +22,7 @@ import { applicationUsesFeed, feedHasActiveSubscription } from '../store/subscri
 import type { Ctx } from '../context.ts';
 import { CHUNK_ROWS, nextTurn } from './chunks.ts';
 import { queueEntryEvents, toEventEntry } from './entry-events.ts';
+import { recordHistory } from './entry-history.ts';
 import { validate } from './validate.ts';
 
 export type FeedView = {
@@ -126,6 +127,17 @@ function releaseChunk(
           now,
         )
       : 0;
+  const heldAt = new Map(held.map((h) => [h.key, h.held_at]));
+  recordHistory(
+    ctx,
+    id,
+    held.map((h) => ({ key: h.key, source: h.key_source, entry: JSON.parse(h.entry) as Entry })),
+    {
+      firstSeenAt: (e) => heldAt.get(e.key)!,
+      fate: action === 'deliver' ? 'released' : 'discarded',
+      via: 'poll',
+    },
+  );
   deleteHeldEntries(
     ctx.db,
     id,

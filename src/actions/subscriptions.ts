@@ -18,6 +18,7 @@ import {
 } from '../store/subscriptions.ts';
 import type { Ctx } from '../context.ts';
 import { EVENT_CHUNK, nextTurn } from './chunks.ts';
+import { BACKFILL_MAX, queueBackfills } from './entry-history.ts';
 import { chargeNewFeedUrl, checkSubscriptionQuota } from './quotas.ts';
 import { normalizeFeedUrl, privateHostIssue } from './urls.ts';
 import { HttpUrl, IdString, validate } from './validate.ts';
@@ -32,6 +33,7 @@ export type SubscriptionApiView = {
   endpoint: string;
   metadata: RawJson | null;
   status: 'active' | 'paused';
+  updates: boolean;
   feed_url: string;
   feed_status: string;
   created_at: string;
@@ -46,16 +48,55 @@ const Metadata = v.nullable(
   undefined,
 );
 
+const Updates = v.boolean('must be true or false');
+
 export const CreateSubscriptionInput = v.strictObject({
   endpoint: IdString,
   url: HttpUrl,
   metadata: v.optional(Metadata),
+  backfill: v.optional(
+    v.pipe(
+      v.number(`must be an integer from 0 to ${BACKFILL_MAX}`),
+      v.integer(`must be an integer from 0 to ${BACKFILL_MAX}`),
+      v.minValue(0, `must be an integer from 0 to ${BACKFILL_MAX}`),
+      v.maxValue(BACKFILL_MAX, `must be an integer from 0 to ${BACKFILL_MAX}`),
+    ),
+  ),
+  updates: v.optional(Updates),
 });
 export const UpdateSubscriptionInput = v.strictObject({
   endpoint: v.optional(IdString),
   metadata: v.optional(Metadata),
   status: v.optional(v.picklist(['active', 'paused'], 'must be "active" or "paused"')),
+  updates: v.optional(Updates),
 });
+
+/** Pauses a subscription remembers for the trace (README › Why was this entry delivered?). */
+export const PAUSES_KEPT = 20;
+/** A pause: when it began, and when it ended (null while paused). */
+export type Pause = [pausedAt: string, resumedAt: string | null];
+
+/** The subscription's pauses as stored (oldest first); a malformed value reads as none. */
+export function readPauses(text: string | null): Pause[] {
+  if (text === null) return [];
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? (value as Pause[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The pauses after a change of status at `now`: pausing opens one, resuming closes the open one; the last
+ *  PAUSES_KEPT are kept. Pure. */
+export function notePause(text: string | null, status: 'active' | 'paused', now: Date): string {
+  const pauses = readPauses(text);
+  const t = now.toISOString();
+  const open = pauses.at(-1);
+  if (status === 'paused' && (open === undefined || open[1] !== null)) pauses.push([t, null]);
+  if (status === 'active' && open !== undefined && open[1] === null) open[1] = t;
+  return JSON.stringify(pauses.slice(-PAUSES_KEPT));
+}
 
 /** `raw.metadata` is the client's JSON text of the metadata member, kept byte for byte (whitespace aside). */
 export type RawParts = { metadata?: string | undefined };
@@ -70,6 +111,7 @@ export function subscriptionView(row: SubscriptionView): SubscriptionApiView {
     endpoint: row.endpoint_id,
     metadata: row.metadata === null ? null : new RawJson(row.metadata),
     status: row.status,
+    updates: row.updates === 1,
     feed_url: row.feed_discovered_url ?? row.feed_fetch_url,
     feed_status: row.feed_status,
     created_at: row.created_at,
@@ -77,7 +119,8 @@ export function subscriptionView(row: SubscriptionView): SubscriptionApiView {
   };
 }
 
-/** Creates a subscription (sharing the feed record of the same normalized URL) and wakes the poller.
+/** Creates a subscription (sharing the feed record of the same normalized URL) and wakes the poller. A `backfill`
+ *  is queued at once from the feed's history when the feed has its baseline, else when the baseline comes.
  *  404 for an endpoint that is not the application's; 409 with the existing id when the endpoint already receives
  *  this feed (the same URL, or a web page and the feed it announces; see findSubscriptionToSameFeed); 429 past the
  *  application's subscriptions or new feed URLs per hour. */
@@ -118,10 +161,16 @@ export function createSubscription(
       url: target.url,
       metadata,
       created_at: now.toISOString(),
+      updates: body.updates === true ? 1 : 0,
+      backfill: body.backfill ?? 0,
     });
+    // A feed others watch has its history now; a new one (or one waiting for a fresh baseline) sends it then.
+    if ((body.backfill ?? 0) > 0 && feed.baseline_at !== null)
+      queueBackfills(ctx, { feed, meta: feed }, now);
     return sid;
   })();
   ctx.nudgePoller();
+  if ((body.backfill ?? 0) > 0) ctx.nudgeDeliverer();
   return subscriptionView(getSubscription(ctx.db, applicationId, id)!);
 }
 
@@ -155,8 +204,11 @@ export function updateSubscriptionFromInput(
   const patch: Parameters<typeof updateSubscription>[3] = {};
   if (body.metadata !== undefined) patch.metadata = metadataText(body.metadata, raw.metadata);
   if (body.status !== undefined) patch.status = body.status;
+  if (body.updates !== undefined) patch.updates = body.updates ? 1 : 0;
   const row = ctx.db.transaction(() => {
     const current = requireSubscription(ctx, applicationId, id);
+    if (body.status !== undefined && body.status !== current.status)
+      patch.pauses = notePause(current.pauses, body.status, ctx.clock.now());
     if (body.endpoint !== undefined && body.endpoint !== current.endpoint_id) {
       requireOwnEndpoint(ctx, applicationId, body.endpoint);
       const ck = getFeed(ctx.db, current.feed_id)?.credential_key ?? '';

@@ -60,4 +60,35 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       "CREATE INDEX events_waiting_by_application ON events(application_id, next_attempt_at) WHERE status IN ('pending', 'failed');",
     );
   },
+  // 7 → 8, history (issue 14): each feed's last entries with the facts the trace reads, which entries each event
+  // carries, and per subscription the updates opt-in, a backfill awaiting its feed's baseline and its last pauses.
+  // Existing feeds start with an empty history; their next documents fill it.
+  (db) => {
+    db.exec(`
+      ALTER TABLE subscriptions ADD COLUMN updates INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE subscriptions ADD COLUMN backfill INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE subscriptions ADD COLUMN pauses TEXT;
+      ALTER TABLE held_entries ADD COLUMN key_source TEXT;
+      CREATE TABLE entry_history (
+        feed_id        TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
+        key            TEXT NOT NULL,
+        key_source     TEXT,
+        content_hash   TEXT NOT NULL,
+        first_seen_at  TEXT NOT NULL,
+        via            TEXT NOT NULL DEFAULT 'poll' CHECK (via IN ('poll', 'push')),
+        fate           TEXT NOT NULL CHECK (fate IN ('baseline', 'new', 'revealed', 'released', 'discarded')),
+        changed_at     TEXT,
+        entry          TEXT NOT NULL,
+        UNIQUE (feed_id, key)
+      );
+      CREATE INDEX entry_history_recent ON entry_history(feed_id, first_seen_at);
+      CREATE TABLE event_entries (
+        subscription_id  TEXT NOT NULL,
+        key              TEXT NOT NULL,
+        event_id         TEXT NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+        PRIMARY KEY (subscription_id, key, event_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX event_entries_by_event ON event_entries(event_id);
+    `);
+  },
 ];

@@ -37,26 +37,28 @@ export function rawMember(body: JsonBody, name: string): string | undefined {
     : undefined;
 }
 
-const PageQuerySchema = v.object({
-  limit: v.optional(
-    v.pipe(
-      v.string(),
-      v.regex(/^\d+$/, 'must be an integer from 1 to 200'),
-      v.transform(Number),
-      v.minValue(1, 'must be an integer from 1 to 200'),
-      v.maxValue(200, 'must be an integer from 1 to 200'),
+const pageQuerySchema = (cursor: RegExp) =>
+  v.object({
+    limit: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(/^\d+$/, 'must be an integer from 1 to 200'),
+        v.transform(Number),
+        v.minValue(1, 'must be an integer from 1 to 200'),
+        v.maxValue(200, 'must be an integer from 1 to 200'),
+      ),
+      '50',
     ),
-    '50',
-  ),
-  after: v.optional(
-    v.pipe(v.string(), v.regex(/^[0-9a-f]{24}$/, 'must be an id from a previous page')),
-  ),
-});
+    after: v.optional(v.pipe(v.string(), v.regex(cursor, 'must be an id from a previous page'))),
+  });
+const PageQuerySchema = pageQuerySchema(/^[0-9a-f]{24}$/);
+/** Lists of entries page by entry id (32 hex). */
+const EntryPageQuerySchema = pageQuerySchema(/^[0-9a-f]{32}$/);
 
-/** `?limit=` (default 50, 1–200) and `?after=<id>`; 400 naming the bad parameter. */
-export function pageQuery(c: Context): PageQuery {
+/** `?limit=` (default 50, 1–200) and `?after=<id>` (`entries`: an entry id); 400 naming the bad parameter. */
+export function pageQuery(c: Context, ids: 'records' | 'entries' = 'records'): PageQuery {
   const result = v.safeParse(
-    PageQuerySchema,
+    ids === 'entries' ? EntryPageQuerySchema : PageQuerySchema,
     { limit: c.req.query('limit'), after: c.req.query('after') },
     { abortEarly: false },
   );

@@ -62,6 +62,8 @@ export function fillFingerprints(
 export type HeldEntry = {
   key: string;
   fingerprint: string | null;
+  /** The identity source of the key (null for entries held before schema version 7). */
+  key_source: string | null;
   entry: string;
   position: number;
   held_at: string;
@@ -79,13 +81,17 @@ export type HoldResult = { added: number; dropped: number; repeated: number; bef
 export function holdEntries(
   db: Db,
   feedId: string,
-  held: (Omit<HeldEntry, 'held_at' | 'fingerprint'> & { fingerprint?: string | null })[],
+  held: (Omit<HeldEntry, 'held_at' | 'fingerprint' | 'key_source'> & {
+    fingerprint?: string | null;
+    key_source?: string | null;
+  })[],
   at: Date,
   limits: HoldLimits,
 ): HoldResult {
   const insert = prepared(
     db,
-    'INSERT OR IGNORE INTO held_entries (feed_id, key, fingerprint, entry, position, held_at) VALUES (?, ?, ?, ?, ?, ?)',
+    `INSERT OR IGNORE INTO held_entries (feed_id, key, fingerprint, key_source, entry, position, held_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
   const isHeld = prepared(db, 'SELECT 1 FROM held_entries WHERE feed_id = ? AND key = ?').pluck();
   // octet_length reads only the record header, not the JSON, so sizing the hold costs one pass over its index.
@@ -97,7 +103,15 @@ export function holdEntries(
   for (const h of held) {
     const size = Buffer.byteLength(h.entry);
     if (usage.count < limits.entries && usage.bytes + size <= limits.bytes) {
-      const n = insert.run(feedId, h.key, h.fingerprint, h.entry, h.position, at.toISOString());
+      const n = insert.run(
+        feedId,
+        h.key,
+        h.fingerprint ?? null,
+        h.key_source ?? null,
+        h.entry,
+        h.position,
+        at.toISOString(),
+      );
       result.added += n.changes;
       result.repeated += 1 - n.changes;
       usage.count += n.changes;
@@ -112,7 +126,7 @@ export function holdEntries(
 export function listHeldEntries(db: Db, feedId: string): HeldEntry[] {
   return prepared(
     db,
-    'SELECT key, fingerprint, entry, position, held_at FROM held_entries WHERE feed_id = ? ORDER BY position, held_at',
+    'SELECT key, fingerprint, key_source, entry, position, held_at FROM held_entries WHERE feed_id = ? ORDER BY position, held_at',
   ).all(feedId) as HeldEntry[];
 }
 
@@ -126,7 +140,7 @@ export function heldEntriesFromEnd(
 ): HeldEntry[] {
   return prepared(
     db,
-    `SELECT key, fingerprint, entry, position, held_at FROM held_entries WHERE feed_id = ? AND held_at <= ?
+    `SELECT key, fingerprint, key_source, entry, position, held_at FROM held_entries WHERE feed_id = ? AND held_at <= ?
      ORDER BY position DESC, held_at DESC, key DESC LIMIT ?`,
   ).all(feedId, until, limit) as HeldEntry[];
 }
@@ -155,4 +169,32 @@ export function hasHeldEntries(db: Db, feedId: string): boolean {
 /** Drops a feed's held entries (at most [retention] held_entries_per_feed, so one statement). */
 export function clearHeldEntries(db: Db, feedId: string): void {
   prepared(db, 'DELETE FROM held_entries WHERE feed_id = ?').run(feedId);
+}
+
+/** When the feed first saw a stored key, or undefined when it stores no such key (never shown, or pruned). */
+export function keyFirstSeen(db: Db, feedId: string, key: string): string | undefined {
+  return prepared(db, 'SELECT first_seen_at FROM entries WHERE feed_id = ? AND key = ?')
+    .pluck()
+    .get(feedId, key) as string | undefined;
+}
+
+/** The held entry of the feed with this key, or the first one (document order) whose guid, else URL, is `text`. */
+export function findHeldEntry(
+  db: Db,
+  feedId: string,
+  text: string,
+): (HeldEntry & { matched_by: 'id' | 'guid' | 'url' }) | undefined {
+  const columns = 'key, fingerprint, key_source, entry, position, held_at';
+  const byKey = prepared(
+    db,
+    `SELECT ${columns}, 'id' AS matched_by FROM held_entries WHERE feed_id = ? AND key = ?`,
+  ).get(feedId, text);
+  if (byKey !== undefined) return byKey as HeldEntry & { matched_by: 'id' };
+  // A scan of one feed's hold, bounded by [retention] held_entries_per_feed; only the trace asks this.
+  return prepared(
+    db,
+    `SELECT ${columns}, CASE WHEN entry ->> '$.guid' = @text THEN 'guid' ELSE 'url' END AS matched_by
+     FROM held_entries WHERE feed_id = @feed AND (entry ->> '$.guid' = @text OR entry ->> '$.url' = @text)
+     ORDER BY matched_by = 'url', position LIMIT 1`,
+  ).get({ feed: feedId, text }) as (HeldEntry & { matched_by: 'guid' | 'url' }) | undefined;
 }

@@ -14,6 +14,12 @@ export type SubscriptionRow = {
   last_sequence: number;
   created_at: string;
   updated_at: string;
+  /** 1 when it receives subscription.entries_updated. */
+  updates: number;
+  /** Entries to backfill when its feed's baseline comes (0 = none pending). */
+  backfill: number;
+  /** Its last pauses, JSON [[paused_at, resumed_at or null], …] (see PAUSES_KEPT), or null. */
+  pauses: string | null;
 };
 /** A subscription with what its API view shows of the feed. */
 export type SubscriptionView = SubscriptionRow & {
@@ -31,13 +37,16 @@ export function insertSubscription(
   row: Pick<
     SubscriptionRow,
     'id' | 'application_id' | 'endpoint_id' | 'feed_id' | 'url' | 'metadata' | 'created_at'
-  >,
+  > &
+    Partial<Pick<SubscriptionRow, 'updates' | 'backfill'>>,
 ): void {
   prepared(
     db,
-    `INSERT INTO subscriptions (id, application_id, endpoint_id, feed_id, url, metadata, created_at, updated_at)
-              VALUES (@id, @application_id, @endpoint_id, @feed_id, @url, @metadata, @created_at, @created_at)`,
-  ).run(row);
+    `INSERT INTO subscriptions (id, application_id, endpoint_id, feed_id, url, metadata, created_at, updated_at,
+                                updates, backfill)
+              VALUES (@id, @application_id, @endpoint_id, @feed_id, @url, @metadata, @created_at, @created_at,
+                      @updates, @backfill)`,
+  ).run({ updates: 0, backfill: 0, ...row });
 }
 
 /** Returns the application's subscription with its feed's state, or undefined. */
@@ -101,7 +110,9 @@ export function updateSubscription(
   db: Db,
   applicationId: string,
   id: string,
-  patch: Partial<Pick<SubscriptionRow, 'metadata' | 'endpoint_id' | 'status'>>,
+  patch: Partial<
+    Pick<SubscriptionRow, 'metadata' | 'endpoint_id' | 'status' | 'updates' | 'backfill' | 'pauses'>
+  >,
   now: Date,
 ): SubscriptionView | undefined {
   updateRow(db, 'subscriptions', patch, { id, application_id: applicationId }, now);
@@ -170,4 +181,19 @@ export function countApplicationSubscriptions(db: Db, applicationId: string): nu
   return prepared(db, 'SELECT count(*) FROM subscriptions WHERE application_id = ?')
     .pluck()
     .get(applicationId) as number;
+}
+
+/** The active subscriptions of a feed with a backfill waiting for its baseline whose endpoint receives entries. */
+export function pendingBackfills(db: Db, feedId: string): SubscriptionRow[] {
+  return activeSubscriptionsOfFeed(db, feedId, 'subscription.entries').filter(
+    (s) => s.backfill > 0,
+  );
+}
+
+/** Ends every backfill waiting for the feed's baseline (sent, or not wanted by an endpoint that filters entries out). */
+export function clearBackfills(db: Db, feedId: string): void {
+  prepared(
+    db,
+    "UPDATE subscriptions SET backfill = 0 WHERE feed_id = ? AND status = 'active' AND backfill > 0",
+  ).run(feedId);
 }

@@ -8,7 +8,10 @@ export const MAX_ENTRIES_PER_EVENT = 100;
 export const SCHEMA_VERSION = 2;
 export const MAX_EVENT_BYTES = 256 * 1024;
 
-export type EventEntry = Entry & { id: string };
+/** An entry as events carry it: its key as id; `truncated` when it was cut to fit an event (README › Webhooks). */
+export type EventEntry = Entry & { id: string; truncated?: true };
+/** The event types that carry entries: new ones, and new versions of known ones (opt-in per subscription). */
+export type EntriesEventType = 'subscription.entries' | 'subscription.entries_updated';
 // Fields a too-large entry loses first: its long texts.
 const LONG_TEXTS = { summary: null, summary_html: null, content_html: null, content_text: null };
 export type EventSubscription = { id: string; url: string; metadata: string | null };
@@ -24,7 +27,11 @@ export const FEED_EVENT_TYPES = [
   'feed.identity_hold',
 ] as const;
 /** The types a subscription's events have: what an endpoint's `filter_types` may list (`endpoint.test` always passes). */
-export const SUBSCRIPTION_EVENT_TYPES = ['subscription.entries', ...FEED_EVENT_TYPES] as const;
+export const SUBSCRIPTION_EVENT_TYPES = [
+  'subscription.entries',
+  'subscription.entries_updated',
+  ...FEED_EVENT_TYPES,
+] as const;
 export type SubscriptionEventType = (typeof SUBSCRIPTION_EVENT_TYPES)[number];
 
 /** A health event's own fields, beside the envelope's sequence, subscription, feed and metadata. */
@@ -57,16 +64,22 @@ export type FeedHealthEvent =
 /** The feed as health events show it: the entries event's fields, then the URL fetched and the feed's status. */
 export type HealthFeed = EventFeed & { feed_url: string; status: string };
 
-/** Splits new entries into events of ≤ 100 entries and ≤ 256 KiB each, numbered from `firstSequence`.
- *  An entry too large on its own is sent with its summary and content fields removed and `truncated: true`. */
-export function buildEntryEvents(input: {
+/** What entries events are built from: `type` defaults to subscription.entries; `backfill` marks the events that carry
+ *  a new subscription's backfill (`data.backfill: true`). */
+export type EntryEventsInput = {
   subscription: EventSubscription;
   feed: EventFeed;
   entries: EventEntry[];
   now: Date;
   firstSequence: number;
   newId: () => string;
-}): BuiltEvent[] {
+  type?: EntriesEventType;
+  backfill?: boolean;
+};
+
+/** Splits entries into events of ≤ 100 entries and ≤ 256 KiB each, numbered from `firstSequence`.
+ *  An entry too large on its own is sent with its summary and content fields removed and `truncated: true`. */
+export function buildEntryEvents(input: EntryEventsInput): BuiltEvent[] {
   const envelopeBytes = Buffer.byteLength(entriesBody(input, 0, [])) + 16; // + room for the sequence digits
   const batches: string[][] = [];
   let current: string[] = [];
@@ -129,15 +142,20 @@ export function deliveryOrder<T>(documentOrder: T[]): T[] {
   return [...documentOrder].reverse();
 }
 
-function entriesBody(
-  input: { subscription: EventSubscription; feed: EventFeed; now: Date },
-  sequence: number,
-  entryTexts: string[],
-): string {
+/** An entry's JSON text as an event carries it: whole, or cut (`truncated`) to fit an event whose envelope leaves it
+ *  ENTRY_ROOM bytes (what the entry history stores). */
+export function entryJson(entry: EventEntry): string {
+  return fitEntry(entry, ENTRY_ROOM);
+}
+/** Room for one entry in an event: the event's size less an envelope with the largest metadata (16 KiB) and a feed. */
+const ENTRY_ROOM = MAX_EVENT_BYTES - 24 * 1024;
+
+function entriesBody(input: EntryEventsInput, sequence: number, entryTexts: string[]): string {
   const { id, url, title, site_url } = input.feed;
-  return subscriptionBody('subscription.entries', input, sequence, {
+  return subscriptionBody(input.type ?? 'subscription.entries', input, sequence, {
     feed: { id, url, title, site_url },
     entries: new RawJson(`[${entryTexts.join(',')}]`),
+    ...(input.backfill === true ? { backfill: true } : {}),
   });
 }
 
@@ -183,6 +201,7 @@ function fitEntry(entry: EventEntry, budget: number): string {
     enclosures: entry.enclosures,
     published_at: entry.published_at,
     updated_at: entry.updated_at,
+    ...(entry.truncated === true ? { truncated: true } : {}),
   };
   const text = JSON.stringify(ordered);
   if (Buffer.byteLength(text) <= budget) return text;

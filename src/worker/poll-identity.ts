@@ -3,6 +3,7 @@
 // without re-sending what was seen before it began.
 import type { Ctx } from '../context.ts';
 import { queueEntryEvents, toEventEntry, type SeenEntry } from '../actions/entry-events.ts';
+import { recordHistory } from '../actions/entry-history.ts';
 import { queueIdentityHold } from '../actions/feed-events.ts';
 import { entryIdentities, planKeys, type IdentityKey } from '../feed/identity.ts';
 import {
@@ -50,6 +51,7 @@ export function holdOrSwitch(
     fresh.map((f) => ({
       key: f.plan.key,
       fingerprint: f.plan.fingerprint,
+      key_source: f.plan.source,
       entry: JSON.stringify(f.entry),
       position: f.position,
     })),
@@ -126,6 +128,12 @@ function switchIdentity(
     return { entry: toEventEntry(f.plan.key, f.entry, new Date(at)), firstSeenAt: at };
   });
   const events = queueEntryEvents(ctx, feed, outcome.parsed, sent, seenAt);
+  const keyed = fresh.map((f) => ({ key: f.plan.key, source: f.plan.source, entry: f.entry }));
+  recordHistory(ctx, feed.id, keyed, {
+    firstSeenAt: (e) => sent.find((s) => s.entry.id === e.key)!.firstSeenAt,
+    fate: 'new',
+    via: 'poll',
+  });
   clearHeldEntries(ctx.db, feed.id);
   return {
     status: 'active',

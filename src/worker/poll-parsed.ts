@@ -3,11 +3,20 @@
 // the new entries are recorded and become events. Then the feed's state and next poll.
 import type { Ctx } from '../context.ts';
 import { queueEntryEvents, toEventEntry } from '../actions/entry-events.ts';
+import {
+  queueBackfills,
+  queueEntryUpdates,
+  recordHistory,
+  storeNewVersions,
+  type KeyedEntry,
+} from '../actions/entry-history.ts';
 import { isIdentityChurn, planKeys, type IdentityKey, type KeyPlan } from '../feed/identity.ts';
 import { identityProbe } from '../feed/identity-switch.ts';
 import { PARSER_VERSION } from '../feed/parse.ts';
 import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
 import { clearHeldEntries, hasHeldEntries } from '../store/entries.ts';
+import type { HistoryVia } from '../store/entry-history.ts';
+import type { Entry } from '../feed/types.ts';
 import type { FeedRow } from '../store/feeds.ts';
 import { recordPollSuccess } from '../store/feeds-poll.ts';
 import { feedHasActiveSubscription } from '../store/subscriptions.ts';
@@ -27,20 +36,24 @@ import { redirectState } from './redirect-state.ts';
 /** What storing an outcome added: new entries (none for a baseline), events queued, and the identity the feed moved
  *  to when a churn made it switch. */
 export type Stored = { newEntries: number; events: number; switchedTo?: IdentityKey };
+/** When a document was fetched (`seenAt`: when the fetch began, its entries' first sighting) and how: a poll, or
+ *  content a hub pushed (`via`, default poll; the entry history records it). */
+export type Sighting = { seenAt: Date; via?: HistoryVia };
+
 /** Stores a parsed document's entries (see storeEntries), then the feed's state and next poll. `feed` is the record
- *  as it is now (re-read in this transaction); `seenAt` is when the fetch began: the entries' first sighting. */
+ *  as it is now (re-read in this transaction). */
 export function applyParsed(
   ctx: Ctx,
   feed: FeedRow,
   outcome: Parsed,
-  at: { now: Date; seenAt: Date },
+  at: { now: Date } & Sighting,
   limits: ScheduleLimits,
 ): Stored {
   const { parsed, meta } = outcome;
   // No active subscription any more (all deleted or paused while this fetch ran): nothing is sent, and the next
   // document, once a subscription is active again, is a fresh baseline.
   const live = feedHasActiveSubscription(ctx.db, feed.id);
-  const stored = storeEntries(ctx, feed, outcome, at.seenAt, live);
+  const stored = storeEntries(ctx, feed, outcome, at, live);
   const next = nextPoll(
     {
       kind: 'success',
@@ -91,21 +104,33 @@ export function applyParsed(
   };
 }
 
-/** The document's entries: on a baseline their keys are recorded and nothing is sent; when most keys are suddenly
- *  unseen (identity churn) they are held or the feed switches identity (poll-identity.ts); else the unseen ones are
- *  recorded and queued as events. */
+/** The document's entries: on a baseline their keys are recorded and nothing is sent (but the backfills waiting for
+ *  it); when most keys are suddenly unseen (identity churn) they are held or the feed switches identity
+ *  (poll-identity.ts); else the unseen ones are recorded and queued as events. Known entries whose content changed
+ *  are stored in their new version and sent to the subscriptions that asked for updates. */
 function storeEntries(
   ctx: Ctx,
   feed: FeedRow,
   outcome: Parsed,
-  seenAt: Date,
+  sighting: Sighting,
   live: boolean,
 ): EntriesResult {
+  const { seenAt } = sighting;
+  const via = sighting.via ?? 'poll';
   const memo = keyLookup(ctx.db, feed.id);
   const plans = planKeys(outcome.identities, feed.identity_key, memo.lookup);
-  if (feed.baseline_at === null || !live) return baseline(ctx, feed, outcome, plans, memo, seenAt);
+  if (feed.baseline_at === null || !live)
+    return baseline(ctx, feed, outcome, plans, memo, { seenAt, via });
   const seen = plans.filter((p) => p.seen);
   remember(ctx.db, feed.id, seen, memo, seenAt); // known only by an alias or without a fingerprint: completed
+  const known = plans.flatMap((p, i) => (p.seen ? [keyed(p, outcome.parsed.entries[i]!)] : []));
+  const source = { feed, meta: outcome.parsed };
+  const updates = queueEntryUpdates(
+    ctx,
+    source,
+    storeNewVersions(ctx, feed.id, known, seenAt),
+    seenAt,
+  );
   // A newer parser may read old entries an older one could not: recorded as seen, never sent.
   const upgrade = splitRevealed(uniqueFresh(outcome.parsed.entries, plans), feed, PARSER_VERSION);
   const revealed = remember(
@@ -115,9 +140,24 @@ function storeEntries(
     memo,
     seenAt,
   );
+  const firstSeenAt = seenAt.toISOString();
+  recordHistory(ctx, feed.id, upgrade.revealed.map(keyedFresh), {
+    firstSeenAt,
+    fate: 'revealed',
+    via,
+  });
   const fresh = upgrade.toSend;
-  const result = storeFresh(ctx, feed, outcome, { fresh, total: plans.length, memo }, seenAt);
-  return { ...result, added: result.added + revealed };
+  const result = storeFresh(ctx, feed, outcome, { fresh, total: plans.length, memo }, sighting);
+  return { ...result, added: result.added + revealed, events: result.events + updates };
+}
+
+/** An entry of the document with the key planned for it. */
+function keyed(plan: KeyPlan, entry: Entry): KeyedEntry {
+  return { key: plan.key, source: plan.source, entry };
+}
+/** An unseen entry with its key. */
+function keyedFresh(f: Fresh): KeyedEntry {
+  return keyed(f.plan, f.entry);
 }
 
 /** The unseen entries to send: held (or the feed switches identity) when most of the document is unseen, else
@@ -127,9 +167,10 @@ function storeFresh(
   feed: FeedRow,
   outcome: Parsed,
   unseen: { fresh: Fresh[]; total: number; memo: KeyMemo },
-  seenAt: Date,
+  sighting: Sighting,
 ): EntriesResult {
   const { fresh, total, memo } = unseen;
+  const { seenAt } = sighting;
   // A hold outlives a failed poll (which records status error): held entries, not the last status, decide.
   const status = hasHeldEntries(ctx.db, feed.id) ? 'identity_changed' : 'active';
   if (isIdentityChurn({ knownBefore: feed.entry_count, total, unseen: fresh.length }))
@@ -151,6 +192,11 @@ function storeFresh(
     memo,
     seenAt,
   );
+  recordHistory(ctx, feed.id, fresh.map(keyedFresh), {
+    firstSeenAt: seenAt.toISOString(),
+    fate: 'new',
+    via: sighting.via ?? 'poll',
+  });
   const events = queueEntryEvents(
     ctx,
     feed,
@@ -164,23 +210,34 @@ function storeFresh(
   return { status, added, fresh: fresh.length, events, identity };
 }
 
-/** A baseline: every key is recorded, nothing is sent, and any hold ends (what was held is part of what the feed
- *  holds now). */
+/** A baseline: every key is recorded, nothing is sent but the backfills that waited for it, and any hold ends (what
+ *  was held is part of what the feed holds now). */
 function baseline(
   ctx: Ctx,
   feed: FeedRow,
   outcome: Parsed,
   plans: KeyPlan[],
   memo: KeyMemo,
-  seenAt: Date,
+  sighting: Required<Sighting>,
 ): EntriesResult {
+  const { seenAt, via } = sighting;
   const added = remember(ctx.db, feed.id, plans, memo, seenAt);
   clearHeldEntries(ctx.db, feed.id);
+  const all = uniqueFresh(
+    outcome.parsed.entries,
+    plans.map((p) => ({ ...p, seen: false })),
+  );
+  recordHistory(ctx, feed.id, all.map(keyedFresh), {
+    firstSeenAt: seenAt.toISOString(),
+    fate: 'baseline',
+    via,
+  });
+  const backfills = queueBackfills(ctx, { feed, meta: outcome.parsed }, seenAt);
   return {
     status: 'active',
     added,
     fresh: 0,
-    events: 0,
+    events: backfills,
     identity: {
       identity_key: feed.identity_key,
       identity_probe: JSON.stringify(identityProbe(outcome.identities, feed.identity_key)),

@@ -12,6 +12,7 @@ import {
   keyPruneBound,
   trimHeldEntries,
 } from '../store/entries-retention.ts';
+import { pruneHistoryWithoutKeys } from '../store/entry-history.ts';
 import { addHeldDropped, deleteUnusedFeed, feedsAfter } from '../store/feeds.ts';
 import { feedHasSubscription } from '../store/subscriptions.ts';
 
@@ -112,7 +113,12 @@ async function boundFeed(
   const bound = keyPruneBound(ctx.db, feedId, r.entry_key_days * DAY_MS, r.entry_keys_per_feed);
   for (let n = CHUNK_ROWS; bound !== undefined && n === CHUNK_ROWS;) {
     if (budget.batches-- <= 0) return false;
-    n = deleteKeysWithin(ctx.db, feedId, bound, CHUNK_ROWS);
+    n = ctx.db.transaction(() => {
+      const pruned = deleteKeysWithin(ctx.db, feedId, bound, CHUNK_ROWS);
+      // A stored entry never outlives its key: it would show as known in the history while it would be sent again.
+      if (pruned > 0) pruneHistoryWithoutKeys(ctx.db, feedId);
+      return pruned;
+    })();
     summary.keysPruned += n;
     await nextTurn();
   }

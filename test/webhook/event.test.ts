@@ -5,6 +5,7 @@ import {
   buildEntryEvents,
   buildHealthEvent,
   buildTestEvent,
+  entryJson,
   deliveryOrder,
   FEED_EVENT_TYPES,
   MAX_ENTRIES_PER_EVENT,
@@ -194,6 +195,45 @@ describe('buildEntryEvents', () => {
       Object.keys(JSON.parse(buildTestEvent('e'.repeat(24), now)) as object),
       (SCHEMAS.EndpointTestPayload as { required: string[] }).required,
     );
+  });
+
+  it('marks a backfill in data after the entries, and types updated entries, as the OpenAPI document shows them', () => {
+    const input = {
+      subscription: { id: 's'.repeat(24), url: feed.url, metadata: null },
+      feed,
+      entries: [entry(1)],
+      now,
+      firstSequence: 1,
+      newId: () => 'id-1',
+    };
+    const payload = (name: string) =>
+      SCHEMAS[name] as { properties: { type: { const: string }; data: { properties: object } } };
+    const backfill = parse(buildEntryEvents({ ...input, backfill: true })[0]!.body) as Body & {
+      data: Record<string, unknown>;
+    };
+    assert.equal(backfill.data.backfill, true);
+    assert.deepEqual(
+      Object.keys(backfill.data),
+      Object.keys(payload('SubscriptionEntriesPayload').properties.data.properties),
+    );
+    const updated = parse(
+      buildEntryEvents({ ...input, type: 'subscription.entries_updated' })[0]!.body,
+    ) as Body & { data: Record<string, unknown> };
+    const documented = payload('SubscriptionEntriesUpdatedPayload');
+    assert.equal(updated.type, documented.properties.type.const);
+    assert.deepEqual(Object.keys(updated.data), Object.keys(documented.properties.data.properties));
+    assert.equal(updated.data.backfill, undefined);
+  });
+
+  it('keeps the truncated mark of an entry stored truncated when it is sent again', () => {
+    const stored = JSON.parse(entryJson({ ...entry(1), content_html: 'x'.repeat(300_000) })) as {
+      truncated?: boolean;
+    };
+    assert.equal(stored.truncated, true);
+    const again = parse(build([stored as EventEntry])[0]!.body) as Body & {
+      data: { entries: { truncated?: boolean }[] };
+    };
+    assert.equal(again.data.entries[0]!.truncated, true);
   });
 
   it('never sends the text an entry key was derived from', () => {

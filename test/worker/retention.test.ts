@@ -79,8 +79,19 @@ describe('retention: entry keys', () => {
       // Latest sighting day 45: gone before day 15 are A (day 5), B and C (day 10).
       assert.equal(summary.retention.keysPruned, 3);
       assert.equal(keyCount(w, sub.feed), 8);
+      const history = () =>
+        w.ctx.db
+          .prepare("SELECT entry ->> '$.guid' FROM entry_history WHERE feed_id = ? ORDER BY 1")
+          .pluck()
+          .all(sub.feed);
+      assert.deepEqual(
+        history(),
+        ['P', 'X15', 'X20', 'X25', 'X30', 'X35', 'X40', 'X45'],
+        'a stored entry goes with its key: the history never shows as known what would be sent again',
+      );
       await at(50, ['Y', 'A', 'P', 'X15']);
       assert.deepEqual(sent.slice(-2).sort(), ['A', 'Y'], 'P and X15 are still known; A came back');
+      assert.ok(history().includes('A'), 'and is stored again');
     } finally {
       await workers.close();
       w.close();

@@ -1,5 +1,6 @@
-// /v1/subscriptions: tie a feed URL to an endpoint with metadata; read, change, pause, delete; import and export OPML.
-import { Hono } from 'hono';
+// /v1/subscriptions: tie a feed URL to an endpoint with metadata; read, change, pause, delete; import and export OPML;
+// the feed's entry history and the trace of one entry.
+import { Hono, type Context } from 'hono';
 import type { Ctx } from '../../context.ts';
 import {
   createSubscription,
@@ -9,6 +10,8 @@ import {
   subscriptionView,
   updateSubscriptionFromInput,
 } from '../../actions/subscriptions.ts';
+import { listHistory } from '../../actions/entry-history.ts';
+import { traceEntry } from '../../actions/trace.ts';
 import { exportSubscriptionsOpml } from '../../actions/subscriptions-export.ts';
 import { importSubscriptions } from '../../actions/subscriptions-import.ts';
 import type { ApiEnv } from '../auth.ts';
@@ -52,6 +55,8 @@ export function subscriptionsApi(ctx: Ctx): Hono<ApiEnv> {
     .get('/export', (c) =>
       sendOpml(c, exportSubscriptionsOpml(ctx, c.get('applicationId'), idFilter(c, 'endpoint'))),
     )
+    .get('/:id/entries', (c) => listEntries(ctx, c))
+    .get('/:id/trace', (c) => traceOne(ctx, c))
     .get('/:id', (c) =>
       sendJson(
         c,
@@ -73,4 +78,16 @@ export function subscriptionsApi(ctx: Ctx): Hono<ApiEnv> {
       await removeSubscription(ctx, c.get('applicationId'), c.req.param('id'));
       return c.body(null, 204);
     });
+}
+
+/** GET /:id/entries: a page of the subscription's feed's entry history. */
+function listEntries(ctx: Ctx, c: Context<ApiEnv>): Response {
+  const sub = requireSubscription(ctx, c.get('applicationId'), c.req.param('id') ?? '');
+  return sendJson(c, 200, listHistory(ctx, sub.feed_id, pageQuery(c, 'entries')));
+}
+
+/** GET /:id/trace?entry=: why an entry was or was not delivered to the subscription. */
+function traceOne(ctx: Ctx, c: Context<ApiEnv>): Response {
+  const id = c.req.param('id') ?? '';
+  return sendJson(c, 200, traceEntry(ctx, c.get('applicationId'), id, c.req.query('entry')));
 }

@@ -63,6 +63,7 @@ export function SecretBox(p: { ctx: Ctx; c: Context<DashEnv>; e: EndpointView })
 /** What each event type a subscription sends means, for the filter's checkboxes. */
 const TYPE_LABELS: Record<SubscriptionEventType, string> = {
   'subscription.entries': 'new entries',
+  'subscription.entries_updated': 'new versions of entries (subscriptions with updates on)',
   'feed.failing': 'the feed keeps failing',
   'feed.recovered': 'it works again',
   'feed.gone': 'it answered 410 Gone',

@@ -1,4 +1,5 @@
-// The subscription page as rendered: facts and pause/resume, its feed's health, recent events, edit, delete.
+// The subscription page as rendered: facts, pause/resume and updates on/off, its feed's health, recent events, the
+// feed's entries and the "Why?" trace, edit, delete.
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Ctx } from '../../context.ts';
@@ -26,6 +27,7 @@ import { Select, TextArea } from './fields.tsx';
 import { noticeOf, type FormState } from './form.ts';
 import { Layout } from './layout.tsx';
 import { viewer, type DashEnv } from './session.ts';
+import { EntriesList, WhySection } from './subscription-history.tsx';
 import { endpointOptions } from './subscription-input.ts';
 
 /** What a re-render after a failed POST shows: which form failed, with its values and errors. */
@@ -60,6 +62,7 @@ function SubscriptionFacts(p: {
         <Fact label="Created">
           <Time at={sub.created_at} />
         </Fact>
+        <Fact label="Updated entries">{sub.updates ? 'sent' : 'not sent'}</Fact>
       </dl>
       <div class="actions spaced">
         <OnOffButton
@@ -68,6 +71,13 @@ function SubscriptionFacts(p: {
           on={sub.status === 'active'}
           turnOff={['pause', 'Pause']}
           turnOn={['resume', 'Resume']}
+        />
+        <OnOffButton
+          to={`/dashboard/subscriptions/${sub.id}`}
+          csrf={p.csrf}
+          on={sub.updates}
+          turnOff={['updates-off', 'Stop sending updated entries']}
+          turnOn={['updates-on', 'Send updated entries']}
         />
       </div>
     </section>
@@ -142,6 +152,16 @@ export function showSubscription(
       <p>
         <a href={`/dashboard/events?subscription=${sub.id}`}>All events of this subscription →</a>
       </p>
+      <h2>Entries</h2>
+      <EntriesList ctx={ctx} feedId={sub.feed} here={here} />
+      <h2>Why was (or wasn't) an entry delivered?</h2>
+      <WhySection
+        ctx={ctx}
+        applicationId={s.applicationId}
+        subscriptionId={sub.id}
+        here={here}
+        query={c.req.query('entry')}
+      />
       <h2>Edit</h2>
       <EditForm here={here} csrf={s.csrfToken} form={edit} endpoints={endpoints} />
       <h2>Delete</h2>

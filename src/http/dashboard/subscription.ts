@@ -1,4 +1,5 @@
-// /dashboard/subscriptions/:id: one subscription — GET shows it; POST runs one `_action`: edit, pause/resume, delete.
+// /dashboard/subscriptions/:id: one subscription — GET shows it (with a trace for `?entry=`); POST runs one `_action`:
+// edit, pause/resume, updates on/off, delete.
 import { Hono, type Context } from 'hono';
 import type { Ctx } from '../../context.ts';
 import {
@@ -53,6 +54,11 @@ function setStatus(p: Posted, action: 'pause' | 'resume'): Response {
   return p.c.redirect(`${p.here}?notice=subscription-${action}d`, 303);
 }
 
+function setUpdates(p: Posted, on: boolean): Response {
+  updateSubscriptionFromInput(p.ctx, p.applicationId, p.id, { updates: on });
+  return p.c.redirect(`${p.here}?notice=subscription-updated`, 303);
+}
+
 async function remove(p: Posted): Promise<Response> {
   if (p.form.confirm !== 'yes')
     return showSubscription(p.ctx, p.c, { remove: unconfirmedDelete() }, 400);
@@ -67,6 +73,9 @@ function run(p: Posted, action: string | undefined): Response | Promise<Response
     case 'pause':
     case 'resume':
       return setStatus(p, action);
+    case 'updates-on':
+    case 'updates-off':
+      return setUpdates(p, action === 'updates-on');
     case 'delete':
       return remove(p);
     default:

@@ -1,6 +1,7 @@
 // The subscriptions pages through app.request(): list, create with JSON metadata, feed health, edit, pause/resume, delete.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { insertHistory } from '../../../src/store/entry-history.ts';
 import { recordPollFailure } from '../../../src/store/feeds-poll.ts';
 import { makeWorld, type World } from '../../support/world.ts';
 import {
@@ -262,5 +263,60 @@ describe('dashboard subscription page', () => {
     });
     assert.equal(res.location, '/dashboard/subscriptions?notice=subscription-deleted');
     assert.equal((await c.get(`/dashboard/subscriptions/${id}`)).status, 404);
+  });
+});
+
+describe('dashboard subscription history', () => {
+  it("lists the feed's entries and answers the Why? form with the trace", async () => {
+    const { c, endpoint } = await setup();
+    const id = await subscribe(c, endpoint, 'http://127.0.0.1:9/history.xml');
+    const sub = w.ctx.db.prepare('SELECT feed_id FROM subscriptions WHERE id = ?').get(id) as {
+      feed_id: string;
+    };
+    const key = 'a'.repeat(32);
+    const entry = {
+      id: key,
+      guid: 'urn:g1',
+      url: 'javascript:alert(1)',
+      title: 'Hello <history>',
+      published_at: '2026-01-01T00:00:00.000Z',
+    };
+    insertHistory(w.ctx.db, sub.feed_id, [
+      {
+        key,
+        key_source: 'guid',
+        entry: JSON.stringify(entry),
+        content_hash: 'h',
+        first_seen_at: '2025-12-31T00:00:00.000Z',
+        via: 'poll',
+        fate: 'baseline',
+      },
+    ]);
+    const page = await c.get(`/dashboard/subscriptions/${id}`);
+    assert.equal(page.status, 200);
+    assert.match(page.text, /<td>Hello &lt;history&gt;<\/td>/, 'escaped, and no javascript: link');
+    assert.ok(page.text.includes(`href="/dashboard/subscriptions/${id}?entry=${key}#why"`));
+    assertLabelled(page.text);
+    const traced = await c.get(`/dashboard/subscriptions/${id}?entry=urn%3Ag1`);
+    assert.equal(traced.status, 200);
+    assert.match(
+      traced.text,
+      /<span class="badge before_subscription">before subscription<\/span>/,
+    );
+    assert.equal(inputValue(traced.text, 'why-entry'), 'urn:g1');
+    const empty = await c.get(`/dashboard/subscriptions/${id}?entry=`);
+    assert.match(empty.text, /must be an entry&#39;s id, guid or URL/);
+  });
+
+  it('turns updated entries on and off', async () => {
+    const { c, endpoint, key } = await setup();
+    const id = await subscribe(c, endpoint, 'http://127.0.0.1:9/updates.xml');
+    await c.get(`/dashboard/subscriptions/${id}`);
+    const on = await c.post(`/dashboard/subscriptions/${id}`, { _action: 'updates-on' });
+    assert.equal(on.status, 303, on.text);
+    assert.equal((await w.call('GET', `/v1/subscriptions/${id}`, { key })).body.updates, true);
+    const off = await c.post(`/dashboard/subscriptions/${id}`, { _action: 'updates-off' });
+    assert.equal(off.status, 303, off.text);
+    assert.equal((await w.call('GET', `/v1/subscriptions/${id}`, { key })).body.updates, false);
   });
 });

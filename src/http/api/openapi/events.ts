@@ -118,6 +118,26 @@ const HEALTH_SCHEMAS: Record<string, Schema> = {
   }),
 };
 
+/** An entries payload (new entries, or new versions of known ones) with the given optional fields after `entries`. */
+function entriesPayload(type: string, extra: Record<string, Schema>): Schema {
+  return envelope(type, {
+    type: 'object',
+    required: ['sequence', 'subscription', 'feed', 'entries', 'metadata'],
+    properties: {
+      sequence,
+      subscription,
+      feed: {
+        type: 'object',
+        required: ['id', 'url', 'title', 'site_url'],
+        properties: { id, url: str({ format: 'uri' }), title: nullable(str()), site_url: url },
+      },
+      entries: { type: 'array', maxItems: 100, items: ref('Entry') },
+      ...extra,
+      metadata,
+    },
+  });
+}
+
 // One webhook request: the signed POST of a payload to the endpoint.
 function webhook(summary: string, payload: string): Schema {
   return {
@@ -190,21 +210,14 @@ const WEBHOOK_SCHEMAS: Record<string, Schema> = {
       },
     },
   },
-  SubscriptionEntriesPayload: envelope('subscription.entries', {
-    type: 'object',
-    required: ['sequence', 'subscription', 'feed', 'entries', 'metadata'],
-    properties: {
-      sequence,
-      subscription,
-      feed: {
-        type: 'object',
-        required: ['id', 'url', 'title', 'site_url'],
-        properties: { id, url: str({ format: 'uri' }), title: nullable(str()), site_url: url },
-      },
-      entries: { type: 'array', maxItems: 100, items: ref('Entry') },
-      metadata,
+  SubscriptionEntriesPayload: entriesPayload('subscription.entries', {
+    backfill: {
+      const: true,
+      description:
+        'Present on the backfill a subscription asked for when it was created (`backfill: n`): its feed’s n newest entries, whenever feedsub first saw them.',
     },
   }),
+  SubscriptionEntriesUpdatedPayload: entriesPayload('subscription.entries_updated', {}),
   ...HEALTH_SCHEMAS,
   EndpointTestPayload: envelope('endpoint.test', {
     type: 'object',
@@ -318,6 +331,12 @@ export const EVENT_SCHEMAS: Record<string, Schema> = {
 export const WEBHOOKS: Paths = {
   'subscription.entries': {
     post: webhook('New entries of a subscribed feed', 'SubscriptionEntriesPayload'),
+  },
+  'subscription.entries_updated': {
+    post: webhook(
+      'New versions of known entries (title, summary, content or updated date changed), to subscriptions with `updates: true`',
+      'SubscriptionEntriesUpdatedPayload',
+    ),
   },
   'feed.failing': {
     post: webhook('The feed failed poll.failing_after polls in a row', 'FeedFailingPayload'),

@@ -20,6 +20,14 @@ import {
 import type { Paths, Schema } from './shared.ts';
 
 const status = { enum: ['active', 'paused'] };
+const updates = {
+  type: 'boolean',
+  default: false,
+  description:
+    'Receive `subscription.entries_updated` when a known entry’s title, summary, content or updated date changes.',
+};
+/** An entry's id: feedsub's key for it. */
+const entryId = str({ pattern: '^[0-9a-f]{32}$' });
 
 export const SUBSCRIPTION_PATHS: Paths = {
   '/v1/subscriptions': {
@@ -68,6 +76,57 @@ export const SUBSCRIPTION_PATHS: Paths = {
       },
     },
   },
+  '/v1/subscriptions/{id}/entries': {
+    get: {
+      summary:
+        "The feed's newest entries as webhooks show them (its entry history), newest first, whether or not this subscription was sent them",
+      parameters: [
+        idParam,
+        { name: 'limit', in: 'query', schema: int({ minimum: 1, maximum: 200, default: 50 }) },
+        {
+          name: 'after',
+          in: 'query',
+          description:
+            'The `next` cursor of the previous page: an entry id (an entry pruned meanwhile ends the list).',
+          schema: entryId,
+        },
+      ],
+      responses: {
+        200: json({
+          type: 'object',
+          required: ['data', 'next'],
+          properties: {
+            data: { type: 'array', items: ref('Entry') },
+            next: nullable(entryId),
+          },
+        }),
+        ...errors,
+      },
+    },
+  },
+  '/v1/subscriptions/{id}/trace': {
+    get: {
+      summary: "Why was (or wasn't) this entry delivered to this subscription?",
+      parameters: [
+        idParam,
+        {
+          name: 'entry',
+          in: 'query',
+          required: true,
+          description:
+            "The entry's id (the webhook's `entries[].id`), its guid or its URL, as the webhook shows them.",
+          schema: str({ minLength: 1, maxLength: 2048 }),
+        },
+      ],
+      responses: {
+        200: json(
+          ref('EntryTrace'),
+          'The stored facts and the decision they add up to; an entry feedsub knows nothing about answers decision `unknown`.',
+        ),
+        ...errors,
+      },
+    },
+  },
   '/v1/subscriptions/{id}': {
     get: read('Read a subscription', 'Subscription'),
     patch: {
@@ -100,6 +159,14 @@ export const SUBSCRIPTION_SCHEMAS: Record<string, Schema> = {
         type: 'object',
         description: 'At most 16 KiB; returned and delivered exactly as given.',
       }),
+      backfill: int({
+        minimum: 0,
+        maximum: 100,
+        default: 0,
+        description:
+          "Send the feed's n newest entries (from its history; for a feed not fetched yet, from its first document) as the first event, marked `backfill: true`. The baseline rule holds for everything else.",
+      }),
+      updates,
     },
   },
   SubscriptionUpdate: {
@@ -109,6 +176,7 @@ export const SUBSCRIPTION_SCHEMAS: Record<string, Schema> = {
       endpoint: id,
       metadata: nullable({ type: 'object' }),
       status,
+      updates,
     },
   },
   SubscriptionImport: {
@@ -170,12 +238,115 @@ export const SUBSCRIPTION_SCHEMAS: Record<string, Schema> = {
       endpoint: id,
       metadata: nullable({ type: 'object' }),
       status,
+      updates,
       feed_url: str({
         description: 'The URL actually fetched (a discovered feed when url is a web page).',
       }),
       feed_status: str(),
       created_at: time,
       updated_at: time,
+    },
+  },
+  EntryTrace: {
+    type: 'object',
+    required: [
+      'query',
+      'matched_by',
+      'key',
+      'key_source',
+      'entry',
+      'first_seen_at',
+      'via',
+      'fate',
+      'decision',
+      'reason',
+      'subscription',
+      'events',
+    ],
+    properties: {
+      query: str(),
+      matched_by: nullable({ enum: ['id', 'guid', 'url'] }),
+      key: nullable(entryId),
+      key_source: nullable({
+        enum: ['guid', 'link', 'enclosure', 'content'],
+        description: 'The field the key was computed from.',
+      }),
+      entry: nullable(ref('Entry')),
+      first_seen_at: nullable(
+        str({
+          format: 'date-time',
+          description:
+            'When the fetch that first showed it began (a held entry: when it was held).',
+        }),
+      ),
+      via: nullable({ enum: ['poll', 'push'], description: 'The fetch that first showed it.' }),
+      fate: nullable({
+        enum: ['baseline', 'new', 'revealed', 'held', 'released', 'discarded'],
+        description:
+          'What feedsub did with it for the feed: recorded by a baseline; sent to the subscriptions active then; recorded by a parser upgrade; held by the churn guard; then released or discarded.',
+      }),
+      decision: {
+        enum: [
+          'delivered',
+          'pending',
+          'dead',
+          'held',
+          'discarded',
+          'before_subscription',
+          'baseline',
+          'paused',
+          'filtered',
+          'unknown',
+        ],
+      },
+      reason: str({ description: 'The decision in one sentence, with its dates and ids.' }),
+      subscription: {
+        type: 'object',
+        required: ['id', 'status', 'created_at', 'pauses'],
+        properties: {
+          id,
+          status,
+          created_at: time,
+          pauses: {
+            type: 'array',
+            description: 'Its last 20 pauses, oldest first.',
+            items: {
+              type: 'object',
+              required: ['paused_at', 'resumed_at'],
+              properties: { paused_at: time, resumed_at: nullable(time) },
+            },
+          },
+        },
+      },
+      events: {
+        type: 'array',
+        description: 'Its events that carry the entry (the first 20, in sequence order).',
+        items: {
+          type: 'object',
+          required: [
+            'id',
+            'type',
+            'sequence',
+            'status',
+            'backfill',
+            'created_at',
+            'delivered_at',
+            'next_attempt_at',
+            'attempts',
+          ],
+          properties: {
+            id,
+            type: { enum: ['subscription.entries', 'subscription.entries_updated'] },
+            sequence: nullable(int()),
+            status: { enum: ['pending', 'delivered', 'failed', 'dead'] },
+            backfill: { type: 'boolean' },
+            created_at: time,
+            delivered_at: nullable(time),
+            next_attempt_at: nullable(time),
+            attempts: { type: 'array', items: ref('Attempt') },
+          },
+        },
+      },
     },
   },
 };

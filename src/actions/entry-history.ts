@@ -1,0 +1,166 @@
+// The entry history as use-cases: storing what a document showed (bounded per feed), telling a new version of a known
+// entry from the stored one, the backfill a new subscription asks for, and the list the API and the dashboard show.
+import { createHash } from 'node:crypto';
+import type { Ctx } from '../context.ts';
+import type { Entry } from '../feed/types.ts';
+import { RawJson } from '../rawjson.ts';
+import {
+  boundHistory,
+  historyHashes,
+  insertHistory,
+  recentHistory,
+  storeNewVersion,
+  type HistoryFate,
+  type HistoryVia,
+} from '../store/entry-history.ts';
+import type { FeedRow } from '../store/feeds.ts';
+import type { Page } from '../store/page.ts';
+import {
+  activeSubscriptionsOfFeed,
+  clearBackfills,
+  pendingBackfills,
+  type SubscriptionRow,
+} from '../store/subscriptions.ts';
+import { entryJson, type EventEntry } from '../webhook/event.ts';
+import { queueEntriesFor, toEventEntry } from './entry-events.ts';
+
+/** Never fewer entries per feed than this, whatever their size (README › Entry history). */
+export const HISTORY_FLOOR = 50;
+/** At most this many entries in a backfill. */
+export const BACKFILL_MAX = 100;
+
+/** An entry of a document with its key and the identity source the key came from. */
+export type KeyedEntry = { key: string; source: string | null; entry: Entry };
+/** The feed and the feed-level fields events show. */
+type EventFeedSource = {
+  feed: Pick<FeedRow, 'id' | 'url' | 'discovered_url'>;
+  meta: { title: string | null; site_url: string | null };
+};
+
+/** The hash that tells a new version of an entry: its title, summary, content and updated date (README › Updated
+ *  entries); nothing else (a new image URL or category is not an update). */
+export function contentHash(entry: Entry): string {
+  const fields = [entry.title, entry.summary_html, entry.content_html, entry.updated_at];
+  return createHash('sha256').update(JSON.stringify(fields)).digest('hex').slice(0, 32);
+}
+
+/** Stores a document's entries (document order, newest first) as first seen at `firstSeenAt` by `via`, with what
+ *  was done with them, then trims the feed's history to its bound. Entries stored already keep their facts. */
+export function recordHistory(
+  ctx: Ctx,
+  feedId: string,
+  entries: KeyedEntry[],
+  facts: { firstSeenAt: string | ((e: KeyedEntry) => string); fate: HistoryFate; via: HistoryVia },
+): number {
+  if (entries.length === 0) return 0;
+  const rows = [...entries].reverse().map((e) => {
+    const at = typeof facts.firstSeenAt === 'string' ? facts.firstSeenAt : facts.firstSeenAt(e);
+    return {
+      key: e.key,
+      key_source: e.source,
+      entry: entryJson(toEventEntry(e.key, e.entry, new Date(at))),
+      content_hash: contentHash(e.entry),
+      first_seen_at: at,
+      via: facts.via,
+      fate: facts.fate,
+    };
+  });
+  const added = insertHistory(ctx.db, feedId, rows);
+  const r = ctx.config.retention;
+  boundHistory(ctx.db, feedId, {
+    entries: r.entry_history_per_feed,
+    bytes: r.entry_history_bytes_per_feed,
+    floor: HISTORY_FLOOR,
+  });
+  return added;
+}
+
+/** The known entries of a document (not a baseline) whose title, summary, content or updated date changed since the
+ *  stored version: the new version is stored, and returned as events carry it (at most once per key). Entries no
+ *  longer in the history are not compared. */
+export function storeNewVersions(
+  ctx: Ctx,
+  feedId: string,
+  known: KeyedEntry[],
+  now: Date,
+): EventEntry[] {
+  if (known.length === 0) return [];
+  const stored = historyHashes(ctx.db, feedId);
+  const changed: EventEntry[] = [];
+  for (const k of known) {
+    const before = stored.get(k.key);
+    const hash = contentHash(k.entry);
+    if (before === undefined || before.content_hash === hash) continue;
+    stored.set(k.key, { ...before, content_hash: hash }); // a key twice in one document: one update
+    // An undated entry keeps the date its first version was given (its first sighting).
+    const event = toEventEntry(k.key, k.entry, new Date(before.first_seen_at));
+    const entry = entryJson(event);
+    storeNewVersion(ctx.db, feedId, { key: k.key, entry, content_hash: hash }, now);
+    changed.push(JSON.parse(entry) as EventEntry);
+  }
+  return changed;
+}
+
+/** Queues subscription.entries_updated with the new versions for every active subscription of the feed that opted in
+ *  (`updates`), created by the time the fetch that saw them began, whose endpoint receives the type; returns how many
+ *  events. */
+export function queueEntryUpdates(
+  ctx: Ctx,
+  source: EventFeedSource,
+  entries: EventEntry[],
+  seenAt: Date,
+): number {
+  if (entries.length === 0) return 0;
+  let count = 0;
+  const seen = seenAt.toISOString();
+  for (const sub of activeSubscriptionsOfFeed(
+    ctx.db,
+    source.feed.id,
+    'subscription.entries_updated',
+  )) {
+    if (sub.updates !== 1 || sub.created_at > seen) continue;
+    count += queueEntriesFor(ctx, sub, source, entries, seenAt, {
+      type: 'subscription.entries_updated',
+    });
+  }
+  return count;
+}
+
+/** Queues a subscription's backfill: the `n` newest entries of its feed's history, in one event marked backfill (more
+ *  only past 256 KiB). Returns how many events (none when the history is empty). Call inside a transaction. */
+export function queueBackfill(
+  ctx: Ctx,
+  sub: SubscriptionRow,
+  source: EventFeedSource,
+  n: number,
+  now: Date,
+): number {
+  const entries = recentHistory(ctx.db, source.feed.id, Math.min(n, BACKFILL_MAX)).map(
+    (r) => JSON.parse(r.entry) as EventEntry,
+  );
+  if (entries.length === 0) return 0;
+  return queueEntriesFor(ctx, sub, source, entries, now, { backfill: true });
+}
+
+/** After a feed's baseline was stored: every subscription waiting for it gets its backfill, and none waits any more. */
+export function queueBackfills(ctx: Ctx, source: EventFeedSource, now: Date): number {
+  let count = 0;
+  for (const sub of pendingBackfills(ctx.db, source.feed.id))
+    count += queueBackfill(ctx, sub, source, sub.backfill, now);
+  clearBackfills(ctx.db, source.feed.id);
+  return count;
+}
+
+/** One page of the feed's stored entries, newest first, as events carry them; `next` is the id to pass as `after`. */
+export function listHistory(
+  ctx: Ctx,
+  feedId: string,
+  q: { limit: number; after?: string | undefined },
+): Page<RawJson> {
+  const rows = recentHistory(ctx.db, feedId, q.limit + 1, q.after);
+  const data = rows.slice(0, q.limit);
+  return {
+    data: data.map((r) => new RawJson(r.entry)),
+    next: rows.length > q.limit ? (data.at(-1)?.key ?? null) : null,
+  };
+}

@@ -1,0 +1,254 @@
+// "Why was (or wasn't) this entry delivered?": the stored facts about one entry of a subscription's feed (its key and
+// where it came from, when and how it was first seen, what was done with it, the events that carried it) and the
+// decision they add up to for this subscription.
+import type { Ctx } from '../context.ts';
+import { invalid } from '../errors.ts';
+import { RawJson } from '../rawjson.ts';
+import { getEndpoint } from '../store/endpoints.ts';
+import { findHeldEntry, keyFirstSeen } from '../store/entries.ts';
+import { eventsOfEntry, type EntryEventRow } from '../store/event-entries.ts';
+import { findHistory, type HistoryFate } from '../store/entry-history.ts';
+import { listAttempts } from '../store/attempts.ts';
+import type { SubscriptionRow } from '../store/subscriptions.ts';
+import { toEventEntry } from './entry-events.ts';
+import { entryJson } from '../webhook/event.ts';
+import type { Entry } from '../feed/types.ts';
+import { attemptView, type AttemptView } from './events.ts';
+import { readPauses, requireSubscription, type Pause } from './subscriptions.ts';
+
+/** What happened to the entry for this subscription (README › Why was this entry delivered?). */
+export type TraceDecision =
+  | 'delivered'
+  | 'pending'
+  | 'dead'
+  | 'held'
+  | 'discarded'
+  | 'before_subscription'
+  | 'baseline'
+  | 'paused'
+  | 'filtered'
+  | 'unknown';
+
+/** An event that carried the entry, with its attempts (oldest first). */
+export type TraceEvent = {
+  id: string;
+  type: string;
+  sequence: number | null;
+  status: EntryEventRow['status'];
+  backfill: boolean;
+  created_at: string;
+  delivered_at: string | null;
+  next_attempt_at: string | null;
+  attempts: AttemptView[];
+};
+
+export type TraceView = {
+  query: string;
+  matched_by: 'id' | 'guid' | 'url' | null;
+  key: string | null;
+  key_source: string | null;
+  entry: RawJson | null;
+  first_seen_at: string | null;
+  via: 'poll' | 'push' | null;
+  /** What feedsub did with the entry for the feed: a history fate, or `held` while the churn guard holds it. */
+  fate: HistoryFate | 'held' | null;
+  decision: TraceDecision;
+  reason: string;
+  subscription: {
+    id: string;
+    status: 'active' | 'paused';
+    created_at: string;
+    pauses: { paused_at: string; resumed_at: string | null }[];
+  };
+  events: TraceEvent[];
+};
+
+/** Events of one entry a trace lists (the first ones, in sequence order). */
+const TRACE_EVENTS = 20;
+const KEY = /^[0-9a-f]{32}$/;
+
+/** The trace of the entry `query` names (its id, guid or URL) for the application's subscription; 404 for another
+ *  application's subscription, 400 for an empty or over-long query. An entry feedsub knows nothing about answers
+ *  decision "unknown", with the reason. */
+export function traceEntry(
+  ctx: Ctx,
+  applicationId: string,
+  subscriptionId: string,
+  query: string | undefined,
+): TraceView {
+  const sub = requireSubscription(ctx, applicationId, subscriptionId);
+  if (query === undefined || query.length === 0 || query.length > 2048)
+    throw invalid(
+      [{ path: 'entry', message: "must be an entry's id, guid or URL (1 to 2048 characters)" }],
+      'The query string has invalid parameters.',
+    );
+  const facts = entryFacts(ctx, sub.feed_id, query);
+  const events = facts.key === null ? [] : traceEvents(ctx, sub.id, facts.key);
+  const endpoint = getEndpoint(ctx.db, applicationId, sub.endpoint_id);
+  const filtered =
+    endpoint?.filter_types != null &&
+    !(JSON.parse(endpoint.filter_types) as string[]).includes('subscription.entries');
+  const pauses = readPauses(sub.pauses);
+  const verdict = decide(facts, { sub, pauses, filtered, events }, ctx.config);
+  return {
+    query,
+    ...facts,
+    ...verdict,
+    subscription: {
+      id: sub.id,
+      status: sub.status,
+      created_at: sub.created_at,
+      pauses: pauses.map(([paused_at, resumed_at]) => ({ paused_at, resumed_at })),
+    },
+    events,
+  };
+}
+
+type Facts = Pick<
+  TraceView,
+  'matched_by' | 'key' | 'key_source' | 'entry' | 'first_seen_at' | 'via' | 'fate'
+>;
+
+/** What the feed stores about the entry: its history row, else its held row, else only its key's first sighting. */
+function entryFacts(ctx: Ctx, feedId: string, query: string): Facts {
+  const stored = findHistory(ctx.db, feedId, query);
+  if (stored !== undefined)
+    return {
+      matched_by: stored.matched_by,
+      key: stored.key,
+      key_source: stored.key_source,
+      entry: new RawJson(stored.entry),
+      first_seen_at: stored.first_seen_at,
+      via: stored.via,
+      fate: stored.fate,
+    };
+  const held = findHeldEntry(ctx.db, feedId, query);
+  if (held !== undefined)
+    return {
+      matched_by: held.matched_by,
+      key: held.key,
+      key_source: held.key_source,
+      entry: new RawJson(
+        entryJson(toEventEntry(held.key, JSON.parse(held.entry) as Entry, new Date(held.held_at))),
+      ),
+      first_seen_at: held.held_at,
+      via: null,
+      fate: 'held',
+    };
+  const isKey = KEY.test(query);
+  return {
+    matched_by: isKey ? 'id' : null,
+    key: isKey ? query : null,
+    key_source: null,
+    entry: null,
+    first_seen_at: (isKey ? keyFirstSeen(ctx.db, feedId, query) : undefined) ?? null,
+    via: null,
+    fate: null,
+  };
+}
+
+/** The subscription's events carrying the key, with their attempts. */
+function traceEvents(ctx: Ctx, subscriptionId: string, key: string): TraceEvent[] {
+  return eventsOfEntry(ctx.db, subscriptionId, key, TRACE_EVENTS).map((e) => ({
+    id: e.id,
+    type: e.type,
+    sequence: e.sequence,
+    status: e.status,
+    backfill: e.backfill === 1,
+    created_at: e.created_at,
+    delivered_at: e.delivered_at,
+    next_attempt_at: e.status === 'pending' || e.status === 'failed' ? e.next_attempt_at : null,
+    attempts: listAttempts(ctx.db, e.id).map(attemptView),
+  }));
+}
+
+/** The decision the facts add up to for the subscription, and why, in one sentence. Pure. */
+export function decide(
+  facts: Facts,
+  s: { sub: SubscriptionRow; pauses: Pause[]; filtered: boolean; events: TraceEvent[] },
+  config: { delivery: { retention_days: number }; retention: { entry_history_per_feed: number } },
+): Verdict {
+  const carried = s.events.filter((e) => e.type === 'subscription.entries');
+  const fromEvents = eventVerdict(carried);
+  if (fromEvents) return fromEvents;
+  if (facts.key === null || facts.first_seen_at === null)
+    return {
+      decision: 'unknown',
+      reason: `No entry of this feed has this id, guid or URL in its history (its last ${config.retention.entry_history_per_feed} entries), its held entries or its keys: the feed never showed it here, or it was pruned.`,
+    };
+  return (
+    factVerdict(facts.fate, facts.first_seen_at, s) ?? {
+      decision: 'unknown',
+      reason: `First seen at ${facts.first_seen_at}, but no stored event of this subscription carries it: delivered events are deleted after ${config.delivery.retention_days} days, or the endpoint filtered entries out then.`,
+    }
+  );
+}
+
+type Verdict = { decision: TraceDecision; reason: string };
+
+/** The decision the subscription's entries events that carry the entry make: delivered, pending or dead; undefined
+ *  when none does. */
+function eventVerdict(carried: TraceEvent[]): Verdict | undefined {
+  const sent = carried.find((e) => e.status === 'delivered');
+  if (sent)
+    return {
+      decision: 'delivered',
+      reason: `Delivered in event ${sent.id} (sequence ${sent.sequence}${sent.backfill ? ', a backfill' : ''}) at ${sent.delivered_at}.`,
+    };
+  const waiting = carried.find((e) => e.status === 'pending' || e.status === 'failed');
+  if (waiting)
+    return {
+      decision: 'pending',
+      reason: `Queued in event ${waiting.id} (${waiting.status}, ${waiting.attempts.length} attempts so far; next at ${waiting.next_attempt_at}).`,
+    };
+  if (carried.length === 0) return undefined;
+  return {
+    decision: 'dead',
+    reason: `Event ${carried[0]!.id} carried it, and gave up after ${carried[0]!.attempts.length} attempts; POST /v1/events/${carried[0]!.id}/resend sends it again.`,
+  };
+  return undefined;
+}
+
+/** Why no event carried a known entry (first seen at `seen`): the first of the reasons that holds, in the README's
+ *  order; undefined when none does. */
+function factVerdict(
+  fate: Facts['fate'],
+  seen: string,
+  s: { sub: SubscriptionRow; pauses: Pause[]; filtered: boolean },
+): Verdict | undefined {
+  if (seen < s.sub.created_at)
+    return {
+      decision: 'before_subscription',
+      reason: `First seen at ${seen}, before this subscription was created (${s.sub.created_at}): a subscription receives only entries first seen after it was created (backfill sends recent ones).`,
+    };
+  if (fate === 'held')
+    return {
+      decision: 'held',
+      reason: `Held by the churn guard since ${seen} (most of the feed's ids changed at once); POST /v1/feeds/${s.sub.feed_id}/accept-identity-change delivers or discards it.`,
+    };
+  if (fate === 'discarded')
+    return {
+      decision: 'discarded',
+      reason: `Held by the churn guard at ${seen}, then the hold was discarded: recorded as seen, sent to no one.`,
+    };
+  if (fate === 'baseline' || fate === 'revealed')
+    return {
+      decision: 'baseline',
+      reason:
+        fate === 'baseline'
+          ? `First seen at ${seen} in a baseline (the first document of the feed, or the first after a time with no active subscription): recorded, sent to no one.`
+          : `First read at ${seen} by a newer parser from an entry the feed already showed: recorded as seen, sent to no one.`,
+    };
+  const pause = s.pauses.find(([from, to]) => from <= seen && (to === null || seen <= to));
+  if (pause)
+    return {
+      decision: 'paused',
+      reason: `First seen at ${seen}, while this subscription was paused (${pause[0]} to ${pause[1] ?? 'now'}): entries seen during a pause are never sent to it.`,
+    };
+  if (s.filtered)
+    return {
+      decision: 'filtered',
+      reason: "The endpoint's filter_types leaves out subscription.entries: no event was made.",
+    };
+  return undefined;
+}

@@ -1,0 +1,148 @@
+// SQL for the entry history: each feed's newest entries as webhooks show them, with the facts the trace reads (the
+// key's source, when and by which fetch it was first seen, what was done with it), bounded per feed in entries and bytes.
+import type { Db } from '../db/open.ts';
+import { prepared } from './sql.ts';
+
+/** What was done with an entry the feed showed: recorded by a baseline (never sent), sent to the subscriptions active
+ *  then, recorded as seen by a parser upgrade (never sent), or held by the churn guard, then released or discarded. */
+export type HistoryFate = 'baseline' | 'new' | 'revealed' | 'released' | 'discarded';
+export type HistoryVia = 'poll' | 'push';
+
+/** One stored entry: `entry` is its JSON exactly as a webhook carries it. */
+export type HistoryRow = {
+  key: string;
+  key_source: string | null;
+  entry: string;
+  content_hash: string;
+  first_seen_at: string;
+  via: HistoryVia;
+  fate: HistoryFate;
+  changed_at: string | null;
+};
+
+/** What one feed's history keeps: its `entries` newest entries within `bytes` of JSON, but never fewer than `floor`. */
+export type HistoryLimits = { entries: number; bytes: number; floor: number };
+
+/** Stores entries the feed had not stored yet, oldest first (the order they are given in, so that of one document the
+ *  entry above another one is the newer); a stored key keeps its row. Returns how many were new. */
+export function insertHistory(
+  db: Db,
+  feedId: string,
+  rows: Iterable<Omit<HistoryRow, 'changed_at'>>,
+): number {
+  const insert = prepared(
+    db,
+    `INSERT OR IGNORE INTO entry_history (feed_id, key, key_source, entry, content_hash, first_seen_at, via, fate)
+     VALUES (@feed, @key, @key_source, @entry, @content_hash, @first_seen_at, @via, @fate)`,
+  );
+  let added = 0;
+  for (const row of rows) added += insert.run({ feed: feedId, ...row }).changes;
+  return added;
+}
+
+/** The stored content hash and first sighting of each entry of the feed's history (at most its bound: one read per
+ *  poll). */
+export function historyHashes(
+  db: Db,
+  feedId: string,
+): Map<string, Pick<HistoryRow, 'content_hash' | 'first_seen_at'>> {
+  const rows = prepared(
+    db,
+    'SELECT key, content_hash, first_seen_at FROM entry_history WHERE feed_id = ?',
+  ).all(feedId) as Pick<HistoryRow, 'key' | 'content_hash' | 'first_seen_at'>[];
+  return new Map(rows.map((r) => [r.key, r]));
+}
+
+/** Stores a new version of a stored entry (its JSON and content hash), changed at `at`. */
+export function storeNewVersion(
+  db: Db,
+  feedId: string,
+  row: Pick<HistoryRow, 'key' | 'entry' | 'content_hash'>,
+  at: Date,
+): void {
+  prepared(
+    db,
+    'UPDATE entry_history SET entry = ?, content_hash = ?, changed_at = ? WHERE feed_id = ? AND key = ?',
+  ).run(row.entry, row.content_hash, at.toISOString(), feedId, row.key);
+}
+
+/** Deletes the feed's oldest entries beyond its limits (see HistoryLimits); returns how many. Call after storing. */
+export function boundHistory(db: Db, feedId: string, limits: HistoryLimits): number {
+  const sizes = prepared(
+    db,
+    `SELECT rowid, octet_length(entry) FROM entry_history WHERE feed_id = ?
+     ORDER BY first_seen_at DESC, rowid DESC`,
+  )
+    .raw()
+    .all(feedId) as [number, number][];
+  let bytes = 0;
+  const cut = sizes.findIndex(([, size], i) => {
+    bytes += size;
+    return i >= limits.entries || (i >= limits.floor && bytes > limits.bytes);
+  });
+  if (cut < 0) return 0;
+  const del = prepared(db, 'DELETE FROM entry_history WHERE rowid = ?');
+  for (const [rowid] of sizes.slice(cut)) del.run(rowid);
+  return sizes.length - cut;
+}
+
+/** Up to `limit` of the feed's stored entries, newest first, after the entry `afterKey` (none when it is not stored:
+ *  an entry pruned meanwhile was older than everything still stored). */
+export function recentHistory(
+  db: Db,
+  feedId: string,
+  limit: number,
+  afterKey?: string,
+): HistoryRow[] {
+  if (afterKey === undefined)
+    return prepared(
+      db,
+      `SELECT key, key_source, entry, content_hash, first_seen_at, via, fate, changed_at FROM entry_history
+       WHERE feed_id = ? ORDER BY first_seen_at DESC, rowid DESC LIMIT ?`,
+    ).all(feedId, limit) as HistoryRow[];
+  return prepared(
+    db,
+    `SELECT key, key_source, entry, content_hash, first_seen_at, via, fate, changed_at FROM entry_history
+     WHERE feed_id = @feed AND (first_seen_at, rowid) <
+       (SELECT first_seen_at, rowid FROM entry_history WHERE feed_id = @feed AND key = @after)
+     ORDER BY first_seen_at DESC, rowid DESC LIMIT @limit`,
+  ).all({ feed: feedId, after: afterKey, limit }) as HistoryRow[];
+}
+
+/** The stored entry of the feed with this key, or the newest one whose guid, else whose URL, is `text`. */
+export function findHistory(
+  db: Db,
+  feedId: string,
+  text: string,
+): (HistoryRow & { matched_by: 'id' | 'guid' | 'url' }) | undefined {
+  const columns = 'key, key_source, entry, content_hash, first_seen_at, via, fate, changed_at';
+  const byKey = prepared(
+    db,
+    `SELECT ${columns}, 'id' AS matched_by FROM entry_history WHERE feed_id = ? AND key = ?`,
+  ).get(feedId, text);
+  if (byKey !== undefined) return byKey as HistoryRow & { matched_by: 'id' };
+  // A scan of one feed's history (bounded by entry_history_per_feed): guids and URLs are looked up only here.
+  return prepared(
+    db,
+    `SELECT ${columns}, CASE WHEN entry ->> '$.guid' = @text THEN 'guid' ELSE 'url' END AS matched_by
+     FROM entry_history WHERE feed_id = @feed AND (entry ->> '$.guid' = @text OR entry ->> '$.url' = @text)
+     ORDER BY matched_by = 'url', first_seen_at DESC, rowid DESC LIMIT 1`,
+  ).get({ feed: feedId, text }) as (HistoryRow & { matched_by: 'guid' | 'url' }) | undefined;
+}
+
+/** Deletes the feed's stored entries whose key the feed no longer stores (the key was pruned): an entry in the history
+ *  never outlives the key that makes it known. Returns how many. */
+export function pruneHistoryWithoutKeys(db: Db, feedId: string): number {
+  return prepared(
+    db,
+    `DELETE FROM entry_history WHERE feed_id = @feed AND NOT EXISTS (
+       SELECT 1 FROM entries e WHERE e.feed_id = @feed AND e.key = entry_history.key)`,
+  ).run({ feed: feedId }).changes;
+}
+
+/** Number of stored entries of the feed. */
+export function countHistory(db: Db, feedId: string): number {
+  return prepared(db, 'SELECT count(*) FROM entry_history WHERE feed_id = ?')
+    .pluck()
+    .get(feedId) as number;
+}
