@@ -36,6 +36,8 @@ export function errorHandler(logger: Logger) {
   return (err: Error, c: Context): Response => {
     if (err instanceof ApiError) {
       for (const [k, v] of Object.entries(err.headers ?? {})) c.header(k, v);
+      if (err.status === 401)
+        c.header('www-authenticate', challenge(c.req.header('authorization')));
       return problem(
         c,
         err.status,
@@ -71,6 +73,13 @@ export function errorHandler(logger: Logger) {
     const detail = `An internal error occurred; it has been logged with request id ${requestId}.`;
     return problem(c, 500, detail, {}, 'Internal server error');
   };
+}
+
+/** The challenge of a 401 (RFC 9110 §11.6.1 requires one): the key is a bearer token (RFC 6750 §2.1; the bare key is
+ *  accepted too), and a key that was sent and refused is an invalid_token (RFC 6750 §3.1). */
+export function challenge(authorization: string | undefined): string {
+  const realm = 'Bearer realm="feedsub"';
+  return authorization ? `${realm}, error="invalid_token"` : realm;
 }
 
 /** How long a client is asked to wait after a 503 caused by the database (seconds). */
