@@ -46,6 +46,10 @@ export function errorHandler(logger: Logger) {
         err.title,
       );
     }
+    // The client hung up while its request was being read: nobody reads this answer, and anyone can cause it, so the
+    // access log notes it at debug (server.ts) and nothing else is logged.
+    if (isClientAbort(err))
+      return problem(c, 400, 'The client closed the connection before its request was read.');
     const status = (err as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500)
       return problem(c, status, err.message || 'Bad request.');
@@ -80,6 +84,12 @@ export function errorHandler(logger: Logger) {
 export function challenge(authorization: string | undefined): string {
   const realm = 'Bearer realm="feedsub"';
   return authorization ? `${realm}, error="invalid_token"` : realm;
+}
+
+/** Whether an error is node:http's for a request whose client closed the connection mid-body ("aborted",
+ *  ECONNRESET), as reading the body rethrows it. */
+export function isClientAbort(err: unknown): boolean {
+  return err instanceof Error && (err as { code?: unknown }).code === 'ECONNRESET';
 }
 
 /** How long a client is asked to wait after a 503 caused by the database (seconds). */
