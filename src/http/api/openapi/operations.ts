@@ -13,6 +13,9 @@ const ANY = {
   400: problemResponse(
     'Invalid request: malformed JSON, invalid fields or query parameters, an Idempotency-Key over 255 characters, or a request HTTP cannot parse; `errors` lists every invalid field.',
   ),
+  408: problemResponse(
+    'The request was not received within the server’s time limit; the connection is closed.',
+  ),
   431: problemResponse(
     'Request headers too large (over 16 KiB in all, the HTTP server’s limit); the connection is closed.',
   ),
