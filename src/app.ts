@@ -1,5 +1,5 @@
 // The only wiring: lock the data dir → open the database → HTTP server → loops; stop HTTP → loops → database → lock.
-import { serve, type ServerType } from '@hono/node-server';
+import type { ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { quietCtx, type Ctx } from './context.ts';
@@ -9,6 +9,7 @@ import { flushLastUses } from './actions/keys.ts';
 import { startCheckpointer } from './db/checkpointer.ts';
 import { lockDataDir, type DataDirLock } from './db/lock.ts';
 import { ensureDataDir, openDatabase, type Db } from './db/open.ts';
+import { listenHttp } from './http/listen.ts';
 import { createHttpApp } from './http/server.ts';
 import type { Logger } from './log.ts';
 import { releaseAllEventLeases } from './store/events-claim.ts';
@@ -69,7 +70,11 @@ export async function startApp(
   const app = createHttpApp(ctx, logger, metrics.registry);
   let server: ServerType;
   try {
-    server = await listen(app.fetch, config.server.host, config.server.port);
+    server = await listenHttp(app.fetch, {
+      hostname: config.server.host,
+      port: config.server.port,
+      logger,
+    });
   } catch (err) {
     await workers.close();
     await checkpointer.stop();
@@ -162,17 +167,6 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   } finally {
     clearTimeout(timer);
   }
-}
-
-function listen(
-  fetch: (req: Request) => Response | Promise<Response>,
-  hostname: string,
-  port: number,
-): Promise<ServerType> {
-  return new Promise((resolvePromise, reject) => {
-    const server = serve({ fetch, hostname, port }, () => resolvePromise(server));
-    server.once('error', reject);
-  });
 }
 
 /** Stops accepting connections, lets in-flight requests finish, then drops idle keep-alive sockets. */

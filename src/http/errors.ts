@@ -36,6 +36,8 @@ export function errorHandler(logger: Logger) {
   return (err: Error, c: Context): Response => {
     if (err instanceof ApiError) {
       for (const [k, v] of Object.entries(err.headers ?? {})) c.header(k, v);
+      if (err.status === 401)
+        c.header('www-authenticate', challenge(c.req.header('authorization')));
       return problem(
         c,
         err.status,
@@ -44,6 +46,10 @@ export function errorHandler(logger: Logger) {
         err.title,
       );
     }
+    // The client hung up while its request was being read: nobody reads this answer, and anyone can cause it, so the
+    // access log notes it at debug (server.ts) and nothing else is logged.
+    if (isClientAbort(err))
+      return problem(c, 400, 'The client closed the connection before its request was read.');
     const status = (err as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500)
       return problem(c, status, err.message || 'Bad request.');
@@ -71,6 +77,19 @@ export function errorHandler(logger: Logger) {
     const detail = `An internal error occurred; it has been logged with request id ${requestId}.`;
     return problem(c, 500, detail, {}, 'Internal server error');
   };
+}
+
+/** The challenge of a 401 (RFC 9110 §11.6.1 requires one): the key is a bearer token (RFC 6750 §2.1; the bare key is
+ *  accepted too), and a key that was sent and refused is an invalid_token (RFC 6750 §3.1). */
+export function challenge(authorization: string | undefined): string {
+  const realm = 'Bearer realm="feedsub"';
+  return authorization ? `${realm}, error="invalid_token"` : realm;
+}
+
+/** Whether an error is node:http's for a request whose client closed the connection mid-body ("aborted",
+ *  ECONNRESET), as reading the body rethrows it. */
+export function isClientAbort(err: unknown): boolean {
+  return err instanceof Error && (err as { code?: unknown }).code === 'ECONNRESET';
 }
 
 /** How long a client is asked to wait after a 503 caused by the database (seconds). */

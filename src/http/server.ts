@@ -6,7 +6,8 @@ import type { Ctx } from '../context.ts';
 import type { Logger } from '../log.ts';
 import { v1Api } from './api/index.ts';
 import { dashboardApp } from './dashboard/index.tsx';
-import { errorHandler, notFoundHandler, problem } from './errors.ts';
+import { errorHandler, isClientAbort, notFoundHandler, problem } from './errors.ts';
+import { closeOnUnreadBody } from './listen.ts';
 import { metricsHandler } from './metrics.ts';
 import { requestLimits } from './ratelimit.ts';
 import { probeWrite, type WriteHealth } from '../db/health.ts';
@@ -19,6 +20,7 @@ export function createHttpApp(ctx: Ctx, logger: Logger, registry?: Registry): Ho
   app.notFound(notFoundHandler);
   // First, so every response (errors included) carries X-Request-Id and every log line of the request can name it.
   app.use('*', requestId({ limitLength: REQUEST_ID_MAX }));
+  app.use('*', closeOnUnreadBody());
   app.use('*', accessLog(logger));
   if (registry) app.get('/metrics', metricsHandler(registry, ctx.config.metrics.token));
   app.get('/healthz', healthz(ctx, logger));
@@ -56,15 +58,16 @@ function healthz(ctx: Ctx, logger: Logger): (c: Context) => Promise<Response> {
 const REQUEST_ID_MAX = 128;
 
 /** One line per request after it is answered. Probes (/healthz, /metrics) log at debug: a load balancer or Prometheus
- *  calls them every few seconds and would drown the outcome lines; everything else at info. */
+ *  calls them every few seconds and would drown the outcome lines; so do requests whose client hung up before they
+ *  were read (anyone can send those); everything else at info. */
 function accessLog(logger: Logger): MiddlewareHandler {
   return async (c, next) => {
     const started = performance.now();
     await next();
-    const probe = c.req.path === '/healthz' || c.req.path === '/metrics';
+    const quiet = c.req.path === '/healthz' || c.req.path === '/metrics' || isClientAbort(c.error);
     const vars = c.var as Record<string, unknown>;
     const applicationId = vars.applicationId;
-    logger[probe ? 'debug' : 'info']('http: request', {
+    logger[quiet ? 'debug' : 'info']('http: request', {
       method: c.req.method,
       path: c.req.path,
       request_id: vars.requestId,

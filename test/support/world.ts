@@ -10,6 +10,7 @@ import { defaultConfig, withConfig, type Config } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { createHttpApp } from '../../src/http/server.ts';
 import { silentLogger } from '../../src/log.ts';
+import { openapiChecker } from './openapi-check.ts';
 
 export type World = {
   ctx: Ctx;
@@ -81,6 +82,9 @@ export function makeWorld(
         ...(body !== undefined ? { body } : {}),
       });
       const text = await res.text();
+      // Every API response a test sees must be one the OpenAPI document describes.
+      if (path.startsWith('/v1/'))
+        openapiChecker().check(method, path, { status: res.status, headers: res.headers, text });
       let parsed: unknown = undefined;
       try {
         parsed = text ? JSON.parse(text) : undefined;

@@ -4,18 +4,25 @@ import { FEEDSUB_VERSION } from '../../version.ts';
 import { ENDPOINT_ACTION_SCHEMAS, ENDPOINT_PATHS, ENDPOINT_SCHEMAS } from './openapi/endpoints.ts';
 import { EVENT_PATHS, EVENT_SCHEMAS, WEBHOOKS } from './openapi/events.ts';
 import { FEED_PATHS, FEED_SCHEMAS } from './openapi/feeds.ts';
-import { json, PROBLEM } from './openapi/shared.ts';
+import { completePaths } from './openapi/operations.ts';
+import { json, openObject, PROBLEM } from './openapi/shared.ts';
 import type { Paths, Schema } from './openapi/shared.ts';
 import { SUBSCRIPTION_PATHS, SUBSCRIPTION_SCHEMAS } from './openapi/subscriptions.ts';
 
-/** Path → method → operation, in the order the document has always listed them. */
+/** Path → method → operation, in the order the document has always listed them, each with its own responses only
+ *  (the document completes them: openapi/operations.ts). */
 export const PATHS: Paths = {
   ...ENDPOINT_PATHS,
   ...SUBSCRIPTION_PATHS,
   ...FEED_PATHS,
   ...EVENT_PATHS,
   '/v1/openapi.json': {
-    get: { summary: 'This document', security: [], responses: { 200: json({ type: 'object' }) } },
+    get: {
+      operationId: 'getOpenApiDocument',
+      summary: 'This document',
+      security: [],
+      responses: { 200: json(openObject('An OpenAPI 3.1 document.')) },
+    },
   },
 };
 
@@ -37,15 +44,24 @@ export function openapiDocument(): Schema {
       title: 'feedsub',
       version: FEEDSUB_VERSION,
       description:
-        'Feed-to-webhook service. Authenticate with `Authorization: <API_KEY>` (or `Bearer <API_KEY>`).',
+        'Feed-to-webhook service. Authenticate with `Authorization: <API_KEY>` (or `Bearer <API_KEY>`). Every error is RFC 9457 `application/problem+json`.',
+      license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
-    paths: PATHS,
+    paths: completePaths(PATHS),
     webhooks: WEBHOOKS,
     components: {
       schemas: SCHEMAS,
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'Authorization' } },
+      securitySchemes: {
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description:
+            'The API key (`fsk_…`) as the whole header, or after `Bearer `. A 401 carries `WWW-Authenticate: Bearer realm="feedsub"`.',
+        },
+      },
     },
   };
 }

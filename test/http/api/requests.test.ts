@@ -74,6 +74,25 @@ describe('API requests', () => {
     });
   }
 
+  it('challenges every 401 with WWW-Authenticate: Bearer, naming a refused key an invalid_token', async () => {
+    const none = await w.call('GET', '/v1/endpoints');
+    assert.equal(none.status, 401);
+    assert.equal(none.headers.get('www-authenticate'), 'Bearer realm="feedsub"');
+    for (const sent of ['fsk_nope', 'Bearer fsk_nope', 'Basic dXNlcjpwYXNz']) {
+      const refused = await w.call('POST', '/v1/endpoints', { key: sent, body: {} });
+      assert.equal(refused.status, 401, sent);
+      assert.equal(
+        refused.headers.get('www-authenticate'),
+        'Bearer realm="feedsub", error="invalid_token"',
+        sent,
+      );
+    }
+    assert.equal(
+      (await w.call('GET', '/v1/endpoints', { key })).headers.get('www-authenticate'),
+      null,
+    );
+  });
+
   it('accepts the key with or without a Bearer prefix', async () => {
     assert.equal((await w.call('GET', '/v1/endpoints', { key })).status, 200);
     assert.equal((await w.call('GET', '/v1/endpoints', { key: `Bearer ${key}` })).status, 200);

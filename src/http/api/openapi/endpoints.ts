@@ -2,7 +2,6 @@
 import {
   body,
   create,
-  errors,
   id,
   idempotencyHeader,
   idParam,
@@ -18,6 +17,7 @@ import {
   time,
   tooManyOr,
   uri,
+  withId,
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
 import { SUBSCRIPTION_EVENT_TYPES } from '../../../webhook/event.ts';
@@ -40,20 +40,24 @@ const filterTypes = {
 
 export const ENDPOINT_PATHS: Paths = {
   '/v1/endpoints': {
-    post: create('Register a webhook endpoint', 'EndpointCreate', {
-      201: json(
-        ref('EndpointWithSecret'),
-        'Created; the only response besides GET …/secret that shows the secret',
-      ),
-      429: tooManyOr(
-        'the application has `quotas.endpoints_per_application` endpoints already (delete some, or have the limit raised).',
-      ),
-    }),
-    get: list('List endpoints, newest first', 'Endpoint'),
+    post: withId(
+      'createEndpoint',
+      create('Register a webhook endpoint', 'EndpointCreate', {
+        201: json(
+          ref('EndpointWithSecret'),
+          'Created; the only response besides GET …/secret that shows the secret',
+        ),
+        429: tooManyOr(
+          'the application has `quotas.endpoints_per_application` endpoints already (delete some, or have the limit raised).',
+        ),
+      }),
+    ),
+    get: withId('listEndpoints', list('List endpoints, newest first', 'Endpoint')),
   },
   '/v1/endpoints/{id}': {
-    get: read('Read an endpoint', 'Endpoint'),
+    get: withId('getEndpoint', read('Read an endpoint', 'Endpoint')),
     patch: {
+      operationId: 'updateEndpoint',
       summary:
         'Change title, url or filter_types, or enable/disable (re-enabling resumes delivery)',
       parameters: [idParam],
@@ -61,23 +65,24 @@ export const ENDPOINT_PATHS: Paths = {
       responses: ok('Endpoint'),
     },
     delete: {
+      operationId: 'deleteEndpoint',
       summary: 'Delete an endpoint; 409 while subscriptions use it',
       parameters: [idParam],
       responses: {
         204: { description: 'Deleted' },
         409: problemResponse('Subscriptions use it'),
-        ...errors,
       },
     },
   },
   '/v1/endpoints/{id}/secret': {
-    get: read(
-      'Reveal the signing secret (and the previous one during a rotation)',
-      'EndpointSecret',
+    get: withId(
+      'getEndpointSecret',
+      read('Reveal the signing secret (and the previous one during a rotation)', 'EndpointSecret'),
     ),
   },
   '/v1/endpoints/{id}/rotate-secret': {
     post: {
+      operationId: 'rotateEndpointSecret',
       summary:
         'Replace the signing secret; the previous one also signs deliveries for delivery.secret_rotation_grace_seconds (24 h)',
       parameters: [idParam, idempotencyHeader],
@@ -86,6 +91,7 @@ export const ENDPOINT_PATHS: Paths = {
   },
   '/v1/endpoints/{id}/test': {
     post: {
+      operationId: 'testEndpoint',
       summary: 'Send a signed endpoint.test event now (once, never retried) and return the attempt',
       parameters: [idParam, idempotencyHeader],
       responses: {
@@ -98,6 +104,7 @@ export const ENDPOINT_PATHS: Paths = {
   },
   '/v1/endpoints/{id}/recover': {
     post: {
+      operationId: 'recoverEndpoint',
       summary:
         'Queue again every dead or failed event of the endpoint created since a time; returns how many',
       parameters: [idParam, idempotencyHeader],

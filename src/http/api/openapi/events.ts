@@ -1,7 +1,6 @@
 // The OpenAPI paths and schemas of events (webhook messages), their attempts, resending one, and the webhook bodies
 // themselves (OpenAPI 3.1 `webhooks`).
 import {
-  errors,
   id,
   idempotencyHeader,
   idParam,
@@ -15,6 +14,8 @@ import {
   ref,
   str,
   time,
+  withId,
+  openObject,
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
 import { SUBSCRIPTION_EVENT_TYPES } from '../../../webhook/event.ts';
@@ -48,10 +49,10 @@ const subscription: Schema = {
   properties: {
     id,
     url: str({ format: 'uri' }),
-    metadata: { description: 'Your metadata, byte for byte, or null.' },
+    metadata: nullable(openObject('Your metadata, byte for byte, or null.')),
   },
 };
-const metadata = { description: "The subscription's metadata, byte for byte, or null." };
+const metadata = nullable(openObject("The subscription's metadata, byte for byte, or null."));
 
 /** A feed-health payload: the entries envelope with the feed's health view and the event's own fields. */
 const health = (type: string, fields: Record<string, Schema>): Schema =>
@@ -138,10 +139,39 @@ function entriesPayload(type: string, extra: Record<string, Schema>): Schema {
   });
 }
 
-// One webhook request: the signed POST of a payload to the endpoint.
-function webhook(summary: string, payload: string): Schema {
+// The Standard Webhooks headers of every webhook request (README › Webhooks).
+const WEBHOOK_HEADERS = [
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
+    description: 'The event id, the same on every retry: dedupe on it.',
+    schema: id,
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
+    description: 'Unix seconds of this attempt; refuse one too far from your clock.',
+    schema: str({ pattern: '^[0-9]+$' }),
+  },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    description:
+      '`v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret; during a rotation two signatures, space separated.',
+    schema: str({ pattern: '^v1,' }),
+  },
+];
+
+// One webhook request: the POST of a payload to the endpoint, signed with its secret rather than an API key.
+function webhook(operationId: string, summary: string, payload: string): Schema {
   return {
+    operationId,
     summary,
+    security: [],
+    parameters: WEBHOOK_HEADERS,
     requestBody: { required: true, content: json(ref(payload)).content },
     responses: { '2XX': { description: 'Delivered. Anything else is retried on the schedule.' } },
   };
@@ -233,8 +263,9 @@ export const EVENT_PATHS: Paths = {
   '/v1/events': {
     // Not list(): this one has always named its responses before its parameters, and the JSON keeps that order.
     get: {
+      operationId: 'listEvents',
       summary: 'List events, newest first',
-      responses: { 200: json(page('Event')), ...errors },
+      responses: { 200: json(page('Event')) },
       parameters: pageQuery(
         { name: 'subscription', in: 'query', schema: id },
         { name: 'endpoint', in: 'query', schema: id },
@@ -243,17 +274,17 @@ export const EVENT_PATHS: Paths = {
     },
   },
   '/v1/events/{id}': {
-    get: read('Read an event with its payload and attempts', 'EventDetail'),
+    get: withId('getEvent', read('Read an event with its payload and attempts', 'EventDetail')),
   },
   '/v1/events/{id}/resend': {
     post: {
+      operationId: 'resendEvent',
       summary:
         'Queue a delivered, dead or failed event again (same webhook-id and body, fresh retry schedule, in sequence order)',
       parameters: [idParam, idempotencyHeader],
       responses: {
         200: json(ref('Event')),
         409: problemResponse('Not tried yet, or being sent right now'),
-        ...errors,
       },
     },
   },
@@ -314,11 +345,9 @@ export const EVENT_SCHEMAS: Record<string, Schema> = {
         type: 'object',
         required: ['payload', 'attempts'],
         properties: {
-          payload: {
-            type: 'object',
-            description:
-              'The webhook body, exactly as sent on every attempt: the payload of its type under `webhooks` (`schema_version` 2; bodies built before version 2 stay as they were, without it).',
-          },
+          payload: openObject(
+            'The webhook body, exactly as sent on every attempt: the payload of its type under `webhooks` (`schema_version` 2; bodies built before version 2 stay as they were, without it).',
+          ),
           attempts: { type: 'array', items: ref('Attempt') },
         },
       },
@@ -330,33 +359,51 @@ export const EVENT_SCHEMAS: Record<string, Schema> = {
 /** The webhook requests feedsub sends (OpenAPI 3.1 `webhooks`): POSTs to your endpoint, signed (README › Webhooks). */
 export const WEBHOOKS: Paths = {
   'subscription.entries': {
-    post: webhook('New entries of a subscribed feed', 'SubscriptionEntriesPayload'),
+    post: webhook(
+      'subscriptionEntries',
+      'New entries of a subscribed feed',
+      'SubscriptionEntriesPayload',
+    ),
   },
   'subscription.entries_updated': {
     post: webhook(
+      'subscriptionEntriesUpdated',
       'New versions of known entries (title, summary, content or updated date changed), to subscriptions with `updates: true`',
       'SubscriptionEntriesUpdatedPayload',
     ),
   },
   'feed.failing': {
-    post: webhook('The feed failed poll.failing_after polls in a row', 'FeedFailingPayload'),
+    post: webhook(
+      'feedFailing',
+      'The feed failed poll.failing_after polls in a row',
+      'FeedFailingPayload',
+    ),
   },
   'feed.recovered': {
-    post: webhook('The first success after feed.failing or feed.gone', 'FeedRecoveredPayload'),
+    post: webhook(
+      'feedRecovered',
+      'The first success after feed.failing or feed.gone',
+      'FeedRecoveredPayload',
+    ),
   },
   'feed.gone': {
-    post: webhook('The feed answered 410 Gone: polling stopped', 'FeedGonePayload'),
+    post: webhook('feedGone', 'The feed answered 410 Gone: polling stopped', 'FeedGonePayload'),
   },
   'feed.moved': {
-    post: webhook('Permanent redirects moved the URL fetched', 'FeedMovedPayload'),
+    post: webhook('feedMoved', 'Permanent redirects moved the URL fetched', 'FeedMovedPayload'),
   },
   'feed.identity_hold': {
     post: webhook(
+      'feedIdentityHold',
       'The churn guard held entries back until a subscriber releases them',
       'FeedIdentityHoldPayload',
     ),
   },
   'endpoint.test': {
-    post: webhook('A test message (POST /v1/endpoints/{id}/test)', 'EndpointTestPayload'),
+    post: webhook(
+      'endpointTest',
+      'A test message (POST /v1/endpoints/{id}/test)',
+      'EndpointTestPayload',
+    ),
   },
 };

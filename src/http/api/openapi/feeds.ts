@@ -1,7 +1,6 @@
 // The OpenAPI paths and schemas of feed records: the list, one feed, a refresh, and the release of a GUID-churn hold.
 import {
   body,
-  errors,
   id,
   idempotencyHeader,
   idParam,
@@ -15,6 +14,7 @@ import {
   str,
   time,
   tooManyOr,
+  withId,
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
 
@@ -23,26 +23,29 @@ export const FEED_STATUSES = ['pending', 'active', 'error', 'gone', 'identity_ch
 
 export const FEED_PATHS: Paths = {
   '/v1/feeds': {
-    get: list('List the feeds your subscriptions use, newest first', 'FeedListItem', {
-      name: 'status',
-      in: 'query',
-      description:
-        'Only feeds in this status; `failing` is every feed not fetched successfully now (`error` and `gone`).',
-      schema: { enum: [...FEED_STATUSES, 'failing'] },
-    }),
+    get: withId(
+      'listFeeds',
+      list('List the feeds your subscriptions use, newest first', 'FeedListItem', {
+        name: 'status',
+        in: 'query',
+        description:
+          'Only feeds in this status; `failing` is every feed not fetched successfully now (`error` and `gone`).',
+        schema: { enum: [...FEED_STATUSES, 'failing'] },
+      }),
+    ),
   },
   '/v1/feeds/{id}': {
-    get: read('Read a feed record one of your subscriptions uses', 'Feed'),
+    get: withId('getFeed', read('Read a feed record one of your subscriptions uses', 'Feed')),
   },
   '/v1/feeds/{id}/refresh': {
     post: {
+      operationId: 'refreshFeed',
       summary:
         'Fetch the feed now: it is due at once (a gone feed is polled again); at most once per poll.min_interval_seconds per feed',
       parameters: [idParam, idempotencyHeader],
       responses: {
         202: json(ref('Feed'), 'Accepted: the poller fetches it within seconds'),
         409: problemResponse('No subscription of the feed is active, so it is not polled'),
-        ...errors,
         429: tooManyOr(
           'the feed was fetched less than `poll.min_interval_seconds` ago (`quota` is `feed_refresh`); nothing changed.',
         ),
@@ -51,6 +54,7 @@ export const FEED_PATHS: Paths = {
   },
   '/v1/feeds/{id}/accept-identity-change': {
     post: {
+      operationId: 'resolveFeedIdentityHold',
       summary: 'Resolve a GUID-churn hold: deliver the held entries or discard them (mark seen)',
       parameters: [idParam],
       requestBody: body({
@@ -64,7 +68,6 @@ export const FEED_PATHS: Paths = {
           allOf: [ref('Feed'), { type: 'object', properties: { released: int(), events: int() } }],
         }),
         409: problemResponse('Nothing is held'),
-        ...errors,
       },
     },
   },

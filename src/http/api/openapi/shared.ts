@@ -53,19 +53,11 @@ export const tooMany = (description: string) => ({
     },
   },
 });
-const RATE_LIMITED =
+/** Why any keyed operation may answer 429: the request rates, before any quota of the operation's own. */
+export const RATE_LIMITED =
   'Too many requests: the application is over `quotas.api_requests_per_second`, or (in place of 401) too many requests with a missing, unknown or revoked key came from the client address (`quotas.failed_auth_per_address`).';
 /** The 429 of an operation that may also meet a quota of its own, described after the request rates. */
 export const tooManyOr = (quota: string) => tooMany(`${RATE_LIMITED} Or: ${quota}`);
-// Every operation with a key may meet these, so each lists them after its own responses.
-export const errors = {
-  400: problemResponse('Invalid JSON or invalid fields; `errors` lists every one.'),
-  401: problemResponse('Missing, unknown or revoked API key.'),
-  404: problemResponse("Unknown, or another application's."),
-  413: problemResponse('Body too large.'),
-  415: problemResponse('Body is not JSON.'),
-  429: tooMany(RATE_LIMITED),
-};
 /** An application/json response of this schema. */
 export const json = (schema: Schema, description = 'OK') => ({
   description,
@@ -76,8 +68,16 @@ export const body = (schema: Schema) => ({
   required: true,
   content: { 'application/json': { schema } },
 });
-/** The responses of an operation that answers 200 with the named schema. */
-export const ok = (name: string) => ({ 200: json(ref(name)), ...errors });
+/** The responses of an operation that answers 200 with the named schema (the problems are added by operations.ts). */
+export const ok = (name: string) => ({ 200: json(ref(name)) });
+/** The operation with its operationId (the name a generated client gives its method), first. */
+export const withId = (operationId: string, op: Schema): Schema => ({ operationId, ...op });
+/** A JSON object whose members are the client's own (metadata) or described elsewhere: any members. */
+export const openObject = (description?: string): Schema => ({
+  type: 'object',
+  additionalProperties: true,
+  ...(description ? { description } : {}),
+});
 
 /** A page of items of the named schema, with the cursor of the next page. */
 export const page = (item: string): Schema => ({
@@ -91,15 +91,15 @@ export const pageQuery = (...filters: Schema[]) => [...pageParams, ...filters];
 export const list = (summary: string, item: string, ...filters: Schema[]): Schema => ({
   summary,
   parameters: pageQuery(...filters),
-  responses: { 200: json(page(item)), ...errors },
+  responses: { 200: json(page(item)) },
 });
-/** POST of a collection: the named input schema, an Idempotency-Key, these responses plus the shared errors (a 429 of
- *  its own replaces the shared one). */
+/** POST of a collection: the named input schema, an Idempotency-Key, these responses (a 429 of its own replaces the
+ *  shared one). */
 export const create = (summary: string, input: string, responses: object): Schema => ({
   summary,
   parameters: [idempotencyHeader],
   requestBody: body(ref(input)),
-  responses: { ...errors, ...responses },
+  responses,
 });
 /** GET of one resource by id, answered with the named schema. */
 export const read = (summary: string, name: string): Schema => ({

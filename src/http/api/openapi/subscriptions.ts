@@ -2,7 +2,6 @@
 import {
   body,
   create,
-  errors,
   id,
   idParam,
   int,
@@ -16,47 +15,65 @@ import {
   time,
   tooManyOr,
   uri,
+  openObject,
+  withId,
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
 
 const status = { enum: ['active', 'paused'] };
+// No `default` keyword on request fields: generated clients (openapi-typescript) would make such a field required.
 const updates = {
   type: 'boolean',
-  default: false,
   description:
-    'Receive `subscription.entries_updated` when a known entry’s title, summary, content or updated date changes.',
+    'Receive `subscription.entries_updated` when a known entry’s title, summary, content or updated date changes. Default false.',
 };
 /** An entry's id: feedsub's key for it. */
 const entryId = str({ pattern: '^[0-9a-f]{32}$' });
 
 export const SUBSCRIPTION_PATHS: Paths = {
   '/v1/subscriptions': {
-    post: create('Subscribe an endpoint to a feed URL', 'SubscriptionCreate', {
-      201: json(ref('Subscription'), 'Created'),
-      409: problemResponse('Duplicate; `existing_id` names it'),
-      429: tooManyOr(
-        'the application has `quotas.subscriptions_per_application` subscriptions already, or subscribed to `quotas.new_feed_urls_per_hour` feed URLs it did not have within the last hour.',
-      ),
-    }),
-    get: list('List subscriptions, newest first', 'Subscription', {
-      name: 'endpoint',
-      in: 'query',
-      schema: id,
-    }),
+    post: withId(
+      'createSubscription',
+      create('Subscribe an endpoint to a feed URL', 'SubscriptionCreate', {
+        201: json(ref('Subscription'), 'Created'),
+        404: problemResponse(
+          "The endpoint is unknown or another application's; `errors` names `endpoint`.",
+        ),
+        409: problemResponse('Duplicate; `existing_id` names it'),
+        429: tooManyOr(
+          'the application has `quotas.subscriptions_per_application` subscriptions already, or subscribed to `quotas.new_feed_urls_per_hour` feed URLs it did not have within the last hour.',
+        ),
+      }),
+    ),
+    get: withId(
+      'listSubscriptions',
+      list('List subscriptions, newest first', 'Subscription', {
+        name: 'endpoint',
+        in: 'query',
+        schema: id,
+      }),
+    ),
   },
   '/v1/subscriptions/import': {
-    post: create('Subscribe an endpoint to every feed of an OPML document', 'SubscriptionImport', {
-      200: json(
-        ref('SubscriptionImportReport'),
-        'One result per feed outline, in document order: quotas and refusals are reported per outline, not as the status of the request.',
-      ),
-      400: problemResponse(
-        'Invalid fields, or an OPML document that cannot be imported (not OPML, cut short or mis-nested, nested more than 50 elements deep, more than 1,000 feeds); `errors` names `opml` with the line. Nothing was imported.',
-      ),
-    }),
+    post: withId(
+      'importSubscriptions',
+      create('Subscribe an endpoint to every feed of an OPML document', 'SubscriptionImport', {
+        200: json(
+          ref('SubscriptionImportReport'),
+          'One result per feed outline, in document order: quotas and refusals are reported per outline, not as the status of the request.',
+        ),
+        400: problemResponse(
+          'Invalid fields, or an OPML document that cannot be imported (not OPML, cut short or mis-nested, nested more than 50 elements deep, more than 1,000 feeds); `errors` names `opml` with the line. Nothing was imported.',
+        ),
+        404: problemResponse(
+          "The endpoint is unknown or another application's; `errors` names `endpoint`. Nothing was imported.",
+        ),
+      }),
+    ),
   },
   '/v1/subscriptions/export': {
     get: {
+      operationId: 'exportSubscriptions',
       summary: 'The subscriptions as an OPML 2.0 document, a folder per endpoint',
       parameters: [
         {
@@ -72,12 +89,15 @@ export const SUBSCRIPTION_PATHS: Paths = {
             'OPML 2.0, streamed: an outline per subscription (`xmlUrl` = its URL, never credentials; `text` = the feed title or the URL; paused ones carry `feedsubStatus="paused"`) inside a folder outline per endpoint.',
           content: { 'text/x-opml': { schema: str() } },
         },
-        ...errors,
+        404: problemResponse(
+          "The `endpoint` filter names an unknown endpoint, or another application's.",
+        ),
       },
     },
   },
   '/v1/subscriptions/{id}/entries': {
     get: {
+      operationId: 'listSubscriptionEntries',
       summary:
         "The feed's newest entries as webhooks show them (its entry history), newest first, whether or not this subscription was sent them",
       parameters: [
@@ -100,12 +120,12 @@ export const SUBSCRIPTION_PATHS: Paths = {
             next: nullable(entryId),
           },
         }),
-        ...errors,
       },
     },
   },
   '/v1/subscriptions/{id}/trace': {
     get: {
+      operationId: 'traceSubscriptionEntry',
       summary: "Why was (or wasn't) this entry delivered to this subscription?",
       parameters: [
         idParam,
@@ -123,26 +143,26 @@ export const SUBSCRIPTION_PATHS: Paths = {
           ref('EntryTrace'),
           'The stored facts and the decision they add up to; an entry feedsub knows nothing about answers decision `unknown`.',
         ),
-        ...errors,
       },
     },
   },
   '/v1/subscriptions/{id}': {
-    get: read('Read a subscription', 'Subscription'),
+    get: withId('getSubscription', read('Read a subscription', 'Subscription')),
     patch: {
+      operationId: 'updateSubscription',
       summary: 'Change metadata or endpoint, pause or resume',
       parameters: [idParam],
       requestBody: body(ref('SubscriptionUpdate')),
       responses: {
         200: json(ref('Subscription')),
         409: problemResponse('The new endpoint already has this feed'),
-        ...errors,
       },
     },
     delete: {
+      operationId: 'deleteSubscription',
       summary: 'Delete a subscription and its undelivered events',
       parameters: [idParam],
-      responses: { 204: { description: 'Deleted' }, ...errors },
+      responses: { 204: { description: 'Deleted' } },
     },
   },
 };
@@ -155,16 +175,16 @@ export const SUBSCRIPTION_SCHEMAS: Record<string, Schema> = {
     properties: {
       endpoint: id,
       url: uri,
-      metadata: nullable({
-        type: 'object',
-        description: 'At most 16 KiB; returned and delivered exactly as given.',
-      }),
+      metadata: nullable(
+        openObject(
+          'Your own JSON object, at most 16 KiB; returned and delivered exactly as given.',
+        ),
+      ),
       backfill: int({
         minimum: 0,
         maximum: 100,
-        default: 0,
         description:
-          "Send the feed's n newest entries (from its history; for a feed not fetched yet, from its first document) as the first event, marked `backfill: true`. The baseline rule holds for everything else.",
+          "Send the feed's n newest entries (from its history; for a feed not fetched yet, from its first document) as the first event, marked `backfill: true`. The baseline rule holds for everything else. Default 0.",
       }),
       updates,
     },
@@ -174,7 +194,7 @@ export const SUBSCRIPTION_SCHEMAS: Record<string, Schema> = {
     additionalProperties: false,
     properties: {
       endpoint: id,
-      metadata: nullable({ type: 'object' }),
+      metadata: nullable(openObject('Replaces the metadata; null clears it.')),
       status,
       updates,
     },
@@ -189,10 +209,9 @@ export const SUBSCRIPTION_SCHEMAS: Record<string, Schema> = {
         description:
           'The OPML 1.0 or 2.0 document. Every outline under <body> with an xmlUrl (or typed rss/atom) is a feed, at any folder depth; folders are not kept. At most 1,000 feeds.',
       }),
-      metadata: nullable({
-        type: 'object',
-        description: 'Given to every subscription created, exactly as given; at most 16 KiB.',
-      }),
+      metadata: nullable(
+        openObject('Given to every subscription created, exactly as given; at most 16 KiB.'),
+      ),
     },
   },
   SubscriptionImportReport: {
@@ -236,7 +255,7 @@ export const SUBSCRIPTION_SCHEMAS: Record<string, Schema> = {
       url: str(),
       feed: id,
       endpoint: id,
-      metadata: nullable({ type: 'object' }),
+      metadata: nullable(openObject('Your metadata, byte for byte as you sent it.')),
       status,
       updates,
       feed_url: str({
