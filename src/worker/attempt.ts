@@ -65,7 +65,7 @@ function report(
 ): void {
   const latency =
     outcome === 'delivered' ? ctx.clock.now().getTime() - Date.parse(event.created_at) : null;
-  deps.telemetry.attempted(outcome, result.durationMs, latency);
+  deps.telemetry.attempted(outcome, result.durationMs, latency, endpoint.id);
   const fields = {
     event_id: event.id,
     endpoint_id: endpoint.id,
