@@ -65,7 +65,8 @@ export function getEvent(db: Db, applicationId: string, id: string): EventWithBo
   ).get(id, applicationId) as EventWithBody | undefined;
 }
 
-/** One page of the application's events, newest first, with optional filters. */
+/** One page of the application's events, newest first, with optional filters; `tests` true lists only test pings
+ *  (endpoint.test), false none of them. */
 export function listEvents(
   db: Db,
   applicationId: string,
@@ -73,6 +74,7 @@ export function listEvents(
     subscription?: string | undefined;
     endpoint?: string | undefined;
     status?: EventStatus | undefined;
+    tests?: boolean | undefined;
   },
 ): Page<EventRow> {
   const where = ['application_id = ?'];
@@ -89,6 +91,8 @@ export function listEvents(
     where.push('status = ?');
     params.push(q.status);
   }
+  if (q.tests !== undefined)
+    where.push(q.tests ? 'subscription_id IS NULL' : 'subscription_id IS NOT NULL');
   const c = cursor(q.after);
   const rows = prepared(
     db,

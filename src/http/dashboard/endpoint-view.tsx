@@ -15,8 +15,12 @@ import {
   OnOffButton,
   Time,
 } from './components.tsx';
+import { attemptHours } from '../../store/attempts.ts';
+import { HourChart } from './chart.tsx';
+import { chartSince, deliveryChart } from './charts.ts';
 import { EditForm, filterFormValues, RecoverForm, SecretBox } from './endpoint-forms.tsx';
 import { render } from './errors.tsx';
+import { summariesOf } from './event-about.tsx';
 import { EventsTable } from './events-table.tsx';
 import { noticeOf, type FormState } from './form.ts';
 import { Layout } from './layout.tsx';
@@ -110,12 +114,16 @@ export function showEndpoint(
   const e = endpointView(requireEndpoint(ctx, s.applicationId, c.req.param('id') ?? ''));
   const here = `/dashboard/endpoints/${e.id}`;
   const subs = listSubscriptionViews(ctx, s.applicationId, { limit: 50, endpoint: e.id });
-  const events = listEventViews(ctx, s.applicationId, { limit: 10, endpoint: e.id });
+  const events = listEventViews(ctx, s.applicationId, { limit: 10, endpoint: e.id, tests: false });
+  const pings = listEventViews(ctx, s.applicationId, { limit: 5, endpoint: e.id, tests: true });
+  const summaries = summariesOf(ctx, events.data);
   const edit = state.edit ?? {
     values: { title: e.title, url: e.url, ...filterFormValues(e.filter_types) },
     errors: {},
   };
-  const since = new Date(ctx.clock.now().getTime() - 7 * DAY_MS).toISOString();
+  const now = ctx.clock.now();
+  const since = new Date(now.getTime() - 7 * DAY_MS).toISOString();
+  const deliveries = deliveryChart(attemptHours(ctx.db, e.id, chartSince(now).toISOString()), now);
   const recover = state.recover ?? { values: { since }, errors: {} };
   const error =
     state.message ?? state.edit?.message ?? state.remove?.message ?? state.recover?.message;
@@ -125,6 +133,7 @@ export function showEndpoint(
       <Breadcrumb href="/dashboard/endpoints" label="Endpoints" />
       <h1>{e.title}</h1>
       <EndpointFacts e={e} csrf={s.csrfToken} />
+      <HourChart id="deliveries-chart" title="Deliveries, last 24 h" chart={deliveries} />
       <h2>Signing secret</h2>
       <section class="card">
         <SecretBox ctx={ctx} c={c} e={e} />
@@ -136,10 +145,25 @@ export function showEndpoint(
       <h2>Subscriptions using it</h2>
       <EndpointSubscriptions rows={subs.data} />
       <h2>Recent events</h2>
-      <EventsTable rows={events.data} empty="No events sent to this endpoint yet." />
+      <EventsTable
+        rows={events.data}
+        summaries={summaries}
+        empty="No events sent to this endpoint yet."
+      />
       <p>
         <a href={`/dashboard/events?endpoint=${e.id}`}>All events of this endpoint →</a>
       </p>
+      <h2>Test pings</h2>
+      <EventsTable
+        rows={pings.data}
+        summaries={summaries}
+        empty="No test ping sent yet: Send test event, above, sends one now."
+      />
+      {pings.next ? (
+        <p>
+          <a href={`/dashboard/events?endpoint=${e.id}&kind=tests`}>All test pings →</a>
+        </p>
+      ) : null}
       <h2>Delete</h2>
       <ConfirmDelete
         to={here}

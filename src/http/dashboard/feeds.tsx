@@ -104,7 +104,7 @@ function FeedTableRow(p: {
   const f = p.f;
   return (
     <tr>
-      <td class="url">
+      <td data-label="Feed" class="url">
         {f.title ? (
           <div>
             <strong>{f.title}</strong>
@@ -113,15 +113,15 @@ function FeedTableRow(p: {
         {f.url}
         {f.discovered_url ? <div class="muted">discovered {f.discovered_url}</div> : null}
       </td>
-      <td>
+      <td data-label="Status">
         <Badge status={f.status} />
         {f.error_count > 0 ? <div class="muted">{f.error_count} in a row</div> : null}
         {f.status === 'identity_changed' ? <HeldEntries ctx={p.ctx} c={p.c} feedId={f.id} /> : null}
       </td>
-      <td>
+      <td data-label="Last poll">
         <Time at={f.last_polled_at} empty="not yet" />
       </td>
-      <td>
+      <td data-label="Next poll">
         <Time at={f.next_poll_at} empty="never" />
         <div>
           <ActionButton
@@ -134,13 +134,13 @@ function FeedTableRow(p: {
           />
         </div>
       </td>
-      <td>{f.last_http_status ?? '—'}</td>
-      <td>{f.entry_count}</td>
-      <td>
+      <td data-label="HTTP">{f.last_http_status ?? '—'}</td>
+      <td data-label="Entries">{f.entry_count}</td>
+      <td data-label="Last error">
         {f.last_error ? <span class="error-text">{f.last_error}</span> : '—'}
         {f.degraded ? <div class="muted">{f.degraded}</div> : null}
       </td>
-      <td>{f.subscription_count}</td>
+      <td data-label="Subscriptions">{f.subscription_count}</td>
     </tr>
   );
 }
