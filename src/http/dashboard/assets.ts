@@ -57,7 +57,9 @@ figure.chart { margin: 0 0 1rem; background: var(--card); border: 1px solid var(
 figure.chart svg { display: block; width: 100%; max-width: 40rem; height: auto; margin-top: .4rem; }
 .chart .slot { fill: transparent; } .chart .hour:hover .slot { fill: #eef2f7; }
 .chart .good { fill: var(--ok); } .chart .warn { fill: #e0a030; } .chart .bad { fill: var(--bad); }
-.chart .axis { stroke: var(--line); } .chart text { font-size: 11px; fill: var(--muted); }
+.sparkline { width: 8rem; } .sparkline svg { display: block; width: 100%; height: 2rem; }
+.chart .axis, .sparkline .axis { stroke: var(--line); }
+.sparkline .good { fill: var(--ok); } .sparkline .warn { fill: #e0a030; } .sparkline .bad { fill: var(--bad); } .sparkline .slot { fill: transparent; } .chart text { font-size: 11px; fill: var(--muted); }
 .secret { font-family: ui-monospace, Menlo, monospace; background: #fff8e1; border: 1px solid #f0d58a; padding: .4rem .6rem; border-radius: 6px; word-break: break-all; }
 pre, td, dd, .about { overflow-wrap: anywhere; }
 /* Phones (375 px and up): the header wraps, facts and table rows stack, each cell under its column's name, so nothing

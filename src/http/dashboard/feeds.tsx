@@ -12,6 +12,9 @@ import {
 } from '../../actions/feeds.ts';
 import type { FeedStatus } from '../../store/feeds.ts';
 import { ActionButton, Badge, DataTable, Empty, Pager, Time } from './components.tsx';
+import { pollHours } from '../../store/feed-poll-hours.ts';
+import { HourSparkline } from './chart.tsx';
+import { chartHours, pollChart } from './charts.ts';
 import { render } from './errors.tsx';
 import {
   afterCursor,
@@ -102,6 +105,7 @@ function FeedTableRow(p: {
   f: FeedView & { subscription_count: number };
 }) {
   const f = p.f;
+  const now = p.ctx.clock.now();
   return (
     <tr>
       <td data-label="Feed" class="url">
@@ -141,6 +145,12 @@ function FeedTableRow(p: {
         {f.degraded ? <div class="muted">{f.degraded}</div> : null}
       </td>
       <td data-label="Subscriptions">{f.subscription_count}</td>
+      <td data-label="Polls, last 24 h">
+        <HourSparkline
+          title="Polls, last 24 h"
+          chart={pollChart(pollHours(p.ctx.db, f.id, chartHours(now)[0]!), now)}
+        />
+      </td>
     </tr>
   );
 }
@@ -154,6 +164,7 @@ const COLUMNS = [
   'Entries',
   'Last error',
   'Subscriptions',
+  'Polls, last 24 h',
 ];
 
 function page(ctx: Ctx, c: Context<DashEnv>, error?: string, status: ContentfulStatusCode = 200) {

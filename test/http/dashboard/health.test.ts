@@ -141,6 +141,12 @@ describe('dashboard health', () => {
     );
     for (const kind of ['good', 'warn', 'bad'])
       assert.equal(svgRects(page, 'polls-chart', kind), 1);
+    const feeds = (await c.get('/dashboard/feeds')).text;
+    assert.match(
+      feeds,
+      /<div class="sparkline" title="4 polls, 2 fetched, 1 throttled, 1 failed; 1 new entry\.">/,
+      'the feeds page shows each feed the same way, small',
+    );
 
     w.clock.advance(25 * 3600_000);
     const { summary } = await maintenanceTick(w.ctx, { logger: silentLogger });
