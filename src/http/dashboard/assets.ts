@@ -61,7 +61,7 @@ figure.chart svg { display: block; width: 100%; max-width: 40rem; height: auto; 
 .chart .axis, .sparkline .axis { stroke: var(--line); }
 .sparkline .good { fill: var(--ok); } .sparkline .warn { fill: #e0a030; } .sparkline .bad { fill: var(--bad); } .sparkline .slot { fill: transparent; } .chart text { font-size: 11px; fill: var(--muted); }
 .secret { font-family: ui-monospace, Menlo, monospace; background: #fff8e1; border: 1px solid #f0d58a; padding: .4rem .6rem; border-radius: 6px; word-break: break-all; }
-pre, td, dd, .about { overflow-wrap: anywhere; }
+pre, td, dd, .about { overflow-wrap: anywhere; } .badge { overflow-wrap: normal; white-space: nowrap; }
 /* Phones (375 px and up): the header wraps, facts and table rows stack, each cell under its column's name, so nothing
    is wider than the screen. */
 @media (max-width: 720px) {
