@@ -87,6 +87,9 @@ CREATE TABLE feeds (
   UNIQUE (url, credential_key)
 );
 CREATE INDEX feeds_due ON feeds(next_poll_at) WHERE status <> 'gone';
+-- /metrics counts feeds by status at every scrape: this narrow index (with the id, to find a feed's active
+-- subscriptions) is read instead of the feed rows, which carry validators, errors and identity probes (schema version 9).
+CREATE INDEX feeds_by_status ON feeds(status, id);
 
 CREATE TABLE subscriptions (
   id              TEXT PRIMARY KEY,
@@ -202,6 +205,9 @@ CREATE TABLE attempts (
   response_body  TEXT
 );
 CREATE INDEX attempts_by_event ON attempts(event_id, started_at);
+-- An endpoint's deliveries over the last 24 h (its dashboard chart), read from this index alone: it carries the result
+-- and the duration, never the response (schema version 9).
+CREATE INDEX attempts_by_endpoint ON attempts(endpoint_id, started_at, status_code, duration_ms);
 
 -- Which entries each event carries, so the trace finds the events of an entry; goes with its event (schema version 8).
 CREATE TABLE event_entries (
@@ -245,3 +251,17 @@ CREATE TABLE quota_usage (
   used_at         TEXT NOT NULL
 );
 CREATE INDEX quota_usage_window ON quota_usage(application_id, quota, used_at);
+
+-- Each feed's polls per UTC hour (hour = 'YYYY-MM-DDTHH'), for the dashboard's 24 h chart: one row per feed and hour,
+-- added to in the poll transaction; the maintenance pass deletes hours older than a day, so it holds at most about
+-- feeds × 25 rows (schema version 9).
+CREATE TABLE feed_poll_hours (
+  feed_id      TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
+  hour         TEXT NOT NULL,
+  ok           INTEGER NOT NULL DEFAULT 0,   -- parsed or unchanged
+  failed       INTEGER NOT NULL DEFAULT 0,   -- error or gone
+  throttled    INTEGER NOT NULL DEFAULT 0,   -- 429/503 with Retry-After
+  new_entries  INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (feed_id, hour)
+) WITHOUT ROWID;
+CREATE INDEX feed_poll_hours_by_hour ON feed_poll_hours(hour);

@@ -6,11 +6,13 @@ export type Telemetry = {
     outcome: 'parsed' | 'unchanged' | 'gone' | 'throttled' | 'error',
     durationMs: number,
   ): void;
-  /** One delivery attempt finished; `latencyMs` (event created → delivered) only when it succeeded. */
+  /** One delivery attempt to endpoint `endpointId` finished; `latencyMs` (event created → delivered) only when it
+   *  succeeded. */
   attempted(
     outcome: 'delivered' | 'retry' | 'dead',
     durationMs: number,
     latencyMs: number | null,
+    endpointId: string,
   ): void;
   /** The checkpoint thread found the WAL `walFrames` pages long, `checkpointedFrames` of them copied into the database. */
   checkpointed(walFrames: number, checkpointedFrames: number): void;

@@ -70,8 +70,8 @@ export async function setUp(base: string, dir: string, row: Row): Promise<Bench>
   const counter = countDeliveries();
   const telemetry: Telemetry = {
     ...metrics.telemetry,
-    attempted: (outcome, durationMs, latencyMs) => {
-      metrics.telemetry.attempted(outcome, durationMs, latencyMs);
+    attempted: (outcome, durationMs, latencyMs, endpointId) => {
+      metrics.telemetry.attempted(outcome, durationMs, latencyMs, endpointId);
       if (outcome === 'delivered') counter.delivered();
     },
   };

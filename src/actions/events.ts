@@ -53,6 +53,8 @@ export type EventFilters = {
   subscription?: string | undefined;
   endpoint?: string | undefined;
   status?: string | undefined;
+  /** true: only test pings (endpoint.test); false: none of them; undefined: every event. */
+  tests?: boolean | undefined;
 };
 
 const STATUSES = ['pending', 'delivered', 'failed', 'dead'] as const;
@@ -104,6 +106,7 @@ export function listEventViews(
     subscription: q.subscription,
     endpoint: q.endpoint,
     status,
+    tests: q.tests,
   });
   return { data: page.data.map(eventView), next: page.next };
 }

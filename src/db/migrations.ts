@@ -89,6 +89,23 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
         PRIMARY KEY (subscription_id, key, event_id)
       ) WITHOUT ROWID;
       CREATE INDEX event_entries_by_event ON event_entries(event_id);
+  },
+  // 8 → 9, dashboard charts and metrics (issue 15): each feed's polls per hour for its 24 h chart; the indexes that read
+  // an endpoint's recent attempts and count feeds by status without touching their rows.
+  (db) => {
+    db.exec(`
+      CREATE INDEX feeds_by_status ON feeds(status, id);
+      CREATE INDEX attempts_by_endpoint ON attempts(endpoint_id, started_at, status_code, duration_ms);
+      CREATE TABLE feed_poll_hours (
+        feed_id      TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
+        hour         TEXT NOT NULL,
+        ok           INTEGER NOT NULL DEFAULT 0,
+        failed       INTEGER NOT NULL DEFAULT 0,
+        throttled    INTEGER NOT NULL DEFAULT 0,
+        new_entries  INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (feed_id, hour)
+      ) WITHOUT ROWID;
+      CREATE INDEX feed_poll_hours_by_hour ON feed_poll_hours(hour);
     `);
   },
 ];

@@ -61,3 +61,24 @@ export function listAttempts(db: Db, eventId: string): AttemptRow[] {
     eventId,
   ) as AttemptRow[];
 }
+
+/** One endpoint's attempts in one UTC hour ('YYYY-MM-DDTHH'): how many, how many got a 2xx, and their durations. */
+export type AttemptHourRow = {
+  hour: string;
+  attempts: number;
+  delivered: number;
+  total_ms: number;
+  max_ms: number;
+};
+
+/** The endpoint's attempts per UTC hour since `since` (an ISO time), oldest first; test pings included (they are
+ *  attempts at the endpoint too). Reads only the covering index attempts_by_endpoint (endpoint_id, started_at,
+ *  status_code, duration_ms): a range of the endpoint's last day, never a row with its response. */
+export function attemptHours(db: Db, endpointId: string, since: string): AttemptHourRow[] {
+  return prepared(
+    db,
+    `SELECT substr(started_at, 1, 13) AS hour, count(*) AS attempts,
+            sum(status_code BETWEEN 200 AND 299) AS delivered, sum(duration_ms) AS total_ms, max(duration_ms) AS max_ms
+       FROM attempts WHERE endpoint_id = ? AND started_at >= ? GROUP BY hour ORDER BY hour`,
+  ).all(endpointId, since) as AttemptHourRow[];
+}

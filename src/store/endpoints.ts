@@ -48,6 +48,16 @@ export function getEndpointById(db: Db, id: string): EndpointRow | undefined {
   return prepared(db, 'SELECT * FROM endpoints WHERE id = ?').get(id) as EndpointRow | undefined;
 }
 
+/** Which of `ids` are endpoints that still exist, whatever their application (one primary-key probe each). */
+export function existingEndpointIds(db: Db, ids: string[]): Set<string> {
+  if (ids.length === 0) return new Set();
+  return new Set(
+    prepared(db, 'SELECT id FROM endpoints WHERE id IN (SELECT value FROM json_each(?))')
+      .pluck()
+      .all(JSON.stringify(ids)) as string[],
+  );
+}
+
 /** One page of the application's endpoints, newest first. */
 export function listEndpoints(db: Db, applicationId: string, q: PageQuery): Page<EndpointRow> {
   const c = cursor(q.after);

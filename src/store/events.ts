@@ -65,7 +65,8 @@ export function getEvent(db: Db, applicationId: string, id: string): EventWithBo
   ).get(id, applicationId) as EventWithBody | undefined;
 }
 
-/** One page of the application's events, newest first, with optional filters. */
+/** One page of the application's events, newest first, with optional filters; `tests` true lists only test pings
+ *  (endpoint.test), false none of them. */
 export function listEvents(
   db: Db,
   applicationId: string,
@@ -73,6 +74,7 @@ export function listEvents(
     subscription?: string | undefined;
     endpoint?: string | undefined;
     status?: EventStatus | undefined;
+    tests?: boolean | undefined;
   },
 ): Page<EventRow> {
   const where = ['application_id = ?'];
@@ -89,6 +91,8 @@ export function listEvents(
     where.push('status = ?');
     params.push(q.status);
   }
+  if (q.tests !== undefined)
+    where.push(q.tests ? 'subscription_id IS NULL' : 'subscription_id IS NOT NULL');
   const c = cursor(q.after);
   const rows = prepared(
     db,
@@ -194,10 +198,27 @@ export function hasMoreEventsThan(db: Db, subscriptionId: string, n: number): bo
   );
 }
 
-/** created_at of the oldest event still waiting for delivery (pending or failed), or undefined when none waits. */
-export function oldestPendingEventAt(db: Db): string | undefined {
+/** created_at of the oldest event the deliverer is trying to send, or undefined when none: waiting (pending or failed),
+ *  its endpoint active and its subscription not paused. Events a paused subscription or a disabled endpoint holds are
+ *  left out: they wait by someone's decision, and an alert on this age must not fire for them. Per subscription only the
+ *  head of its queue counts (the oldest, by the FIFO): the heads come from the events_waiting index alone (one entry per
+ *  waiting event, no row read), then one row, subscription and endpoint each; test pings (no subscription) resent by
+ *  hand come from the same index's NULL range. */
+export function oldestSendableEventAt(db: Db): string | undefined {
   return (
-    (prepared(db, "SELECT min(created_at) FROM events WHERE status IN ('pending', 'failed')")
+    (prepared(
+      db,
+      `SELECT min(created_at) FROM (
+         SELECT e.created_at FROM (
+             SELECT subscription_id AS sid, min(sequence) AS seq FROM events
+              WHERE status IN ('pending', 'failed') AND subscription_id IS NOT NULL GROUP BY subscription_id) h
+           JOIN events e ON e.subscription_id = h.sid AND e.sequence = h.seq AND e.status IN ('pending', 'failed')
+           JOIN subscriptions s ON s.id = h.sid AND s.status = 'active'
+           JOIN endpoints ep ON ep.id = e.endpoint_id AND ep.status = 'active'
+         UNION ALL
+         SELECT e.created_at FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id AND ep.status = 'active'
+          WHERE e.subscription_id IS NULL AND e.status IN ('pending', 'failed'))`,
+    )
       .pluck()
       .get() as string | null) ?? undefined
   );

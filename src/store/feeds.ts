@@ -144,20 +144,37 @@ export function restartBaselineIfIdle(db: Db, id: string, now: Date): void {
   ).run({ id, t });
 }
 
-/** Number of feeds in each status (every status present, zero when none), for metrics. */
-export function countFeedsByStatus(db: Db): Record<FeedStatus, number> {
-  const out: Record<FeedStatus, number> = {
+/** A feed's status as /metrics counts it: its own while an active subscription has it polled; `idle` when none does
+ *  (every subscription paused or deleted), since the status of a feed nobody polls is stale. */
+export type PolledFeedStatus = FeedStatus | 'idle';
+
+/** Number of feeds in each status (every status present, zero when none), for metrics: feeds no active subscription
+ *  uses count as `idle` whatever their last status. Reads the feeds_by_status index (status, id) and, per feed, the
+ *  subscriptions_by_feed index (feed_id, status); never a feed row. */
+export function countFeedsByStatus(db: Db): Record<PolledFeedStatus, number> {
+  const out: Record<PolledFeedStatus, number> = {
     pending: 0,
     active: 0,
     error: 0,
     gone: 0,
     identity_changed: 0,
+    idle: 0,
   };
+  let polled = 0;
   for (const row of prepared(
     db,
-    'SELECT status, count(*) AS n FROM feeds GROUP BY status',
-  ).all() as { status: FeedStatus; n: number }[])
+    `SELECT f.status, count(*) AS n FROM feeds f
+      WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
+      GROUP BY f.status`,
+  ).all() as { status: FeedStatus; n: number }[]) {
     out[row.status] = row.n;
+    polled += row.n;
+  }
+  // count(*) walks the narrowest index of the table; both statements run on this one connection, back to back.
+  out.idle = Math.max(
+    0,
+    (prepared(db, 'SELECT count(*) FROM feeds').pluck().get() as number) - polled,
+  );
   return out;
 }
 

@@ -219,7 +219,7 @@ function report(
   const { outcome, disabled } = recorded;
   const latency =
     outcome === 'delivered' ? ctx.clock.now().getTime() - Date.parse(e.created_at) : null;
-  deps.telemetry.attempted(outcome, result.durationMs, latency);
+  deps.telemetry.attempted(outcome, result.durationMs, latency, e.endpoint_id);
   const fields = {
     event_id: e.id,
     endpoint_id: e.endpoint_id,

@@ -5,6 +5,7 @@ import { expireIdleSessions } from '../actions/sessions.ts';
 import type { Ctx } from '../context.ts';
 import type { Logger } from '../log.ts';
 import { pruneFinishedEvents } from '../store/events.ts';
+import { hourOf, prunePollHours } from '../store/feed-poll-hours.ts';
 import { pruneIdempotency } from '../store/idempotency.ts';
 import { checkpointWal } from '../store/maintenance.ts';
 import { noTelemetry, type Telemetry } from '../telemetry.ts';
@@ -14,6 +15,7 @@ import { retentionPass, type Budget, type RetentionSummary } from './retention.t
 export type MaintenanceSummary = {
   events: number;
   idempotencyKeys: number;
+  pollHours: number;
   sessions: number;
   retention: RetentionSummary;
   checkpoint: { busy: boolean; walPages: number };
@@ -28,9 +30,12 @@ export const PRUNE_BATCH = 1000;
 // held entries); the rest waits for the next tick, a second later, so that stopping the daemon never waits long.
 const MAX_BATCHES_PER_TICK = 200;
 const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+// Polls per feed and hour feed the dashboard's chart of the last 24 hours; one hour more is kept for the hour under way.
+const POLL_HOURS_MS = 24 * 3600_000;
 
 /** One maintenance pass: deletes events delivered more than delivery.retention_days ago (attempts cascade) and test
- *  pings that died as long ago, Idempotency-Key records past their 24 h, dashboard sessions idle past their limit;
+ *  pings that died as long ago, Idempotency-Key records past their 24 h, feeds' poll counts of hours more than a day
+ *  old, dashboard sessions idle past their limit;
  *  bounds entry keys, held entries and orphaned feeds (retention.ts); then truncates the WAL. Pending, failed and other
  *  dead events are kept until handled (resent, recovered or deleted with their subscription). */
 export async function maintenanceTick(
@@ -45,6 +50,8 @@ export async function maintenanceTick(
   const idempotency = await inBatches(PRUNE_BATCH, (n) =>
     pruneIdempotency(ctx.db, idempotencyBefore, n),
   );
+  const hoursBefore = hourOf(new Date(now.getTime() - POLL_HOURS_MS));
+  const pollHours = await inBatches(PRUNE_BATCH, (n) => prunePollHours(ctx.db, hoursBefore, n));
   const sessions = expireIdleSessions(ctx);
   const budget: Budget = { batches: MAX_BATCHES_PER_TICK };
   const retention = await retentionPass(ctx, now, budget);
@@ -53,12 +60,13 @@ export async function maintenanceTick(
   const summary: MaintenanceSummary = {
     events: events.rows,
     idempotencyKeys: idempotency.rows,
+    pollHours: pollHours.rows,
     sessions,
     retention,
     checkpoint: { busy: cp.busy, walPages: cp.walPages },
   };
   log(deps.logger, summary);
-  const more = events.more || idempotency.more || retention.counts === undefined;
+  const more = events.more || idempotency.more || pollHours.more || retention.counts === undefined;
   return { summary, nextDelayMs: more ? 1000 : MAINTENANCE_INTERVAL_MS };
 }
 
@@ -82,10 +90,17 @@ async function inBatches(
 function log(logger: Logger, s: MaintenanceSummary): void {
   const r = s.retention;
   const deleted =
-    s.events + s.idempotencyKeys + s.sessions + r.feedsDeleted + r.keysPruned + r.heldTrimmed;
+    s.events +
+    s.idempotencyKeys +
+    s.pollHours +
+    s.sessions +
+    r.feedsDeleted +
+    r.keysPruned +
+    r.heldTrimmed;
   logger[deleted > 0 || s.checkpoint.busy ? 'info' : 'debug']('maintenance: done', {
     events_pruned: s.events,
     idempotency_keys_pruned: s.idempotencyKeys,
+    poll_hours_pruned: s.pollHours,
     sessions_expired: s.sessions,
     feeds_deleted: r.feedsDeleted,
     entry_keys_pruned: r.keysPruned,

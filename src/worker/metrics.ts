@@ -2,7 +2,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
-import { countEventsByStatus, countWaitingEvents, oldestPendingEventAt } from '../store/events.ts';
+import { existingEndpointIds } from '../store/endpoints.ts';
+import { countEventsByStatus, countWaitingEvents, oldestSendableEventAt } from '../store/events.ts';
 import { countFeedsByStatus } from '../store/feeds.ts';
 import { FEEDSUB_VERSION } from '../version.ts';
 import type { Telemetry } from '../telemetry.ts';
@@ -17,28 +18,31 @@ const FETCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const ATTEMPT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60];
 // Event created → delivered spans the first try (sub-second) to the end of the retry schedule (about 33 h).
 const LATENCY_BUCKETS = [0.1, 0.5, 1, 5, 15, 60, 300, 1800, 7200, 21_600, 86_400, 172_800];
+// Per endpoint, fewer buckets: every endpoint costs 3 + 10 series (README › Metrics).
+const ENDPOINT_ATTEMPT_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 15];
 
 /** Builds a new registry (never prom-client's global one, so several apps can live in one process) with every metric. */
 export function createMetrics(source: { db: Db; clock: Clock }): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   registerDatabaseGauges(registry, source);
+  const endpoints = registerEndpointMetrics(registry, source.db);
   new Gauge({
     name: 'feedsub_build_info',
     help: 'Always 1; the version label says which feedsub runs.',
     labelNames: ['version'],
     registers: [registry],
   }).set({ version: FEEDSUB_VERSION }, 1);
-  return { registry, telemetry: registerTelemetry(registry) };
+  return { registry, telemetry: registerTelemetry(registry, endpoints) };
 }
 
 /** Counters and histograms moved by the poller and the deliverer, the checkpoint thread's gauges and the maintenance
  *  pass's; registered in this order, which is the order of the exposition. */
-function registerTelemetry(registry: Registry): Telemetry {
+function registerTelemetry(registry: Registry, endpoints: EndpointMetrics): Telemetry {
   const registers = [registry];
   return {
     ...pollTelemetry(registers),
-    ...attemptTelemetry(registers),
+    ...attemptTelemetry(registers, endpoints),
     ...checkpointTelemetry(registers),
     ...retentionTelemetry(registers),
   };
@@ -67,7 +71,10 @@ function pollTelemetry(registers: Registry[]): Pick<Telemetry, 'polled'> {
   };
 }
 
-function attemptTelemetry(registers: Registry[]): Pick<Telemetry, 'attempted'> {
+function attemptTelemetry(
+  registers: Registry[],
+  endpoints: EndpointMetrics,
+): Pick<Telemetry, 'attempted'> {
   const attempts = new Counter({
     name: 'feedsub_delivery_attempts_total',
     help: 'Webhook delivery attempts by outcome (delivered, retry, dead).',
@@ -92,9 +99,10 @@ function attemptTelemetry(registers: Registry[]): Pick<Telemetry, 'attempted'> {
   ) as Record<(typeof ATTEMPT_OUTCOMES)[number], ReturnType<typeof attempts.labels>>;
   for (const outcome of ATTEMPT_OUTCOMES) attemptsBy[outcome].inc(0); // every series from the first scrape
   return {
-    attempted(outcome, durationMs, latencyMs) {
+    attempted(outcome, durationMs, latencyMs, endpointId) {
       attemptsBy[outcome].inc();
       attemptSeconds.observe(durationMs / 1000);
+      endpoints.attempted(endpointId, outcome, durationMs);
       if (latencyMs !== null) latencySeconds.observe(Math.max(0, latencyMs) / 1000);
     },
   };
@@ -115,6 +123,65 @@ function checkpointTelemetry(registers: Registry[]): Pick<Telemetry, 'checkpoint
     checkpointed(wal, checkpointed) {
       walFrames.set(wal);
       walCheckpointed.set(checkpointed);
+    },
+  };
+}
+
+type EndpointMetrics = {
+  attempted(endpointId: string, outcome: (typeof ATTEMPT_OUTCOMES)[number], ms: number): void;
+};
+
+/** Attempts by outcome and their duration per endpoint, labelled with the endpoint's id (never its URL, which may carry
+ *  a token, nor its title, which is neither unique nor stable). Endpoints are bounded by quotas.endpoints_per_application;
+ *  a deleted endpoint's series are dropped at the next scrape, so the series follow the endpoints that exist. An
+ *  endpoint's series appear with its first attempt since the process started. */
+function registerEndpointMetrics(registry: Registry, db: Db): EndpointMetrics {
+  // The children of each endpoint seen, made once: labels() hashes the label object on every call.
+  type Children = {
+    outcomes: Record<string, ReturnType<Counter['labels']>>;
+    seconds: ReturnType<Histogram['labels']>;
+  };
+  const seen = new Map<string, Children>();
+  const labelNames = ['endpoint'];
+  const attempts = new Counter({
+    name: 'feedsub_endpoint_attempts_total',
+    help: 'Webhook delivery attempts per endpoint (its id) by outcome (delivered, retry, dead).',
+    labelNames: [...labelNames, 'outcome'],
+    registers: [registry],
+    collect() {
+      // Registered before the histogram, so both lose a deleted endpoint's series before either is written out.
+      const alive = existingEndpointIds(db, [...seen.keys()]);
+      for (const endpoint of seen.keys()) {
+        if (alive.has(endpoint)) continue;
+        for (const outcome of ATTEMPT_OUTCOMES) attempts.remove({ endpoint, outcome });
+        seconds.remove({ endpoint });
+        seen.delete(endpoint);
+      }
+    },
+  });
+  const seconds = new Histogram({
+    name: 'feedsub_endpoint_attempt_duration_seconds',
+    help: "Time of one webhook HTTP attempt per endpoint (its id): the receiver's response time.",
+    labelNames,
+    buckets: ENDPOINT_ATTEMPT_BUCKETS,
+    registers: [registry],
+  });
+  const childrenOf = (endpoint: string): Children => {
+    const known = seen.get(endpoint);
+    if (known) return known;
+    const outcomes = Object.fromEntries(
+      ATTEMPT_OUTCOMES.map((outcome) => [outcome, attempts.labels({ endpoint, outcome })]),
+    );
+    for (const c of Object.values(outcomes)) c.inc(0); // the endpoint's success ratio reads 0 of n, not nothing
+    const children = { outcomes, seconds: seconds.labels({ endpoint }) };
+    seen.set(endpoint, children);
+    return children;
+  };
+  return {
+    attempted(endpoint, outcome, ms) {
+      const children = childrenOf(endpoint);
+      children.outcomes[outcome]!.inc();
+      children.seconds.observe(ms / 1000);
     },
   };
 }
@@ -149,7 +216,7 @@ function registerDatabaseGauges(registry: Registry, { db, clock }: { db: Db; clo
   const registers = [registry];
   new Gauge({
     name: 'feedsub_feeds',
-    help: 'Feeds by status (pending, active, error, gone, identity_changed).',
+    help: 'Feeds by status (pending, active, error, gone, identity_changed) while polled; idle = no active subscription.',
     labelNames: ['status'],
     registers,
     collect() {
@@ -175,10 +242,10 @@ function registerDatabaseGauges(registry: Registry, { db, clock }: { db: Db; clo
   });
   new Gauge({
     name: 'feedsub_oldest_pending_event_age_seconds',
-    help: 'Age of the oldest event waiting for delivery; 0 when none waits.',
+    help: 'Age of the oldest event waiting for delivery, leaving out paused subscriptions and disabled endpoints; 0 when none waits.',
     registers,
     collect() {
-      const oldest = oldestPendingEventAt(db);
+      const oldest = oldestSendableEventAt(db);
       this.set(
         oldest === undefined ? 0 : Math.max(0, (clock.now().getTime() - Date.parse(oldest)) / 1000),
       );

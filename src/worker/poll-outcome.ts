@@ -5,6 +5,7 @@ import { queueHealthEvents } from '../actions/feed-events.ts';
 import type { RefreshOutcome } from '../feed/refresh.ts';
 import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
 import { hasHeldEntries } from '../store/entries.ts';
+import { countPoll } from '../store/feed-poll-hours.ts';
 import { getFeed, type FeedRow } from '../store/feeds.ts';
 import {
   recordFeedGone,
@@ -31,6 +32,7 @@ export function applyOutcome(
   const stored = storeOutcome(ctx, feed, outcome, now, seenAt);
   // The failing, recovered, gone and moved transitions this poll made, one event per subscription.
   const health = queueHealthEvents(ctx, feed, seenAt);
+  countPoll(ctx.db, feed.id, outcome.kind, stored.newEntries, now); // the dashboard's 24 h chart
   return { ...stored, events: stored.events + health };
 }
 

@@ -16,6 +16,8 @@ const SCREENSHOTS =
   process.env.FEEDSUB_UPDATE_SCREENSHOTS === '1'
     ? fileURLToPath(new URL('../../docs/screenshots/', import.meta.url))
     : mkdtempSync(join(tmpdir(), 'feedsub-screens-'));
+// The phone-width pages the README shows beside the desktop ones.
+const PHONE_SHOTS = ['overview', 'subscriptions', 'endpoint'];
 const missing = browserMissing();
 if (missing && process.env.CI === 'true')
   throw new Error(`browser test: ${missing}; CI must run it`);
@@ -93,6 +95,25 @@ describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : 
 
   const shot = (name: string) =>
     page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+  /** Each main page's name and URL; the endpoint and subscription are the first ones the events page links to. */
+  async function mainPages(): Promise<[string, string][]> {
+    const base = `${daemon!.url}/dashboard`;
+    await page.goto(`${base}/events`);
+    const link = async (prefix: string) =>
+      `${daemon!.url}${await page.locator(`main a[href^="${prefix}"]`).first().getAttribute('href')}`;
+    const subscription = await link('/dashboard/subscriptions/');
+    const endpoint = await link('/dashboard/endpoints/');
+    return [
+      ['overview', base],
+      ['endpoints', `${base}/endpoints`],
+      ['endpoint', endpoint],
+      ['subscriptions', `${base}/subscriptions`],
+      ['subscription', subscription],
+      ['events', `${base}/events`],
+      ['feeds', `${base}/feeds`],
+    ];
+  }
 
   it('signs in with a key made by `keys create`', async () => {
     await page.goto(`${daemon!.url}/dashboard`);
@@ -182,26 +203,82 @@ describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : 
     );
   });
 
+  it('shows what each event is about: the feed, its entry titles, and the payload indented', async () => {
+    const first = receiver.deliveries[0]!;
+    const card = page.locator(`#event-${first.id}`);
+    assert.match(await card.locator('.about').innerText(), /^Team blog: “Second post”$/);
+    await page.goto(`${daemon!.url}/dashboard/events?event=${first.id}`);
+    await page.locator('details.payload > summary').click();
+    const pretty = await page.locator('details.payload > pre').innerText();
+    assert.match(pretty, /^\{\n  "type": "subscription\.entries",\n/);
+    assert.deepEqual(JSON.parse(pretty), JSON.parse(first.body));
+  });
+
+  it("charts the endpoint's deliveries and the feed's polls of the last 24 hours", async () => {
+    await page.getByRole('link', { name: 'Endpoints', exact: true }).click();
+    await page.getByRole('link', { name: 'Team receiver' }).click();
+    const deliveries = page.locator('#deliveries-chart');
+    assert.match(
+      await deliveries.locator('figcaption').innerText(),
+      /2 attempts, 2 delivered \(100 %\), 0 failed/,
+    );
+    assert.equal(await deliveries.locator('svg rect.good').count(), 1, 'one hour with deliveries');
+    assert.equal(await deliveries.locator('svg rect.bad').count(), 0);
+    assert.match(
+      (await deliveries.locator('svg g.hour title').last().textContent()) ?? '',
+      /UTC: 2 attempts, 2 delivered, 0 failed/,
+    );
+    await page.getByRole('link', { name: `${origin.url}/feed.xml` }).click();
+    const polls = page.locator('#polls-chart');
+    assert.match(
+      await polls.locator('figcaption').innerText(),
+      /\d+ polls?, \d+ fetched, 0 throttled, 0 failed; 1 new entry/,
+    );
+    assert.equal(await polls.locator('svg rect.good').count(), 1);
+  });
+
+  it('keeps a failed test ping out of "Needs attention" and lists it under the endpoint\'s test pings', async () => {
+    receiver.respond([500]);
+    await page.getByRole('link', { name: 'Endpoints', exact: true }).click();
+    await page.getByRole('link', { name: 'Team receiver' }).click();
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.locator('main section.card .badge.dead').waitFor();
+    assert.match(await page.locator('main section.card .about').innerText(), /^Test ping$/);
+    await page.getByRole('link', { name: 'Endpoints', exact: true }).click();
+    await page.getByRole('link', { name: 'Team receiver' }).click();
+    const pings = page.locator('h2:has-text("Test pings") + table');
+    assert.match(await pings.innerText(), /Test ping[\s\S]*dead/);
+    assert.doesNotMatch(
+      await page.locator('h2:has-text("Recent events") + table').innerText(),
+      /Test ping/,
+    );
+    await page.getByRole('link', { name: 'Overview', exact: true }).click();
+    await page.getByText('Nothing needs attention').waitFor();
+    await page.getByRole('link', { name: 'Events', exact: true }).click();
+    assert.deepEqual(await page.locator('main section.card .about').allInnerTexts(), [
+      'Team blog: “Second post”',
+    ]);
+    await page.getByRole('link', { name: 'Test pings' }).click();
+    assert.deepEqual(await page.locator('main section.card .about').allInnerTexts(), ['Test ping']);
+  });
+
+  it('fits every page on a 375 px wide phone screen', async () => {
+    await page.setViewportSize({ width: 375, height: 812 });
+    try {
+      for (const [name, url] of await mainPages()) {
+        const res = await page.goto(url);
+        assert.equal(res?.status(), 200, name);
+        const width = await page.locator('html').evaluate((html) => html.scrollWidth);
+        assert.ok(width <= 375, `${name} is ${width} px wide`);
+        if (PHONE_SHOTS.includes(name)) await shot(`${name}-phone`);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
+  });
+
   it('saves a screenshot of each main page', async () => {
-    const base = `${daemon!.url}/dashboard`;
-    const subscription = await page
-      .locator('a[href^="/dashboard/subscriptions/"]')
-      .first()
-      .getAttribute('href');
-    const endpoint = await page
-      .locator('a[href^="/dashboard/endpoints/"]')
-      .first()
-      .getAttribute('href');
-    const pages: [string, string][] = [
-      ['overview', base],
-      ['endpoints', `${base}/endpoints`],
-      ['endpoint', `${daemon!.url}${endpoint}`],
-      ['subscriptions', `${base}/subscriptions`],
-      ['subscription', `${daemon!.url}${subscription}`],
-      ['events', `${base}/events`],
-      ['feeds', `${base}/feeds`],
-    ];
-    for (const [name, url] of pages) {
+    for (const [name, url] of await mainPages()) {
       const res = await page.goto(url);
       assert.equal(res?.status(), 200, name);
       await page

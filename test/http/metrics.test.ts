@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
+import {
+  createEndpoint,
+  removeEndpoint,
+  updateEndpointFromInput,
+} from '../../src/actions/endpoints.ts';
+import {
+  removeSubscription,
+  updateSubscriptionFromInput,
+} from '../../src/actions/subscriptions.ts';
 import { insertEvent } from '../../src/store/events.ts';
+import { recordPollFailure } from '../../src/store/feeds-poll.ts';
+import { allocateSequences } from '../../src/store/subscriptions.ts';
 import { newId } from '../../src/ids.ts';
 import { createHttpApp } from '../../src/http/server.ts';
 import { bearerMatches } from '../../src/http/metrics.ts';
@@ -194,6 +205,139 @@ describe('GET /metrics', () => {
   });
 });
 
+/** Queues one event of `subscription` (to `endpoint`), created `at`, with the subscription's next sequence. */
+function queueEvent(
+  world: World,
+  ids: { applicationId: string; endpoint: string; subscription: string },
+  at: Date,
+): void {
+  world.ctx.db.transaction(() =>
+    insertEvent(
+      world.ctx.db,
+      {
+        id: newId(at),
+        application_id: ids.applicationId,
+        endpoint_id: ids.endpoint,
+        subscription_id: ids.subscription,
+        type: 'subscription.entries',
+        sequence: allocateSequences(world.ctx.db, ids.subscription, 1),
+        body: '{}',
+      },
+      at,
+    ),
+  )();
+}
+
+describe('GET /metrics, alerts that do not cry wolf', () => {
+  let world: World;
+  afterEach(() => world?.close());
+
+  it("leaves events held by a paused subscription or a disabled endpoint out of the oldest waiting event's age", async () => {
+    world = makeWorld();
+    const app = createHttpApp(world.ctx, silentLogger, createMetrics(world.ctx).registry);
+    const one = subscriber(world);
+    const paused = one.subscribe('http://127.0.0.1:9/paused.xml');
+    const live = one.subscribe('http://127.0.0.1:9/live.xml');
+    const other = subscriber(world);
+    const held = other.subscribe('http://127.0.0.1:9/held.xml');
+    const t0 = world.clock.now().getTime();
+    const at = (minutes: number) => new Date(t0 + minutes * 60_000);
+    const app1 = { applicationId: one.applicationId, endpoint: one.endpoint };
+    queueEvent(world, { ...app1, subscription: paused.id }, at(0));
+    queueEvent(
+      world,
+      { applicationId: other.applicationId, endpoint: other.endpoint, subscription: held.id },
+      at(1),
+    );
+    queueEvent(world, { ...app1, subscription: live.id }, at(2));
+    queueEvent(world, { ...app1, subscription: live.id }, at(3));
+    world.clock.advance(10 * 60_000);
+    assert.equal(value(await scrape(app), 'feedsub_oldest_pending_event_age_seconds'), 600);
+    updateSubscriptionFromInput(world.ctx, one.applicationId, paused.id, { status: 'paused' });
+    updateEndpointFromInput(world.ctx, other.applicationId, other.endpoint, {
+      status: 'disabled',
+    });
+    const exp = await scrape(app);
+    assert.equal(
+      value(exp, 'feedsub_oldest_pending_event_age_seconds'),
+      480,
+      'the live subscription, whose oldest event is 8 minutes old',
+    );
+    assert.equal(value(exp, 'feedsub_queue_depth'), 4, 'the queue depth still counts every one');
+    updateSubscriptionFromInput(world.ctx, one.applicationId, live.id, { status: 'paused' });
+    assert.equal(value(await scrape(app), 'feedsub_oldest_pending_event_age_seconds'), 0);
+  });
+
+  it('counts feeds that no active subscription polls as idle, whatever their last status', async () => {
+    world = makeWorld();
+    const app = createHttpApp(world.ctx, silentLogger, createMetrics(world.ctx).registry);
+    const s = subscriber(world);
+    const failing = s.subscribe('http://127.0.0.1:9/failing.xml');
+    const pausedFailing = s.subscribe('http://127.0.0.1:9/paused.xml');
+    const deletedFailing = s.subscribe('http://127.0.0.1:9/deleted.xml');
+    s.subscribe('http://127.0.0.1:9/new.xml');
+    for (const sub of [failing, pausedFailing, deletedFailing])
+      recordPollFailure(
+        world.ctx.db,
+        sub.feed,
+        { errorClass: 'network', message: 'refused', httpStatus: null, nextPollAt: '2026-01-02' },
+        world.clock.now(),
+      );
+    updateSubscriptionFromInput(world.ctx, s.applicationId, pausedFailing.id, {
+      status: 'paused',
+    });
+    await removeSubscription(world.ctx, s.applicationId, deletedFailing.id);
+    const exp = await scrape(app);
+    assert.equal(value(exp, 'feedsub_feeds', { status: 'error' }), 1);
+    assert.equal(value(exp, 'feedsub_feeds', { status: 'pending' }), 1);
+    assert.equal(value(exp, 'feedsub_feeds', { status: 'idle' }), 2);
+  });
+});
+
+describe('GET /metrics, per endpoint', () => {
+  it("labels attempts with the endpoint's id, and drops a deleted endpoint's series", async () => {
+    const world = makeWorld();
+    try {
+      const metrics = createMetrics(world.ctx);
+      const app = createHttpApp(world.ctx, silentLogger, metrics.registry);
+      const { applicationId } = world.key();
+      const make = (title: string) =>
+        createEndpoint(world.ctx, applicationId, { title, url: 'https://hooks.example.com/' }).id;
+      const [kept, deleted] = [make('kept'), make('deleted')];
+      metrics.telemetry.attempted('delivered', 120, 1000, kept);
+      metrics.telemetry.attempted('retry', 15_000, null, kept);
+      metrics.telemetry.attempted('retry', 3000, null, deleted);
+      let exp = await scrape(app);
+      assert.equal(exp.types.get('feedsub_endpoint_attempts_total'), 'counter');
+      assert.equal(exp.types.get('feedsub_endpoint_attempt_duration_seconds'), 'histogram');
+      const of = (endpoint: string, outcome: string) =>
+        value(exp, 'feedsub_endpoint_attempts_total', { endpoint, outcome });
+      assert.deepEqual(
+        [of(kept, 'delivered'), of(kept, 'retry'), of(kept, 'dead'), of(deleted, 'retry')],
+        [1, 1, 0, 1],
+      );
+      assert.equal(
+        value(exp, 'feedsub_endpoint_attempt_duration_seconds_bucket', { endpoint: kept, le: '1' }),
+        1,
+        'the 120 ms attempt; the 15 s one is above',
+      );
+      removeEndpoint(world.ctx, applicationId, deleted);
+      exp = await scrape(app);
+      assert.ok(
+        !exp.samples.some((x) => x.labels.endpoint === deleted),
+        'no series of the deleted',
+      );
+      assert.equal(of(kept, 'retry'), 1);
+      assert.equal(
+        value(exp, 'feedsub_endpoint_attempt_duration_seconds_count', { endpoint: kept }),
+        2,
+      );
+    } finally {
+      world.close();
+    }
+  });
+});
+
 describe('GET /metrics, the bounded tables', () => {
   it('shows entry keys, held entries and orphaned feeds as the last maintenance pass counted them', async () => {
     const world = makeWorld();
@@ -284,6 +428,13 @@ describe('GET /metrics after a real poll and delivery', () => {
       assert.equal(value(exp, 'feedsub_delivery_attempts_total', { outcome: 'delivered' }), 1);
       assert.equal(value(exp, 'feedsub_delivery_attempt_duration_seconds_count'), 1);
       assert.equal(value(exp, 'feedsub_delivery_latency_seconds_count'), 1);
+      const mine = { endpoint: endpoint.body.id as string };
+      assert.equal(
+        value(exp, 'feedsub_endpoint_attempts_total', { ...mine, outcome: 'delivered' }),
+        1,
+      );
+      assert.equal(value(exp, 'feedsub_endpoint_attempts_total', { ...mine, outcome: 'dead' }), 0);
+      assert.equal(value(exp, 'feedsub_endpoint_attempt_duration_seconds_count', mine), 1);
       assert.ok(
         value(exp, 'feedsub_delivery_latency_seconds_sum') >= 2,
         "latency counts from the event's creation",

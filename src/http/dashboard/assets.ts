@@ -53,7 +53,31 @@ details summary { cursor: pointer; color: var(--accent); }
 .stats { display: grid; grid-template-columns: repeat(auto-fit, minmax(10rem, 1fr)); gap: .8rem; margin: 0 0 1rem; }
 .stats a { display: block; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; text-decoration: none; color: var(--fg); }
 .stats strong { display: block; font-size: 1.6rem; }
+figure.chart { margin: 0 0 1rem; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .6rem .8rem; }
+figure.chart svg { display: block; width: 100%; max-width: 40rem; height: auto; margin-top: .4rem; }
+.chart .slot { fill: transparent; } .chart .hour:hover .slot { fill: #eef2f7; }
+.chart .good { fill: var(--ok); } .chart .warn { fill: #e0a030; } .chart .bad { fill: var(--bad); }
+.sparkline { width: 8rem; } .sparkline svg { display: block; width: 100%; height: 2rem; }
+.chart .axis, .sparkline .axis { stroke: var(--line); }
+.sparkline .good { fill: var(--ok); } .sparkline .warn { fill: #e0a030; } .sparkline .bad { fill: var(--bad); } .sparkline .slot { fill: transparent; } .chart text { font-size: 11px; fill: var(--muted); }
 .secret { font-family: ui-monospace, Menlo, monospace; background: #fff8e1; border: 1px solid #f0d58a; padding: .4rem .6rem; border-radius: 6px; word-break: break-all; }
+pre, td, dd, .about { overflow-wrap: anywhere; } .badge { overflow-wrap: normal; white-space: nowrap; }
+/* Phones (375 px and up): the header wraps, facts and table rows stack, each cell under its column's name, so nothing
+   is wider than the screen. */
+@media (max-width: 720px) {
+  main { padding: .75rem; }
+  header.top { padding: .5rem .75rem; gap: .25rem .9rem; }
+  header.top .who { margin-left: 0; width: 100%; justify-content: space-between; }
+  section.card, form.card { padding: .75rem; }
+  dl.facts { grid-template-columns: 1fr; gap: 0; } dl.facts dd { margin-bottom: .5rem; }
+  table, tbody, tr, td { display: block; width: 100%; }
+  table { border: 0; background: transparent; } thead { display: none; }
+  tr { background: var(--card); border: 1px solid var(--line); border-radius: 8px; margin: 0 0 .6rem; padding: .3rem 0; }
+  td { border: 0; padding: .2rem .75rem; }
+  td[data-label]::before { content: attr(data-label); display: block; font-size: .72rem; text-transform: uppercase; letter-spacing: .03em; color: var(--muted); }
+  .stats { grid-template-columns: 1fr 1fr; }
+  figure.chart { padding: .5rem; }
+}
 `;
 
 /** Turns every <time datetime> into the viewer's local time; the UTC value stays in the tooltip. Optional: pages work without it. */

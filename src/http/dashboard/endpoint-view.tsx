@@ -15,8 +15,12 @@ import {
   OnOffButton,
   Time,
 } from './components.tsx';
+import { attemptHours } from '../../store/attempts.ts';
+import { HourChart } from './chart.tsx';
+import { chartSince, deliveryChart } from './charts.ts';
 import { EditForm, filterFormValues, RecoverForm, SecretBox } from './endpoint-forms.tsx';
 import { render } from './errors.tsx';
+import { summariesOf } from './event-about.tsx';
 import { EventsTable } from './events-table.tsx';
 import { noticeOf, type FormState } from './form.ts';
 import { Layout } from './layout.tsx';
@@ -99,6 +103,37 @@ function EndpointSubscriptions(p: { rows: SubscriptionApiView[] }) {
   );
 }
 
+/** The endpoint's recent events, then its test pings apart: a failed ping is not a lost entry. */
+function EndpointEvents(p: { ctx: Ctx; applicationId: string; endpoint: string }) {
+  const scope = { endpoint: p.endpoint };
+  const events = listEventViews(p.ctx, p.applicationId, { limit: 10, ...scope, tests: false });
+  const pings = listEventViews(p.ctx, p.applicationId, { limit: 5, ...scope, tests: true });
+  return (
+    <>
+      <h2>Recent events</h2>
+      <EventsTable
+        rows={events.data}
+        summaries={summariesOf(p.ctx, events.data)}
+        empty="No events sent to this endpoint yet."
+      />
+      <p>
+        <a href={`/dashboard/events?endpoint=${p.endpoint}`}>All events of this endpoint →</a>
+      </p>
+      <h2>Test pings</h2>
+      <EventsTable
+        rows={pings.data}
+        summaries={new Map()}
+        empty="No test ping sent yet: Send test event, above, sends one now."
+      />
+      {pings.next ? (
+        <p>
+          <a href={`/dashboard/events?endpoint=${p.endpoint}&kind=tests`}>All test pings →</a>
+        </p>
+      ) : null}
+    </>
+  );
+}
+
 /** GET /dashboard/endpoints/:id (404 for another application's id); `state` re-shows the form that failed. */
 export function showEndpoint(
   ctx: Ctx,
@@ -110,12 +145,12 @@ export function showEndpoint(
   const e = endpointView(requireEndpoint(ctx, s.applicationId, c.req.param('id') ?? ''));
   const here = `/dashboard/endpoints/${e.id}`;
   const subs = listSubscriptionViews(ctx, s.applicationId, { limit: 50, endpoint: e.id });
-  const events = listEventViews(ctx, s.applicationId, { limit: 10, endpoint: e.id });
   const edit = state.edit ?? {
     values: { title: e.title, url: e.url, ...filterFormValues(e.filter_types) },
     errors: {},
   };
-  const since = new Date(ctx.clock.now().getTime() - 7 * DAY_MS).toISOString();
+  const now = ctx.clock.now();
+  const since = new Date(now.getTime() - 7 * DAY_MS).toISOString();
   const recover = state.recover ?? { values: { since }, errors: {} };
   const error =
     state.message ?? state.edit?.message ?? state.remove?.message ?? state.recover?.message;
@@ -125,6 +160,11 @@ export function showEndpoint(
       <Breadcrumb href="/dashboard/endpoints" label="Endpoints" />
       <h1>{e.title}</h1>
       <EndpointFacts e={e} csrf={s.csrfToken} />
+      <HourChart
+        id="deliveries-chart"
+        title="Deliveries, last 24 h"
+        chart={deliveryChart(attemptHours(ctx.db, e.id, chartSince(now).toISOString()), now)}
+      />
       <h2>Signing secret</h2>
       <section class="card">
         <SecretBox ctx={ctx} c={c} e={e} />
@@ -135,11 +175,7 @@ export function showEndpoint(
       <RecoverForm here={here} csrf={s.csrfToken} form={recover} />
       <h2>Subscriptions using it</h2>
       <EndpointSubscriptions rows={subs.data} />
-      <h2>Recent events</h2>
-      <EventsTable rows={events.data} empty="No events sent to this endpoint yet." />
-      <p>
-        <a href={`/dashboard/events?endpoint=${e.id}`}>All events of this endpoint →</a>
-      </p>
+      <EndpointEvents ctx={ctx} applicationId={s.applicationId} endpoint={e.id} />
       <h2>Delete</h2>
       <ConfirmDelete
         to={here}

@@ -24,15 +24,17 @@ function EndpointsTable(p: { rows: EndpointView[] }) {
     <DataTable head={['Title', 'URL', 'Status', 'Created']}>
       {p.rows.map((e) => (
         <tr>
-          <td>
+          <td data-label="Title">
             <a href={`/dashboard/endpoints/${e.id}`}>{e.title}</a>
           </td>
-          <td class="url">{e.url}</td>
-          <td>
+          <td data-label="URL" class="url">
+            {e.url}
+          </td>
+          <td data-label="Status">
             <Badge status={e.status} />
             {e.disabled_reason ? <div class="muted">{e.disabled_reason}</div> : null}
           </td>
-          <td>
+          <td data-label="Created">
             <Time at={e.created_at} />
           </td>
         </tr>

@@ -8,7 +8,10 @@ import {
   type EventView,
 } from '../../actions/events.ts';
 import { ActionButton, Badge, DataTable, Fact, Time } from './components.tsx';
+import type { EventSummary } from '../../store/events-summary.ts';
+import { EventAbout } from './event-about.tsx';
 import { setFilters, type Filters } from './event-filters.tsx';
+import { prettyJson } from './pretty-json.ts';
 import { viewer, type DashEnv } from './session.ts';
 
 function Attempts(p: { attempts: AttemptView[] }) {
@@ -17,15 +20,15 @@ function Attempts(p: { attempts: AttemptView[] }) {
     <DataTable head={['Started', 'Result', 'Duration', 'Response (first 4 KiB)']}>
       {p.attempts.map((a) => (
         <tr>
-          <td>
+          <td data-label="Started">
             <Time at={a.started_at} />
           </td>
-          <td>
+          <td data-label="Result">
             {a.status_code !== null ? `HTTP ${a.status_code}` : 'no response'}
             {a.error ? <div class="error-text">{a.error}</div> : null}
           </td>
-          <td>{a.duration_ms} ms</td>
-          <td>
+          <td data-label="Duration">{a.duration_ms} ms</td>
+          <td data-label="Response (first 4 KiB)">
             {a.response_body ? <pre>{a.response_body}</pre> : <span class="muted">empty</span>}
           </td>
         </tr>
@@ -34,15 +37,20 @@ function Attempts(p: { attempts: AttemptView[] }) {
   );
 }
 
-function EventHeading(p: { e: EventView }) {
+function EventHeading(p: { e: EventView; summary: EventSummary | undefined }) {
   return (
-    <div class="actions">
-      <Badge status={p.e.status} /> <strong>{p.e.type}</strong> <span class="mono">{p.e.id}</span>
-      {p.e.sequence !== null ? <span class="muted">sequence {p.e.sequence}</span> : null}
-      <span class="muted">
-        created <Time at={p.e.created_at} />
-      </span>
-    </div>
+    <>
+      <div class="actions">
+        <Badge status={p.e.status} /> <EventAbout e={p.e} summary={p.summary} />
+      </div>
+      <div class="actions muted">
+        <span>{p.e.type}</span> <span class="mono">{p.e.id}</span>
+        {p.e.sequence !== null ? <span>sequence {p.e.sequence}</span> : null}
+        <span>
+          created <Time at={p.e.created_at} />
+        </span>
+      </div>
+    </>
   );
 }
 
@@ -106,9 +114,13 @@ function EventDetails(p: { detail: EventDetailView; open: boolean }) {
         <Attempts attempts={p.detail.attempts} />
       </details>
       {p.open ? (
-        <details>
-          <summary>Payload (the exact body of every attempt)</summary>
-          <pre>{p.detail.payload.text}</pre>
+        <details class="payload">
+          <summary>Payload (the body of every attempt, indented for reading)</summary>
+          <pre>{prettyJson(p.detail.payload.text)}</pre>
+          <details>
+            <summary>As sent, byte for byte</summary>
+            <pre>{p.detail.payload.text}</pre>
+          </details>
         </details>
       ) : null}
     </>
@@ -137,6 +149,7 @@ export function EventCard(p: {
   ctx: Ctx;
   c: Context<DashEnv>;
   e: EventView;
+  summary: EventSummary | undefined;
   filters: Filters;
   open: boolean;
 }) {
@@ -147,7 +160,7 @@ export function EventCard(p: {
       : undefined;
   return (
     <section class="card" id={`event-${p.e.id}`}>
-      <EventHeading e={p.e} />
+      <EventHeading e={p.e} summary={p.summary} />
       <EventFacts e={p.e} detail={detail} />
       {detail ? <EventDetails detail={detail} open={p.open} /> : null}
       {p.e.status !== 'pending' ? (

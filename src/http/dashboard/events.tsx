@@ -11,7 +11,8 @@ import {
 import { Empty, Pager } from './components.tsx';
 import { render } from './errors.tsx';
 import { EventCard } from './event-card.tsx';
-import { FilterForm, filtersOf, queryOf, type Filters } from './event-filters.tsx';
+import { summariesOf } from './event-about.tsx';
+import { FilterForm, filtersOf, KindTabs, queryOf, type Filters } from './event-filters.tsx';
 import {
   afterCursor,
   isFormError,
@@ -42,6 +43,7 @@ function loadEvents(
     status: filters.status || undefined,
     subscription: filters.subscription || undefined,
     endpoint: filters.endpoint || undefined,
+    tests: filters.kind === 'tests',
   });
   return { ...list, single: false };
 }
@@ -54,11 +56,18 @@ function NoEvents(p: { filters: Filters }) {
     : filters.endpoint
       ? 'of this endpoint '
       : '';
+  const status = filters.status ? `with status ${filters.status} ` : '';
+  if (filters.kind === 'tests')
+    return (
+      <Empty>
+        No test pings {scope}
+        {status}yet. Send one from an endpoint's page.
+      </Empty>
+    );
   return (
     <Empty>
       No events {scope}
-      {filters.status ? `with status ${filters.status} ` : ''}yet. Events appear when a subscribed
-      feed gets new entries, or when you send a test event from an endpoint's page.
+      {status}yet. Events appear when a subscribed feed gets new entries or changes health.
     </Empty>
   );
 }
@@ -72,26 +81,38 @@ function page(
 ) {
   const s = viewer(c);
   const list = loadEvents(ctx, c, filters);
+  const summaries = summariesOf(ctx, list.data);
   return render(
     c,
     <Layout title="Events" section="events" session={s} notice={noticeOf(c)} error={error}>
       <h1>Events</h1>
       <p class="muted">
-        One event is one webhook message. Failed events are retried on a schedule; dead ones have
-        used every retry.
+        One event is one webhook message: new entries of a feed, or a change in its health. Failed
+        events are retried on a schedule; dead ones have used every retry. Test pings, sent from an
+        endpoint's page and never retried, are listed apart.
       </p>
       {list.single ? (
         <p>
           <a href="/dashboard/events">← All events</a>
         </p>
       ) : (
-        <FilterForm filters={filters} />
+        <>
+          <KindTabs filters={filters} />
+          <FilterForm filters={filters} />
+        </>
       )}
       {list.data.length === 0 ? (
         <NoEvents filters={filters} />
       ) : (
         list.data.map((e) => (
-          <EventCard ctx={ctx} c={c} e={e} filters={filters} open={list.single} />
+          <EventCard
+            ctx={ctx}
+            c={c}
+            e={e}
+            summary={summaries.get(e.id)}
+            filters={filters}
+            open={list.single}
+          />
         ))
       )}
       <Pager next={list.next} base={`/dashboard/events${queryOf({ ...filters, event: '' })}`} />

@@ -12,6 +12,9 @@ import {
 } from '../../actions/feeds.ts';
 import type { FeedStatus } from '../../store/feeds.ts';
 import { ActionButton, Badge, DataTable, Empty, Pager, Time } from './components.tsx';
+import { pollHours } from '../../store/feed-poll-hours.ts';
+import { HourSparkline } from './chart.tsx';
+import { chartHours, pollChart } from './charts.ts';
 import { render } from './errors.tsx';
 import {
   afterCursor,
@@ -102,9 +105,10 @@ function FeedTableRow(p: {
   f: FeedView & { subscription_count: number };
 }) {
   const f = p.f;
+  const now = p.ctx.clock.now();
   return (
     <tr>
-      <td class="url">
+      <td data-label="Feed" class="url">
         {f.title ? (
           <div>
             <strong>{f.title}</strong>
@@ -113,15 +117,15 @@ function FeedTableRow(p: {
         {f.url}
         {f.discovered_url ? <div class="muted">discovered {f.discovered_url}</div> : null}
       </td>
-      <td>
+      <td data-label="Status">
         <Badge status={f.status} />
         {f.error_count > 0 ? <div class="muted">{f.error_count} in a row</div> : null}
         {f.status === 'identity_changed' ? <HeldEntries ctx={p.ctx} c={p.c} feedId={f.id} /> : null}
       </td>
-      <td>
+      <td data-label="Last poll">
         <Time at={f.last_polled_at} empty="not yet" />
       </td>
-      <td>
+      <td data-label="Next poll">
         <Time at={f.next_poll_at} empty="never" />
         <div>
           <ActionButton
@@ -134,13 +138,19 @@ function FeedTableRow(p: {
           />
         </div>
       </td>
-      <td>{f.last_http_status ?? '—'}</td>
-      <td>{f.entry_count}</td>
-      <td>
+      <td data-label="HTTP">{f.last_http_status ?? '—'}</td>
+      <td data-label="Entries">{f.entry_count}</td>
+      <td data-label="Last error">
         {f.last_error ? <span class="error-text">{f.last_error}</span> : '—'}
         {f.degraded ? <div class="muted">{f.degraded}</div> : null}
       </td>
-      <td>{f.subscription_count}</td>
+      <td data-label="Subscriptions">{f.subscription_count}</td>
+      <td data-label="Polls, last 24 h">
+        <HourSparkline
+          title="Polls, last 24 h"
+          chart={pollChart(pollHours(p.ctx.db, f.id, chartHours(now)[0]!), now)}
+        />
+      </td>
     </tr>
   );
 }
@@ -154,6 +164,7 @@ const COLUMNS = [
   'Entries',
   'Last error',
   'Subscriptions',
+  'Polls, last 24 h',
 ];
 
 function page(ctx: Ctx, c: Context<DashEnv>, error?: string, status: ContentfulStatusCode = 200) {

@@ -7,7 +7,9 @@ import { listEndpointViews, type EndpointView } from '../../actions/endpoints.ts
 import { countApplicationFeeds, listApplicationFeeds, type FeedView } from '../../actions/feeds.ts';
 import { listSubscriptionViews } from '../../actions/subscriptions.ts';
 import type { FeedStatus } from '../../store/feeds.ts';
+import type { EventSummary } from '../../store/events-summary.ts';
 import { Badge, DataTable, Empty, Time } from './components.tsx';
+import { EventAbout, summariesOf, type Summaries } from './event-about.tsx';
 import { render } from './errors.tsx';
 import { noticeOf } from './form.ts';
 import { Layout } from './layout.tsx';
@@ -71,12 +73,12 @@ function Stats(p: {
 function AttentionRow(p: { what: Child; status: string; detail: string; since: string | null }) {
   return (
     <tr>
-      <td>{p.what}</td>
-      <td>
+      <td data-label="What">{p.what}</td>
+      <td data-label="Status">
         <Badge status={p.status} />
       </td>
-      <td>{p.detail}</td>
-      <td>
+      <td data-label="Detail">{p.detail}</td>
+      <td data-label="Since">
         <Time at={p.since} />
       </td>
     </tr>
@@ -113,15 +115,15 @@ function TroubledFeedRow(p: { f: FeedView }) {
   );
 }
 
-function FailedEventRow(p: { ev: EventView }) {
+function FailedEventRow(p: { ev: EventView; summary: EventSummary | undefined }) {
   const ev = p.ev;
   return (
     <AttentionRow
       what={
         <>
           Event{' '}
-          <a href={`/dashboard/events?status=${ev.status}`} class="mono">
-            {ev.id}
+          <a href={`/dashboard/events?event=${ev.id}#event-${ev.id}`}>
+            <EventAbout e={ev} summary={p.summary} />
           </a>
         </>
       }
@@ -137,6 +139,7 @@ function NeedsAttention(p: {
   disabled: EndpointView[];
   troubled: FeedView[];
   failed: EventView[];
+  summaries: Summaries;
 }) {
   if (p.disabled.length + p.troubled.length + p.failed.length === 0)
     return (
@@ -154,7 +157,7 @@ function NeedsAttention(p: {
         <TroubledFeedRow f={f} />
       ))}
       {p.failed.map((ev) => (
-        <FailedEventRow ev={ev} />
+        <FailedEventRow ev={ev} summary={p.summaries.get(ev.id)} />
       ))}
     </DataTable>
   );
@@ -170,9 +173,10 @@ export function showOverview(ctx: Ctx, c: Context<DashEnv>): Response | Promise<
     limit: 5,
     statuses: ['error', 'gone', 'identity_changed'],
   }).data;
+  // Test pings are never retried and need nothing done: a failed one is shown on its endpoint's page, not here.
   const failed = [
-    ...listEventViews(ctx, s.applicationId, { limit: 5, status: 'dead' }).data,
-    ...listEventViews(ctx, s.applicationId, { limit: 5, status: 'failed' }).data,
+    ...listEventViews(ctx, s.applicationId, { limit: 5, status: 'dead', tests: false }).data,
+    ...listEventViews(ctx, s.applicationId, { limit: 5, status: 'failed', tests: false }).data,
   ];
   const disabled = endpoints.data.filter((e) => e.status === 'disabled');
   return render(
@@ -188,7 +192,12 @@ export function showOverview(ctx: Ctx, c: Context<DashEnv>): Response | Promise<
         feeds={feeds}
       />
       <h2>Needs attention</h2>
-      <NeedsAttention disabled={disabled} troubled={troubled} failed={failed} />
+      <NeedsAttention
+        disabled={disabled}
+        troubled={troubled}
+        failed={failed}
+        summaries={summariesOf(ctx, failed)}
+      />
     </Layout>,
   );
 }

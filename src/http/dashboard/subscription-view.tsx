@@ -21,11 +21,16 @@ import {
   Time,
 } from './components.tsx';
 import { render } from './errors.tsx';
+import { summariesOf } from './event-about.tsx';
 import { EventsTable } from './events-table.tsx';
+import { pollHours } from '../../store/feed-poll-hours.ts';
+import { HourChart } from './chart.tsx';
+import { chartHours, pollChart } from './charts.ts';
 import { FeedHealth } from './feed-health.tsx';
 import { Select, TextArea } from './fields.tsx';
 import { noticeOf, type FormState } from './form.ts';
 import { Layout } from './layout.tsx';
+import { prettyJson } from './pretty-json.ts';
 import { viewer, type DashEnv } from './session.ts';
 import { EntriesList, WhySection } from './subscription-history.tsx';
 import { endpointOptions } from './subscription-input.ts';
@@ -54,7 +59,11 @@ function SubscriptionFacts(p: {
           <a href={`/dashboard/endpoints/${sub.endpoint}`}>{p.endpoint?.title ?? sub.endpoint}</a>
         </Fact>
         <Fact label="Metadata">
-          {sub.metadata ? <pre>{sub.metadata.text}</pre> : <span class="muted">none</span>}
+          {sub.metadata ? (
+            <pre>{prettyJson(sub.metadata.text)}</pre>
+          ) : (
+            <span class="muted">none</span>
+          )}
         </Fact>
         <Fact label="Id" class="mono">
           {sub.id}
@@ -128,6 +137,8 @@ export function showSubscription(
   const endpoints = listEndpointViews(ctx, s.applicationId, { limit: 200 }).data;
   const events = listEventViews(ctx, s.applicationId, { limit: 10, subscription: sub.id });
   const here = `/dashboard/subscriptions/${sub.id}`;
+  const now = ctx.clock.now();
+  const polls = pollChart(pollHours(ctx.db, feed.id, chartHours(now)[0]!), now);
   const edit = state.edit ?? {
     values: { endpoint: sub.endpoint, metadata: sub.metadata?.text ?? '' },
     errors: {},
@@ -144,11 +155,16 @@ export function showSubscription(
         csrf={s.csrfToken}
       />
       <h2>Feed health</h2>
+      <HourChart id="polls-chart" title="Polls of the feed, last 24 h" chart={polls} />
       <section class="card" id="feed-health">
         <FeedHealth f={feed} />
       </section>
       <h2>Recent events</h2>
-      <EventsTable rows={events.data} empty={noEvents(feed.status)} />
+      <EventsTable
+        rows={events.data}
+        summaries={summariesOf(ctx, events.data)}
+        empty={noEvents(feed.status)}
+      />
       <p>
         <a href={`/dashboard/events?subscription=${sub.id}`}>All events of this subscription →</a>
       </p>

@@ -39,22 +39,22 @@ function SubscriptionsTable(p: {
     <DataTable head={['Feed URL', 'Endpoint', 'Feed status', 'Subscription', 'Created']}>
       {p.rows.map((x) => (
         <tr>
-          <td class="url">
+          <td data-label="Feed URL" class="url">
             <a href={`/dashboard/subscriptions/${x.id}`}>{x.url}</a>
             {x.feed_url !== x.url ? <div class="muted">fetches {x.feed_url}</div> : null}
           </td>
-          <td>
+          <td data-label="Endpoint">
             <a href={`/dashboard/endpoints/${x.endpoint}`}>
               {p.endpoints.get(x.endpoint)?.title ?? x.endpoint}
             </a>
           </td>
-          <td>
+          <td data-label="Feed status">
             <Badge status={x.feed_status} />
           </td>
-          <td>
+          <td data-label="Subscription">
             <Badge status={x.status} />
           </td>
-          <td>
+          <td data-label="Created">
             <Time at={x.created_at} />
           </td>
         </tr>

@@ -42,14 +42,15 @@ describe('dashboard events', () => {
     assert.equal(page.status, 200);
     assert.match(
       page.text,
-      /No events yet\. Events appear when a subscribed feed gets new entries, or when you send a test event/,
+      /No events yet\. Events appear when a subscribed feed gets new entries or changes health/,
     );
+    assert.match((await c.get('/dashboard/events?kind=tests')).text, /No test pings yet/);
     assertLabelled(page.text);
   });
 
   it("lists events with their attempts and the receiver's response snippet, escaped", async () => {
     const { c, event } = await withTestEvent(500, '<b>boom</b>');
-    const page = await c.get('/dashboard/events');
+    const page = await c.get('/dashboard/events?kind=tests');
     assert.match(page.text, new RegExp(`id="event-${event}"`));
     assert.match(page.text, /<span class="badge dead">dead<\/span>/);
     assert.match(page.text, /<summary>Attempts \(1\)<\/summary>/);
@@ -59,12 +60,17 @@ describe('dashboard events', () => {
 
   it('filters by status, keeping the choice selected', async () => {
     const { c, event } = await withTestEvent(500, 'no');
-    const dead = await c.get('/dashboard/events?status=dead');
+    const dead = await c.get('/dashboard/events?status=dead&kind=tests');
     assert.match(dead.text, new RegExp(`id="event-${event}"`));
     assert.match(dead.text, /<option value="dead" selected="">dead<\/option>/);
-    const delivered = await c.get('/dashboard/events?status=delivered');
+    assert.match(
+      dead.text,
+      /<input type="hidden" name="kind" value="tests"\/>/,
+      'the filter keeps the tab',
+    );
+    const delivered = await c.get('/dashboard/events?status=delivered&kind=tests');
     assert.doesNotMatch(delivered.text, new RegExp(`id="event-${event}"`));
-    assert.match(delivered.text, /No events with status delivered yet/);
+    assert.match(delivered.text, /No test pings with status delivered yet/);
     assert.equal(
       (await c.get('/dashboard/events?status=bogus')).status,
       200,
@@ -76,8 +82,15 @@ describe('dashboard events', () => {
     const { c, event } = await withTestEvent(200, 'ok');
     const page = await c.get(`/dashboard/events?event=${event}`);
     assert.match(page.text, /<details open="">/);
-    assert.match(page.text, /Payload \(the exact body of every attempt\)/);
-    assert.match(page.text, /&quot;type&quot;:&quot;endpoint.test&quot;/);
+    assert.match(page.text, /Payload \(the body of every attempt, indented for reading\)/);
+    assert.match(
+      page.text,
+      /<pre>\{\n  &quot;type&quot;: &quot;endpoint.test&quot;,\n  &quot;schema_version&quot;: 2,/,
+    );
+    assert.match(
+      page.text,
+      /As sent, byte for byte<\/summary><pre>\{&quot;type&quot;:&quot;endpoint.test&quot;,/,
+    );
   });
 
   it('resends an event (303 back to the same filter) and explains a resend of an event not tried yet', async () => {
@@ -94,7 +107,10 @@ describe('dashboard events', () => {
   it("never shows or resends another application's events", async () => {
     const { event } = await withTestEvent(200, 'ok');
     const stranger = await new Client(w).signedIn(w.key().key);
-    assert.doesNotMatch((await stranger.get('/dashboard/events')).text, new RegExp(event));
+    assert.doesNotMatch(
+      (await stranger.get('/dashboard/events?kind=tests')).text,
+      new RegExp(event),
+    );
     assert.equal((await stranger.get(`/dashboard/events?event=${event}`)).status, 404);
     assert.equal(
       (await stranger.post('/dashboard/events', { _action: 'resend', id: event })).status,
