@@ -4,6 +4,7 @@ import { cac } from 'cac';
 import { databaseFile, openForCommand, runPollOnce, startApp } from './app.ts';
 import { createKey, listKeys, revokeKey } from './actions/keys.ts';
 import { loadConfig, type Config } from './config.ts';
+import { configWarnings } from './config-warnings.ts';
 import { backupDatabase, BackupExistsError } from './db/backup.ts';
 import { DataDirLockedError } from './db/lock.ts';
 import { ConfigError } from './errors.ts';
@@ -32,6 +33,12 @@ cli
   .action(async (flags: Flags) => {
     const config = configFrom(flags);
     const logger = loggerFor(config);
+    for (const w of configWarnings(config))
+      logger.warn('config: a value is overridden by another key', {
+        key: w.key,
+        overridden_by: w.by,
+        detail: w.message,
+      });
     const app = await startApp(config, logger);
     let signals = 0;
     const onSignal = (signal: string) => {
@@ -103,7 +110,7 @@ cli
 cli
   .command(
     'config <action>',
-    'config check: validate the configuration and print the effective values',
+    'config check: validate the configuration, print the effective values and warn about values another key overrides',
   )
   .option('--config <file>', 'TOML config file')
   .option('--data-dir <dir>', 'Where the SQLite database lives')
@@ -117,7 +124,10 @@ cli
         2,
       ),
     );
-    console.error(`config: ok (database ${databaseFile(config)})`);
+    const warnings = configWarnings(config);
+    for (const w of warnings) console.error(`config: warning: ${w.message}`);
+    const noted = warnings.length === 0 ? '' : ` with ${warnings.length} warning(s)`;
+    console.error(`config: ok${noted} (database ${databaseFile(config)})`);
   });
 
 cli
