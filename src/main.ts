@@ -20,6 +20,7 @@ type Flags = {
   app?: string;
   name?: string;
   once?: boolean;
+  force?: boolean;
 };
 
 const cli = cac('feedsub');
@@ -136,12 +137,17 @@ cli
     'poll --once: fetch every active feed once, queue events, try delivering, print a summary',
   )
   .option('--once', 'Run one cycle and exit (required)')
+  .option(
+    '--force',
+    "Poll even while a serve runs on the data directory (it changes that daemon's feeds)",
+  )
   .option('--config <file>', 'TOML config file')
   .option('--data-dir <dir>', 'Where the SQLite database lives')
   .action(async (flags: Flags) => {
     if (!flags.once) usage('poll needs --once (the daemon polls continuously: use feedsub serve)');
     const config = configFrom(flags);
-    console.log(await runPollOnce(config, loggerFor(config)));
+    const force = flags.force === true;
+    console.log(await runPollOnce(config, loggerFor(config), { force }));
   });
 
 cli
@@ -152,7 +158,7 @@ cli
   .option('--force', 'Overwrite FILE if it exists')
   .option('--config <file>', 'TOML config file')
   .option('--data-dir <dir>', 'Where the SQLite database lives')
-  .action(async (file: string, flags: Flags & { force?: boolean }) => {
+  .action(async (file: string, flags: Flags) => {
     const config = configFrom(flags);
     try {
       const done = await backupDatabase(databaseFile(config), String(file), {
@@ -196,6 +202,9 @@ function usage(message: string): never {
 }
 
 async function main(): Promise<void> {
+  // What ps, top and systemd show: the single executable's embedded Node names its main thread "MainThread", and under
+  // `make serve` the process is a bare `node`. Setting the title also renames the main thread (prctl PR_SET_NAME).
+  process.title = 'feedsub';
   try {
     cli.parse(process.argv, { run: false });
     if (!cli.matchedCommand && cli.args.length > 0)
