@@ -25,14 +25,14 @@ const OVERRIDES: OverrideRule[] = [
     by: 'poll.min_interval_seconds',
     applies: (c) => c.poll.interval_seconds < c.poll.min_interval_seconds,
     message: (c) =>
-      `poll.interval_seconds (${c.poll.interval_seconds}) is below poll.min_interval_seconds (${c.poll.min_interval_seconds}): feeds are polled every ${c.poll.min_interval_seconds} s at most often`,
+      `poll.interval_seconds (${c.poll.interval_seconds}) is below poll.min_interval_seconds (${c.poll.min_interval_seconds}): it is raised to ${c.poll.min_interval_seconds} s, as no feed is polled more often`,
   },
   {
     key: 'poll.interval_seconds',
     by: 'poll.max_interval_seconds',
     applies: (c) => c.poll.interval_seconds > c.poll.max_interval_seconds,
     message: (c) =>
-      `poll.interval_seconds (${c.poll.interval_seconds}) is above poll.max_interval_seconds (${c.poll.max_interval_seconds}): feeds are polled at least every ${c.poll.max_interval_seconds} s`,
+      `poll.interval_seconds (${c.poll.interval_seconds}) is above poll.max_interval_seconds (${c.poll.max_interval_seconds}): it is lowered to ${c.poll.max_interval_seconds} s, as every feed is polled at least that often`,
   },
   {
     key: 'poll.connect_timeout_seconds',

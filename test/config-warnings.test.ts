@@ -18,14 +18,14 @@ describe('configWarnings', () => {
       { FEEDSUB_POLL_INTERVAL_SECONDS: '30' },
       'poll.interval_seconds',
       'poll.min_interval_seconds',
-      /\(30\) is below poll\.min_interval_seconds \(60\): feeds are polled every 60 s at most often/,
+      /\(30\) is below poll\.min_interval_seconds \(60\): it is raised to 60 s/,
     ],
     [
       'an interval above the maximum interval',
       { FEEDSUB_POLL_INTERVAL_SECONDS: '7200', FEEDSUB_POLL_MAX_INTERVAL_SECONDS: '3600' },
       'poll.interval_seconds',
       'poll.max_interval_seconds',
-      /\(7200\) is above poll\.max_interval_seconds \(3600\)/,
+      /\(7200\) is above poll\.max_interval_seconds \(3600\): it is lowered to 3600 s/,
     ],
     [
       'a connect timeout longer than the whole fetch',
