@@ -1,32 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { runCli, startDaemon, type Daemon } from './support/daemon.ts';
+import { runCli, runCliAsync, startDaemon, type Daemon } from './support/daemon.ts';
 import { until, within } from './support/deadline.ts';
-
-type Run = { status: number | null; stdout: string; stderr: string };
-
-/** Runs a feedsub command without blocking this process (its HTTP servers keep answering meanwhile); killed after
- *  `timeoutMs`, which then shows as status null. */
-function runCliAsync(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000) {
-  const main = new URL('../src/main.ts', import.meta.url).pathname;
-  return new Promise<Run>((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', import.meta.resolve('tsx'), main, ...args],
-      { env: { ...process.env, ...env }, timeout: timeoutMs },
-      (err, stdout, stderr) => {
-        const status = err ? (typeof err.code === 'number' ? err.code : null) : 0;
-        resolve({ status, stdout, stderr });
-      },
-    );
-  });
-}
 
 /** A feed origin on 127.0.0.1 that holds every request until release(), then answers 404 to them and to later ones. */
 async function holdingOrigin() {
