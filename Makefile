@@ -1,12 +1,15 @@
 # feedsub — every target installs what is missing first, so a fresh clone needs only Node.js >= 20.19 and make.
-.PHONY: deps serve test lint format typecheck bench build clean
+.PHONY: deps serve wait test lint format typecheck bench build clean
 
 NPM ?= npm
 TSX := node_modules/.bin/tsx
 
-# node_modules is (re)installed when package.json or the lockfile changes.
+# node_modules is (re)installed when package.json or the lockfile changes. A line before and one after: on a fresh
+# clone npm ci takes a minute or more, and without a terminal it prints nothing until it is done.
 node_modules/.feedsub-installed: package.json package-lock.json
-	$(NPM) ci --no-audit --no-fund
+	@echo "make: installing dependencies (npm ci; a minute or more on a fresh clone) ..."
+	@started=$$(date +%s) && $(NPM) ci --no-audit --no-fund && \
+	  echo "make: dependencies installed in $$(( $$(date +%s) - started )) s"
 	@touch $@
 
 deps: node_modules/.feedsub-installed
@@ -15,6 +18,13 @@ deps: node_modules/.feedsub-installed
 # gracefully (the tsx command relays signals to a child and SIGKILLs it if it does not answer within 30 ms).
 serve: deps
 	node --import tsx src/main.ts serve
+
+# Blocks until the daemon answers /healthz (the walkthrough's second step, after `make serve &`), at most WAIT_SECONDS.
+# It installs nothing, so it never races the install that `make serve` may be running.
+FEEDSUB_URL ?= http://127.0.0.1:$(or $(FEEDSUB_SERVER_PORT),8080)
+WAIT_SECONDS ?= 300
+wait:
+	@sh scripts/wait-healthy.sh "$(FEEDSUB_URL)/healthz" "$(WAIT_SECONDS)"
 
 # The lint step (format check + type check) runs first: a tree that does not type-check is not tested.
 test: deps

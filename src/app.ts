@@ -7,7 +7,7 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { flushLastUses } from './actions/keys.ts';
 import { startCheckpointer } from './db/checkpointer.ts';
-import { lockDataDir, type DataDirLock } from './db/lock.ts';
+import { DataDirLockedError, lockDataDir, type DataDirLock } from './db/lock.ts';
 import { ensureDataDir, openDatabase, type Db } from './db/open.ts';
 import { listenHttp } from './http/listen.ts';
 import { createHttpApp } from './http/server.ts';
@@ -183,9 +183,18 @@ function closeServer(server: ServerType, timeoutMs: number): Promise<void> {
   });
 }
 
-/** Fetches every active feed once regardless of schedule, queues events, makes the first attempt of everything due. */
-export async function runPollOnce(config: Config, logger: Logger): Promise<string> {
-  const { ctx, db } = openForCommand(config);
+/** Fetches every active feed once regardless of schedule, queues events, makes the first attempt of everything due.
+ *  Like serve, it holds the data directory's lock meanwhile (and so releases the leases a dead process left): throws
+ *  DataDirLockedError while a serve or another poll holds it, unless `force`. */
+export async function runPollOnce(
+  config: Config,
+  logger: Logger,
+  opts: { force: boolean } = { force: false },
+): Promise<string> {
+  const { db, lock } = opts.force
+    ? { db: openDatabase(databaseFile(config)), lock: undefined }
+    : openForPoll(config, logger);
+  const ctx = quietCtx(db, systemClock, config);
   const workers = createWorkers(ctx, logger);
   try {
     const { summary: p } = await pollTick(ctx, workers.pollerDeps, { all: true });
@@ -203,5 +212,19 @@ export async function runPollOnce(config: Config, logger: Logger): Promise<strin
   } finally {
     await workers.close();
     db.close();
+    lock?.release();
+  }
+}
+
+/** The lock and the database for poll --once. A poll writes what the daemon's poller owns (each feed's schedule,
+ *  validators, error counts, health events), so beside a live serve it would move that daemon's feeds under it. */
+function openForPoll(config: Config, logger: Logger): { db: Db; lock: DataDirLock } {
+  try {
+    return openExclusive(config, logger);
+  } catch (err) {
+    if (!(err instanceof DataDirLockedError)) throw err;
+    throw new DataDirLockedError(
+      `poll: unable to lock the data directory ${resolve(config.storage.data_dir)}: a feedsub serve (or another poll) is running on it, and a serve polls every feed on its own schedule (POST /v1/feeds/{id}/refresh fetches one now); stop it first, or pass --force to poll beside it`,
+    );
   }
 }

@@ -4,6 +4,7 @@ import { cac } from 'cac';
 import { databaseFile, openForCommand, runPollOnce, startApp } from './app.ts';
 import { createKey, listKeys, revokeKey } from './actions/keys.ts';
 import { loadConfig, type Config } from './config.ts';
+import { configWarnings } from './config-warnings.ts';
 import { backupDatabase, BackupExistsError } from './db/backup.ts';
 import { DataDirLockedError } from './db/lock.ts';
 import { ConfigError } from './errors.ts';
@@ -19,6 +20,7 @@ type Flags = {
   app?: string;
   name?: string;
   once?: boolean;
+  force?: boolean;
 };
 
 const cli = cac('feedsub');
@@ -32,6 +34,12 @@ cli
   .action(async (flags: Flags) => {
     const config = configFrom(flags);
     const logger = loggerFor(config);
+    for (const w of configWarnings(config))
+      logger.warn('config: a value is overridden by another key', {
+        key: w.key,
+        overridden_by: w.by,
+        detail: w.message,
+      });
     const app = await startApp(config, logger);
     let signals = 0;
     const onSignal = (signal: string) => {
@@ -103,7 +111,7 @@ cli
 cli
   .command(
     'config <action>',
-    'config check: validate the configuration and print the effective values',
+    'config check: validate the configuration, print the effective values and warn about values another key overrides',
   )
   .option('--config <file>', 'TOML config file')
   .option('--data-dir <dir>', 'Where the SQLite database lives')
@@ -117,7 +125,10 @@ cli
         2,
       ),
     );
-    console.error(`config: ok (database ${databaseFile(config)})`);
+    const warnings = configWarnings(config);
+    for (const w of warnings) console.error(`config: warning: ${w.message}`);
+    const noted = warnings.length === 0 ? '' : ` with ${warnings.length} warning(s)`;
+    console.error(`config: ok${noted} (database ${databaseFile(config)})`);
   });
 
 cli
@@ -126,12 +137,17 @@ cli
     'poll --once: fetch every active feed once, queue events, try delivering, print a summary',
   )
   .option('--once', 'Run one cycle and exit (required)')
+  .option(
+    '--force',
+    "Poll even while a serve runs on the data directory (it changes that daemon's feeds)",
+  )
   .option('--config <file>', 'TOML config file')
   .option('--data-dir <dir>', 'Where the SQLite database lives')
   .action(async (flags: Flags) => {
     if (!flags.once) usage('poll needs --once (the daemon polls continuously: use feedsub serve)');
     const config = configFrom(flags);
-    console.log(await runPollOnce(config, loggerFor(config)));
+    const force = flags.force === true;
+    console.log(await runPollOnce(config, loggerFor(config), { force }));
   });
 
 cli
@@ -142,7 +158,7 @@ cli
   .option('--force', 'Overwrite FILE if it exists')
   .option('--config <file>', 'TOML config file')
   .option('--data-dir <dir>', 'Where the SQLite database lives')
-  .action(async (file: string, flags: Flags & { force?: boolean }) => {
+  .action(async (file: string, flags: Flags) => {
     const config = configFrom(flags);
     try {
       const done = await backupDatabase(databaseFile(config), String(file), {
@@ -186,6 +202,9 @@ function usage(message: string): never {
 }
 
 async function main(): Promise<void> {
+  // What ps, top and systemd show: the single executable's embedded Node names its main thread "MainThread", and under
+  // `make serve` the process is a bare `node`. Setting the title also renames the main thread (prctl PR_SET_NAME).
+  process.title = 'feedsub';
   try {
     cli.parse(process.argv, { run: false });
     if (!cli.matchedCommand && cli.args.length > 0)

@@ -206,6 +206,12 @@ describe(
       assert.doesNotMatch(serverLog, /checkpoint thread failed/);
     });
 
+    it('is called feedsub in ps and top (Node 24 names its main thread MainThread)', async (t) => {
+      assert.ok(server?.pid, 'the server runs');
+      if (process.platform !== 'linux') return t.skip('reads /proc');
+      assert.equal(readFileSync(`/proc/${server.pid}/comm`, 'utf8').trim(), 'feedsub');
+    });
+
     it('exits 0 on SIGTERM', async () => {
       assert.ok(server, 'the server runs');
       assert.equal(await stopChild(server, 'SIGTERM'), 0, serverLog);

@@ -1,6 +1,7 @@
-// One `feedsub serve` per data directory: an exclusive SQLite lock on data_dir/feedsub.lock, held by a connection of its
-// own for the life of the process. SQLite's locks are POSIX record locks (fcntl), which the kernel drops when the process
-// ends in any way, SIGKILL included: a crash never leaves a stale lock, unlike a pid file (racy, and PIDs are recycled).
+// One `feedsub serve` (or `poll --once`) per data directory: an exclusive SQLite lock on data_dir/feedsub.lock, held
+// by a connection of its own for the life of the process. SQLite's locks are POSIX record locks (fcntl), which the kernel
+// drops when the process ends in any way, SIGKILL included: a crash never leaves a stale lock, unlike a pid file (racy,
+// and PIDs are recycled).
 import Database from 'better-sqlite3';
 import { join, resolve } from 'node:path';
 import { nativeBindingPath } from '../assets.ts';
@@ -9,7 +10,8 @@ import { restrictFile } from './open.ts';
 /** The lock file, beside the database. It stays empty; only its lock matters, so it may be left in place. */
 export const LOCK_FILE = 'feedsub.lock';
 
-/** Another live process holds the data directory's lock: `serve` refuses to start (the CLI exits with code 2). */
+/** Another live process holds the data directory's lock: `serve` refuses to start, `poll --once` to poll (the CLI
+ *  exits with code 2). */
 export class DataDirLockedError extends Error {
   override name = 'DataDirLockedError';
 }
@@ -21,7 +23,8 @@ export type DataDirLock = {
 };
 
 /** Takes the lock on `dataDir` (which must exist) at once, or throws DataDirLockedError when another process (or another
- *  lock in this one) holds it. Short commands (keys, backup, config check) do not take it, so they work beside `serve`. */
+ *  lock in this one) holds it. `serve` and `poll --once` take it; short commands (keys, backup, config check) do not,
+ *  so they work beside `serve`. */
 export function lockDataDir(dataDir: string): DataDirLock {
   const file = resolve(join(dataDir, LOCK_FILE));
   restrictFile(file, true);
@@ -36,7 +39,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
     db.close();
     if ((err as { code?: unknown }).code === 'SQLITE_BUSY')
       throw new DataDirLockedError(
-        `db: unable to lock the data directory ${resolve(dataDir)}: another feedsub serve is running on it (it holds ${file}); stop it first, or give this one another --data-dir`,
+        `db: unable to lock the data directory ${resolve(dataDir)}: another feedsub serve is running on it, or a feedsub poll --once (it holds ${file}); stop it first, or give this one another --data-dir`,
       );
     throw err;
   }

@@ -89,6 +89,7 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
         PRIMARY KEY (subscription_id, key, event_id)
       ) WITHOUT ROWID;
       CREATE INDEX event_entries_by_event ON event_entries(event_id);
+    `);
   },
   // 8 → 9, dashboard charts and metrics (issue 15): each feed's polls per hour for its 24 h chart; the indexes that read
   // an endpoint's recent attempts and count feeds by status without touching their rows.

@@ -1,5 +1,5 @@
 // Runs `feedsub` (src/main.ts under tsx's loader) as a child process for end-to-end tests; every child is killed by PID.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -20,6 +20,26 @@ export function runCli(
     timeout: 60_000,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Runs a one-shot command to completion without blocking this process, so its HTTP servers keep answering and its
+ *  keep-alive sockets do not go stale meanwhile; killed after `timeoutMs`, which then shows as status null. */
+export function runCliAsync(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [...NODE_ARGS, MAIN, ...args],
+      { env: { ...process.env, ...env }, timeout: timeoutMs },
+      (err, stdout, stderr) => {
+        const status = err ? (typeof err.code === 'number' ? err.code : null) : 0;
+        resolve({ status, stdout, stderr });
+      },
+    );
+  });
 }
 
 /** A free TCP port on 127.0.0.1 (bound then released). */
