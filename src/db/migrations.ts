@@ -60,4 +60,16 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       "CREATE INDEX events_waiting_by_application ON events(application_id, next_attempt_at) WHERE status IN ('pending', 'failed');",
     );
   },
+  // 7 → 8 (issue 17, queries that scan): the indexes every list filter and status count seeks on — an application's
+  // events by status, a subscription's events by id (replacing the (subscription_id, sequence) order nothing used),
+  // an application's feeds by id, feeds by status. Self-contained: only indexes, so it can be renumbered at merge.
+  (db) => {
+    db.exec(`
+      CREATE INDEX feeds_by_status ON feeds(status);
+      CREATE INDEX subscriptions_by_application_feed ON subscriptions(application_id, feed_id);
+      DROP INDEX events_by_subscription;
+      CREATE INDEX events_by_subscription ON events(subscription_id, id);
+      CREATE INDEX events_by_application_status ON events(application_id, status, id);
+    `);
+  },
 ];
