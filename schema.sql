@@ -88,7 +88,7 @@ CREATE TABLE feeds (
 );
 CREATE INDEX feeds_due ON feeds(next_poll_at) WHERE status <> 'gone';
 -- /metrics and the dashboard count feeds by status: a seek per status on this index, not a walk of every feed record
--- (issue 17; migration 8). A poll writes status only when it changes (store/feeds-poll.ts), so this index stays still.
+-- (issue 17; migration 8). A 304 poll writes status only when it changes (store/feeds-poll.ts), so it leaves this index alone.
 CREATE INDEX feeds_by_status ON feeds(status);
 
 CREATE TABLE subscriptions (

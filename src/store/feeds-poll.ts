@@ -167,12 +167,14 @@ export function recordPollUnchanged(
   now: Date,
 ): void {
   const t = now.toISOString();
-  patchFeed(
-    db,
-    id,
-    { ...state, status, last_polled_at: t, last_success_at: t, error_count: 0 },
-    now,
-  );
+  const patch: FeedPatch = { ...state, status, error_count: 0 };
+  // Only what changed is written: a column in SET rewrites every index holding it even when its value is the same
+  // (status is in feeds_by_status and in feeds_due's WHERE), and a 304 changes little but the schedule.
+  const current = prepared(db, 'SELECT * FROM feeds WHERE id = ?').get(id) as
+    Record<string, unknown> | undefined;
+  for (const k of Object.keys(patch) as (keyof FeedPatch)[])
+    if (current !== undefined && current[k] === patch[k]) delete patch[k];
+  patchFeed(db, id, { ...patch, last_polled_at: t, last_success_at: t }, now);
 }
 
 /** A failed fetch or parse: counted by kind, recorded with its message, backed off; the feed keeps being polled. */
