@@ -92,7 +92,11 @@ export function listEvents(
   const c = cursor(q.after);
   const rows = prepared(
     db,
-    `SELECT ${COLUMNS} FROM events WHERE ${where.join(' AND ')}${c.sql} ORDER BY id DESC LIMIT ?`,
+    // ?subscription= is pinned to events_by_subscription (subscription_id=?, in id order): left alone, the planner
+    // walks events_by_application (application_id=?), every event of the application, to find the subscription's.
+    // ?status= alone seeks events_by_application_status (application_id=? AND status=?); ?endpoint=, events_by_endpoint.
+    `SELECT ${COLUMNS} FROM events${q.subscription ? ' INDEXED BY events_by_subscription' : ''}
+      WHERE ${where.join(' AND ')}${c.sql} ORDER BY id DESC LIMIT ?`,
   ).all(...params, ...c.params, q.limit + 1) as EventRow[];
   return toPage(rows, q.limit);
 }

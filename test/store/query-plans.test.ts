@@ -115,3 +115,26 @@ test('the plan check finds a scan of a large table, through an alias or an index
     w.close();
   }
 });
+
+test('each filter of GET /v1/events seeks on its own column, in id order, without sorting', () => {
+  const w = makeWorld();
+  try {
+    exerciseStore(w.ctx.db, w.clock.now());
+    const lists = preparedSql(w.ctx.db).filter((sql) =>
+      /FROM events(?: INDEXED BY \w+)?\s+WHERE application_id = \?/.test(sql),
+    );
+    assert.ok(lists.length >= 6, 'every filter combination was run');
+    for (const sql of lists) {
+      const plan = explain(w.ctx.db, sql).join('\n');
+      assert.doesNotMatch(plan, /TEMP B-TREE/, sql);
+      const filters = [...sql.matchAll(/AND (\w+) = \?/g)].map((m) => m[1]!);
+      if (filters.length > 0)
+        assert.ok(
+          filters.some((f) => plan.includes(`${f}=?`)),
+          `${sql}\n${plan}\nseeks on none of ${filters.join(', ')}`,
+        );
+    }
+  } finally {
+    w.close();
+  }
+});
