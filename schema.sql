@@ -87,8 +87,9 @@ CREATE TABLE feeds (
   UNIQUE (url, credential_key)
 );
 CREATE INDEX feeds_due ON feeds(next_poll_at) WHERE status <> 'gone';
--- /metrics counts feeds by status at every scrape: this narrow index (with the id, to find a feed's active
+-- /metrics and the dashboard count feeds by status: this narrow index (with the id, to find a feed's active
 -- subscriptions) is read instead of the feed rows, which carry validators, errors and identity probes (schema version 9).
+-- A 304 poll writes status only when it changes (store/feeds-poll.ts), so it leaves this index alone.
 CREATE INDEX feeds_by_status ON feeds(status, id);
 
 CREATE TABLE subscriptions (
@@ -111,6 +112,9 @@ CREATE TABLE subscriptions (
 );
 CREATE INDEX subscriptions_by_application ON subscriptions(application_id, id);
 CREATE INDEX subscriptions_by_feed ON subscriptions(feed_id, status);
+-- An application's feeds, in feed id order, a page at a time (GET /v1/feeds, the dashboard's counts): a seek here, not a
+-- walk of every feed asking whether the application uses it (issue 17; migration 10).
+CREATE INDEX subscriptions_by_application_feed ON subscriptions(application_id, feed_id);
 
 -- Every entry key a feed has shown, kept after the entry leaves the feed (a tombstone) so it is not resent; the
 -- maintenance pass deletes keys not shown for [retention] entry_key_days, beyond the feed's entry_keys_per_feed newest.
@@ -175,9 +179,13 @@ CREATE TABLE events (
   updated_at       TEXT NOT NULL
 );
 CREATE INDEX events_due ON events(next_attempt_at) WHERE status IN ('pending', 'failed');
-CREATE INDEX events_by_subscription ON events(subscription_id, sequence);
+-- A subscription's events newest first (GET /v1/events?subscription=) and deleting them in batches (migration 10: was
+-- (subscription_id, sequence), which nothing ordered by; the FIFO check uses events_waiting).
+CREATE INDEX events_by_subscription ON events(subscription_id, id);
 CREATE INDEX events_by_application ON events(application_id, id);
 CREATE INDEX events_by_endpoint ON events(endpoint_id, id);
+-- GET /v1/events?status=: the application's events of one status newest first, a seek (issue 17; migration 10).
+CREATE INDEX events_by_application_status ON events(application_id, status, id);
 CREATE INDEX events_delivered ON events(delivered_at) WHERE status = 'delivered';   -- retention
 CREATE INDEX events_dead ON events(created_at) WHERE status = 'dead';
 -- The per-subscription FIFO check ("is an earlier event still waiting?") probes only waiting events, whatever the history.

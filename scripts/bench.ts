@@ -9,6 +9,7 @@ import { measureBounds } from './bench/churn.ts';
 import { measureDelivery, measureLatency, warmUpDeliveries } from './bench/delivery.ts';
 import { measurePolls, queueRounds } from './bench/polls.ts';
 import { measureRawLimits } from './bench/raw.ts';
+import { measureWrites } from './bench/writes.ts';
 import { CONCURRENCY, FEEDS } from './bench/settings.ts';
 import { setUp, tearDown } from './bench/setup.ts';
 import { createTable } from './bench/table.ts';
@@ -50,6 +51,7 @@ async function run(base: string, dir: string, row: Row): Promise<void> {
   await measureLatency(b);
   await tearDown(b);
   await measureBounds(dir, row); // bounds: an hour of churning feeds, a 200,000-entry release
+  await measureWrites(row); // bytes written per created subscription and per 304 poll
   await measureRawLimits(base, row, trials);
   row(
     'peak RSS',

@@ -7,12 +7,14 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { flushLastUses } from './actions/keys.ts';
 import { startCheckpointer } from './db/checkpointer.ts';
+import { retryWhileBusy } from './db/busy.ts';
 import { DataDirLockedError, lockDataDir, type DataDirLock } from './db/lock.ts';
 import { ensureDataDir, openDatabase, type Db } from './db/open.ts';
 import { listenHttp } from './http/listen.ts';
 import { createHttpApp } from './http/server.ts';
 import type { Logger } from './log.ts';
 import { releaseAllEventLeases } from './store/events-claim.ts';
+import { countWaitingEvents } from './store/events.ts';
 import { releaseAllFeedLeases } from './store/feeds-poll.ts';
 import { deliverTick } from './worker/deliverer.ts';
 import { createWorkers, type Workers } from './worker/index.ts';
@@ -183,9 +185,14 @@ function closeServer(server: ServerType, timeoutMs: number): Promise<void> {
   });
 }
 
-/** Fetches every active feed once regardless of schedule, queues events, makes the first attempt of everything due.
+/** Fetches every active feed once regardless of schedule (through the work pool, a chunk of feeds at a time, each
+ *  leased as it starts), queues events, then delivers until no due event is left: each round claims what is sendable
+ *  now (the next event of each subscription as the one before it is delivered; a failed one again once its retry is
+ *  due). The summary says how many events are still waiting (failed ones wait for their retry: serve sends them).
  *  Like serve, it holds the data directory's lock meanwhile (and so releases the leases a dead process left): throws
- *  DataDirLockedError while a serve or another poll holds it, unless `force`. */
+ *  DataDirLockedError while a serve or another poll holds it, unless `force`. Stopping drains the pools before
+ *  anything else, and closes the database before the HTTP agents, so a fetch or an attempt cut short by the stop can
+ *  never be recorded as a failure. */
 export async function runPollOnce(
   config: Config,
   logger: Logger,
@@ -198,20 +205,17 @@ export async function runPollOnce(
   const workers = createWorkers(ctx, logger);
   try {
     const { summary: p } = await pollTick(ctx, workers.pollerDeps, { all: true });
-    let delivered = 0;
-    let failed = 0;
-    for (let round = 0; round < 1000; round++) {
-      // bounded: each round sends the next event of every subscription
-      const { summary: d } = await deliverTick(ctx, workers.delivererDeps);
-      if (d.attempted === 0) break;
-      delivered += d.delivered;
-      failed += d.failed + d.dead;
-      if (d.failed + d.dead === d.attempted) break;
-    }
-    return `feeds fetched ${p.fetched}, not modified ${p.notModified}, failed ${p.failed}, new entries ${p.newEntries}, events delivered ${delivered}, events failed ${failed}`;
+    const d = await deliverAllDue(ctx, workers);
+    return (
+      `feeds fetched ${p.fetched}, not modified ${p.notModified}, failed ${p.failed}, new entries ${p.newEntries}, ` +
+      `events delivered ${d.delivered}, events failed ${d.failed}, events waiting ${countWaitingEvents(db)}`
+    );
   } finally {
-    await workers.close();
-    db.close();
+    const timeoutMs = config.server.shutdown_timeout_seconds * 1000;
+    await workers.stop(timeoutMs); // the loops never started: this drains the pools' work in flight
+    db.close(); // before the agents: an outcome that arrives after this is not recorded, and its lease runs out
+    if (!(await settlesWithin(workers.close(), CLOSE_GRACE_MS)))
+      logger.warn('feedsub: abandoned open connections at exit', {});
     lock?.release();
   }
 }
@@ -226,5 +230,23 @@ function openForPoll(config: Config, logger: Logger): { db: Db; lock: DataDirLoc
     throw new DataDirLockedError(
       `poll: unable to lock the data directory ${resolve(config.storage.data_dir)}: a feedsub serve (or another poll) is running on it, and a serve polls every feed on its own schedule (POST /v1/feeds/{id}/refresh fetches one now); stop it first, or pass --force to poll beside it`,
     );
+  }
+}
+
+/** Delivery rounds until one claims nothing: every event due now, and those that fall due meanwhile, get an attempt. */
+async function deliverAllDue(
+  ctx: Ctx,
+  workers: Workers,
+): Promise<{ delivered: number; failed: number }> {
+  let delivered = 0;
+  let failed = 0;
+  for (;;) {
+    // Beside a running serve (--force) a claim can find the write lock taken past the busy timeout: wait it out.
+    const { summary, started } = await retryWhileBusy(() =>
+      deliverTick(ctx, workers.delivererDeps),
+    );
+    if (started === 0) return { delivered, failed };
+    delivered += summary.delivered;
+    failed += summary.failed + summary.dead;
   }
 }

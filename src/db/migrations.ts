@@ -109,4 +109,15 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX feed_poll_hours_by_hour ON feed_poll_hours(hour);
     `);
   },
+  // 9 → 10 (issue 17, queries that scan): the indexes every list filter and status count seeks on — an application's
+  // events by status, a subscription's events by id (replacing the (subscription_id, sequence) order nothing used),
+  // an application's feeds by id (feeds by status came with 8 → 9).
+  (db) => {
+    db.exec(`
+      CREATE INDEX subscriptions_by_application_feed ON subscriptions(application_id, feed_id);
+      DROP INDEX events_by_subscription;
+      CREATE INDEX events_by_subscription ON events(subscription_id, id);
+      CREATE INDEX events_by_application_status ON events(application_id, status, id);
+    `);
+  },
 ];

@@ -25,17 +25,21 @@ const SENDABLE = `
       SELECT 1 FROM events p WHERE p.subscription_id = e.subscription_id AND p.sequence < e.sequence AND p.status IN ('pending', 'failed')))`;
 
 /** The applications whose earliest waiting event is due at `now`, with that time. One index seek per application that
- *  has waiting events (a loose scan of events_waiting_by_application), whatever the backlog behind each. */
+ *  has waiting events (a loose scan of events_waiting_by_application), whatever the backlog behind each. The index is
+ *  pinned: events_by_application_status also starts with application_id, and its min() would walk every delivered
+ *  event of the first applications to reach a waiting one. */
 export function applicationsWithDueEvents(db: Db, now: Date): string[] {
   return prepared(
     db,
     `WITH RECURSIVE apps(id) AS (
-       SELECT (SELECT min(application_id) FROM events WHERE status IN ('pending', 'failed'))
+       SELECT ''
        UNION ALL
-       SELECT (SELECT min(application_id) FROM events WHERE status IN ('pending', 'failed') AND application_id > apps.id)
+       SELECT (SELECT min(application_id) FROM events INDEXED BY events_waiting_by_application
+                WHERE status IN ('pending', 'failed') AND application_id > apps.id)
          FROM apps WHERE apps.id IS NOT NULL)
-     SELECT id FROM apps WHERE id IS NOT NULL
-       AND (SELECT min(next_attempt_at) FROM events WHERE application_id = apps.id AND status IN ('pending', 'failed')) <= ?`,
+     SELECT id FROM apps WHERE id IS NOT NULL AND id <> ''
+       AND (SELECT min(next_attempt_at) FROM events INDEXED BY events_waiting_by_application
+             WHERE application_id = apps.id AND status IN ('pending', 'failed')) <= ?`,
   )
     .pluck()
     .all(now.toISOString()) as string[];

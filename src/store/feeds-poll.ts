@@ -23,14 +23,10 @@ function patchFeed(
   updateRow(db, 'feeds', patch, { id }, now, [...counts, 'lease_until = NULL']);
 }
 
-/** Leases up to `limit` feeds that have an active subscription and are due (or all of them with `ignoreSchedule`). */
-export function claimDueFeeds(
-  db: Db,
-  now: Date,
-  leaseMs: number,
-  limit: number,
-  ignoreSchedule = false,
-): FeedRow[] {
+/** Leases up to `limit` due feeds that have an active subscription, earliest due first: a range of feeds_due
+ *  ("SEARCH f USING INDEX feeds_due (next_poll_at<?)"). An `@all = 1 OR next_poll_at <= @t` switch here had made it a
+ *  walk of the whole index ("SCAN f USING INDEX feeds_due"); ignoring schedules is feedsToPollAfter's job. */
+export function claimDueFeeds(db: Db, now: Date, leaseMs: number, limit: number): FeedRow[] {
   const t = now.toISOString();
   return prepared(
     db,
@@ -38,16 +34,29 @@ export function claimDueFeeds(
     UPDATE feeds SET lease_until = @lease
     WHERE id IN (
       SELECT f.id FROM feeds f
-      WHERE f.status <> 'gone' AND (@all = 1 OR f.next_poll_at <= @t) AND (f.lease_until IS NULL OR f.lease_until <= @t)
+      WHERE f.status <> 'gone' AND f.next_poll_at <= @t AND (f.lease_until IS NULL OR f.lease_until <= @t)
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
       ORDER BY f.next_poll_at LIMIT @limit)
     RETURNING *`,
-  ).all({
-    lease: new Date(now.getTime() + leaseMs).toISOString(),
-    t,
-    limit,
-    all: ignoreSchedule ? 1 : 0,
-  }) as FeedRow[];
+  ).all({ lease: new Date(now.getTime() + leaseMs).toISOString(), t, limit }) as FeedRow[];
+}
+
+/** What `poll --once` fetches next: up to `limit` feeds after id `after` (in id order) that are not gone and have an
+ *  active subscription, whatever their schedule, unleased at `now`; read, not leased (the pool leases each as it starts
+ *  it). A range of the primary key ("SEARCH f USING INDEX sqlite_autoindex_feeds_1 (id>?)"), so every chunk is a seek. */
+export function feedsToPollAfter(
+  db: Db,
+  after: string,
+  now: Date,
+  limit: number,
+): Pick<FeedRow, 'id' | 'fetch_url'>[] {
+  return prepared(
+    db,
+    `SELECT f.id, f.fetch_url FROM feeds f
+      WHERE f.id > @after AND f.status <> 'gone' AND (f.lease_until IS NULL OR f.lease_until <= @t)
+        AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
+      ORDER BY f.id LIMIT @limit`,
+  ).all({ after, t: now.toISOString(), limit }) as Pick<FeedRow, 'id' | 'fetch_url'>[];
 }
 
 /** A due feed a claim may pick: its id, what it fetches, and the application of one of its active subscriptions. */
@@ -67,14 +76,17 @@ export function dueFeedWindow(db: Db, now: Date, limit: number): DueFeed[] {
   ).all({ t: now.toISOString(), limit }) as DueFeed[];
 }
 
-/** Leases the picked feeds for `leaseMs`; returns their rows (in no particular order). */
+/** Leases the picked feeds for `leaseMs`; returns their rows (in no particular order). A feed another process leased
+ *  meanwhile (`poll --once` beside serve) is left to it and not returned. */
 export function leaseFeeds(db: Db, ids: readonly string[], now: Date, leaseMs: number): FeedRow[] {
   if (ids.length === 0) return [];
   return prepared(
     db,
-    'UPDATE feeds SET lease_until = @lease WHERE id IN (SELECT value FROM json_each(@ids)) RETURNING *',
+    `UPDATE feeds SET lease_until = @lease
+      WHERE id IN (SELECT value FROM json_each(@ids)) AND (lease_until IS NULL OR lease_until <= @t) RETURNING *`,
   ).all({
     lease: new Date(now.getTime() + leaseMs).toISOString(),
+    t: now.toISOString(),
     ids: JSON.stringify(ids),
   }) as FeedRow[];
 }
@@ -155,12 +167,14 @@ export function recordPollUnchanged(
   now: Date,
 ): void {
   const t = now.toISOString();
-  patchFeed(
-    db,
-    id,
-    { ...state, status, last_polled_at: t, last_success_at: t, error_count: 0 },
-    now,
-  );
+  const patch: FeedPatch = { ...state, status, error_count: 0 };
+  // Only what changed is written: a column in SET rewrites every index holding it even when its value is the same
+  // (status is in feeds_by_status and in feeds_due's WHERE), and a 304 changes little but the schedule.
+  const current = prepared(db, 'SELECT * FROM feeds WHERE id = ?').get(id) as
+    Record<string, unknown> | undefined;
+  for (const k of Object.keys(patch) as (keyof FeedPatch)[])
+    if (current !== undefined && current[k] === patch[k]) delete patch[k];
+  patchFeed(db, id, { ...patch, last_polled_at: t, last_success_at: t }, now);
 }
 
 /** A failed fetch or parse: counted by kind, recorded with its message, backed off; the feed keeps being polled. */

@@ -14,6 +14,12 @@ export function prepared(db: Db, sql: string): Statement {
   return stmt;
 }
 
+/** The SQL texts prepared on `db` so far, in the order first prepared: what test/store/query-plans.test.ts explains.
+ *  It reads the cache above, so it adds no state. */
+export function preparedSql(db: Db): string[] {
+  return [...(caches.get(db)?.keys() ?? [])];
+}
+
 /** Column names only ever come from our own code; this guards against one slipping in from elsewhere. */
 const COLUMN = /^[a-z_][a-z0-9_]*$/;
 

@@ -3,6 +3,7 @@
 // claim) and one of its applications, picked fairly → run: refreshFeed, all of it within poll.timeout_seconds → record:
 // applyOutcome (poll-outcome.ts) in the group commit that claims for the slots it frees → report.
 import type { Ctx } from '../context.ts';
+import { retryWhileBusy } from '../db/busy.ts';
 import {
   refreshFeed,
   type RefreshDeps,
@@ -15,6 +16,7 @@ import type { FeedRow } from '../store/feeds.ts';
 import {
   claimDueFeeds,
   dueFeedWindow,
+  feedsToPollAfter,
   leaseFeeds,
   nextFeedDueAfter,
   releaseFeedLeases,
@@ -76,17 +78,42 @@ export function createPollerDeps(
   return out;
 }
 
-/** One poll round, awaited (poll --once, tests): leases the due feeds (all of them with `all`, ignoring schedules; else
- *  up to 64), looks up their hosts, runs them through a pool of poll.concurrency slots under the same per-host caps, and
- *  resolves once each is recorded. Returns what happened and the ms until the next feed falls due. */
+/** One poll round, awaited (poll --once, tests). Without `all`: leases up to 64 due feeds, looks up their hosts, runs
+ *  them through a pool of poll.concurrency slots under the same per-host caps, and resolves once each is recorded. With
+ *  `all` (ignoring schedules): every feed with an active subscription, read ONCE_CHUNK at a time in id order, each
+ *  leased only as its slot starts it, so no lease runs out while it waits its turn. Returns what happened and the ms
+ *  until the next feed falls due. */
 export async function pollTick(
   ctx: Ctx,
   deps: PollDeps,
   opts: { all?: boolean } = {},
 ): Promise<{ summary: PollSummary; nextDelayMs: number }> {
   const summary: PollSummary = { fetched: 0, notModified: 0, failed: 0, newEntries: 0, events: 0 };
-  const now = ctx.clock.now();
-  const feeds = claimDueFeeds(ctx.db, now, leaseMs(ctx), opts.all ? 1_000_000 : 64, opts.all);
+  if (opts.all)
+    for (let after = ''; ;) {
+      const chunk = feedsToPollAfter(ctx.db, after, ctx.clock.now(), ONCE_CHUNK);
+      if (chunk.length === 0) break;
+      after = chunk[chunk.length - 1]!.id;
+      await pollRound(ctx, deps, summary, chunk);
+    }
+  else
+    await pollRound(ctx, deps, summary, claimDueFeeds(ctx.db, ctx.clock.now(), leaseMs(ctx), 64));
+  const next = nextFeedDueAfter(ctx.db, ctx.clock.now());
+  const wait = next === undefined ? IDLE_MS : Date.parse(next) - ctx.clock.now().getTime();
+  return { summary, nextDelayMs: Math.min(IDLE_MS, Math.max(1000, wait)) };
+}
+
+/** Feeds `poll --once` reads at a time: each chunk's hosts are looked up together, then it runs through the pool. */
+const ONCE_CHUNK = 256;
+
+/** Runs `feeds` through a pool of their own and resolves once each is recorded. Feeds given as full rows are leased
+ *  already; the others are leased by the claim that starts them. */
+async function pollRound(
+  ctx: Ctx,
+  deps: PollDeps,
+  summary: PollSummary,
+  feeds: readonly (FeedRow | Pick<FeedRow, 'id' | 'fetch_url'>)[],
+): Promise<void> {
   await Promise.all(
     [...new Set(feeds.map((f) => hostOf(f.fetch_url)))].map((h) => deps.resolver.refresh(h)),
   );
@@ -101,7 +128,12 @@ export async function pollTick(
       room,
     );
     for (const c of picked) waiting.splice(waiting.indexOf(c), 1);
-    return picked;
+    const leased = picked.filter((c) => 'next_poll_at' in c.feed) as Claimed[];
+    const keys = new Map(picked.map((c) => [c.feed.id, c.keys]));
+    const toLease = picked.filter((c) => !('next_poll_at' in c.feed)).map((c) => c.feed.id);
+    for (const feed of leaseFeeds(ctx.db, toLease, ctx.clock.now(), leaseMs(ctx)))
+      leased.push({ feed, keys: keys.get(feed.id)! });
+    return leased;
   };
   const pool = new Pool(
     ctx.db,
@@ -115,11 +147,9 @@ export async function pollTick(
     deps.logger,
   );
   pool.start();
-  pool.fill();
+  await retryWhileBusy(() => pool.fill()); // poll --once --force beside serve: the write lock may be taken for a while
   await pool.drain(leaseMs(ctx) * Math.max(1, feeds.length));
-  const next = nextFeedDueAfter(ctx.db, ctx.clock.now());
-  const wait = next === undefined ? IDLE_MS : Date.parse(next) - ctx.clock.now().getTime();
-  return { summary, nextDelayMs: Math.min(IDLE_MS, Math.max(1000, wait)) };
+  pool.stop();
 }
 
 /** The loop's tick: fills the free slots; returns when to look again if nothing wakes the loop first (never while

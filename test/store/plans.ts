@@ -1,0 +1,103 @@
+// Query plans for the plan test: the prepared() calls of src/store (read from the source), EXPLAIN QUERY PLAN of a
+// statement with every parameter bound to NULL, and the scans of large tables a plan makes.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+import type { Db } from '../../src/db/open.ts';
+
+/** Tables that grow with feeds, entries or deliveries: walking one of them whole is what issue 17 forbids. */
+export const LARGE_TABLES = [
+  'feeds',
+  'subscriptions',
+  'entries',
+  'held_entries',
+  'events',
+  'event_bodies',
+  'attempts',
+  'idempotency_keys',
+  'sessions',
+  'quota_usage',
+  'endpoints',
+  'api_keys',
+];
+
+/** One `prepared(db, sql)` call in src/store: where it is, and a pattern its SQL texts match (a `${…}` matches any). */
+export type CallSite = { where: string; pattern: RegExp };
+
+const STORE = new URL('../../src/store/', import.meta.url).pathname;
+
+/** Every prepared() call in src/store/*.ts. */
+export function storeCallSites(): CallSite[] {
+  const sites: CallSite[] = [];
+  for (const name of readdirSync(STORE).filter((f) => f.endsWith('.ts'))) {
+    const text = readFileSync(join(STORE, name), 'utf8');
+    const file = ts.createSourceFile(name, text, ts.ScriptTarget.Latest, true);
+    const visit = (node: ts.Node): void => {
+      if (
+        ts.isCallExpression(node) &&
+        ts.isIdentifier(node.expression) &&
+        node.expression.text === 'prepared' &&
+        node.arguments.length === 2
+      ) {
+        const line = file.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+        sites.push({ where: `src/store/${name}:${line}`, pattern: patternOf(node.arguments[1]!) });
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(file);
+  }
+  return sites;
+}
+
+function patternOf(arg: ts.Expression): RegExp {
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  if (ts.isStringLiteral(arg) || ts.isNoSubstitutionTemplateLiteral(arg))
+    return new RegExp(`^${escape(arg.text)}$`);
+  if (ts.isTemplateExpression(arg)) {
+    const parts = [arg.head.text, ...arg.templateSpans.map((s) => s.literal.text)].map(escape);
+    return new RegExp(`^${parts.join('[\\s\\S]*')}$`);
+  }
+  return /[\s\S]*/; // built elsewhere (updateRow's UPDATE … SET): any statement the workload ran through it
+}
+
+/** The plan of `sql`, one detail line per step. Every parameter is bound to NULL: the plan does not depend on values. */
+export function explain(db: Db, sql: string): string[] {
+  const named = [...new Set([...sql.matchAll(/[@:$]([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!))];
+  const positional = (sql.replace(/'[^']*'/g, '').match(/\?/g) ?? []).length;
+  const stmt = db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
+  const args: unknown[] = Array.from({ length: positional }, () => null);
+  if (named.length > 0) args.push(Object.fromEntries(named.map((n) => [n, null])));
+  return (stmt.all(...args) as { detail: string }[]).map((r) => r.detail);
+}
+
+/** A step that reads a large table (or one of its indexes) from end to end. */
+export type Scan = { table: string; detail: string };
+
+/** The scans of large tables in the plan of `sql`; aliases (`FROM feeds f`) and index names are resolved to tables. */
+export function scansOf(db: Db, sql: string): Scan[] {
+  const aliases = new Map<string, string>();
+  for (const m of sql.matchAll(
+    /\b(?:FROM|JOIN|UPDATE|INTO)\s+([a-z_]+)(?:\s+(?:AS\s+)?([a-z_]+))?/gi,
+  )) {
+    aliases.set(m[1]!, m[1]!);
+    if (m[2] && !/^(WHERE|SET|ON|JOIN|LEFT|INNER|ORDER|GROUP|LIMIT|VALUES|USING)$/i.test(m[2]))
+      aliases.set(m[2], m[1]!);
+  }
+  const indexes = new Map(
+    (
+      db.prepare("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index'").all() as {
+        name: string;
+        tbl_name: string;
+      }[]
+    ).map((r) => [r.name, r.tbl_name]),
+  );
+  const scans: Scan[] = [];
+  for (const detail of explain(db, sql)) {
+    // SCAN reads a table or an index end to end; so does a SEARCH with no constraint (a partial index read whole).
+    const m = /^(SCAN|SEARCH) (\S+)(?: USING (?:COVERING )?INDEX (\S+))?( \(.*)?$/.exec(detail);
+    if (!m || (m[1] === 'SEARCH' && m[4] !== undefined)) continue;
+    const table = (m[3] ? indexes.get(m[3]) : undefined) ?? aliases.get(m[2]!) ?? m[2]!;
+    if (LARGE_TABLES.includes(table)) scans.push({ table, detail });
+  }
+  return scans;
+}

@@ -1,0 +1,152 @@
+// Every statement the store prepares, explained against a populated schema: none may scan a large table unless it is
+// allowed below with its reason. Which statements exist is read from src/store itself, so a new one is covered or fails.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { preparedSql } from '../../src/store/sql.ts';
+import type { Db } from '../../src/db/open.ts';
+import { makeWorld } from '../support/world.ts';
+import { exerciseStore } from './exercise.ts';
+import { explain, scansOf, storeCallSites, type Scan } from './plans.ts';
+
+/** Scans that are allowed, each by a fragment of its statement's text and why walking the whole thing is right. */
+const ALLOWED: { sql: string; table: string; reason: string }[] = [
+  {
+    sql: 'SELECT f.id, f.updated_at, EXISTS',
+    table: 'feeds',
+    reason:
+      'maintenance walks every feed 100 at a time in id order (feedsAfter): a range of the primary key',
+  },
+  {
+    sql: 'min(max(e.next_attempt_at',
+    table: 'events',
+    reason: 'nextEventDueAt is only called by tests (to move a manual clock), never by src/',
+  },
+  {
+    sql: 'FROM api_keys k JOIN applications a',
+    table: 'api_keys',
+    reason:
+      '`feedsub keys list` shows every key: an operator command, over keys an operator created',
+  },
+  {
+    sql: 'DELETE FROM sessions WHERE last_seen_at <= ?',
+    table: 'sessions',
+    reason:
+      'maintenance, every 10 minutes, over at most 100 sessions per live key; an index on last_seen_at would be rewritten by every touch',
+  },
+  {
+    sql: 'UPDATE feeds SET lease_until = NULL WHERE lease_until IS NOT NULL',
+    table: 'feeds',
+    reason:
+      'once, when serve starts: an index of leases would be rewritten by every claim and every recorded poll',
+  },
+  {
+    sql: "UPDATE events SET lease_until = NULL WHERE status IN ('pending', 'failed') AND lease_until IS NOT NULL",
+    table: 'events',
+    reason: 'once, when serve starts, over the partial index of waiting events only',
+  },
+  {
+    sql: 'FROM events INDEXED BY events_',
+    table: 'events',
+    reason:
+      'a status count for /metrics walks the partial index (events_due, events_delivered, events_dead) holding exactly what it counts',
+  },
+  {
+    sql: "SELECT min(created_at) FROM events WHERE status IN ('pending', 'failed')",
+    table: 'events',
+    reason:
+      "the oldest waiting event's age for /metrics: the partial index of waiting events (events_waiting), nothing else",
+  },
+  {
+    sql: 'SELECT f.status, count(*) AS n FROM feeds f WHERE EXISTS',
+    table: 'feeds',
+    reason:
+      '/metrics counts every polled feed by status: the count is the walk, over the narrow feeds_by_status index (status, id), never a feed row',
+  },
+  {
+    sql: 'SELECT count(*) FROM feeds',
+    table: 'feeds',
+    reason:
+      '/metrics counts every feed (the idle ones are the rest): SQLite counts the narrowest index, never a feed row',
+  },
+];
+
+function disallowed(db: Db, sql: string): Scan[] {
+  const text = sql.replace(/\s+/g, ' ');
+  return scansOf(db, sql).filter(
+    (s) => !ALLOWED.some((a) => text.includes(a.sql) && a.table === s.table),
+  );
+}
+
+test('every statement in src/store is run by the plan test', () => {
+  const w = makeWorld();
+  try {
+    exerciseStore(w.ctx.db, w.clock.now());
+    const seen = preparedSql(w.ctx.db);
+    const missing = storeCallSites().filter((site) => !seen.some((sql) => site.pattern.test(sql)));
+    assert.deepEqual(
+      missing.map((m) => m.where),
+      [],
+      'these prepared() calls never ran: add them to exercise.ts',
+    );
+  } finally {
+    w.close();
+  }
+});
+
+test('no statement the store prepares scans a large table, unless allowed with a reason', () => {
+  const w = makeWorld();
+  try {
+    exerciseStore(w.ctx.db, w.clock.now());
+    const found = preparedSql(w.ctx.db).flatMap((sql) =>
+      disallowed(w.ctx.db, sql).map((s) => ({ sql: sql.replace(/\s+/g, ' ').trim(), ...s })),
+    );
+    assert.deepEqual(found, []);
+  } finally {
+    w.close();
+  }
+});
+
+test('the plan check finds a scan of a large table, through an alias or an index', () => {
+  const w = makeWorld();
+  try {
+    const db = w.ctx.db;
+    assert.deepEqual(
+      scansOf(db, 'SELECT * FROM events e WHERE e.type = ?').map((s) => s.table),
+      ['events'],
+    );
+    assert.deepEqual(
+      scansOf(
+        db,
+        "SELECT f.id FROM feeds f WHERE f.status <> 'gone' AND (@all = 1 OR f.next_poll_at <= @t) ORDER BY f.next_poll_at LIMIT 5",
+      ).map((s) => s.table),
+      ['feeds'],
+    );
+    assert.deepEqual(scansOf(db, 'SELECT * FROM events WHERE id = ?'), []);
+    assert.match(explain(db, 'SELECT * FROM feeds WHERE id = ?').join('\n'), /SEARCH/);
+  } finally {
+    w.close();
+  }
+});
+
+test('each filter of GET /v1/events seeks on its own column, in id order, without sorting', () => {
+  const w = makeWorld();
+  try {
+    exerciseStore(w.ctx.db, w.clock.now());
+    const lists = preparedSql(w.ctx.db).filter((sql) =>
+      /FROM events(?: INDEXED BY \w+)?\s+WHERE application_id = \?/.test(sql),
+    );
+    assert.ok(lists.length >= 6, 'every filter combination was run');
+    for (const sql of lists) {
+      const plan = explain(w.ctx.db, sql).join('\n');
+      assert.doesNotMatch(plan, /TEMP B-TREE/, sql);
+      const filters = [...sql.matchAll(/AND (\w+) = \?/g)].map((m) => m[1]!);
+      if (filters.length > 0)
+        assert.ok(
+          filters.some((f) => plan.includes(`${f}=?`)),
+          `${sql}\n${plan}\nseeks on none of ${filters.join(', ')}`,
+        );
+    }
+  } finally {
+    w.close();
+  }
+});
