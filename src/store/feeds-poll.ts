@@ -239,9 +239,9 @@ export function recordFeedGone(db: Db, id: string, now: Date): void {
   );
 }
 
-/** Ends every feed lease. Only for `serve` at start, under the data directory's lock: no other serve can run, so each
- *  lease was left by a process that is gone, and its feeds are polled at once instead of when the lease runs out.
- *  (A `poll --once` running beside the daemon is not covered by the lock: a known, separate issue.) */
+/** Ends every feed lease. Only for `serve` or `poll --once` at start, under the data directory's lock: no other serve
+ *  or poll can run, so each lease was left by a process that is gone, and its feeds are polled at once instead of when
+ *  the lease runs out. (`poll --once --force` skips the lock, and so this.) */
 export function releaseAllFeedLeases(db: Db): number {
   return prepared(db, 'UPDATE feeds SET lease_until = NULL WHERE lease_until IS NOT NULL').run()
     .changes;
