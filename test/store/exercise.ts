@@ -18,14 +18,18 @@ import * as quota from '../../src/store/quota-usage.ts';
 import * as sessions from '../../src/store/sessions.ts';
 import { exportSubscriptionsPage } from '../../src/store/subscriptions-export.ts';
 import * as subs from '../../src/store/subscriptions.ts';
+import { exerciseHistory, exerciseTraceAndCharts } from './exercise-trace.ts';
 
-type Fixture = {
+/** The last application's rows: its endpoint and key, its last feed with that feed's stored entry key, subscription
+ *  and event. */
+export type Fixture = {
   app: string;
   endpoint: string;
   feed: string;
   sub: string;
   event: string;
   key: string;
+  entryKey: string;
 };
 
 /** Rows for `apps` applications, each with an endpoint, `feedsPer` feeds subscribed, events with attempts, keys. */
@@ -66,7 +70,8 @@ export function populate(db: Db, now: Date, apps = 3, feedsPer = 20): Fixture {
           metadata: null,
           created_at: now.toISOString(),
         });
-        entries.recordKeys(db, feed, [{ key: `k${f}`, fingerprint: null }], now);
+        const entryKey = `k${f}`;
+        entries.recordKeys(db, feed, [{ key: entryKey, fingerprint: null }], now);
         const event = newId(now);
         events.insertEvent(
           db,
@@ -81,7 +86,7 @@ export function populate(db: Db, now: Date, apps = 3, feedsPer = 20): Fixture {
           },
           now,
         );
-        last = { app, endpoint, feed, sub, event, key };
+        last = { app, endpoint, feed, sub, event, key, entryKey };
       }
     }
   })();
@@ -96,6 +101,8 @@ export function exerciseStore(db: Db, now: Date): void {
   exerciseFeeds(db, now, fx);
   exerciseEntries(db, now, fx);
   exerciseEvents(db, now, fx);
+  exerciseHistory(db, now, fx);
+  exerciseTraceAndCharts(db, now, fx);
   exerciseDeletions(db, now, fx);
   checkpointWal(db);
   pingDatabase(db);

@@ -1,0 +1,49 @@
+// The plan test's workload, continued: the entry history, the trace's lookups (held entries, keys, the events of an
+// entry) and the dashboard's charts and summaries, run against the rows populate() made.
+import type { Db } from '../../src/db/open.ts';
+import { attemptHours } from '../../src/store/attempts.ts';
+import { existingEndpointIds } from '../../src/store/endpoints.ts';
+import { findHeldEntry, keyFirstSeen } from '../../src/store/entries.ts';
+import * as history from '../../src/store/entry-history.ts';
+import { eventsOfEntry, recordEventEntries } from '../../src/store/event-entries.ts';
+import { eventSummaries } from '../../src/store/events-summary.ts';
+import { countPoll, hourOf, pollHours, prunePollHours } from '../../src/store/feed-poll-hours.ts';
+import { clearBackfills } from '../../src/store/subscriptions.ts';
+import type { Fixture } from './exercise.ts';
+
+/** Stores two history entries of the fixture's feed and runs every entry-history function, each branch once. */
+export function exerciseHistory(db: Db, now: Date, fx: Fixture): void {
+  const row = (key: string, at: Date) => ({
+    key,
+    key_source: 'guid',
+    entry: `{"id":"${key}"}`,
+    content_hash: key,
+    first_seen_at: at.toISOString(),
+    via: 'poll' as const,
+    fate: 'new' as const,
+  });
+  history.insertHistory(db, fx.feed, [row('h-old', now), row('h-new', new Date(+now + 1000))]);
+  history.historyHashes(db, fx.feed);
+  history.storeNewVersion(db, fx.feed, { key: 'h-new', entry: '{}', content_hash: 'x' }, now);
+  history.recentHistory(db, fx.feed, 10);
+  history.recentHistory(db, fx.feed, 10, 'h-new');
+  history.findHistory(db, fx.feed, 'https://feeds.example/none'); // no such key: the guid-or-URL walk too
+  history.countHistory(db, fx.feed);
+  history.boundHistory(db, fx.feed, { entries: 1, bytes: 1_000_000, floor: 0 }); // deletes h-old
+  history.pruneHistoryWithoutKeys(db, fx.feed);
+}
+
+/** The trace's lookups, the dashboard's charts and event summaries, /metrics' endpoint probe and backfill's end. */
+export function exerciseTraceAndCharts(db: Db, now: Date, fx: Fixture): void {
+  keyFirstSeen(db, fx.feed, fx.entryKey);
+  findHeldEntry(db, fx.feed, 'https://feeds.example/none'); // no such key: the guid-or-URL walk too
+  recordEventEntries(db, fx.sub, fx.event, [fx.entryKey]);
+  eventsOfEntry(db, fx.sub, fx.entryKey, 10);
+  eventSummaries(db, [fx.event]);
+  attemptHours(db, fx.endpoint, '2000-01-01T00');
+  existingEndpointIds(db, [fx.endpoint, 'gone']);
+  countPoll(db, fx.feed, 'parsed', 1, now);
+  pollHours(db, fx.feed, hourOf(new Date(+now - 86_400_000)));
+  prunePollHours(db, hourOf(now), 100);
+  clearBackfills(db, fx.feed);
+}
