@@ -7,6 +7,7 @@ import { isIdentityChurn, planKeys, type IdentityKey, type KeyPlan } from '../fe
 import { identityProbe } from '../feed/identity-switch.ts';
 import { PARSER_VERSION } from '../feed/parse.ts';
 import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
+import { advertisedLinks } from '../feed/websub.ts';
 import { clearHeldEntries, hasHeldEntries } from '../store/entries.ts';
 import type { FeedRow } from '../store/feeds.ts';
 import { recordPollSuccess } from '../store/feeds-poll.ts';
@@ -71,8 +72,7 @@ export function applyParsed(
       interval_seconds: next.intervalSeconds,
       ttl_seconds: parsed.ttl_seconds,
       degraded: parsed.degraded,
-      hub_url: parsed.hub_url,
-      self_url: parsed.self_url,
+      ...webSubColumns(outcome),
       baseline_at: live ? (feed.baseline_at ?? at.now.toISOString()) : null,
       entry_count: feed.entry_count + stored.added,
       parser_version: PARSER_VERSION,
@@ -91,15 +91,20 @@ export function applyParsed(
   };
 }
 
+/** How a document reached us: fetched by a poll, or pushed by a WebSub hub (worker/websub-apply.ts). */
+export type DocumentVia = 'poll' | 'push';
+
 /** The document's entries: on a baseline their keys are recorded and nothing is sent; when most keys are suddenly
  *  unseen (identity churn) they are held or the feed switches identity (poll-identity.ts); else the unseen ones are
- *  recorded and queued as events. */
-function storeEntries(
+ *  recorded and queued as events. The poll and the push path both store entries here, against the same keys, so an
+ *  entry pushed then polled (or polled then pushed) is one entry. `via` says which path brought the document. */
+export function storeEntries(
   ctx: Ctx,
   feed: FeedRow,
   outcome: Parsed,
   seenAt: Date,
   live: boolean,
+  _via: DocumentVia = 'poll',
 ): EntriesResult {
   const memo = keyLookup(ctx.db, feed.id);
   const plans = planKeys(outcome.identities, feed.identity_key, memo.lookup);
@@ -187,4 +192,13 @@ function baseline(
       identity_rotations: 0,
     },
   };
+}
+
+/** The hub and self URL the feed records: WebSub §4, the Link headers first, then the document. */
+function webSubColumns({ meta, parsed }: Parsed): Pick<FeedRow, 'hub_url' | 'self_url'> {
+  const links = advertisedLinks(meta.linkHeader, meta.finalUrl, {
+    hub: parsed.hub_url,
+    self: parsed.self_url,
+  });
+  return { hub_url: links.hub, self_url: links.self };
 }
