@@ -143,6 +143,21 @@ describe('WebSub subscriber', () => {
     });
   });
 
+  it('discovers the hub from the Link header, before the document', async () => {
+    const path = `/w${++n}.xml`;
+    const self = `${origin.url}${path}`;
+    origin.set(path, {
+      body: atom([1], 'https://doc-hub.invalid/', `${origin.url}/doc-self`),
+      contentType: 'application/atom+xml',
+      headers: { link: `<${hub.url}>; rel="hub", <${path}>; rel="self"` },
+    });
+    const s = (await w.call('POST', '/v1/subscriptions', { key, body: { endpoint, url: self } }))
+      .body;
+    await poll();
+    const row = getWebSub(w.ctx.db, s.feed)!;
+    assert.deepEqual([row.hub_url, row.topic_url], [hub.url, self]);
+  });
+
   it('a signed distribution becomes one event, and polling the same document adds nothing', async () => {
     const { path, self, feed } = await pushed();
     const doc = atom([1, 2, 3], hub.url, self);
