@@ -13,7 +13,7 @@ import { defaultConfig } from '../src/config.ts';
 import { quietCtx } from '../src/context.ts';
 import { openDatabase } from '../src/db/open.ts';
 import { freePort, startDaemon, type Daemon } from './support/daemon.ts';
-import { within } from './support/deadline.ts';
+import { until, within } from './support/deadline.ts';
 import { startOrigin, startReceiver, type Origin, type Receiver } from './support/servers.ts';
 import { startHub, type Hub } from './support/websub-hub.ts';
 import { apiCaller } from './support/subscriber.ts';
@@ -84,11 +84,11 @@ describe('end to end: WebSub push through feedsub serve', () => {
     // The first poll (its baseline) finds the hub; the WebSub loop subscribes; the hub verifies through the callback.
     await hub.until(() => hub.subscriptions.size === 1, 10_000, 'subscribed at the hub');
     let feed = await api('GET', `/v1/feeds/${sub.feed}`);
-    for (let i = 0; i < 100 && feed.push.status !== 'active'; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      feed = await api('GET', `/v1/feeds/${sub.feed}`);
-    }
-    assert.equal(feed.push.status, 'active');
+    await until(
+      async () => (feed = await api('GET', `/v1/feeds/${sub.feed}`)).push.status === 'active',
+      10_000,
+      'push active',
+    );
     assert.equal(feed.push.hub, hub.url);
 
     const doc = atom([1, 2], hub.url, self);

@@ -46,7 +46,9 @@ function storeOutcome(
   now: Date,
   seenAt: Date,
 ): Stored {
-  const limits = scheduleLimits(ctx, isPushHealthy(ctx.db, feed.id, now));
+  // Without server.public_url no hub can reach the callback, whatever a row left from before says.
+  const pushed = ctx.config.server.public_url !== '' && isPushHealthy(ctx.db, feed.id, now);
+  const limits = scheduleLimits(ctx, pushed);
   switch (outcome.kind) {
     case 'unchanged':
       applyUnchanged(ctx, feed, outcome, now, limits);

@@ -156,10 +156,11 @@ describe('subscription requests and verification of intent', () => {
     assert.equal(callbackUrl('https://me.example/', 'f1', 't'), 'https://me.example/websub/f1/t');
   });
 
-  it('renews at 80 % of the lease, at least a minute before it ends', () => {
+  it('renews at 80 % of the lease, at least a minute before it ends, never before half of it', () => {
     const t = new Date('2026-01-01T00:00:00Z');
     assert.equal(renewalAt(t, 10_000).toISOString(), '2026-01-01T02:13:20.000Z');
-    assert.equal(renewalAt(t, 120).toISOString(), '2026-01-01T00:01:00.000Z');
+    assert.equal(renewalAt(t, 150).toISOString(), '2026-01-01T00:01:30.000Z');
+    assert.equal(renewalAt(t, 10).toISOString(), '2026-01-01T00:00:05.000Z');
   });
 });
 

@@ -11,6 +11,7 @@ import { pollTick } from '../../src/worker/poller.ts';
 import { webSubTick } from '../../src/worker/websub.ts';
 import { startOrigin, type Origin } from '../support/servers.ts';
 import { startHub, type Hub } from '../support/websub-hub.ts';
+import { subscriber, type Subscriber } from '../support/subscriber.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 const LEASE = 10_000;
@@ -34,8 +35,8 @@ describe('WebSub subscriber', () => {
   let publicUrl: string;
   let w: World;
   let workers: Workers;
+  let app: Subscriber;
   let key: string;
-  let endpoint: string;
   let n = 0;
   let world: { current?: World } = {};
   before(async () => {
@@ -71,13 +72,8 @@ describe('WebSub subscriber', () => {
     world = { current: w };
     workers = createWorkers(w.ctx, silentLogger);
     w.ctx.receivePush = workers.receivePush;
-    key = w.key().key;
-    endpoint = (
-      await w.call('POST', '/v1/endpoints', {
-        key,
-        body: { title: 'E', url: 'https://hooks.example.com/' },
-      })
-    ).body.id;
+    app = subscriber(w);
+    key = app.key;
   });
   afterEach(async () => {
     w.close();
@@ -104,24 +100,37 @@ describe('WebSub subscriber', () => {
       ),
     );
 
-  /** A feed at a fresh path advertising the hub, subscribed, polled once (its baseline) and verified at the hub. */
-  async function pushed(
+  /** A feed at a fresh path whose document advertises `docHub` (and, with `link`, a Link header naming another self
+   *  URL in the document), subscribed and polled once: its baseline, which records the hub and starts the WebSub
+   *  subscription. */
+  async function advertised(
+    docHub: string | null,
+    link?: (path: string) => string,
     ids = [1, 2],
   ): Promise<{ path: string; self: string; feed: string; sub: string }> {
     const path = `/w${++n}.xml`;
     const self = `${origin.url}${path}`;
-    origin.set(path, { body: atom(ids, hub.url, self), contentType: 'application/atom+xml' });
-    const s = (await w.call('POST', '/v1/subscriptions', { key, body: { endpoint, url: self } }))
-      .body;
+    origin.set(path, {
+      body: atom(ids, docHub, link ? `${origin.url}/doc-self` : self),
+      contentType: 'application/atom+xml',
+      headers: link ? { link: link(path) } : {},
+    });
+    const s = app.subscribe(self);
     await poll();
-    assert.equal(getWebSub(w.ctx.db, s.feed)?.status, 'subscribing');
+    return { path, self, feed: s.feed, sub: s.id };
+  }
+
+  /** A feed advertising the hub, subscribed, polled once and verified at the hub. */
+  async function pushed(): Promise<{ path: string; self: string; feed: string; sub: string }> {
+    const made = await advertised(hub.url);
+    assert.equal(getWebSub(w.ctx.db, made.feed)?.status, 'subscribing');
     await tick();
     await hub.until(
-      () => getWebSub(w.ctx.db, s.feed)?.status === 'active' && hub.subscriptions.size === 1,
+      () => getWebSub(w.ctx.db, made.feed)?.status === 'active' && hub.subscriptions.size === 1,
       2000,
       'verified',
     );
-    return { path, self, feed: s.feed, sub: s.id };
+    return made;
   }
 
   it('subscribes at the hub a feed advertises; the verification of intent makes push active', async () => {
@@ -144,17 +153,11 @@ describe('WebSub subscriber', () => {
   });
 
   it('discovers the hub from the Link header, before the document', async () => {
-    const path = `/w${++n}.xml`;
-    const self = `${origin.url}${path}`;
-    origin.set(path, {
-      body: atom([1], 'https://doc-hub.invalid/', `${origin.url}/doc-self`),
-      contentType: 'application/atom+xml',
-      headers: { link: `<${hub.url}>; rel="hub", <${path}>; rel="self"` },
-    });
-    const s = (await w.call('POST', '/v1/subscriptions', { key, body: { endpoint, url: self } }))
-      .body;
-    await poll();
-    const row = getWebSub(w.ctx.db, s.feed)!;
+    const { feed, self } = await advertised(
+      'https://doc-hub.invalid/',
+      (path) => `<${hub.url}>; rel="hub", <${path}>; rel="self"`,
+    );
+    const row = getWebSub(w.ctx.db, feed)!;
     assert.deepEqual([row.hub_url, row.topic_url], [hub.url, self]);
   });
 
@@ -238,12 +241,7 @@ describe('WebSub subscriber', () => {
 
   it('takes a denial: push stops and is asked again a day later', async () => {
     hub.mode = 'deny';
-    const path = `/w${++n}.xml`;
-    const self = `${origin.url}${path}`;
-    origin.set(path, { body: atom([1], hub.url, self), contentType: 'application/atom+xml' });
-    const s = (await w.call('POST', '/v1/subscriptions', { key, body: { endpoint, url: self } }))
-      .body;
-    await poll();
+    const s = await advertised(hub.url, undefined, [1]);
     await tick();
     await hub.until(() => getWebSub(w.ctx.db, s.feed)?.status === 'denied', 2000, 'denied');
     const row = getWebSub(w.ctx.db, s.feed)!;
@@ -290,12 +288,7 @@ describe('WebSub subscriber', () => {
 
   it('subscribes to nothing without server.public_url', async () => {
     w.ctx.config.server.public_url = '';
-    const path = `/w${++n}.xml`;
-    const self = `${origin.url}${path}`;
-    origin.set(path, { body: atom([1], hub.url, self), contentType: 'application/atom+xml' });
-    const s = (await w.call('POST', '/v1/subscriptions', { key, body: { endpoint, url: self } }))
-      .body;
-    await poll();
+    const s = await advertised(hub.url, undefined, [1]);
     assert.equal(getWebSub(w.ctx.db, s.feed), undefined);
     assert.equal((await w.call('GET', `/v1/feeds/${s.feed}`, { key })).body.push.status, 'none');
   });
