@@ -160,10 +160,11 @@ export function callbackUrl(publicUrl: string, feedId: string, token: string): s
   return `${publicUrl.replace(/\/+$/, '')}/websub/${feedId}/${token}`;
 }
 
-/** When to renew a lease granted at `verifiedAt`: after 80 % of it, and at least a minute before it ends. */
+/** When to renew a lease granted at `verifiedAt`: after 80 % of it and at least a minute before it ends, but never
+ *  before half of it (a hub granting a few seconds must not be asked again on every tick). */
 export function renewalAt(verifiedAt: Date, leaseSeconds: number): Date {
-  const ms = Math.max(0, Math.min(leaseSeconds * RENEW_AT, leaseSeconds - 60)) * 1000;
-  return new Date(verifiedAt.getTime() + ms);
+  const s = Math.max(leaseSeconds / 2, Math.min(leaseSeconds * RENEW_AT, leaseSeconds - 60));
+  return new Date(verifiedAt.getTime() + s * 1000);
 }
 
 /** Seconds before retrying a failed (un)subscription request: 1 min doubling to 6 h. */
