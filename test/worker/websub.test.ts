@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { getRequestListener } from '@hono/node-server';
 import { silentLogger } from '../../src/log.ts';
-import { getFeed } from '../../src/store/feeds.ts';
+import { deleteUnusedFeed, getFeed } from '../../src/store/feeds.ts';
 import { getWebSub } from '../../src/store/websub-subscriptions.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
 import { pollTick } from '../../src/worker/poller.ts';
@@ -221,6 +221,15 @@ describe('WebSub subscriber', () => {
     await tick();
     await hub.until(() => hub.subscriptions.size === 0, 2000, 'unsubscribed');
     assert.equal(hub.requests.at(-1)!.mode, 'unsubscribe');
+    assert.equal(getWebSub(w.ctx.db, feed), undefined);
+  });
+
+  it('still unsubscribes at the hub when the feed record is deleted first (an orphaned feed)', async () => {
+    const { feed, sub } = await pushed();
+    assert.equal((await w.call('DELETE', `/v1/subscriptions/${sub}`, { key })).status, 204);
+    assert.ok(deleteUnusedFeed(w.ctx.db, feed));
+    await tick();
+    await hub.until(() => hub.subscriptions.size === 0, 2000, 'unsubscribed');
     assert.equal(getWebSub(w.ctx.db, feed), undefined);
   });
 
