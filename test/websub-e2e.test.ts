@@ -82,7 +82,7 @@ describe('end to end: WebSub push through feedsub serve', () => {
     const endpoint = await api('POST', '/v1/endpoints', { title: 'R', url: receiver.url });
     const sub = await api('POST', '/v1/subscriptions', { endpoint: endpoint.id, url: self });
     // The first poll (its baseline) finds the hub; the WebSub loop subscribes; the hub verifies through the callback.
-    await hub.until(() => hub.subscriptions.size === 1, 10_000, 'subscribed at the hub');
+    await until(() => hub.subscriptions.size === 1, 10_000, 'subscribed at the hub');
     let feed = await api('GET', `/v1/feeds/${sub.feed}`);
     await until(
       async () => (feed = await api('GET', `/v1/feeds/${sub.feed}`)).push.status === 'active',
@@ -109,7 +109,7 @@ describe('end to end: WebSub push through feedsub serve', () => {
     console.log(`# websub push latency (publication → webhook): ${latencyMs.toFixed(1)} ms`);
     assert.ok((await api('GET', `/v1/feeds/${sub.feed}`)).push.last_push_at);
     await api('DELETE', `/v1/subscriptions/${sub.id}`);
-    await hub.until(() => hub.subscriptions.size === 0, 10_000, 'unsubscribed at the hub');
+    await until(() => hub.subscriptions.size === 0, 10_000, 'unsubscribed at the hub');
     assert.equal(hub.requests.at(-1)!.mode, 'unsubscribe');
   });
 });

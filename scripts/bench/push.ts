@@ -12,6 +12,7 @@ import { defaultConfig, withConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
 import { getWebSub } from '../../src/store/websub-subscriptions.ts';
 import { freePort } from '../../test/support/daemon.ts';
+import { until } from '../../test/support/deadline.ts';
 import { startOrigin, startReceiver } from '../../test/support/servers.ts';
 import { startHub } from '../../test/support/websub-hub.ts';
 import { median } from './table.ts';
@@ -46,7 +47,7 @@ export async function measurePushLatency(row: Row): Promise<void> {
     const endpoint = createEndpoint(app.ctx, application.id, { title: 'R', url: receiver.url });
     const sub = createSubscription(app.ctx, application.id, { endpoint: endpoint.id, url: self });
     app.ctx.nudgePoller();
-    await hub.until(
+    await until(
       () => hub.subscriptions.size === 1 && getWebSub(app.ctx.db, sub.feed)?.status === 'active',
       30_000,
       'subscribed',

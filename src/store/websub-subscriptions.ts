@@ -84,20 +84,3 @@ export function isPushHealthy(db: Db, feedId: string, now: Date): boolean {
     ).get(feedId, now.toISOString()) !== undefined
   );
 }
-
-/** Subscriptions by status, every status present, for metrics and tests. */
-export function countWebSubsByStatus(db: Db): Record<WebSubStatus, number> {
-  const out: Record<WebSubStatus, number> = {
-    subscribing: 0,
-    active: 0,
-    denied: 0,
-    failed: 0,
-    unsubscribing: 0,
-  };
-  const rows = prepared(
-    db,
-    'SELECT status, count(*) AS n FROM websub_subscriptions GROUP BY status',
-  ).all() as { status: WebSubStatus; n: number }[];
-  for (const r of rows) out[r.status] = r.n;
-  return out;
-}

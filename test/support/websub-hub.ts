@@ -31,8 +31,6 @@ export type Hub = {
     body: string,
     opts?: { contentType?: string; algorithm?: string; forge?: boolean; unsigned?: boolean },
   ): Promise<number[]>;
-  /** Resolves once `check` holds (polled every 10 ms), or rejects after `ms`. */
-  until(check: () => boolean, ms: number, what: string): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -46,7 +44,6 @@ export async function startHub(): Promise<Hub> {
     mode: 'accept',
     grantSeconds: null,
     publish: (topic, body, opts = {}) => publish(hub, topic, body, opts),
-    until,
     close: () => close(server),
   };
   const server = createServer((req, res) => {
@@ -143,14 +140,6 @@ async function publish(
       return res.status;
     }),
   );
-}
-
-async function until(check: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`hub: ${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 function close(server: Server): Promise<void> {

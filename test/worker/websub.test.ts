@@ -9,6 +9,7 @@ import { getWebSub } from '../../src/store/websub-subscriptions.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
 import { pollTick } from '../../src/worker/poller.ts';
 import { webSubTick } from '../../src/worker/websub.ts';
+import { until } from '../support/deadline.ts';
 import { startOrigin, type Origin } from '../support/servers.ts';
 import { startHub, type Hub } from '../support/websub-hub.ts';
 import { subscriber, type Subscriber } from '../support/subscriber.ts';
@@ -125,7 +126,7 @@ describe('WebSub subscriber', () => {
     const made = await advertised(hub.url);
     assert.equal(getWebSub(w.ctx.db, made.feed)?.status, 'subscribing');
     await tick();
-    await hub.until(
+    await until(
       () => getWebSub(w.ctx.db, made.feed)?.status === 'active' && hub.subscriptions.size === 1,
       2000,
       'verified',
@@ -209,7 +210,7 @@ describe('WebSub subscriber', () => {
     assert.equal(hub.requests.length, 1, 'nothing sent before 80 % of the lease');
     w.clock.advance(1000);
     await tick();
-    await hub.until(() => hub.verifications.length === 2, 2000, 'renewal verified');
+    await until(() => hub.verifications.length === 2, 2000, 'renewal verified');
     const renewed = getWebSub(w.ctx.db, feed)!;
     assert.equal(renewed.status, 'active');
     assert.equal(Date.parse(renewed.lease_expires_at!) - w.clock.now().getTime(), LEASE * 1000);
@@ -219,7 +220,7 @@ describe('WebSub subscriber', () => {
     const { feed, sub } = await pushed();
     assert.equal((await w.call('DELETE', `/v1/subscriptions/${sub}`, { key })).status, 204);
     await tick();
-    await hub.until(() => hub.subscriptions.size === 0, 2000, 'unsubscribed');
+    await until(() => hub.subscriptions.size === 0, 2000, 'unsubscribed');
     assert.equal(hub.requests.at(-1)!.mode, 'unsubscribe');
     assert.equal(getWebSub(w.ctx.db, feed), undefined);
   });
@@ -229,7 +230,7 @@ describe('WebSub subscriber', () => {
     assert.equal((await w.call('DELETE', `/v1/subscriptions/${sub}`, { key })).status, 204);
     assert.ok(deleteUnusedFeed(w.ctx.db, feed));
     await tick();
-    await hub.until(() => hub.subscriptions.size === 0, 2000, 'unsubscribed');
+    await until(() => hub.subscriptions.size === 0, 2000, 'unsubscribed');
     assert.equal(getWebSub(w.ctx.db, feed), undefined);
   });
 
@@ -252,7 +253,7 @@ describe('WebSub subscriber', () => {
     hub.mode = 'deny';
     const s = await advertised(hub.url, undefined, [1]);
     await tick();
-    await hub.until(() => getWebSub(w.ctx.db, s.feed)?.status === 'denied', 2000, 'denied');
+    await until(() => getWebSub(w.ctx.db, s.feed)?.status === 'denied', 2000, 'denied');
     const row = getWebSub(w.ctx.db, s.feed)!;
     assert.match(row.last_error!, /not on the list/);
     assert.equal(Date.parse(row.next_action_at) - w.clock.now().getTime(), 86_400_000);
@@ -274,7 +275,7 @@ describe('WebSub subscriber', () => {
       assert.equal(moved.status, 'subscribing');
       assert.notEqual(moved.secret, before.secret);
       await tick();
-      await other.until(() => other.subscriptions.size === 1, 2000, 'subscribed at the new hub');
+      await until(() => other.subscriptions.size === 1, 2000, 'subscribed at the new hub');
     } finally {
       await other.close();
     }
