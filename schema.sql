@@ -273,3 +273,22 @@ CREATE TABLE feed_poll_hours (
   PRIMARY KEY (feed_id, hour)
 ) WITHOUT ROWID;
 CREATE INDEX feed_poll_hours_by_hour ON feed_poll_hours(hour);
+
+-- A feed's WebSub subscription (issue 14; W3C WebSub; schema version 11): at most one per feed, made when a poll finds a hub and
+-- server.public_url is set. No foreign key on purpose: the row outlives its feed until the hub is told to unsubscribe.
+CREATE TABLE websub_subscriptions (
+  feed_id           TEXT PRIMARY KEY,
+  hub_url           TEXT NOT NULL,
+  topic_url         TEXT NOT NULL,            -- hub.topic: the feed's self URL (WebSub §4)
+  secret            TEXT NOT NULL,            -- hub.secret: checks X-Hub-Signature; the callback's token derives from it
+  status            TEXT NOT NULL CHECK (status IN ('subscribing', 'active', 'denied', 'failed', 'unsubscribing')),
+  pending           TEXT CHECK (pending IN ('subscribe', 'unsubscribe')),  -- the request awaiting verification of intent
+  lease_expires_at  TEXT,
+  next_action_at    TEXT NOT NULL,            -- when the WebSub loop looks again: send, retry, renew or give up
+  attempts          INTEGER NOT NULL DEFAULT 0,  -- requests since the last verified one
+  last_push_at      TEXT,
+  last_error        TEXT,
+  created_at        TEXT NOT NULL,
+  updated_at        TEXT NOT NULL
+);
+CREATE INDEX websub_subscriptions_due ON websub_subscriptions(next_action_at);

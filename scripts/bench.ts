@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { measureBounds } from './bench/churn.ts';
 import { measureDelivery, measureLatency, warmUpDeliveries } from './bench/delivery.ts';
 import { measurePolls, queueRounds } from './bench/polls.ts';
+import { measurePushLatency } from './bench/push.ts';
 import { measureRawLimits } from './bench/raw.ts';
 import { measureWrites } from './bench/writes.ts';
 import { CONCURRENCY, FEEDS } from './bench/settings.ts';
@@ -50,6 +51,7 @@ async function run(base: string, dir: string, row: Row): Promise<void> {
   const trials = await measureDelivery(b, queued, warmUp);
   await measureLatency(b);
   await tearDown(b);
+  await measurePushLatency(row); // WebSub: a hub's publication → the webhook, on its own app
   await measureBounds(dir, row); // bounds: an hour of churning feeds, a 200,000-entry release
   await measureWrites(row); // bytes written per created subscription and per 304 poll
   await measureRawLimits(base, row, trials);

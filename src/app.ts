@@ -65,6 +65,7 @@ export async function startApp(
   const workers = createWorkers(ctx, logger, metrics.telemetry);
   ctx.nudgePoller = workers.poller.nudge;
   ctx.nudgeDeliverer = workers.deliverer.nudge;
+  ctx.receivePush = workers.receivePush;
   const lastUses = createLoop('last-use', async () => void flushLastUses(ctx), {
     idleMs: LAST_USE_FLUSH_MS,
     logger,

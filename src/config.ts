@@ -56,6 +56,10 @@ export const ConfigSchema = v.strictObject({
       interval_seconds: v.optional(seconds, 900),
       min_interval_seconds: v.optional(seconds, 60),
       max_interval_seconds: v.optional(seconds, 86_400),
+      // Issue 14: while a WebSub hub pushes a feed, polling is the fallback, at max(interval × 4, this), up to the max.
+      push_interval_seconds: v.optional(seconds, 3600),
+      // Issue 14: hub.lease_seconds asked of WebSub hubs (a hub may grant another); renewed at 80 % of the lease.
+      push_lease_seconds: v.optional(int(3600, 31_536_000), 864_000),
       failing_after: v.optional(int(1, 1000), 3),
       concurrency: v.optional(int(1, 1000), 16),
       per_host_concurrency: v.optional(int(1, 100), 2),

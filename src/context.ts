@@ -11,6 +11,13 @@ export type Ctx = {
   nudgePoller: () => void;
   /** Wakes the deliverer (events are waiting). */
   nudgeDeliverer: () => void;
+  /** Stores a WebSub content delivery whose signature was checked (worker/websub-apply.ts receivePush, wired by
+   *  app.ts); absent where no loop runs. Never rejects for a bad body. */
+  receivePush?: (push: {
+    feedId: string;
+    body: Uint8Array;
+    contentType: string | null;
+  }) => Promise<void>;
   /** Uses seen by authenticated requests and not yet written (see LastUses). */
   lastUses: LastUses;
 };

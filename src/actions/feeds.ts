@@ -24,6 +24,7 @@ import { CHUNK_ROWS, nextTurn } from './chunks.ts';
 import { queueEntryEvents, toEventEntry } from './entry-events.ts';
 import { recordHistory } from './entry-history.ts';
 import { validate } from './validate.ts';
+import { pushView, type PushView } from './websub.ts';
 
 export type FeedView = {
   id: string;
@@ -50,6 +51,8 @@ export type FeedView = {
   held_entries: number;
   held_entries_dropped: number;
   identity_key: FeedRow['identity_key'];
+  /** WebSub (issue 14): the hub the feed advertises and where our subscription to it stands. */
+  push: PushView;
   created_at: string;
   updated_at: string;
 };
@@ -65,7 +68,7 @@ export const IdentityChangeInput = v.strictObject({
 export function requireFeedView(ctx: Ctx, applicationId: string, id: string): FeedView {
   const feed = getFeed(ctx.db, id);
   if (!feed || !applicationUsesFeed(ctx.db, applicationId, id)) throw notFound('Feed');
-  return feedView(feed, countHeldEntries(ctx.db, id));
+  return feedView(feed, countHeldEntries(ctx.db, id), pushView(ctx, feed));
 }
 
 /** Resolves a GUID-churn hold on a feed (shared by every subscriber, so any of them may resolve it): "deliver" sends
@@ -148,7 +151,11 @@ function releaseChunk(
 }
 
 /** The public fields of a feed record (never its credentials). */
-export function feedView(f: FeedRow, heldEntries = 0): FeedView {
+export function feedView(
+  f: FeedRow,
+  heldEntries = 0,
+  push: PushView = { hub: f.hub_url, status: 'none', lease_expires_at: null, last_push_at: null },
+): FeedView {
   return {
     id: f.id,
     url: f.url,
@@ -174,6 +181,7 @@ export function feedView(f: FeedRow, heldEntries = 0): FeedView {
     held_entries: heldEntries,
     held_entries_dropped: f.held_dropped,
     identity_key: f.identity_key,
+    push,
     created_at: f.created_at,
     updated_at: f.updated_at,
   };
@@ -188,7 +196,7 @@ export function listApplicationFeeds(
   const page = listFeedsOfApplication(ctx.db, applicationId, q);
   return {
     data: page.data.map((f) => ({
-      ...feedView(f, f.held_entries),
+      ...feedView(f, f.held_entries, pushView(ctx, f)),
       subscription_count: f.subscription_count,
     })),
     next: page.next,

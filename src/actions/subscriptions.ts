@@ -6,6 +6,7 @@ import { minify, RawJson } from '../rawjson.ts';
 import { getEndpoint, type EndpointRow } from '../store/endpoints.ts';
 import { deleteSubscriptionEvents, hasMoreEventsThan } from '../store/events.ts';
 import { getFeed, markFeedUnused, restartBaselineIfIdle, upsertFeed } from '../store/feeds.ts';
+import { webSubFeedIdle } from '../store/websub-subscriptions.ts';
 import type { Page, PageQuery } from '../store/page.ts';
 import {
   deleteSubscription,
@@ -221,7 +222,10 @@ export function updateSubscriptionFromInput(
     }
     const now = ctx.clock.now();
     const row = updateSubscription(ctx.db, applicationId, id, patch, now)!;
-    if (patch.status === 'paused') restartBaselineIfIdle(ctx.db, current.feed_id, now);
+    if (patch.status === 'paused') {
+      restartBaselineIfIdle(ctx.db, current.feed_id, now);
+      webSubFeedIdle(ctx.db, current.feed_id, now); // WebSub: unsubscribed from the hub at once
+    }
     return row;
   })();
   if (patch.status === 'active') {
@@ -256,6 +260,7 @@ export async function removeSubscription(
     const now = ctx.clock.now();
     deleteSubscription(ctx.db, applicationId, id);
     restartBaselineIfIdle(ctx.db, current.feed_id, now);
+    webSubFeedIdle(ctx.db, current.feed_id, now); // WebSub: unsubscribed from the hub at once
     markFeedUnused(ctx.db, current.feed_id, now);
   })();
 }

@@ -120,4 +120,25 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX events_by_application_status ON events(application_id, status, id);
     `);
   },
+  // 10 → 11 (issue 14, WebSub): each feed's subscription at its hub.
+  (db) => {
+    db.exec(`
+      CREATE TABLE websub_subscriptions (
+        feed_id           TEXT PRIMARY KEY,
+        hub_url           TEXT NOT NULL,
+        topic_url         TEXT NOT NULL,
+        secret            TEXT NOT NULL,
+        status            TEXT NOT NULL CHECK (status IN ('subscribing', 'active', 'denied', 'failed', 'unsubscribing')),
+        pending           TEXT CHECK (pending IN ('subscribe', 'unsubscribe')),
+        lease_expires_at  TEXT,
+        next_action_at    TEXT NOT NULL,
+        attempts          INTEGER NOT NULL DEFAULT 0,
+        last_push_at      TEXT,
+        last_error        TEXT,
+        created_at        TEXT NOT NULL,
+        updated_at        TEXT NOT NULL
+      );
+      CREATE INDEX websub_subscriptions_due ON websub_subscriptions(next_action_at);
+    `);
+  },
 ];

@@ -39,6 +39,25 @@ export function discoverFeedLinks(html: string, pageUrl: string): DiscoveredFeed
   }
 }
 
+/** The URL of the first <link rel="…"> carrying `rel` (say "hub" or "self", WebSub §4), resolved against <base href>,
+ *  then pageUrl; null when there is none. Pure; never throws. */
+export function discoverRelLink(html: string, pageUrl: string, rel: string): string | null {
+  try {
+    const tags = scanTags(html);
+    const baseHref = tags.find((t) => t.name === 'base' && t.attrs.has('href'))?.attrs.get('href');
+    const base = resolveHttp(baseHref ?? '', pageUrl) ?? pageUrl;
+    for (const tag of tags) {
+      if (tag.name !== 'link') continue;
+      if (!(tag.attrs.get('rel') ?? '').toLowerCase().split(/\s+/).includes(rel)) continue;
+      const url = resolveHttp(tag.attrs.get('href') ?? '', base);
+      if (url !== null && (tag.attrs.get('href') ?? '').trim() !== '') return url;
+    }
+    return null;
+  } catch {
+    return null;
+  }
+}
+
 function discover(html: string, pageUrl: string): DiscoveredFeed[] {
   const tags = scanTags(html);
   const baseHref = tags.find((t) => t.name === 'base' && t.attrs.has('href'))?.attrs.get('href');

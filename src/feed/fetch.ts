@@ -33,6 +33,8 @@ export type FetchMeta = {
   contentLocation: string | null;
   cacheSeconds: number | null;
   durationMs: number;
+  /** Every Link header field value, joined (RFC 8288): WebSub hub discovery reads it first (feed/websub.ts). */
+  linkHeader?: string | null;
 };
 export type FetchResult =
   | ({ kind: 'ok'; body: Uint8Array; bodyHash: string } & FetchMeta)
@@ -249,6 +251,7 @@ function metaOf(final: Final, now: Date, durationMs: number): FetchMeta {
     contentLocation: resolveHeaderUrl(headerValue(h, 'content-location'), final.url),
     cacheSeconds: cacheSeconds(h, now),
     durationMs,
+    linkHeader: [h.link ?? []].flat().join(', ') || null,
   };
 }
 

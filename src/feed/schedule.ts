@@ -55,6 +55,17 @@ export function nextPoll(
   return { delaySeconds: jitter(interval, random), intervalSeconds: interval };
 }
 
+/** The limits while a WebSub hub pushes the feed: polling is only the fallback, so its interval (and floor) is
+ *  max(interval × 4, pushSeconds), never above the max. */
+export function pushedLimits(limits: ScheduleLimits, pushSeconds: number): ScheduleLimits {
+  const slow = Math.min(limits.maxSeconds, Math.max(limits.intervalSeconds * 4, pushSeconds));
+  return {
+    intervalSeconds: slow,
+    minSeconds: Math.max(limits.minSeconds, slow),
+    maxSeconds: limits.maxSeconds,
+  };
+}
+
 /** Half the median gap between the newest (up to 20) dated entries, in seconds; null with fewer than 3 dates. */
 export function cadenceEstimate(publishedAt: (string | null)[]): number | null {
   const times = publishedAt

@@ -10,6 +10,7 @@ import { errorHandler, isClientAbort, notFoundHandler, problem } from './errors.
 import { closeOnUnreadBody } from './listen.ts';
 import { metricsHandler } from './metrics.ts';
 import { requestLimits } from './ratelimit.ts';
+import { webSubApp } from './websub.ts';
 import { probeWrite, type WriteHealth } from '../db/health.ts';
 import { pingDatabase } from '../store/maintenance.ts';
 
@@ -27,6 +28,7 @@ export function createHttpApp(ctx: Ctx, logger: Logger, registry?: Registry): Ho
   const limits = requestLimits(ctx.config); // one set of buckets: the API and the dashboard count together
   app.route('/v1', v1Api(ctx, limits));
   app.route('/dashboard', dashboardApp(ctx, logger, limits));
+  app.route('/websub', webSubApp(ctx, logger)); // WebSub callbacks: hubs have no API key (issue 14)
   return app;
 }
 

@@ -16,12 +16,18 @@ import {
 import { createLoop, type Loop } from './loop.ts';
 import { createMaintenance } from './maintenance.ts';
 import { createPollerDeps, pollFill, type PollerDeps } from './poller.ts';
+import { WEBSUB_TICK_MS, webSubTick } from './websub.ts';
+import { receivePush, type PushDeps, type PushResult } from './websub-apply.ts';
 import type { Pool } from './pool.ts';
 
 export type Workers = {
   poller: Loop;
   deliverer: Loop;
   maintenance: Loop;
+  /** WebSub (un)subscription requests to hubs (issue 14). */
+  websub: Loop;
+  /** Stores a verified WebSub content delivery (ctx.receivePush). */
+  receivePush: NonNullable<Ctx['receivePush']>;
   pollerDeps: PollerDeps;
   delivererDeps: DelivererDeps;
   start(): void;
@@ -32,7 +38,7 @@ export type Workers = {
   close(): Promise<void>;
 };
 
-/** Creates (but does not start) the poller, deliverer and maintenance loops. */
+/** Creates (but does not start) the poller, deliverer, maintenance and WebSub loops. */
 export function createWorkers(
   ctx: Ctx,
   logger: Logger,
@@ -55,24 +61,22 @@ export function createWorkers(
   });
   const { deliverer, delivererDeps } = createDeliverer(ctx, hookAgent, logger, telemetry);
   const maintenance = createMaintenance(ctx, logger, telemetry);
+  const { websub, receivePush } = createWebSub(ctx, feedAgent, parsePool, logger);
+  const loops = [poller, deliverer, maintenance, websub];
   return {
     poller,
     deliverer,
     maintenance,
+    websub,
+    receivePush,
     pollerDeps,
     delivererDeps,
     start() {
-      poller.start();
-      deliverer.start();
-      maintenance.start();
+      for (const loop of loops) loop.start();
     },
     async stop(timeoutMs) {
       const deadline = Date.now() + timeoutMs;
-      await Promise.all([
-        poller.stop(timeoutMs),
-        deliverer.stop(timeoutMs),
-        maintenance.stop(timeoutMs),
-      ]);
+      await Promise.all(loops.map((loop) => loop.stop(timeoutMs)));
       const left = () => Math.max(0, deadline - Date.now());
       const [polled, delivered] = await Promise.all([
         pollerDeps.pool.drain(left()),
@@ -202,4 +206,46 @@ function poolLoop<I, R, V>(
       return loop.stop(timeoutMs);
     },
   };
+}
+
+/** The WebSub loop (requests to hubs through the feed agent: the same guard and lookups) and the push intake (read
+ *  on the parse pool like a fetched body). */
+function createWebSub(
+  ctx: Ctx,
+  agent: Agent,
+  parsePool: ParsePool,
+  logger: Logger,
+): { websub: Loop; receivePush: Workers['receivePush'] } {
+  const log = logger.child({ loop: 'websub' });
+  const deps = { agent, userAgent: userAgent(ctx.config), logger: log };
+  const websub = createLoop('websub', () => webSubTick(ctx, deps), {
+    idleMs: WEBSUB_TICK_MS,
+    logger,
+  });
+  const pushDeps: PushDeps = {
+    read: (doc, deadline) => parsePool.read(doc, deadline),
+    timeoutMs: ctx.config.poll.timeout_seconds * 1000,
+    logger: log,
+  };
+  return {
+    websub,
+    receivePush: (push) => logPush(pushDeps, push, receivePush(ctx, pushDeps, push)),
+  };
+}
+
+/** Awaits a push's storing and logs its outcome, one line. */
+async function logPush(
+  deps: PushDeps,
+  push: { feedId: string; body: Uint8Array },
+  result: Promise<PushResult>,
+): Promise<void> {
+  const r = await result;
+  const fields = { feed_id: push.feedId, bytes: push.body.byteLength };
+  if (r.kind === 'stored')
+    deps.logger.info('websub: content stored', {
+      ...fields,
+      new_entries: r.newEntries,
+      events: r.events,
+    });
+  else deps.logger.info('websub: content ignored', { ...fields, reason: r.reason });
 }

@@ -3,7 +3,7 @@
 import type { Ctx } from '../context.ts';
 import { queueHealthEvents } from '../actions/feed-events.ts';
 import type { RefreshOutcome } from '../feed/refresh.ts';
-import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
+import { nextPoll, pushedLimits, type ScheduleLimits } from '../feed/schedule.ts';
 import { hasHeldEntries } from '../store/entries.ts';
 import { countPoll } from '../store/feed-poll-hours.ts';
 import { getFeed, type FeedRow } from '../store/feeds.ts';
@@ -13,8 +13,10 @@ import {
   recordPollThrottled,
   recordPollUnchanged,
 } from '../store/feeds-poll.ts';
+import { isPushHealthy } from '../store/websub-subscriptions.ts';
 import { applyParsed, type Stored } from './poll-parsed.ts';
 import { redirectState } from './redirect-state.ts';
+import { noteWebSub } from './websub-apply.ts';
 
 type OutcomeOf<K extends RefreshOutcome['kind']> = Extract<RefreshOutcome, { kind: K }>;
 
@@ -30,6 +32,8 @@ export function applyOutcome(
 ): Stored {
   const feed = getFeed(ctx.db, claimed.id) ?? claimed;
   const stored = storeOutcome(ctx, feed, outcome, now, seenAt);
+  // A hub the document advertises starts (or moves) the feed's WebSub subscription (websub-apply.ts).
+  if (outcome.kind === 'parsed') noteWebSub(ctx, feed.id, outcome, now);
   // The failing, recovered, gone and moved transitions this poll made, one event per subscription.
   const health = queueHealthEvents(ctx, feed, seenAt);
   countPoll(ctx.db, feed.id, outcome.kind, stored.newEntries, now); // the dashboard's 24 h chart
@@ -44,7 +48,9 @@ function storeOutcome(
   now: Date,
   seenAt: Date,
 ): Stored {
-  const limits = scheduleLimits(ctx);
+  // Without server.public_url no hub can reach the callback, whatever a row left from before says.
+  const pushed = ctx.config.server.public_url !== '' && isPushHealthy(ctx.db, feed.id, now);
+  const limits = scheduleLimits(ctx, pushed);
   switch (outcome.kind) {
     case 'unchanged':
       applyUnchanged(ctx, feed, outcome, now, limits);
@@ -147,10 +153,12 @@ function after(now: Date, seconds: number): string {
   return new Date(now.getTime() + seconds * 1000).toISOString();
 }
 
-function scheduleLimits(ctx: Ctx): ScheduleLimits {
-  return {
+/** The poll schedule's limits; slower while a hub pushes the feed's content (polling is then the fallback). */
+function scheduleLimits(ctx: Ctx, pushed: boolean): ScheduleLimits {
+  const limits = {
     intervalSeconds: ctx.config.poll.interval_seconds,
     minSeconds: ctx.config.poll.min_interval_seconds,
     maxSeconds: ctx.config.poll.max_interval_seconds,
   };
+  return pushed ? pushedLimits(limits, ctx.config.poll.push_interval_seconds) : limits;
 }

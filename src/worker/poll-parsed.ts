@@ -14,6 +14,7 @@ import { isIdentityChurn, planKeys, type IdentityKey, type KeyPlan } from '../fe
 import { identityProbe } from '../feed/identity-switch.ts';
 import { PARSER_VERSION } from '../feed/parse.ts';
 import { nextPoll, type ScheduleLimits } from '../feed/schedule.ts';
+import { advertisedLinks } from '../feed/websub.ts';
 import { clearHeldEntries, hasHeldEntries } from '../store/entries.ts';
 import type { HistoryVia } from '../store/entry-history.ts';
 import type { Entry } from '../feed/types.ts';
@@ -84,8 +85,7 @@ export function applyParsed(
       interval_seconds: next.intervalSeconds,
       ttl_seconds: parsed.ttl_seconds,
       degraded: parsed.degraded,
-      hub_url: parsed.hub_url,
-      self_url: parsed.self_url,
+      ...webSubColumns(outcome),
       baseline_at: live ? (feed.baseline_at ?? at.now.toISOString()) : null,
       entry_count: feed.entry_count + stored.added,
       parser_version: PARSER_VERSION,
@@ -104,11 +104,16 @@ export function applyParsed(
   };
 }
 
+/** How a document reached us: fetched by a poll, or pushed by a WebSub hub (worker/websub-apply.ts). */
+export type DocumentVia = HistoryVia;
+
 /** The document's entries: on a baseline their keys are recorded and nothing is sent (but the backfills waiting for
  *  it); when most keys are suddenly unseen (identity churn) they are held or the feed switches identity
  *  (poll-identity.ts); else the unseen ones are recorded and queued as events. Known entries whose content changed
- *  are stored in their new version and sent to the subscriptions that asked for updates. */
-function storeEntries(
+ *  are stored in their new version and sent to the subscriptions that asked for updates. The poll and the push path
+ *  both store entries here, against the same keys, so an entry pushed then polled (or polled then pushed) is one entry;
+ *  `sighting.via` says which path brought the document (the entry history records it). */
+export function storeEntries(
   ctx: Ctx,
   feed: FeedRow,
   outcome: Parsed,
@@ -244,4 +249,13 @@ function baseline(
       identity_rotations: 0,
     },
   };
+}
+
+/** The hub and self URL the feed records: WebSub §4, the Link headers first, then the document. */
+function webSubColumns({ meta, parsed }: Parsed): Pick<FeedRow, 'hub_url' | 'self_url'> {
+  const links = advertisedLinks(meta.linkHeader, meta.finalUrl, {
+    hub: parsed.hub_url,
+    self: parsed.self_url,
+  });
+  return { hub_url: links.hub, self_url: links.self };
 }

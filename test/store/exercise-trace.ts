@@ -8,7 +8,9 @@ import * as history from '../../src/store/entry-history.ts';
 import { eventsOfEntry, recordEventEntries } from '../../src/store/event-entries.ts';
 import { eventSummaries } from '../../src/store/events-summary.ts';
 import { countPoll, hourOf, pollHours, prunePollHours } from '../../src/store/feed-poll-hours.ts';
+import { pollFeedBy } from '../../src/store/feeds-push.ts';
 import { clearBackfills } from '../../src/store/subscriptions.ts';
+import * as websub from '../../src/store/websub-subscriptions.ts';
 import type { Fixture } from './exercise.ts';
 
 /** Stores two history entries of the fixture's feed and runs every entry-history function, each branch once. */
@@ -46,4 +48,17 @@ export function exerciseTraceAndCharts(db: Db, now: Date, fx: Fixture): void {
   pollHours(db, fx.feed, hourOf(new Date(+now - 86_400_000)));
   prunePollHours(db, hourOf(now), 100);
   clearBackfills(db, fx.feed);
+}
+
+/** The WebSub loop's rows and the push path's schedule change, for the fixture's feed. */
+export function exerciseWebSub(db: Db, now: Date, fx: Fixture): void {
+  const hub = { feedId: fx.feed, hub: 'https://hub.example/', topic: 'https://feeds.example/f' };
+  websub.startWebSub(db, { ...hub, secret: 'a'.repeat(64) }, now);
+  websub.getWebSub(db, fx.feed);
+  websub.updateWebSub(db, fx.feed, { status: 'active', last_push_at: now.toISOString() }, now);
+  websub.dueWebSubs(db, now, 16);
+  websub.isPushHealthy(db, fx.feed, now);
+  websub.webSubFeedIdle(db, fx.feed, now);
+  websub.deleteWebSub(db, fx.feed);
+  pollFeedBy(db, fx.feed, now);
 }

@@ -18,7 +18,7 @@ import * as quota from '../../src/store/quota-usage.ts';
 import * as sessions from '../../src/store/sessions.ts';
 import { exportSubscriptionsPage } from '../../src/store/subscriptions-export.ts';
 import * as subs from '../../src/store/subscriptions.ts';
-import { exerciseHistory, exerciseTraceAndCharts } from './exercise-trace.ts';
+import { exerciseHistory, exerciseTraceAndCharts, exerciseWebSub } from './exercise-trace.ts';
 
 /** The last application's rows: its endpoint and key, its last feed with that feed's stored entry key, subscription
  *  and event. */
@@ -103,6 +103,7 @@ export function exerciseStore(db: Db, now: Date): void {
   exerciseEvents(db, now, fx);
   exerciseHistory(db, now, fx);
   exerciseTraceAndCharts(db, now, fx);
+  exerciseWebSub(db, now, fx);
   exerciseDeletions(db, now, fx);
   checkpointWal(db);
   pingDatabase(db);

@@ -11,6 +11,7 @@ export const LARGE_TABLES = [
   'subscriptions',
   'entries',
   'entry_history',
+  'websub_subscriptions',
   'held_entries',
   'events',
   'event_bodies',

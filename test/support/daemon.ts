@@ -73,8 +73,10 @@ export async function startDaemon(opts: {
   env?: Record<string, string>;
   args?: string[];
   timeoutMs?: number;
+  /** The port to listen on (from freePort()), when the caller must know it first (server.public_url); else a free one. */
+  port?: number;
 }): Promise<Daemon> {
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const child = spawn(
     process.execPath,
     [

@@ -112,8 +112,27 @@ export const FEED_SCHEMAS: Record<string, Schema> = {
         description:
           'The source entry keys come from first (then the later ones): guid, link, first enclosure, title + content + date. guid unless a churn hold whose keys kept changing moved the feed to the first stable later source.',
       },
+      push: ref('FeedPush'),
       created_at: time,
       updated_at: time,
+    },
+  },
+  FeedPush: {
+    type: 'object',
+    description:
+      'WebSub push (issue 14): the hub the feed advertises and our subscription to it, made only when server.public_url is set. While status is active and the lease runs, entries arrive seconds after publication and polling is the slower fallback (poll.push_interval_seconds).',
+    required: ['hub', 'status', 'lease_expires_at', 'last_push_at'],
+    properties: {
+      hub: nullable(
+        str({ description: 'The hub URL (Link header first, then the document); null when none.' }),
+      ),
+      status: {
+        enum: ['none', 'subscribing', 'active', 'denied', 'failed', 'unsubscribing'],
+        description:
+          'none: no subscription (no hub, or server.public_url unset); subscribing: requested, awaiting the hub’s verification; active: verified, lease running; denied: the hub refused (asked again a day later); failed: the hub could not be reached or refused the request (retried with backoff; polled normally meanwhile); unsubscribing: the feed’s last subscription went.',
+      },
+      lease_expires_at: nullable(time),
+      last_push_at: nullable(time),
     },
   },
   FeedListItem: {

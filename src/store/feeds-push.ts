@@ -1,0 +1,35 @@
+// SQL for feeds written by the WebSub path: a pushed document's state, and the poll pulled forward when push stops.
+import type { Db } from '../db/open.ts';
+import type { FeedRow } from './feeds.ts';
+import { prepared, updateRow } from './sql.ts';
+
+/** What a pushed document changes on its feed: entry count, identity and hold state. The fetch state (validators,
+ *  body hash, schedule, health) stays the poll's: a push says nothing about whether the feed URL answers. */
+export type PushedFeedState = Pick<
+  FeedRow,
+  | 'status'
+  | 'entry_count'
+  | 'identity_key'
+  | 'identity_probe'
+  | 'identity_rotations'
+  | 'held_dropped'
+>;
+
+/** Records a pushed document's state on its feed. */
+export function recordPushedDocument(db: Db, id: string, state: PushedFeedState, now: Date): void {
+  updateRow(db, 'feeds', state, { id }, now);
+}
+
+/** Push stopped carrying the feed (a failed hub, a denial, an unsubscription): it is polled by `at` at the latest,
+ *  and the slow interval push allowed is forgotten, so its polls are back on the normal schedule (a 304 keeps the
+ *  remembered interval). */
+export function pollFeedBy(db: Db, id: string, at: Date): void {
+  const t = at.toISOString();
+  prepared(
+    db,
+    'UPDATE feeds SET next_poll_at = min(next_poll_at, @t), interval_seconds = NULL WHERE id = @id',
+  ).run({
+    id,
+    t,
+  });
+}
