@@ -1,17 +1,21 @@
-// make bench: feedsub against a local origin of N feeds and a local receiver (separate process), beside the raw limits.
-// The phases live under bench/; this file starts the origin, runs them in order and prints the table.
+// make bench: feedsub against a local origin of N feeds and a local receiver (separate process), beside the raw limits,
+// then the real `feedsub serve` among hostile peers and its memory. The phases live under bench/; this file starts the
+// origin, runs them in order (printing each one's time as it ends) and prints the table and the ratios to the raw limits.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { measureBounds } from './bench/churn.ts';
 import { measureDelivery, measureLatency, warmUpDeliveries } from './bench/delivery.ts';
+import { measureApiWhileParsing, measureIsolation } from './bench/isolation.ts';
+import { measureServeMemory } from './bench/memory.ts';
 import { measurePolls, queueRounds } from './bench/polls.ts';
 import { measureRawLimits } from './bench/raw.ts';
 import { CONCURRENCY, FEEDS } from './bench/settings.ts';
 import { setUp, tearDown } from './bench/setup.ts';
-import { createTable } from './bench/table.ts';
+import { createTable, median } from './bench/table.ts';
 import type { Row } from './bench/table.ts';
 
 async function main(): Promise<void> {
@@ -26,31 +30,65 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port.trim()}`;
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-bench-'));
   const table = createTable();
+  const phases: string[] = [];
   try {
-    await run(base, dir, table.row);
+    await run(base, dir, table.row, phases);
   } finally {
     origin.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
   table.print(
-    `\nfeedsub bench: ${FEEDS} feeds (~50 KB each, half RSS, half Atom), poll concurrency ${CONCURRENCY}, node ${process.version}\n`,
+    `\nfeedsub bench: ${FEEDS} feeds (~50 KB each, half RSS, half Atom), poll concurrency ${CONCURRENCY}, node ${process.version}, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
   );
+  console.log(`\nphases: ${phases.join(', ')}`);
 }
 
-/** Every phase in order, each adding its rows; feedsub is closed before the raw limits are measured. */
-async function run(base: string, dir: string, row: Row): Promise<void> {
+/** Runs `phase`, then notes (and prints at once, as progress) how long it took. */
+async function timed<T>(phases: string[], name: string, phase: () => Promise<T>): Promise<T> {
+  const t = performance.now();
+  const value = await phase();
+  const line = `${name} ${((performance.now() - t) / 1000).toFixed(1)} s`;
+  phases.push(line);
+  console.error(`bench: ${line} (load ${loadavg()[0]!.toFixed(2)})`);
+  return value;
+}
+
+/** Every phase in order, each adding its rows; feedsub is closed before the raw limits are measured, and the daemon
+ *  phases (each its own `feedsub serve`) come after them. */
+async function run(base: string, dir: string, row: Row, phases: string[]): Promise<void> {
   const b = await setUp(base, dir, row);
-  const { changed, all } = await measurePolls(b);
+  const { changed, all, rates } = await timed(phases, 'polls', () => measurePolls(b));
   // Warm-up, untimed: the deliverer loop delivers the events of the two rounds so far, so that the timed trials below
   // start with the delivery path compiled; the raw POST loop gets as many requests before its trials.
   const warmUp = changed.events + all.events;
-  await warmUpDeliveries(b, warmUp);
-  const queued = await queueRounds(b);
-  const trials = await measureDelivery(b, queued, warmUp);
-  await measureLatency(b);
+  const trials = await timed(phases, 'delivery', async () => {
+    await warmUpDeliveries(b, warmUp);
+    const queued = await queueRounds(b);
+    const trials = await measureDelivery(b, queued, warmUp);
+    await measureLatency(b);
+    return trials;
+  });
   await tearDown(b);
-  await measureBounds(dir, row); // bounds: an hour of churning feeds, a 200,000-entry release
-  await measureRawLimits(base, row, trials);
+  // bounds: an hour of churning feeds, a 200,000-entry release
+  await timed(phases, 'bounds', () => measureBounds(dir, row));
+  const raw = await timed(phases, 'raw limits', () => measureRawLimits(base, row, trials));
+  const ratio = (value: number, limit: number) => `${((value / limit) * 100).toFixed(0)} %`;
+  row(
+    '304 path vs raw conditional GET',
+    ratio(rates.notModified, raw.conditionalGet),
+    'target ≥ 50 %',
+  );
+  row(
+    'changed path (all changed) vs one-thread feedsmith',
+    `${(rates.allChanged / raw.parse).toFixed(2)}×`,
+    'target ≥ 1.0× (fetch, parse on the parse pool, keys, events, against parsing alone)',
+  );
+  row('delivery vs raw POST', ratio(median(trials.deliveryRates), raw.post), 'target ≥ 50 %');
+  await timed(phases, 'isolation', () => measureIsolation(dir, row));
+  await timed(phases, 'API while parsing', () => measureApiWhileParsing(dir, row));
+  await timed(phases, 'serve memory', () => measureServeMemory(base, dir, row));
   row(
     'peak RSS',
     `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
