@@ -2,7 +2,7 @@
 // then the real `feedsub serve` among hostile peers and its memory. The phases live under bench/; this file starts the
 // origin, runs them in order (printing each one's time as it ends) and prints the table and the ratios to the raw limits.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -89,6 +89,10 @@ async function run(base: string, dir: string, row: Row, phases: string[]): Promi
   await timed(phases, 'isolation', () => measureIsolation(dir, row));
   await timed(phases, 'API while parsing', () => measureApiWhileParsing(dir, row));
   await timed(phases, 'serve memory', () => measureServeMemory(base, dir, row));
+  // What a service runs (make build), when it was built: without tsx's loader in every thread.
+  const built = new URL('../dist/feedsub', import.meta.url).pathname;
+  if (existsSync(built))
+    await timed(phases, 'serve memory (built)', () => measureServeMemory(base, dir, row, built));
   row(
     'peak RSS',
     `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,

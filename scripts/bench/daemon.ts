@@ -9,7 +9,7 @@ import { freePort } from '../../test/support/daemon.ts';
 
 const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
 // One process (node --import tsx), as `make serve` runs it, so the PID we read and signal is the server itself.
-const NODE_ARGS = ['--import', import.meta.resolve('tsx')];
+const FROM_SOURCE = [process.execPath, '--import', import.meta.resolve('tsx'), MAIN];
 const MiB = 1024 * 1024;
 
 /** A config section: key → TOML value (number, boolean or string). */
@@ -36,12 +36,15 @@ export type Serve = {
 };
 
 /** Writes `sections` as config.toml under `dir`, creates one key per application name with `feedsub keys create`,
- *  starts `feedsub serve` and resolves once /healthz answers (within 60 s). */
+ *  starts `feedsub serve` and resolves once /healthz answers (within 60 s). `executable`: a built feedsub instead of
+ *  the sources under tsx. */
 export async function startServe(
   dir: string,
   sections: Sections,
   applications: string[],
+  executable?: string,
 ): Promise<Serve> {
+  const [command, ...args] = executable ? [executable] : FROM_SOURCE;
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
   const config = join(dir, 'config.toml');
@@ -54,8 +57,8 @@ export async function startServe(
       log: { level: 'info', format: 'json', ...sections.log }, // as a service runs it
     }),
   );
-  const keys = applications.map((app) => createKey(config, app));
-  const child = spawn(process.execPath, [...NODE_ARGS, MAIN, 'serve', '--config', config], {
+  const keys = applications.map((app) => createKey([command!, ...args], config, app));
+  const child = spawn(command!, [...args, 'serve', '--config', config], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let errors = '';
@@ -87,10 +90,10 @@ export async function startServe(
 }
 
 /** `feedsub keys create --app NAME --json` against the config's data dir; returns the key. */
-function createKey(config: string, app: string): string {
+function createKey([command, ...args]: string[], config: string, app: string): string {
   const r = spawnSync(
-    process.execPath,
-    [...NODE_ARGS, MAIN, 'keys', 'create', '--app', app, '--json', '--config', config],
+    command!,
+    [...args, 'keys', 'create', '--app', app, '--json', '--config', config],
     { encoding: 'utf8', timeout: 60_000 },
   );
   if (r.status !== 0) throw new Error(`bench: unable to create a key for ${app}: ${r.stderr}`);

@@ -11,8 +11,15 @@ import type { Row } from './table.ts';
 const INTERVAL_S = 20; // long enough that every feed's baseline is read before its second poll
 const WAIT_MS = 180_000; // the most each step may take before the bench gives up
 
-/** Both rows, against the bench origin at `base` (its feeds, its /hook receiver and its /garbage.xml). */
-export async function measureServeMemory(base: string, dir: string, row: Row): Promise<void> {
+/** Both rows, against the bench origin at `base` (its feeds, its /hook receiver and its /garbage.xml); `executable`:
+ *  a built feedsub instead of the sources under tsx. */
+export async function measureServeMemory(
+  base: string,
+  dir: string,
+  row: Row,
+  executable?: string,
+): Promise<void> {
+  const how = executable ? 'built executable' : 'node --import tsx src/main.ts';
   const serve = await startServe(
     join(dir, 'memory'),
     {
@@ -26,15 +33,16 @@ export async function measureServeMemory(base: string, dir: string, row: Row): P
       quotas: { api_requests_per_second: 0, new_feed_urls_per_hour: 0 },
     },
     ['memory'],
+    executable,
   );
   try {
     const steps = await buildAndDeliver(serve, base);
     row(
-      `serve peak RSS, ${FEEDS.toLocaleString('en')} feeds and subscriptions`,
+      `serve peak RSS, ${FEEDS.toLocaleString('en')} feeds and subscriptions (${executable ? 'built' : 'tsx'})`,
       mib(serve.memory().peakMiB),
-      `target ≤ 150 MiB; node --import tsx src/main.ts serve, VmHWM; RSS ${steps}`,
+      `target ≤ 150 MiB; ${how} serve, VmHWM; RSS ${steps}`,
     );
-    await readGarbage(serve, base, row);
+    await readGarbage(serve, base, row, executable ? 'built' : 'tsx');
   } finally {
     await serve.stop();
   }
@@ -43,7 +51,8 @@ export async function measureServeMemory(base: string, dir: string, row: Row): P
 // The world through the API, every feed's baseline, then one new entry in every feed, delivered; RSS after each step.
 async function buildAndDeliver(serve: Serve, base: string): Promise<string> {
   const t = serve.tenants.memory!;
-  const steps = [`${mib(serve.memory().rssMiB)} at start`];
+  await sleep(3000); // the worker threads started and loaded
+  const steps = [`${mib(serve.memory().rssMiB)} idle at start`];
   await control(base, 'POST', '/_mark');
   const endpoint = await created(t, '/v1/endpoints', { title: 'bench', url: `${base}/hook` });
   let next = 0;
@@ -70,7 +79,7 @@ async function buildAndDeliver(serve: Serve, base: string): Promise<string> {
 
 // Subscribes to the 10 MiB garbage body and waits for its poll to be recorded; the peak is reset first when the kernel
 // lets us, so the rise is this read's alone.
-async function readGarbage(serve: Serve, base: string, row: Row): Promise<void> {
+async function readGarbage(serve: Serve, base: string, row: Row, how: string): Promise<void> {
   const t = serve.tenants.memory!;
   const reset = serve.resetPeak();
   const before = serve.memory();
@@ -96,7 +105,7 @@ async function readGarbage(serve: Serve, base: string, row: Row): Promise<void> 
   const after = serve.memory();
   const from = reset ? before.rssMiB : before.peakMiB;
   row(
-    'serve RSS rise, one 10 MiB garbage body',
+    `serve RSS rise, one 10 MiB garbage body (${how})`,
     `+${mib(after.peakMiB - from)}`,
     `target: a small multiple of 10 MiB; peak ${mib(after.peakMiB)} from ${reset ? 'an RSS of' : 'a peak of'} ${mib(from)} before it; recorded as: ${lastError.slice(0, 80)}`,
   );
