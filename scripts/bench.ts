@@ -12,10 +12,10 @@ import { measureDelivery, measureLatency, warmUpDeliveries } from './bench/deliv
 import { measureApiWhileParsing, measureIsolation } from './bench/isolation.ts';
 import { measureServeMemory } from './bench/memory.ts';
 import { measurePolls, queueRounds } from './bench/polls.ts';
-import { measureRawLimits } from './bench/raw.ts';
+import { reportRawPosts } from './bench/raw.ts';
 import { CONCURRENCY, FEEDS } from './bench/settings.ts';
 import { setUp, tearDown } from './bench/setup.ts';
-import { createTable, median } from './bench/table.ts';
+import { createTable } from './bench/table.ts';
 import type { Row } from './bench/table.ts';
 
 async function main(): Promise<void> {
@@ -55,37 +55,23 @@ async function timed<T>(phases: string[], name: string, phase: () => Promise<T>)
   return value;
 }
 
-/** Every phase in order, each adding its rows; feedsub is closed before the raw limits are measured, and the daemon
- *  phases (each its own `feedsub serve`) come after them. */
+/** Every phase in order, each adding its rows; the daemon phases (each its own `feedsub serve`) come last. */
 async function run(base: string, dir: string, row: Row, phases: string[]): Promise<void> {
   const b = await setUp(base, dir, row);
-  const { changed, all, rates } = await timed(phases, 'polls', () => measurePolls(b));
+  const { changed, all } = await timed(phases, 'polls', () => measurePolls(b));
   // Warm-up, untimed: the deliverer loop delivers the events of the two rounds so far, so that the timed trials below
   // start with the delivery path compiled; the raw POST loop gets as many requests before its trials.
   const warmUp = changed.events + all.events;
-  const trials = await timed(phases, 'delivery', async () => {
+  await timed(phases, 'delivery', async () => {
     await warmUpDeliveries(b, warmUp);
     const queued = await queueRounds(b);
     const trials = await measureDelivery(b, queued, warmUp);
+    reportRawPosts(row, trials);
     await measureLatency(b);
-    return trials;
   });
   await tearDown(b);
   // bounds: an hour of churning feeds, a 200,000-entry release
   await timed(phases, 'bounds', () => measureBounds(dir, row));
-  const raw = await timed(phases, 'raw limits', () => measureRawLimits(base, row, trials));
-  const ratio = (value: number, limit: number) => `${((value / limit) * 100).toFixed(0)} %`;
-  row(
-    '304 path vs raw conditional GET',
-    ratio(rates.notModified, raw.conditionalGet),
-    'target ≥ 50 %',
-  );
-  row(
-    'changed path (all changed) vs one-thread feedsmith',
-    `${(rates.allChanged / raw.parse).toFixed(2)}×`,
-    'target ≥ 1.0× (fetch, parse on the parse pool, keys, events, against parsing alone)',
-  );
-  row('delivery vs raw POST', ratio(median(trials.deliveryRates), raw.post), 'target ≥ 50 %');
   await timed(phases, 'isolation', () => measureIsolation(dir, row));
   await timed(phases, 'API while parsing', () => measureApiWhileParsing(dir, row));
   await timed(phases, 'serve memory', () => measureServeMemory(base, dir, row));
