@@ -1,6 +1,7 @@
 // The benchmark's feed origin and webhook receiver, run as a separate process: N feeds of ~50 KB (half RSS, half Atom), with ETags,
-// a control route to start a new round (some feeds gain entries) and to switch validators off (same-body path).
-import { createHash } from 'node:crypto';
+// a control route to start a new round (some feeds gain entries) and to switch validators off (same-body path), a count
+// of the feeds fetched since a mark, and /garbage.xml: 10 MiB of random bytes (the memory rows).
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -31,6 +32,8 @@ function render(i: number): { body: Buffer; etag: string } {
 }
 
 let hooks = 0;
+const fetched = new Set<number>(); // feeds fetched since the last POST /_mark
+let garbage: Buffer | undefined;
 const server = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://origin');
   if (req.method === 'POST' && url.pathname === '/hook') {
@@ -44,6 +47,20 @@ const server = createServer((req, res) => {
   }
   if (req.method === 'GET' && url.pathname === '/_hooks') {
     res.writeHead(200).end(String(hooks));
+    return;
+  }
+  if (req.method === 'POST' && url.pathname === '/_mark') {
+    fetched.clear();
+    res.writeHead(204).end();
+    return;
+  }
+  if (req.method === 'GET' && url.pathname === '/_fetched') {
+    res.writeHead(200).end(String(fetched.size));
+    return;
+  }
+  if (req.method === 'GET' && url.pathname === '/garbage.xml') {
+    garbage ??= randomBytes(10 * 1024 * 1024);
+    res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(garbage);
     return;
   }
   if (req.method === 'POST' && url.pathname === '/_round') {
@@ -67,6 +84,7 @@ const server = createServer((req, res) => {
     res.writeHead(404).end();
     return;
   }
+  fetched.add(i);
   const { body, etag } = render(i);
   if (etags && req.headers['if-none-match'] === etag) {
     res.writeHead(304, { etag }).end();

@@ -1,15 +1,19 @@
-// make bench: feedsub against a local origin of N feeds and a local receiver (separate process), beside the raw limits.
-// The phases live under bench/; this file starts the origin, runs them in order and prints the table.
+// make bench: feedsub against a local origin of N feeds and a local receiver (separate process), beside the raw limits,
+// then the real `feedsub serve` among hostile peers and its memory. The phases live under bench/; this file starts the
+// origin, runs them in order (printing each one's time as it ends) and prints the table and the ratios to the raw limits.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { measureBounds } from './bench/churn.ts';
 import { measureDelivery, measureLatency, warmUpDeliveries } from './bench/delivery.ts';
+import { measureApiWhileParsing, measureIsolation } from './bench/isolation.ts';
+import { measureServeMemory } from './bench/memory.ts';
 import { measurePolls, queueRounds } from './bench/polls.ts';
 import { measurePushLatency } from './bench/push.ts';
-import { measureRawLimits } from './bench/raw.ts';
+import { reportRawPosts } from './bench/raw.ts';
 import { measureWrites } from './bench/writes.ts';
 import { CONCURRENCY, FEEDS } from './bench/settings.ts';
 import { setUp, tearDown } from './bench/setup.ts';
@@ -28,33 +32,59 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port.trim()}`;
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-bench-'));
   const table = createTable();
+  const phases: string[] = [];
   try {
-    await run(base, dir, table.row);
+    await run(base, dir, table.row, phases);
   } finally {
     origin.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
   table.print(
-    `\nfeedsub bench: ${FEEDS} feeds (~50 KB each, half RSS, half Atom), poll concurrency ${CONCURRENCY}, node ${process.version}\n`,
+    `\nfeedsub bench: ${FEEDS} feeds (~50 KB each, half RSS, half Atom), poll concurrency ${CONCURRENCY}, node ${process.version}, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
   );
+  console.log(`\nphases: ${phases.join(', ')}`);
 }
 
-/** Every phase in order, each adding its rows; feedsub is closed before the raw limits are measured. */
-async function run(base: string, dir: string, row: Row): Promise<void> {
+/** Runs `phase`, then notes (and prints at once, as progress) how long it took. */
+async function timed<T>(phases: string[], name: string, phase: () => Promise<T>): Promise<T> {
+  const t = performance.now();
+  const value = await phase();
+  const line = `${name} ${((performance.now() - t) / 1000).toFixed(1)} s`;
+  phases.push(line);
+  console.error(`bench: ${line} (load ${loadavg()[0]!.toFixed(2)})`);
+  return value;
+}
+
+/** Every phase in order, each adding its rows; the daemon phases (each its own `feedsub serve`) come last. */
+async function run(base: string, dir: string, row: Row, phases: string[]): Promise<void> {
   const b = await setUp(base, dir, row);
-  const { changed, all } = await measurePolls(b);
+  const { changed, all } = await timed(phases, 'polls', () => measurePolls(b));
   // Warm-up, untimed: the deliverer loop delivers the events of the two rounds so far, so that the timed trials below
   // start with the delivery path compiled; the raw POST loop gets as many requests before its trials.
   const warmUp = changed.events + all.events;
-  await warmUpDeliveries(b, warmUp);
-  const queued = await queueRounds(b);
-  const trials = await measureDelivery(b, queued, warmUp);
-  await measureLatency(b);
+  await timed(phases, 'delivery', async () => {
+    await warmUpDeliveries(b, warmUp);
+    const queued = await queueRounds(b);
+    const trials = await measureDelivery(b, queued, warmUp);
+    reportRawPosts(row, trials);
+    await measureLatency(b);
+  });
   await tearDown(b);
-  await measurePushLatency(row); // WebSub: a hub's publication → the webhook, on its own app
-  await measureBounds(dir, row); // bounds: an hour of churning feeds, a 200,000-entry release
-  await measureWrites(row); // bytes written per created subscription and per 304 poll
-  await measureRawLimits(base, row, trials);
+  // WebSub: a hub's publication → the webhook, on its own app
+  await timed(phases, 'push', () => measurePushLatency(row));
+  // bounds: an hour of churning feeds, a 200,000-entry release
+  await timed(phases, 'bounds', () => measureBounds(dir, row));
+  // bytes written per created subscription and per 304 poll
+  await timed(phases, 'writes', () => measureWrites(row));
+  await timed(phases, 'isolation', () => measureIsolation(dir, row));
+  await timed(phases, 'API while parsing', () => measureApiWhileParsing(dir, row));
+  await timed(phases, 'serve memory', () => measureServeMemory(base, dir, row));
+  // What a service runs (make build), when it was built: without tsx's loader in every thread.
+  const built = new URL('../dist/feedsub', import.meta.url).pathname;
+  if (existsSync(built))
+    await timed(phases, 'serve memory (built)', () => measureServeMemory(base, dir, row, built));
   row(
     'peak RSS',
     `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,

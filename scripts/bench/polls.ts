@@ -3,13 +3,29 @@ import { performance } from 'node:perf_hooks';
 import { pollTick } from '../../src/worker/poller.ts';
 import type { PollSummary } from '../../src/worker/poller.ts';
 import type { Bench } from './setup.ts';
-import { FEEDS } from './settings.ts';
+import { fetchBodies, ratio, rawConditionalGets, rawParse } from './raw.ts';
+import { CONCURRENCY, FEEDS } from './settings.ts';
 import { rate } from './table.ts';
 
-/** Times a poll of every feed down each path; returns the two changed rounds, whose events the warm-up delivers. */
+/** Times a poll of every feed down each path, the 304 and all-changed paths between two trials of their raw limit
+ *  (raw conditional GETs; feedsmith parsing the same bodies in one thread), each ratio beside its path; returns the two
+ *  changed rounds, whose events the warm-up delivers. */
 export async function measurePolls(b: Bench): Promise<{ changed: PollSummary; all: PollSummary }> {
   await poll(b, 'feeds polled/s, first fetch (parse, baseline)', 'every body parsed and keyed');
-  await poll(b, 'feeds polled/s, 304 path', 'conditional GET answered 304, no parse');
+  const { etags } = await fetchBodies(b.base);
+  const getsBefore = await rawConditionalGets(b.base, etags);
+  const notModified = await poll(
+    b,
+    'feeds polled/s, 304 path',
+    'conditional GET answered 304, no parse',
+  );
+  const gets = (getsBefore + (await rawConditionalGets(b.base, etags))) / 2;
+  b.row(
+    'raw: undici conditional GET rate',
+    `${gets.toFixed(0)}/s`,
+    `same origin, concurrency ${CONCURRENCY}, answered 304; mean of a trial just before the 304 path and one just after (${getsBefore.toFixed(0)}/s first)`,
+  );
+  b.row('304 path vs raw conditional GET', ratio(notModified.perSecond, gets), 'target ≥ 50 %');
   await b.round('change=0&etags=0');
   await poll(
     b,
@@ -22,14 +38,31 @@ export async function measurePolls(b: Bench): Promise<{ changed: PollSummary; al
     'feeds polled/s, changed path (20 % changed)',
     '80 % answer 304, 20 % parsed with 2 new entries',
   );
-  b.row('entries detected', String(changed.newEntries), `expected ${Math.round(FEEDS * 0.2) * 2}`);
+  b.row(
+    'entries detected',
+    String(changed.summary.newEntries),
+    `expected ${Math.round(FEEDS * 0.2) * 2}`,
+  );
   await b.round('change=1&add=1');
+  const { bodies } = await fetchBodies(b.base);
+  const parseBefore = rawParse(bodies);
   const all = await poll(
     b,
     'feeds polled/s, changed path (all changed)',
     'every feed parsed with 1 new entry',
   );
-  return { changed, all };
+  const parse = (parseBefore + rawParse(bodies)) / 2;
+  b.row(
+    'raw: feedsmith parse rate',
+    `${parse.toFixed(0)}/s`,
+    `the same bodies, one thread, no normalization; mean of a trial just before the all-changed path and one just after (${parseBefore.toFixed(0)}/s first)`,
+  );
+  b.row(
+    'changed path (all changed) vs one-thread feedsmith',
+    `${(all.perSecond / parse).toFixed(2)}×`,
+    'target ≥ 1.0× (fetch, read on the parse threads, keys, events, against parsing alone)',
+  );
+  return { changed: changed.summary, all: all.summary };
 }
 
 /** Polls four more full rounds, untimed, so each delivery trial lasts a few hundred ms; returns the events queued. */
@@ -49,7 +82,11 @@ export async function queueRounds(b: Bench): Promise<number> {
 }
 
 /** Polls every feed once and adds its rate to the table. */
-async function poll(b: Bench, label: string, note: string): Promise<PollSummary> {
+async function poll(
+  b: Bench,
+  label: string,
+  note: string,
+): Promise<{ summary: PollSummary; perSecond: number }> {
   const t = performance.now();
   const { summary } = await pollTick(b.ctx, b.workers.pollerDeps, { all: true });
   const ms = performance.now() - t;
@@ -58,5 +95,5 @@ async function poll(b: Bench, label: string, note: string): Promise<PollSummary>
     rate(summary.fetched, ms),
     `${note}; ${summary.fetched} fetched, ${summary.notModified} unchanged, ${summary.failed} failed, ${summary.newEntries} new entries, ${(ms / 1000).toFixed(2)} s`,
   );
-  return summary;
+  return { summary, perSecond: summary.fetched / (ms / 1000) };
 }

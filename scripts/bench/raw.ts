@@ -5,36 +5,65 @@ import { Agent, request } from 'undici';
 import { webhookHeaders } from '../../src/webhook/sign.ts';
 import type { DeliveryTrials } from './delivery.ts';
 import { CONCURRENCY, FEEDS, TRIALS } from './settings.ts';
-import { listRates, median, rate } from './table.ts';
+import { listRates, median } from './table.ts';
 import type { Row } from './table.ts';
 
-/** Times raw GETs and parsing of the origin's feeds, and sets the raw POST trials beside the deliverer's. */
-export async function measureRawLimits(
-  base: string,
-  row: Row,
-  trials: DeliveryTrials,
-): Promise<void> {
-  const bodies = await rawGets(base);
-  row(
-    'raw: undici conditional GET rate',
-    bodies.rate,
-    `same origin, concurrency ${CONCURRENCY}, answered 304`,
-  );
-  const tp = performance.now();
-  for (const [i, b] of bodies.bodies.entries()) (i % 2 === 0 ? parseRssFeed : parseAtomFeed)(b);
-  row(
-    'raw: feedsmith parse rate',
-    rate(bodies.bodies.length, performance.now() - tp),
-    'same bodies, one thread, no normalization',
-  );
+/** Sets the raw POST trials beside the deliverer's (they ran in turns); the GET and parse limits are timed beside
+ *  their poll paths (polls.ts), since the machine's speed drifts over the minutes between. */
+export function reportRawPosts(row: Row, trials: DeliveryTrials): void {
   const post = median(trials.rawRates);
   row(
     'raw: signed POST rate',
     `${post.toFixed(0)}/s`,
     `median of ${TRIALS} trials, each just before a delivery trial, of its ${trials.per} event bodies (${listRates(trials.rawRates)}): same receiver, signed, concurrency 32, undici`,
   );
-  const deliveryRate = median(trials.deliveryRates);
-  row('delivery vs raw POST', `${((deliveryRate / post) * 100).toFixed(0)} %`, 'target ≥ 50 %');
+  row('delivery vs raw POST', ratio(median(trials.deliveryRates), post), 'target ≥ 50 %');
+}
+
+/** `value` as a percentage of `limit`. */
+export const ratio = (value: number, limit: number) => `${((value / limit) * 100).toFixed(0)} %`;
+
+/** Every feed's current body and ETag, fetched once (untimed). */
+export async function fetchBodies(base: string): Promise<{ bodies: string[]; etags: string[] }> {
+  const agent = new Agent({ connections: CONCURRENCY });
+  const bodies: string[] = [];
+  const etags: string[] = [];
+  for (let i = 0; i < FEEDS; i++) {
+    const r = await request(`${base}/feeds/${i}.xml`, { dispatcher: agent });
+    etags.push(String(r.headers.etag));
+    bodies.push(await r.body.text());
+  }
+  await agent.close();
+  return { bodies, etags };
+}
+
+/** Times conditional GETs of every feed with its ETag (answered 304), CONCURRENCY at a time; returns the rate. */
+export async function rawConditionalGets(base: string, etags: string[]): Promise<number> {
+  const agent = new Agent({ connections: CONCURRENCY });
+  let next = 0;
+  const t = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < etags.length) {
+        const i = next++;
+        const r = await request(`${base}/feeds/${i}.xml`, {
+          dispatcher: agent,
+          headers: { 'if-none-match': etags[i]! },
+        });
+        await r.body.dump();
+      }
+    }),
+  );
+  const perSecond = etags.length / ((performance.now() - t) / 1000);
+  await agent.close();
+  return perSecond;
+}
+
+/** Times feedsmith parsing every body in this thread (even ones RSS, odd ones Atom); returns the rate. */
+export function rawParse(bodies: string[]): number {
+  const t = performance.now();
+  for (const [i, b] of bodies.entries()) (i % 2 === 0 ? parseRssFeed : parseAtomFeed)(b);
+  return bodies.length / ((performance.now() - t) / 1000);
 }
 
 /** POSTs each body signed through `agent`, 32 at a time; returns the rate. */
@@ -58,33 +87,4 @@ export async function rawPosts(base: string, agent: Agent, bodies: string[]): Pr
     }),
   );
   return bodies.length / ((performance.now() - t) / 1000);
-}
-
-// Fetches every feed once for its body and ETag (untimed), then times conditional GETs of them all, answered 304.
-async function rawGets(base: string): Promise<{ rate: string; bodies: string[] }> {
-  const agent = new Agent({ connections: CONCURRENCY });
-  const bodies: string[] = [];
-  const etags: string[] = [];
-  for (let i = 0; i < FEEDS; i++) {
-    const r = await request(`${base}/feeds/${i}.xml`, { dispatcher: agent });
-    etags.push(String(r.headers.etag));
-    bodies.push(await r.body.text());
-  }
-  let next = 0;
-  const t = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < FEEDS) {
-        const i = next++;
-        const r = await request(`${base}/feeds/${i}.xml`, {
-          dispatcher: agent,
-          headers: { 'if-none-match': etags[i]! },
-        });
-        await r.body.dump();
-      }
-    }),
-  );
-  const ms = performance.now() - t;
-  await agent.close();
-  return { rate: rate(FEEDS, ms), bodies };
 }

@@ -36,3 +36,14 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
 }
+
+/** The value below which a share `p` (0-1) of `values` lie (nearest rank); NaN when there are none. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)]!;
+}
+
+/** Milliseconds as `12 ms` (or with `digits` decimals); seconds from 10 s on, as `12.3 s`. */
+export const ms = (value: number, digits = 0) =>
+  value >= 10_000 ? `${(value / 1000).toFixed(1)} s` : `${value.toFixed(digits)} ms`;
