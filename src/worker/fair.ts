@@ -10,17 +10,25 @@ export type Candidate<C> = { value: C; keys: readonly string[]; groups: readonly
  *  the candidates that still fit, one whose groups hold the fewest items (compared outer group first), the earliest
  *  due of those. */
 export function pickFairly<C>(candidates: readonly Candidate<C>[], limit: number, room: Room): C[] {
-  const left = candidates.filter((c) => room.fits(c.keys));
+  // Each candidate with the groups it is shared in, as one string: within one pick, a later candidate of groups already
+  // scored holds the same and is due later, so it cannot win; only the first that fits is scored (make bench: this
+  // scan was 13 % of the 304 path's main thread when every candidate was scored).
+  const left = candidates
+    .filter((c) => room.fits(c.keys))
+    .map((c) => ({ c, tuple: c.groups.join('\0') }));
   const picked: C[] = [];
   while (picked.length < limit && left.length > 0) {
     let best = -1;
     let bestHeld: number[] = [];
+    const scored = new Set<string>();
     for (let i = 0; i < left.length; i++) {
-      const c = left[i]!;
+      const { c, tuple } = left[i]!;
+      if (scored.has(tuple)) continue;
       if (!room.fits(c.keys)) {
         left.splice(i--, 1); // it will not fit later in this claim either: holds only grow
         continue;
       }
+      scored.add(tuple);
       const held = c.groups.map((g) => room.held(g));
       if (best === -1 || fewer(held, bestHeld)) {
         best = i;
@@ -29,8 +37,8 @@ export function pickFairly<C>(candidates: readonly Candidate<C>[], limit: number
     }
     if (best === -1) break;
     const [chosen] = left.splice(best, 1);
-    room.take(chosen!.keys);
-    picked.push(chosen!.value);
+    room.take(chosen!.c.keys);
+    picked.push(chosen!.c.value);
   }
   return picked;
 }
