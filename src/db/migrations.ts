@@ -120,4 +120,8 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX events_by_application_status ON events(application_id, status, id);
     `);
   },
+  // 10 → 11, endpoint options (issue 15): the extra headers sent with every attempt to the endpoint (NULL = none).
+  (db) => {
+    db.exec('ALTER TABLE endpoints ADD COLUMN headers TEXT;');
+  },
 ];

@@ -4,6 +4,7 @@
 // (webhook/send.ts) → record: the attempt, the event's next state, the endpoint's health (outcome.ts), in the group
 // commit that claims for the slots it frees → report: metrics and one log line.
 import type { Dispatcher } from 'undici';
+import { headersOf } from '../actions/endpoint-options.ts';
 import type { Ctx } from '../context.ts';
 import type { Logger } from '../log.ts';
 import { getEndpointById, type EndpointRow } from '../store/endpoints.ts';
@@ -197,7 +198,13 @@ async function attempt(ctx: Ctx, deps: DelivererDeps, e: Claimed): Promise<Sent>
   const result = await sendWebhook({
     url: e.endpoint.url,
     body: e.body,
-    headers: webhookHeaders(signingSecrets(e.endpoint, startedAt), e.id, timestamp, e.body),
+    headers: webhookHeaders(
+      signingSecrets(e.endpoint, startedAt),
+      e.id,
+      timestamp,
+      e.body,
+      headersOf(e.endpoint.headers),
+    ),
     agent: deps.agent,
     timeoutMs: ctx.config.delivery.timeout_seconds * 1000,
     userAgent: deps.userAgent,

@@ -21,6 +21,11 @@ import {
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
 import { SUBSCRIPTION_EVENT_TYPES } from '../../../webhook/event.ts';
+import {
+  MAX_HEADER_BYTES,
+  MAX_HEADERS,
+  RESERVED_HEADERS,
+} from '../../../actions/endpoint-options.ts';
 
 const title = str({ minLength: 1, maxLength: 200 });
 const status = { enum: ['active', 'disabled'] };
@@ -36,6 +41,19 @@ const filterTypes = {
   ],
   description:
     'The event types the endpoint receives; null (the default) for every type, including types added later. An event of another type is not created for it at all (no event, no sequence number); endpoint.test is always sent.',
+};
+
+const headers = {
+  oneOf: [
+    {
+      type: 'object',
+      maxProperties: MAX_HEADERS,
+      propertyNames: { pattern: "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$" },
+      additionalProperties: str({ pattern: '^[\\x21-\\x7e]([\\x20-\\x7e\\t]*[\\x21-\\x7e])?$' }),
+    },
+    { type: 'null' },
+  ],
+  description: `Extra headers sent with every attempt (and the test event), name → value; null (the default) for none. Names are RFC 9110 tokens, values visible ASCII with inner spaces or tabs; at most ${MAX_HEADERS} headers and ${MAX_HEADER_BYTES} bytes in all (each counted as "name: value" and its line end). Case-insensitively refused: ${RESERVED_HEADERS.join(', ')}, and every webhook-* name. Shown in full in answers.`,
 };
 
 export const ENDPOINT_PATHS: Paths = {
@@ -59,7 +77,7 @@ export const ENDPOINT_PATHS: Paths = {
     patch: {
       operationId: 'updateEndpoint',
       summary:
-        'Change title, url or filter_types, or enable/disable (re-enabling resumes delivery)',
+        'Change title, url, filter_types or headers, or enable/disable (re-enabling resumes delivery)',
       parameters: [idParam],
       requestBody: body(ref('EndpointUpdate')),
       responses: ok('Endpoint'),
@@ -119,12 +137,12 @@ export const ENDPOINT_SCHEMAS: Record<string, Schema> = {
     type: 'object',
     additionalProperties: false,
     required: ['title', 'url'],
-    properties: { title, url: uri, filter_types: filterTypes },
+    properties: { title, url: uri, filter_types: filterTypes, headers },
   },
   EndpointUpdate: {
     type: 'object',
     additionalProperties: false,
-    properties: { title, url: uri, status, filter_types: filterTypes },
+    properties: { title, url: uri, status, filter_types: filterTypes, headers },
   },
   Endpoint: {
     type: 'object',
@@ -136,6 +154,7 @@ export const ENDPOINT_SCHEMAS: Record<string, Schema> = {
       status,
       disabled_reason: nullable(str()),
       filter_types: filterTypes,
+      headers,
       created_at: time,
       updated_at: time,
     },
