@@ -32,7 +32,8 @@ CREATE TABLE endpoints (
   created_at            TEXT NOT NULL,
   updated_at            TEXT NOT NULL,
   filter_types          TEXT,            -- JSON array of the event types it receives; NULL = every type (schema version 6)
-  headers               TEXT             -- JSON object of extra headers sent with every attempt; NULL = none (schema version 11)
+  headers               TEXT,            -- JSON object of extra headers sent with every attempt; NULL = none (schema version 11)
+  rate_limit            INTEGER          -- attempts it may start in any one second; NULL = no limit (schema version 11)
 );
 CREATE INDEX endpoints_by_application ON endpoints(application_id, id);
 

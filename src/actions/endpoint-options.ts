@@ -1,4 +1,5 @@
-// An endpoint's delivery options (issue 15, as Svix offers them): extra static headers sent with every attempt.
+// An endpoint's delivery options (issue 15, as Svix offers them): extra static headers sent with every attempt, and a
+// rate limit (attempts it may start in any one second; the deliverer enforces it, worker/endpoint-rate.ts).
 import * as v from 'valibot';
 
 /** At most this many extra headers per endpoint. */
@@ -113,3 +114,16 @@ export function headersText(headers: Record<string, string> | null): string | nu
 export function headersOf(text: string | null): Record<string, string> | null {
   return text === null ? null : (JSON.parse(text) as Record<string, string>);
 }
+
+/** The highest rate limit: past it the limit is no protection, and the deliverer's slots bound the rate anyway. */
+export const MAX_RATE_LIMIT = 1000;
+
+/** Attempts the endpoint may start in any one second: an integer from 1 to MAX_RATE_LIMIT, or null for no limit. */
+export const RateLimit = v.nullable(
+  v.pipe(
+    v.number('must be a whole number of deliveries per second, or null for no limit'),
+    v.integer('must be a whole number of deliveries per second, or null for no limit'),
+    v.minValue(1, 'must be at least 1 (null for no limit)'),
+    v.maxValue(MAX_RATE_LIMIT, `must be at most ${MAX_RATE_LIMIT} (null for no limit)`),
+  ),
+);

@@ -120,8 +120,12 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX events_by_application_status ON events(application_id, status, id);
     `);
   },
-  // 10 → 11, endpoint options (issue 15): the extra headers sent with every attempt to the endpoint (NULL = none).
+  // 10 → 11, endpoint options (issue 15): the extra headers sent with every attempt to the endpoint (NULL = none), and
+  // how many attempts it may start in any one second (NULL = no limit).
   (db) => {
-    db.exec('ALTER TABLE endpoints ADD COLUMN headers TEXT;');
+    db.exec(`
+      ALTER TABLE endpoints ADD COLUMN headers TEXT;
+      ALTER TABLE endpoints ADD COLUMN rate_limit INTEGER;
+    `);
   },
 ];

@@ -20,6 +20,8 @@ export type EndpointRow = {
   filter_types: string | null;
   /** JSON object of extra headers sent with every attempt; null = none. */
   headers: string | null;
+  /** Attempts the endpoint may start in any one second; null = no limit. */
+  rate_limit: number | null;
 };
 
 /** Stores a new endpoint; the delivery options left out are none. */
@@ -29,13 +31,15 @@ export function insertEndpoint(
     EndpointRow,
     'id' | 'application_id' | 'title' | 'url' | 'secret' | 'created_at' | 'filter_types'
   > &
-    Partial<Pick<EndpointRow, 'headers'>>,
+    Partial<Pick<EndpointRow, 'headers' | 'rate_limit'>>,
 ): void {
   prepared(
     db,
-    `INSERT INTO endpoints (id, application_id, title, url, secret, created_at, updated_at, filter_types, headers)
-              VALUES (@id, @application_id, @title, @url, @secret, @created_at, @created_at, @filter_types, @headers)`,
-  ).run({ headers: null, ...row });
+    `INSERT INTO endpoints (id, application_id, title, url, secret, created_at, updated_at, filter_types, headers,
+                           rate_limit)
+              VALUES (@id, @application_id, @title, @url, @secret, @created_at, @created_at, @filter_types, @headers,
+                      @rate_limit)`,
+  ).run({ headers: null, rate_limit: null, ...row });
 }
 
 /** Returns the application's endpoint, or undefined (also when it belongs to another application). */
@@ -89,6 +93,7 @@ export function updateEndpoint(
       | 'previous_secret_until'
       | 'filter_types'
       | 'headers'
+      | 'rate_limit'
     >
   >,
   now: Date,

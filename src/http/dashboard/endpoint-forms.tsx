@@ -1,5 +1,5 @@
 // The endpoint page's forms: the signing secret (hidden until asked for) with its rotation, edit (with the event types
-// it receives, also on the create form, and its extra headers), and recover.
+// it receives, also on the create form, its extra headers and rate limit), and recover.
 import type { Context } from 'hono';
 import type { Ctx } from '../../context.ts';
 import { endpointSecret, type EndpointView } from '../../actions/endpoints.ts';
@@ -186,6 +186,15 @@ export function headersInput(form: Record<string, string>): {
   return { headers };
 }
 
+/** rate_limit from the posted field: nothing when the form has none (unchanged), null when blank, else the number typed
+ *  (anything else goes to the action as typed, which refuses it beside the field). */
+export function rateLimitInput(form: Record<string, string>): { rate_limit?: unknown } {
+  if (form.rate_limit === undefined) return {};
+  const typed = form.rate_limit.trim();
+  if (typed === '') return { rate_limit: null };
+  return { rate_limit: /^\d{1,9}$/.test(typed) ? Number(typed) : typed };
+}
+
 /** The action's errors about single headers (`headers.<name>`) shown beside the one headers field, each named. */
 export function foldHeaderErrors(errors: FieldErrors): FieldErrors {
   const out: FieldErrors = {};
@@ -227,6 +236,14 @@ export function EditForm(p: { here: string; csrf: string; form: FormState }) {
         rows={3}
         placeholder="X-Tenant: acme"
         hint="One Name: value a line, sent with every delivery and test event; leave blank for none. Signing and transport headers (webhook-*, content-type, host, user-agent…) cannot be set."
+      />
+      <Field
+        name="rate_limit"
+        label="Rate limit (deliveries per second)"
+        values={p.form.values}
+        errors={p.form.errors}
+        idPrefix="edit"
+        hint="At most this many deliveries start in any one second (1–1000); blank for no limit. Others wait their turn, in order."
       />
       <button type="submit">Save</button>
     </ActionForm>

@@ -68,6 +68,9 @@ function EndpointFacts(p: { e: EndpointView; csrf: string }) {
                 </div>
               ))}
         </Fact>
+        <Fact label="Rate limit">
+          {e.rate_limit === null ? 'none' : `${e.rate_limit} deliveries a second`}
+        </Fact>
         <Fact label="Id" class="mono">
           {e.id}
         </Fact>
@@ -166,6 +169,7 @@ export function showEndpoint(
       url: e.url,
       ...filterFormValues(e.filter_types),
       headers: headersFormValue(e.headers),
+      rate_limit: e.rate_limit === null ? '' : String(e.rate_limit),
     },
     errors: {},
   };

@@ -10,7 +10,13 @@ import {
   updateEndpointFromInput,
 } from '../../actions/endpoints.ts';
 import type { ApiError } from '../../errors.ts';
-import { filterFields, filterInput, foldHeaderErrors, headersInput } from './endpoint-forms.tsx';
+import {
+  filterFields,
+  filterInput,
+  foldHeaderErrors,
+  headersInput,
+  rateLimitInput,
+} from './endpoint-forms.tsx';
 import { showEndpoint, type EndpointState } from './endpoint-view.tsx';
 import {
   formStateFrom,
@@ -33,6 +39,7 @@ function update(p: Posted): Response {
     ...editValues(p.form),
     ...filterInput(p.form),
     ...headersInput(p.form),
+    ...rateLimitInput(p.form),
   });
   return p.c.redirect(`${p.here}?notice=endpoint-updated`, 303);
 }
@@ -100,6 +107,7 @@ function failedState(action: string, err: ApiError, form: Record<string, string>
       ...editValues(form),
       ...filterFields(form),
       headers: form.headers ?? '',
+      rate_limit: form.rate_limit ?? '',
     });
     return { edit: { ...edit, errors: foldHeaderErrors(edit.errors) } };
   }

@@ -1,4 +1,4 @@
-// /v1/endpoints delivery options (issue 15): extra headers, as stored, shown and refused.
+// /v1/endpoints delivery options (issue 15): extra headers and the rate limit, as stored, shown and refused.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { makeWorld, type World } from '../../support/world.ts';
@@ -115,4 +115,50 @@ describe('/v1/endpoints headers', () => {
       201,
     );
   });
+});
+
+describe('/v1/endpoints rate_limit', () => {
+  let w: World;
+  let key: string;
+  before(() => {
+    w = makeWorld();
+    key = w.key('acme').key;
+  });
+  after(() => w.close());
+
+  it('has no limit (null) by default, keeps one when given, and removes it with null, waking the deliverer', async () => {
+    assert.equal(
+      (await w.call('POST', '/v1/endpoints', { key, body: hook })).body.rate_limit,
+      null,
+    );
+    const made = await w.call('POST', '/v1/endpoints', { key, body: { ...hook, rate_limit: 5 } });
+    assert.equal(made.status, 201);
+    assert.equal(made.body.rate_limit, 5);
+    const renamed = await w.call('PATCH', `/v1/endpoints/${made.body.id}`, {
+      key,
+      body: { title: 'Renamed' },
+    });
+    assert.equal(renamed.body.rate_limit, 5, 'left as it was');
+    const before = w.nudges.deliverer;
+    const cleared = await w.call('PATCH', `/v1/endpoints/${made.body.id}`, {
+      key,
+      body: { rate_limit: null },
+    });
+    assert.equal(cleared.body.rate_limit, null);
+    assert.equal(w.nudges.deliverer, before + 1, 'waiting events may go now');
+  });
+
+  for (const bad of [0, -1, 1.5, 1001, '5', true]) {
+    it(`answers 400 naming rate_limit for ${JSON.stringify(bad)}`, async () => {
+      const res = await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { ...hook, rate_limit: bad },
+      });
+      assert.equal(res.status, 400);
+      assert.deepEqual(
+        res.body.errors.map((e: { path: string }) => e.path),
+        ['rate_limit'],
+      );
+    });
+  }
 });

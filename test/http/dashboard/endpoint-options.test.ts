@@ -1,8 +1,9 @@
-// The endpoint page's delivery options (issue 15): extra headers shown escaped, edited through the CSRF-checked form.
+// The endpoint page's delivery options (issue 15): extra headers shown escaped and the rate limit, edited through the
+// CSRF-checked form.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { makeWorld, type World } from '../../support/world.ts';
-import { Client, errorBeside, idFrom, textareaValue } from './client.ts';
+import { Client, errorBeside, idFrom, inputValue, textareaValue } from './client.ts';
 
 let w: World;
 before(() => {
@@ -76,5 +77,22 @@ describe('dashboard endpoint headers', () => {
     );
     assert.equal(res.status, 403);
     assert.equal((await w.call('GET', `/v1/endpoints/${id}`, { key })).body.headers, null);
+  });
+
+  it('sets, refuses and removes the rate limit through the edit form', async () => {
+    const { c, id, key } = await withEndpoint();
+    const here = `/dashboard/endpoints/${id}`;
+    const form = { _action: 'update', title: 'Hook', url: 'https://hooks.example.com/in' };
+    assert.equal((await c.post(here, { ...form, rate_limit: ' 5 ' })).status, 303);
+    assert.equal((await w.call('GET', `/v1/endpoints/${id}`, { key })).body.rate_limit, 5);
+    const page = await c.get(here);
+    assert.match(page.text, /<dt>Rate limit<\/dt><dd>5 deliveries a second<\/dd>/);
+    assert.equal(inputValue(page.text, 'edit-rate_limit'), '5');
+    const bad = await c.post(here, { ...form, rate_limit: 'fast' });
+    assert.equal(bad.status, 400);
+    assert.match(errorBeside(bad.text, 'edit-rate_limit')!, /whole number/);
+    assert.equal(inputValue(bad.text, 'edit-rate_limit'), 'fast');
+    assert.equal((await c.post(here, { ...form, rate_limit: '' })).status, 303);
+    assert.equal((await w.call('GET', `/v1/endpoints/${id}`, { key })).body.rate_limit, null);
   });
 });

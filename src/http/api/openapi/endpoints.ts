@@ -24,6 +24,7 @@ import { SUBSCRIPTION_EVENT_TYPES } from '../../../webhook/event.ts';
 import {
   MAX_HEADER_BYTES,
   MAX_HEADERS,
+  MAX_RATE_LIMIT,
   RESERVED_HEADERS,
 } from '../../../actions/endpoint-options.ts';
 
@@ -56,6 +57,12 @@ const headers = {
   description: `Extra headers sent with every attempt (and the test event), name → value; null (the default) for none. Names are RFC 9110 tokens, values visible ASCII with inner spaces or tabs; at most ${MAX_HEADERS} headers and ${MAX_HEADER_BYTES} bytes in all (each counted as "name: value" and its line end). Case-insensitively refused: ${RESERVED_HEADERS.join(', ')}, and every webhook-* name. Shown in full in answers.`,
 };
 
+const rateLimit = {
+  oneOf: [int({ minimum: 1, maximum: MAX_RATE_LIMIT }), { type: 'null' }],
+  description:
+    'Attempts the endpoint may start in any one second; null (the default) for no limit. Events over the rate wait their turn (in order per subscription) without delaying other endpoints; test events are not counted.',
+};
+
 export const ENDPOINT_PATHS: Paths = {
   '/v1/endpoints': {
     post: withId(
@@ -77,7 +84,7 @@ export const ENDPOINT_PATHS: Paths = {
     patch: {
       operationId: 'updateEndpoint',
       summary:
-        'Change title, url, filter_types or headers, or enable/disable (re-enabling resumes delivery)',
+        'Change title, url, filter_types, headers or rate_limit, or enable/disable (re-enabling resumes delivery)',
       parameters: [idParam],
       requestBody: body(ref('EndpointUpdate')),
       responses: ok('Endpoint'),
@@ -137,12 +144,19 @@ export const ENDPOINT_SCHEMAS: Record<string, Schema> = {
     type: 'object',
     additionalProperties: false,
     required: ['title', 'url'],
-    properties: { title, url: uri, filter_types: filterTypes, headers },
+    properties: { title, url: uri, filter_types: filterTypes, headers, rate_limit: rateLimit },
   },
   EndpointUpdate: {
     type: 'object',
     additionalProperties: false,
-    properties: { title, url: uri, status, filter_types: filterTypes, headers },
+    properties: {
+      title,
+      url: uri,
+      status,
+      filter_types: filterTypes,
+      headers,
+      rate_limit: rateLimit,
+    },
   },
   Endpoint: {
     type: 'object',
@@ -155,6 +169,7 @@ export const ENDPOINT_SCHEMAS: Record<string, Schema> = {
       disabled_reason: nullable(str()),
       filter_types: filterTypes,
       headers,
+      rate_limit: rateLimit,
       created_at: time,
       updated_at: time,
     },
