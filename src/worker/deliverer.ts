@@ -147,17 +147,8 @@ function claimFairly(
 ): Claimed[] {
   const now = ctx.clock.now();
   const nowMs = now.getTime();
-  const full = [...deps.pool.heldKeys]
-    .filter(([key, n]) => key.startsWith('endpoint:') && n >= capOf(key))
-    .map(([key]) => key.slice('endpoint:'.length))
-    .concat(deps.rates.full(nowMs));
-  const rateRoom = new Map<string, number>(); // read once per endpoint and claim
-  const underRate = (e: DueEvent, n: number): boolean => {
-    if (e.rate_limit === null) return true;
-    if (!rateRoom.has(e.endpoint_id))
-      rateRoom.set(e.endpoint_id, deps.rates.room(e.endpoint_id, e.rate_limit, nowMs));
-    return n < rateRoom.get(e.endpoint_id)!;
-  };
+  const full = fullEndpoints(deps, capOf, nowMs);
+  const underRate = rateGate(deps.rates, nowMs);
   const apps = applicationsWithDueEvents(ctx.db, now).sort(
     (a, b) => room.held(`app:${a}`) - room.held(`app:${b}`),
   );
@@ -204,6 +195,30 @@ function claimFairly(
     // The claim joined the endpoint as active in this same transaction: it is there.
     return { ...e, endpoint: endpoints.get(e.endpoint_id)!, keys: keys.get(e.id)! };
   });
+}
+
+/** The endpoints the walk skips unread: at their cap of attempts in flight, or with no room left under their rate. */
+function fullEndpoints(
+  deps: DelivererDeps,
+  capOf: (key: string) => number,
+  nowMs: number,
+): string[] {
+  return [...deps.pool.heldKeys]
+    .filter(([key, n]) => key.startsWith('endpoint:') && n >= capOf(key))
+    .map(([key]) => key.slice('endpoint:'.length))
+    .concat(deps.rates.full(nowMs));
+}
+
+/** Whether an event fits under its endpoint's rate when the claim has `n` of that endpoint already; each endpoint's
+ *  room is read once per claim. */
+function rateGate(rates: EndpointRates, nowMs: number): (e: DueEvent, n: number) => boolean {
+  const room = new Map<string, number>();
+  return (e, n) => {
+    if (e.rate_limit === null) return true;
+    if (!room.has(e.endpoint_id))
+      room.set(e.endpoint_id, rates.room(e.endpoint_id, e.rate_limit, nowMs));
+    return n < room.get(e.endpoint_id)!;
+  };
 }
 
 /** The pool keys of an event: its endpoint (capped), its application (shared fairly), and, while its endpoint is not
