@@ -147,8 +147,9 @@ describe('deliverer loop endpoint rate limit', () => {
         Math.max(...fastTimes) < slowTimes[2]!,
         'the endpoint without a limit got all of its events before the limited one had its second turn',
       );
-      // And from our own records: never more than 2 attempts at the limited endpoint started in one second (a ms of
-      // slack: an attempt notes its start just after its claim).
+      // And from our own records: the attempts at the limited endpoint started two by two, a second apart. The window
+      // counts claims; an attempt notes its start once the commit that claimed it ends, which a loaded machine delays
+      // by tens of ms, hence the slack.
       await workers.stop(5000); // every attempt recorded
       const starts = d.w.ctx.db
         .prepare('SELECT started_at FROM attempts WHERE endpoint_id = ? ORDER BY started_at')
@@ -158,7 +159,7 @@ describe('deliverer loop endpoint rate limit', () => {
       assert.equal(ms.length, 8);
       for (let i = 2; i < ms.length; i++)
         assert.ok(
-          ms[i]! - ms[i - 2]! >= 998,
+          ms[i]! - ms[i - 2]! >= 900,
           `attempt ${i + 1} started ${ms[i]! - ms[i - 2]!} ms after ${i - 1}`,
         );
     } finally {
