@@ -31,7 +31,9 @@ CREATE TABLE endpoints (
   failing_since         TEXT,            -- first failure of the current run of failures; NULL after a success
   created_at            TEXT NOT NULL,
   updated_at            TEXT NOT NULL,
-  filter_types          TEXT             -- JSON array of the event types it receives; NULL = every type (schema version 6)
+  filter_types          TEXT,            -- JSON array of the event types it receives; NULL = every type (schema version 6)
+  headers               TEXT,            -- JSON object of extra headers sent with every attempt; NULL = none (schema version 12)
+  rate_limit            INTEGER          -- attempts it may start in any one second; NULL = no limit (schema version 12)
 );
 CREATE INDEX endpoints_by_application ON endpoints(application_id, id);
 

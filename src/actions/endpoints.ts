@@ -16,6 +16,7 @@ import { hastenEndpointRetries, requeueEndpointEvents } from '../store/events.ts
 import type { Page, PageQuery } from '../store/page.ts';
 import type { Ctx } from '../context.ts';
 import { SUBSCRIPTION_EVENT_TYPES, type SubscriptionEventType } from '../webhook/event.ts';
+import { headersOf, headersText, Headers, RateLimit } from './endpoint-options.ts';
 import { checkEndpointQuota } from './quotas.ts';
 import { privateHostIssue } from './urls.ts';
 import { HttpUrl, Title, validate } from './validate.ts';
@@ -27,6 +28,8 @@ export type EndpointView = {
   status: 'active' | 'disabled';
   disabled_reason: string | null;
   filter_types: SubscriptionEventType[] | null;
+  headers: Record<string, string> | null;
+  rate_limit: number | null;
   created_at: string;
   updated_at: string;
 };
@@ -51,12 +54,16 @@ export const CreateEndpointInput = v.strictObject({
   title: Title,
   url: HttpUrl,
   filter_types: v.optional(FilterTypes),
+  headers: v.optional(Headers),
+  rate_limit: v.optional(RateLimit),
 });
 export const UpdateEndpointInput = v.strictObject({
   title: v.optional(Title),
   url: v.optional(HttpUrl),
   status: v.optional(v.picklist(['active', 'disabled'], 'must be "active" or "disabled"')),
   filter_types: v.optional(FilterTypes),
+  headers: v.optional(Headers),
+  rate_limit: v.optional(RateLimit),
 });
 
 /** A new Standard Webhooks signing secret: whsec_ + base64 of 24 random bytes. */
@@ -64,12 +71,25 @@ export function newSecret(): string {
   return 'whsec_' + randomBytes(24).toString('base64');
 }
 
-/** The API view of an endpoint (never its secret). */
+/** The API view of an endpoint: never its secret, but its extra headers in full (as Svix shows them: whoever holds the
+ *  application's key can read the signing secret too). */
 export function endpointView(row: EndpointRow): EndpointView {
-  const { id, title, url, status, disabled_reason, created_at, updated_at } = row;
+  const { id, title, url, status, disabled_reason, rate_limit, created_at, updated_at } = row;
   const filter_types =
     row.filter_types === null ? null : (JSON.parse(row.filter_types) as SubscriptionEventType[]);
-  return { id, title, url, status, disabled_reason, filter_types, created_at, updated_at };
+  const headers = headersOf(row.headers);
+  return {
+    id,
+    title,
+    url,
+    status,
+    disabled_reason,
+    filter_types,
+    headers,
+    rate_limit,
+    created_at,
+    updated_at,
+  };
 }
 
 /** Creates an endpoint; the result carries its secret (the only response that does, with GET …/secret). 429 when the
@@ -90,6 +110,8 @@ export function createEndpoint(
     secret: newSecret(),
     created_at: now.toISOString(),
     filter_types: filterText(body.filter_types),
+    headers: headersText(body.headers ?? null),
+    rate_limit: body.rate_limit ?? null,
   };
   ctx.db.transaction(() => {
     checkEndpointQuota(ctx, applicationId);
@@ -115,8 +137,9 @@ export function listEndpointViews(
   return { data: page.data.map(endpointView), next: page.next };
 }
 
-/** Changes title, url, status or filter_types; re-enabling clears the reason and the failure clock, makes waiting retries due now
- *  and wakes the deliverer. */
+/** Changes title, url, status, filter_types, headers or rate_limit (each applies from the next attempt on); re-enabling
+ *  clears the reason and the failure clock and makes waiting retries due now; re-enabling or a new rate limit wakes the
+ *  deliverer. */
 export function updateEndpointFromInput(
   ctx: Ctx,
   applicationId: string,
@@ -130,6 +153,8 @@ export function updateEndpointFromInput(
   if (body.title !== undefined) patch.title = body.title;
   if (body.url !== undefined) patch.url = body.url;
   if (body.filter_types !== undefined) patch.filter_types = filterText(body.filter_types);
+  if (body.headers !== undefined) patch.headers = headersText(body.headers);
+  if (body.rate_limit !== undefined) patch.rate_limit = body.rate_limit;
   if (body.status === 'active' && current.status !== 'active')
     Object.assign(patch, { status: 'active', disabled_reason: null, failing_since: null });
   if (body.status === 'disabled' && current.status !== 'disabled')
@@ -139,7 +164,8 @@ export function updateEndpointFromInput(
     if (patch.status === 'active') hastenEndpointRetries(ctx.db, id, now);
     return updateEndpoint(ctx.db, applicationId, id, patch, now)!;
   })();
-  if (patch.status === 'active') ctx.nudgeDeliverer();
+  // A raised or removed rate limit may let waiting events go now.
+  if (patch.status === 'active' || patch.rate_limit !== undefined) ctx.nudgeDeliverer();
   return endpointView(row);
 }
 

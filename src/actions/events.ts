@@ -19,6 +19,7 @@ import {
 import type { Page, PageQuery } from '../store/page.ts';
 import { buildTestEvent } from '../webhook/event.ts';
 import { sendWebhook } from '../webhook/send.ts';
+import { headersOf } from './endpoint-options.ts';
 import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
 import type { Ctx } from '../context.ts';
 import { requireEndpoint } from './endpoints.ts';
@@ -182,6 +183,7 @@ export async function sendTestEvent(
         id,
         Math.floor(now.getTime() / 1000),
         body,
+        headersOf(endpoint.headers),
       ),
       agent,
       timeoutMs,

@@ -141,4 +141,12 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX websub_subscriptions_due ON websub_subscriptions(next_action_at);
     `);
   },
+  // 11 → 12, endpoint options (issue 15): the extra headers sent with every attempt to the endpoint (NULL = none), and
+  // how many attempts it may start in any one second (NULL = no limit).
+  (db) => {
+    db.exec(`
+      ALTER TABLE endpoints ADD COLUMN headers TEXT;
+      ALTER TABLE endpoints ADD COLUMN rate_limit INTEGER;
+    `);
+  },
 ];

@@ -18,21 +18,28 @@ export type EndpointRow = {
   updated_at: string;
   /** JSON array of the event types the endpoint receives; null = every type. */
   filter_types: string | null;
+  /** JSON object of extra headers sent with every attempt; null = none. */
+  headers: string | null;
+  /** Attempts the endpoint may start in any one second; null = no limit. */
+  rate_limit: number | null;
 };
 
-/** Stores a new endpoint. */
+/** Stores a new endpoint; the delivery options left out are none. */
 export function insertEndpoint(
   db: Db,
   row: Pick<
     EndpointRow,
     'id' | 'application_id' | 'title' | 'url' | 'secret' | 'created_at' | 'filter_types'
-  >,
+  > &
+    Partial<Pick<EndpointRow, 'headers' | 'rate_limit'>>,
 ): void {
   prepared(
     db,
-    `INSERT INTO endpoints (id, application_id, title, url, secret, created_at, updated_at, filter_types)
-              VALUES (@id, @application_id, @title, @url, @secret, @created_at, @created_at, @filter_types)`,
-  ).run(row);
+    `INSERT INTO endpoints (id, application_id, title, url, secret, created_at, updated_at, filter_types, headers,
+                           rate_limit)
+              VALUES (@id, @application_id, @title, @url, @secret, @created_at, @created_at, @filter_types, @headers,
+                      @rate_limit)`,
+  ).run({ headers: null, rate_limit: null, ...row });
 }
 
 /** Returns the application's endpoint, or undefined (also when it belongs to another application). */
@@ -85,6 +92,8 @@ export function updateEndpoint(
       | 'previous_secret'
       | 'previous_secret_until'
       | 'filter_types'
+      | 'headers'
+      | 'rate_limit'
     >
   >,
   now: Date,

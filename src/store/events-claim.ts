@@ -11,8 +11,8 @@ export type ClaimedEvent = Pick<
   'id' | 'application_id' | 'endpoint_id' | 'subscription_id' | 'attempt_count' | 'created_at'
 > & { body: string };
 
-/** A due, sendable event found by a claim, before it is leased. */
-export type DueEvent = Omit<ClaimedEvent, 'body'> & { rowid: number };
+/** A due, sendable event found by a claim, before it is leased, with its endpoint's rate limit. */
+export type DueEvent = Omit<ClaimedEvent, 'body'> & { rowid: number; rate_limit: number | null };
 
 // An event can be sent when its endpoint is active, its subscription is not paused, and no earlier event of its
 // subscription is still undelivered (pending or failed): per-subscription FIFO. Dead events no longer hold the line.
@@ -57,7 +57,8 @@ export function walkDueEvents(
   const t = now.toISOString();
   const rows = prepared(
     db,
-    `SELECT e.rowid, e.id, e.application_id, e.endpoint_id, e.subscription_id, e.attempt_count, e.created_at
+    `SELECT e.rowid, e.id, e.application_id, e.endpoint_id, e.subscription_id, e.attempt_count, e.created_at,
+            ep.rate_limit
        ${SENDABLE}
         AND e.application_id = @app AND e.next_attempt_at <= @t AND (e.lease_until IS NULL OR e.lease_until <= @t)
         AND e.endpoint_id NOT IN (SELECT value FROM json_each(@full))
@@ -106,7 +107,10 @@ export function leaseEvents(
         .all(JSON.stringify(picked.map((e) => e.id))) as [string, string][]
     ).map(([id, body]) => [id, body]),
   );
-  return picked.map(({ rowid: _r, ...e }) => ({ ...e, body: bodies.get(e.id) ?? '' }));
+  return picked.map(({ rowid: _r, rate_limit: _l, ...e }) => ({
+    ...e,
+    body: bodies.get(e.id) ?? '',
+  }));
 }
 
 /** The earliest next attempt time after `now` among waiting events: when a retry falls due. An index seek; events due

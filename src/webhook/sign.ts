@@ -40,14 +40,17 @@ export function signingSecrets(endpoint: EndpointSecrets, now: Date): string[] {
   return live ? [endpoint.secret, previous] : [endpoint.secret];
 }
 
-/** The headers of one delivery attempt; several secrets (during rotation) give space-separated signatures. */
+/** The headers of one delivery attempt; several secrets (during rotation) give space-separated signatures. `extra` (the
+ *  endpoint's own headers) come first: they never name a header set here (the endpoint's validation refuses them). */
 export function webhookHeaders(
   secrets: string[],
   id: string,
   timestampSeconds: number,
   body: string,
+  extra: Readonly<Record<string, string>> | null = null,
 ): Record<string, string> {
   return {
+    ...extra,
     'content-type': 'application/json',
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),

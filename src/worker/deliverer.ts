@@ -4,6 +4,7 @@
 // (webhook/send.ts) → record: the attempt, the event's next state, the endpoint's health (outcome.ts), in the group
 // commit that claims for the slots it frees → report: metrics and one log line.
 import type { Dispatcher } from 'undici';
+import { headersOf } from '../actions/endpoint-options.ts';
 import type { Ctx } from '../context.ts';
 import type { Logger } from '../log.ts';
 import { getEndpointById, type EndpointRow } from '../store/endpoints.ts';
@@ -20,6 +21,7 @@ import type { Telemetry } from '../telemetry.ts';
 import { sendWebhook, type SendResult } from '../webhook/send.ts';
 import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
 import { EndpointHealth } from './endpoint-health.ts';
+import { EndpointRates } from './endpoint-rate.ts';
 import { pickFairly, type Candidate } from './fair.ts';
 import { recordOutcome, type Outcome } from './outcome.ts';
 import { Pool, type Room } from './pool.ts';
@@ -35,6 +37,8 @@ export type AttemptDeps = {
 export type DelivererDeps = AttemptDeps & {
   pool: DeliveryPool;
   health: EndpointHealth;
+  /** When rate-limited endpoints started their attempts within the last second. */
+  rates: EndpointRates;
   /** Whether the last claim stopped at its scan bound (more may be due than it saw). */
   claim: { cut: boolean };
 };
@@ -58,6 +62,9 @@ const IDLE_MS = 60_000;
 /** Waiting rows a claim reads at most, in all and per application: a claim costs about what it takes. */
 const MAX_CLAIM_SCAN = 5000;
 const MAX_SCAN_PER_APPLICATION = 1000;
+/** The soonest the loop looks again for an endpoint held back by its rate: a timer per millisecond would cost more
+ *  than the few ms an attempt waits past its turn. */
+const MIN_RATE_WAKE_MS = 10;
 
 /** The deliverer's pool and what it remembers; `idle` is the loop's nudge (slots free, nothing due). */
 export function createDelivererDeps(
@@ -76,7 +83,13 @@ export function createDelivererDeps(
       : key.startsWith('unproven:')
         ? unprovenCap
         : Infinity;
-  const out: DelivererDeps = { ...deps, health, claim: { cut: false }, pool: undefined! };
+  const out: DelivererDeps = {
+    ...deps,
+    health,
+    rates: new EndpointRates(),
+    claim: { cut: false },
+    pool: undefined!,
+  };
   out.pool = new Pool<Claimed, Sent, Recorded>(
     ctx.db,
     {
@@ -123,7 +136,8 @@ export function drainDeliveries(deps: DelivererDeps, timeoutMs: number): Promise
 }
 
 /** The claim: the due events of each application with due work (its own index seek, so one backlog never hides
- *  another's events), at most what each endpoint has room for, then the fair pick (fair.ts), leased. */
+ *  another's events), at most what each endpoint has room for (its concurrency cap, and its rate limit: an endpoint
+ *  over its rate is skipped unread), then the fair pick (fair.ts), leased; the rate-limited picks are noted started. */
 function claimFairly(
   ctx: Ctx,
   deps: DelivererDeps,
@@ -132,9 +146,9 @@ function claimFairly(
   room: Room,
 ): Claimed[] {
   const now = ctx.clock.now();
-  const full = [...deps.pool.heldKeys]
-    .filter(([key, n]) => key.startsWith('endpoint:') && n >= capOf(key))
-    .map(([key]) => key.slice('endpoint:'.length));
+  const nowMs = now.getTime();
+  const full = fullEndpoints(deps, capOf, nowMs);
+  const underRate = rateGate(deps.rates, nowMs);
   const apps = applicationsWithDueEvents(ctx.db, now).sort(
     (a, b) => room.held(`app:${a}`) - room.held(`app:${b}`),
   );
@@ -156,7 +170,8 @@ function claimFairly(
         const endpoint = `endpoint:${e.endpoint_id}`;
         const keys = eventKeys(e, deps.health);
         const n = counted.get(endpoint) ?? 0;
-        if (room.held(endpoint) + n >= capOf(endpoint) || !room.fits(keys)) return false;
+        if (room.held(endpoint) + n >= capOf(endpoint) || !underRate(e, n) || !room.fits(keys))
+          return false;
         counted.set(endpoint, n + 1);
         candidates.push({ value: e, keys, groups: [`app:${app}`, endpoint] });
         return true;
@@ -166,6 +181,7 @@ function claimFairly(
     if (read >= maxRows && taken.length < free) deps.claim.cut = true;
   }
   const picked = pickFairly(candidates, free, room);
+  for (const e of picked) deps.rates.started(e.endpoint_id, e.rate_limit, nowMs);
   const keys = new Map(candidates.map((c) => [c.value.id, c.keys]));
   const endpoints = new Map<string, EndpointRow | undefined>(); // read once per claim, not once per event
   return leaseEvents(
@@ -179,6 +195,30 @@ function claimFairly(
     // The claim joined the endpoint as active in this same transaction: it is there.
     return { ...e, endpoint: endpoints.get(e.endpoint_id)!, keys: keys.get(e.id)! };
   });
+}
+
+/** The endpoints the walk skips unread: at their cap of attempts in flight, or with no room left under their rate. */
+function fullEndpoints(
+  deps: DelivererDeps,
+  capOf: (key: string) => number,
+  nowMs: number,
+): string[] {
+  return [...deps.pool.heldKeys]
+    .filter(([key, n]) => key.startsWith('endpoint:') && n >= capOf(key))
+    .map(([key]) => key.slice('endpoint:'.length))
+    .concat(deps.rates.full(nowMs));
+}
+
+/** Whether an event fits under its endpoint's rate when the claim has `n` of that endpoint already; each endpoint's
+ *  room is read once per claim. */
+function rateGate(rates: EndpointRates, nowMs: number): (e: DueEvent, n: number) => boolean {
+  const room = new Map<string, number>();
+  return (e, n) => {
+    if (e.rate_limit === null) return true;
+    if (!room.has(e.endpoint_id))
+      room.set(e.endpoint_id, rates.room(e.endpoint_id, e.rate_limit, nowMs));
+    return n < room.get(e.endpoint_id)!;
+  };
 }
 
 /** The pool keys of an event: its endpoint (capped), its application (shared fairly), and, while its endpoint is not
@@ -197,7 +237,13 @@ async function attempt(ctx: Ctx, deps: DelivererDeps, e: Claimed): Promise<Sent>
   const result = await sendWebhook({
     url: e.endpoint.url,
     body: e.body,
-    headers: webhookHeaders(signingSecrets(e.endpoint, startedAt), e.id, timestamp, e.body),
+    headers: webhookHeaders(
+      signingSecrets(e.endpoint, startedAt),
+      e.id,
+      timestamp,
+      e.body,
+      headersOf(e.endpoint.headers),
+    ),
     agent: deps.agent,
     timeoutMs: ctx.config.delivery.timeout_seconds * 1000,
     userAgent: deps.userAgent,
@@ -241,14 +287,19 @@ function report(
 }
 
 /** When the loop should look again if nothing wakes it first: never while every slot is busy (their commits refill),
- *  soon when the last claim stopped at its scan bound, else when the next retry falls due (1 s to 60 s). */
+ *  soon when the last claim stopped at its scan bound, else when the next retry falls due (1 s to 60 s) or, sooner,
+ *  when an endpoint held back by its rate limit may start again (10 ms at least). */
 function nextDelayMs(ctx: Ctx, deps: DelivererDeps): number {
   if (deps.pool.free <= 0) return IDLE_MS;
   if (deps.claim.cut) return 1000;
   const now = ctx.clock.now();
   const next = nextWaitingEventAfter(ctx.db, now);
   const wait = next === undefined ? IDLE_MS : Date.parse(next) - now.getTime();
-  return Math.min(IDLE_MS, Math.max(1000, wait));
+  const retry = Math.min(IDLE_MS, Math.max(1000, wait));
+  const rateFree = deps.rates.nextFreeAt(now.getTime());
+  return rateFree === undefined
+    ? retry
+    : Math.min(retry, Math.max(MIN_RATE_WAKE_MS, rateFree - now.getTime()));
 }
 
 function count(summary: DeliverySummary, outcome: Outcome): void {

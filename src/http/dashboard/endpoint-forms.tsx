@@ -1,12 +1,13 @@
 // The endpoint page's forms: the signing secret (hidden until asked for) with its rotation, edit (with the event types
-// it receives, also on the create form), and recover.
+// it receives, also on the create form, its extra headers and rate limit), and recover.
 import type { Context } from 'hono';
 import type { Ctx } from '../../context.ts';
 import { endpointSecret, type EndpointView } from '../../actions/endpoints.ts';
+import { invalid } from '../../errors.ts';
 import { SUBSCRIPTION_EVENT_TYPES, type SubscriptionEventType } from '../../webhook/event.ts';
 import { ActionButton, ActionForm, Time } from './components.tsx';
-import { Field } from './fields.tsx';
-import type { FormState } from './form.ts';
+import { Field, TextArea } from './fields.tsx';
+import type { FieldErrors, FormState } from './form.ts';
 import { viewer, type DashEnv } from './session.ts';
 
 /** The link that shows or hides the secret, beside the button that rotates it. */
@@ -157,7 +158,54 @@ export function FilterTypesField(p: { form: FormState; idPrefix: string }) {
   );
 }
 
-/** The title, URL and event types form, showing what the user typed when it failed. */
+/** The headers as the form shows them: one `Name: value` a line. */
+export function headersFormValue(headers: Record<string, string> | null): string {
+  return Object.entries(headers ?? {})
+    .map(([name, value]) => `${name}: ${value}`)
+    .join('\n');
+}
+
+/** headers from the posted text: nothing when the form has none (unchanged), null when it is blank, else one header a
+ *  non-blank line, split at its first colon (the action checks names and values; a line with no colon is refused
+ *  here, beside the field). */
+export function headersInput(form: Record<string, string>): {
+  headers?: Record<string, string> | null;
+} {
+  if (form.headers === undefined) return {};
+  const lines = form.headers.split(/\r?\n/).filter((line) => line.trim() !== '');
+  if (lines.length === 0) return { headers: null };
+  const headers: Record<string, string> = {};
+  for (const [i, line] of lines.entries()) {
+    const colon = line.indexOf(':');
+    if (colon < 0)
+      throw invalid([
+        { path: 'headers', message: `line ${i + 1} has no colon: write Name: value` },
+      ]);
+    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+  }
+  return { headers };
+}
+
+/** rate_limit from the posted field: nothing when the form has none (unchanged), null when blank, else the number typed
+ *  (anything else goes to the action as typed, which refuses it beside the field). */
+export function rateLimitInput(form: Record<string, string>): { rate_limit?: unknown } {
+  if (form.rate_limit === undefined) return {};
+  const typed = form.rate_limit.trim();
+  if (typed === '') return { rate_limit: null };
+  return { rate_limit: /^\d{1,9}$/.test(typed) ? Number(typed) : typed };
+}
+
+/** The action's errors about single headers (`headers.<name>`) shown beside the one headers field, each named. */
+export function foldHeaderErrors(errors: FieldErrors): FieldErrors {
+  const out: FieldErrors = {};
+  for (const [path, message] of Object.entries(errors)) {
+    if (!path.startsWith('headers.')) out[path] = message;
+    else if (out.headers === undefined) out.headers = `${path.slice('headers.'.length)} ${message}`;
+  }
+  return out;
+}
+
+/** The title, URL, event types and headers form, showing what the user typed when it failed. */
 export function EditForm(p: { here: string; csrf: string; form: FormState }) {
   return (
     <ActionForm to={p.here} csrf={p.csrf} action="update">
@@ -179,6 +227,24 @@ export function EditForm(p: { here: string; csrf: string; form: FormState }) {
         required
       />
       <FilterTypesField form={p.form} idPrefix="edit" />
+      <TextArea
+        name="headers"
+        label="Extra headers"
+        values={p.form.values}
+        errors={p.form.errors}
+        idPrefix="edit"
+        rows={3}
+        placeholder="X-Tenant: acme"
+        hint="One Name: value a line, sent with every delivery and test event; leave blank for none. Signing and transport headers (webhook-*, content-type, host, user-agent…) cannot be set."
+      />
+      <Field
+        name="rate_limit"
+        label="Rate limit (deliveries per second)"
+        values={p.form.values}
+        errors={p.form.errors}
+        idPrefix="edit"
+        hint="At most this many deliveries start in any one second (1–1000); blank for no limit. Others wait their turn, in order."
+      />
       <button type="submit">Save</button>
     </ActionForm>
   );

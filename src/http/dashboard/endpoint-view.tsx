@@ -18,7 +18,13 @@ import {
 import { attemptHours } from '../../store/attempts.ts';
 import { HourChart } from './chart.tsx';
 import { chartSince, deliveryChart } from './charts.ts';
-import { EditForm, filterFormValues, RecoverForm, SecretBox } from './endpoint-forms.tsx';
+import {
+  EditForm,
+  filterFormValues,
+  headersFormValue,
+  RecoverForm,
+  SecretBox,
+} from './endpoint-forms.tsx';
 import { render } from './errors.tsx';
 import { summariesOf } from './event-about.tsx';
 import { EventsTable } from './events-table.tsx';
@@ -52,6 +58,18 @@ function EndpointFacts(p: { e: EndpointView; csrf: string }) {
         </Fact>
         <Fact label="Receives">
           {e.filter_types === null ? 'every event type' : e.filter_types.join(', ')}
+        </Fact>
+        <Fact label="Extra headers" class="mono">
+          {e.headers === null
+            ? 'none'
+            : Object.entries(e.headers).map(([name, value]) => (
+                <div>
+                  {name}: {value}
+                </div>
+              ))}
+        </Fact>
+        <Fact label="Rate limit">
+          {e.rate_limit === null ? 'none' : `${e.rate_limit} deliveries a second`}
         </Fact>
         <Fact label="Id" class="mono">
           {e.id}
@@ -146,7 +164,13 @@ export function showEndpoint(
   const here = `/dashboard/endpoints/${e.id}`;
   const subs = listSubscriptionViews(ctx, s.applicationId, { limit: 50, endpoint: e.id });
   const edit = state.edit ?? {
-    values: { title: e.title, url: e.url, ...filterFormValues(e.filter_types) },
+    values: {
+      title: e.title,
+      url: e.url,
+      ...filterFormValues(e.filter_types),
+      headers: headersFormValue(e.headers),
+      rate_limit: e.rate_limit === null ? '' : String(e.rate_limit),
+    },
     errors: {},
   };
   const now = ctx.clock.now();

@@ -10,7 +10,13 @@ import {
   updateEndpointFromInput,
 } from '../../actions/endpoints.ts';
 import type { ApiError } from '../../errors.ts';
-import { filterFields, filterInput } from './endpoint-forms.tsx';
+import {
+  filterFields,
+  filterInput,
+  foldHeaderErrors,
+  headersInput,
+  rateLimitInput,
+} from './endpoint-forms.tsx';
 import { showEndpoint, type EndpointState } from './endpoint-view.tsx';
 import {
   formStateFrom,
@@ -32,6 +38,8 @@ function update(p: Posted): Response {
   updateEndpointFromInput(p.ctx, p.applicationId, p.id, {
     ...editValues(p.form),
     ...filterInput(p.form),
+    ...headersInput(p.form),
+    ...rateLimitInput(p.form),
   });
   return p.c.redirect(`${p.here}?notice=endpoint-updated`, 303);
 }
@@ -94,8 +102,15 @@ function run(p: Posted, action: string): Response | Promise<Response> {
 
 /** The form that failed keeps what the user typed; other actions' errors show above the page. */
 function failedState(action: string, err: ApiError, form: Record<string, string>): EndpointState {
-  if (action === 'update')
-    return { edit: formStateFrom(err, { ...editValues(form), ...filterFields(form) }) };
+  if (action === 'update') {
+    const edit = formStateFrom(err, {
+      ...editValues(form),
+      ...filterFields(form),
+      headers: form.headers ?? '',
+      rate_limit: form.rate_limit ?? '',
+    });
+    return { edit: { ...edit, errors: foldHeaderErrors(edit.errors) } };
+  }
   if (action === 'recover') return { recover: formStateFrom(err, { since: form.since ?? '' }) };
   return { message: err.message };
 }

@@ -21,6 +21,12 @@ import {
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
 import { SUBSCRIPTION_EVENT_TYPES } from '../../../webhook/event.ts';
+import {
+  MAX_HEADER_BYTES,
+  MAX_HEADERS,
+  MAX_RATE_LIMIT,
+  RESERVED_HEADERS,
+} from '../../../actions/endpoint-options.ts';
 
 const title = str({ minLength: 1, maxLength: 200 });
 const status = { enum: ['active', 'disabled'] };
@@ -36,6 +42,25 @@ const filterTypes = {
   ],
   description:
     'The event types the endpoint receives; null (the default) for every type, including types added later. An event of another type is not created for it at all (no event, no sequence number); endpoint.test is always sent.',
+};
+
+const headers = {
+  oneOf: [
+    {
+      type: 'object',
+      maxProperties: MAX_HEADERS,
+      propertyNames: { pattern: "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$" },
+      additionalProperties: str({ pattern: '^[\\x21-\\x7e]([\\x20-\\x7e\\t]*[\\x21-\\x7e])?$' }),
+    },
+    { type: 'null' },
+  ],
+  description: `Extra headers sent with every attempt (and the test event), name → value; null (the default) for none. Names are RFC 9110 tokens, values visible ASCII with inner spaces or tabs; at most ${MAX_HEADERS} headers and ${MAX_HEADER_BYTES} bytes in all (each counted as "name: value" and its line end). Case-insensitively refused: ${RESERVED_HEADERS.join(', ')}, and every webhook-* name. Shown in full in answers.`,
+};
+
+const rateLimit = {
+  oneOf: [int({ minimum: 1, maximum: MAX_RATE_LIMIT }), { type: 'null' }],
+  description:
+    'Attempts the endpoint may start in any one second; null (the default) for no limit. Events over the rate wait their turn (in order per subscription) without delaying other endpoints; test events are not counted.',
 };
 
 export const ENDPOINT_PATHS: Paths = {
@@ -59,7 +84,7 @@ export const ENDPOINT_PATHS: Paths = {
     patch: {
       operationId: 'updateEndpoint',
       summary:
-        'Change title, url or filter_types, or enable/disable (re-enabling resumes delivery)',
+        'Change title, url, filter_types, headers or rate_limit, or enable/disable (re-enabling resumes delivery)',
       parameters: [idParam],
       requestBody: body(ref('EndpointUpdate')),
       responses: ok('Endpoint'),
@@ -119,12 +144,19 @@ export const ENDPOINT_SCHEMAS: Record<string, Schema> = {
     type: 'object',
     additionalProperties: false,
     required: ['title', 'url'],
-    properties: { title, url: uri, filter_types: filterTypes },
+    properties: { title, url: uri, filter_types: filterTypes, headers, rate_limit: rateLimit },
   },
   EndpointUpdate: {
     type: 'object',
     additionalProperties: false,
-    properties: { title, url: uri, status, filter_types: filterTypes },
+    properties: {
+      title,
+      url: uri,
+      status,
+      filter_types: filterTypes,
+      headers,
+      rate_limit: rateLimit,
+    },
   },
   Endpoint: {
     type: 'object',
@@ -136,6 +168,8 @@ export const ENDPOINT_SCHEMAS: Record<string, Schema> = {
       status,
       disabled_reason: nullable(str()),
       filter_types: filterTypes,
+      headers,
+      rate_limit: rateLimit,
       created_at: time,
       updated_at: time,
     },
