@@ -93,6 +93,10 @@ CREATE INDEX feeds_due ON feeds(next_poll_at) WHERE status <> 'gone';
 -- subscriptions) is read instead of the feed rows, which carry validators, errors and identity probes (schema version 9).
 -- A 304 poll writes status only when it changes (store/feeds-poll.ts), so it leaves this index alone.
 CREATE INDEX feeds_by_status ON feeds(status, id);
+-- A new subscription's duplicate check finds the feeds a URL names by where they are fetched or were discovered
+-- (store/subscriptions.ts findSubscriptionToSameFeed; schema version 13).
+CREATE INDEX feeds_by_fetch_url ON feeds(fetch_url);
+CREATE INDEX feeds_by_discovered_url ON feeds(discovered_url) WHERE discovered_url IS NOT NULL;
 
 CREATE TABLE subscriptions (
   id              TEXT PRIMARY KEY,

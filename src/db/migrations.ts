@@ -149,4 +149,12 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE endpoints ADD COLUMN rate_limit INTEGER;
     `);
   },
+  // 12 → 13 (issue 16, scale): the feeds a URL names by fetch or discovery URL, so that a new subscription's duplicate
+  // check seeks instead of walking the endpoint's subscriptions.
+  (db) => {
+    db.exec(`
+      CREATE INDEX feeds_by_fetch_url ON feeds(fetch_url);
+      CREATE INDEX feeds_by_discovered_url ON feeds(discovered_url) WHERE discovered_url IS NOT NULL;
+    `);
+  },
 ];
