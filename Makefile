@@ -1,5 +1,5 @@
 # feedsub — every target installs what is missing first, so a fresh clone needs only Node.js >= 20.19 and make.
-.PHONY: deps serve wait test lint format typecheck bench build clean
+.PHONY: deps serve wait test lint format typecheck bench bench-scale build clean
 
 NPM ?= npm
 TSX := node_modules/.bin/tsx
@@ -43,6 +43,10 @@ typecheck: deps
 
 bench: deps
 	$(TSX) scripts/bench.ts
+
+# SCALE_FEEDS feeds (default 100000), 10 subscriptions each: cycles, API latency and peak RSS of serve and poll --once.
+bench-scale: deps
+	$(TSX) scripts/bench-scale.ts
 
 build: deps
 	$(TSX) scripts/build.ts

@@ -1,16 +1,18 @@
-// The benchmark's feed origin and webhook receiver, run as a separate process: N feeds of ~50 KB (half RSS, half Atom), with ETags,
-// a control route to start a new round (some feeds gain entries) and to switch validators off (same-body path), a count
-// of the feeds fetched since a mark, and /garbage.xml: 10 MiB of random bytes (the memory rows).
+// The benchmark's feed origin and webhook receiver, run as a separate process: N feeds of ~50 KB (half RSS, half Atom;
+// 5–10 KB with `small`, for make bench-scale), with ETags, a control route to start a new round (some feeds gain
+// entries) and to switch validators off (same-body path), a count of the feeds fetched since a mark, and /garbage.xml:
+// 10 MiB of random bytes (the memory rows).
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 const count = Number(process.argv[2] ?? 1000);
-const ITEMS = 25;
-const filler =
-  'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. '.repeat(
-    14,
-  );
+const small = process.argv[3] === 'small';
+const ITEMS = small ? 10 : 25;
+const sentence =
+  'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. ';
+// ~50 KB feeds by default; small ones are 5–10 KB, their size varying with the feed's number.
+const fillerOf = (i: number) => sentence.repeat(small ? 3 + (i % 4) : 14);
 const heads = new Array<number>(count).fill(ITEMS); // newest item number of each feed
 let etags = true;
 const cache = new Map<number, { body: Buffer; etag: string }>();
@@ -21,6 +23,7 @@ function render(i: number): { body: Buffer; etag: string } {
   const newest = heads[i]!;
   const nums = Array.from({ length: ITEMS }, (_, k) => newest - k);
   const date = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 3600_000);
+  const filler = fillerOf(i);
   const xml =
     i % 2 === 0
       ? `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Feed ${i}</title><link>http://example.com/${i}/</link>${nums.map((n) => `<item><guid>feed-${i}-item-${n}</guid><title>Item ${n} of feed ${i}</title><link>http://example.com/${i}/${n}</link><pubDate>${date(n).toUTCString()}</pubDate><description>${filler}</description></item>`).join('')}</channel></rss>`

@@ -1,0 +1,146 @@
+// make bench-scale, the child processes: the feed origin, `feedsub serve` and `feedsub poll --once`, each started as
+// `node --import tsx` (so the PID is the process measured), its peak RSS read from /proc/<pid>/status, stopped by PID.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { request } from 'undici';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const NODE_ARGS = ['--import', import.meta.resolve('tsx')];
+const SAMPLE_MS = 100;
+
+/** A child process whose memory is sampled until it exits. */
+export type Child = {
+  pid: number;
+  /** The highest VmHWM read so far (the kernel's peak resident set), in MiB. */
+  peakMiB(): number;
+  /** Its resident set now, in MiB (0 once it has exited). */
+  rssMiB(): number;
+  /** Everything it wrote to stderr (the last 64 KiB). */
+  stderr(): string;
+  exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once it exited. */
+  stop(graceMs?: number): Promise<void>;
+};
+
+/** Reads one `Vm…:  123 kB` line of /proc/<pid>/status in MiB; 0 when the process is gone. */
+function statusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(
+      readFileSync(`/proc/${pid}/status`, 'utf8'),
+    );
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function start(args: string[], env: Record<string, string> = {}): Child & { child: ChildProcess } {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const pid = child.pid!;
+  let peak = 0;
+  const sample = setInterval(() => {
+    peak = Math.max(peak, statusMiB(pid, 'VmHWM'));
+  }, SAMPLE_MS);
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    err = (err + d.toString()).slice(-65_536);
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      clearInterval(sample);
+      resolve(code);
+    }),
+  );
+  const stop = async (graceMs = 20_000) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    process.kill(pid, 'SIGTERM');
+    const timer = setTimeout(() => process.kill(pid, 'SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+  return {
+    child,
+    pid,
+    peakMiB: () => (peak = Math.max(peak, statusMiB(pid, 'VmHWM'))),
+    rssMiB: () => statusMiB(pid, 'VmRSS'),
+    stderr: () => err,
+    exited,
+    stop,
+  };
+}
+
+/** The feed origin and webhook receiver (scripts/bench-origin.ts) with `feeds` small feeds; its base URL. */
+export async function startOrigin(feeds: number): Promise<{ base: string; process: Child }> {
+  const c = start([...NODE_ARGS, `${ROOT}scripts/bench-origin.ts`, String(feeds), 'small']);
+  const port = await withDeadline(
+    new Promise<string>((resolve) =>
+      createInterface({ input: c.child.stdout! }).once('line', resolve),
+    ),
+    30_000,
+    'the origin did not start',
+  );
+  return { base: `http://127.0.0.1:${port.trim()}`, process: c };
+}
+
+/** `feedsub serve --config <file>`, resolved once /healthz answers 200 (within 60 s). */
+export async function startServe(configFile: string, url: string): Promise<Child> {
+  const c = start([...NODE_ARGS, `${ROOT}src/main.ts`, 'serve', '--config', configFile]);
+  c.child.stdout!.resume();
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (c.child.exitCode !== null) break;
+    try {
+      const r = await request(`${url}/healthz`);
+      await r.body.dump();
+      if (r.statusCode === 200) return c;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await c.stop(1000);
+  throw new Error(`bench-scale: unable to start serve\n${c.stderr()}`);
+}
+
+/** Runs `feedsub poll --once --config <file>` to its end (at most `timeoutMs`): its summary line, time and peak RSS. */
+export async function pollOnce(
+  configFile: string,
+  timeoutMs: number,
+): Promise<{ summary: string; ms: number; peakMiB: number; code: number | null }> {
+  const t = performance.now();
+  const c = start([...NODE_ARGS, `${ROOT}src/main.ts`, 'poll', '--once', '--config', configFile]);
+  let out = '';
+  c.child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const timer = setTimeout(() => void c.stop(5000), timeoutMs);
+  const code = await c.exited;
+  clearTimeout(timer);
+  if (code !== 0 || process.env.SCALE_VERBOSE)
+    console.error(`bench-scale: poll --once exited ${code}\n${c.stderr().slice(-4000)}`);
+  return { summary: out.trim(), ms: performance.now() - t, peakMiB: c.peakMiB(), code };
+}
+
+/** Resolves as `promise` does, or rejects with `message` after `ms`. */
+export async function withDeadline<T>(
+  promise: Promise<T>,
+  ms: number,
+  message: string,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`bench-scale: ${message}`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
