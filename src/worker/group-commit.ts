@@ -35,7 +35,12 @@ export function commitTogether<T, U>(
   tail: () => U,
 ): { results: Written<T>[]; tail: Written<U> } {
   try {
-    const done = db.transaction(() => ({ values: writes.map((w) => w()), tail: tail() }))();
+    // IMMEDIATE: the write lock is taken (waiting up to the busy timeout) before the first read. A deferred transaction
+    // that reads first and then writes fails at once with SQLITE_BUSY when another process (a `poll --once` beside
+    // `serve`) committed in between: its snapshot is stale, and SQLite does not wait on a busy handler for that.
+    const done = db
+      .transaction(() => ({ values: writes.map((w) => w()), tail: tail() }))
+      .immediate();
     return {
       results: done.values.map((value) => ({ ok: true, value })),
       tail: { ok: true, value: done.tail },
@@ -47,7 +52,7 @@ export function commitTogether<T, U>(
 
 function alone<T>(db: Db, write: () => T): Written<T> {
   try {
-    return { ok: true, value: db.transaction(write)() };
+    return { ok: true, value: db.transaction(write).immediate() };
   } catch (error) {
     return { ok: false, error };
   }

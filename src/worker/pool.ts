@@ -108,10 +108,13 @@ export class Pool<I, R, V> {
     const releasing = this.#unrecorded.splice(0);
     let items: I[];
     try {
-      items = this.#db.transaction(() => {
-        if (releasing.length > 0) this.#spec.release(releasing);
-        return this.#spec.claim(free, this.#room());
-      })();
+      // IMMEDIATE, as the group commit (group-commit.ts): a claim reads the due window before it leases.
+      items = this.#db
+        .transaction(() => {
+          if (releasing.length > 0) this.#spec.release(releasing);
+          return this.#spec.claim(free, this.#room());
+        })
+        .immediate();
     } catch (err) {
       this.#keepUnrecorded(releasing);
       throw err;

@@ -1,0 +1,46 @@
+// Group commit beside another process: the write lock is taken before the first read, so a commit by another
+// connection in between cannot make the outcome's transaction fail with SQLITE_BUSY.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { openDatabase } from '../../src/db/open.ts';
+import { commitTogether } from '../../src/worker/group-commit.ts';
+
+describe('group commit', () => {
+  it('records an outcome that reads before it writes while another connection commits in between', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'feedsub-test-'));
+    const ours = openDatabase(join(dir, 'feedsub.db'));
+    const theirs = openDatabase(join(dir, 'feedsub.db')); // as `poll --once` beside `serve`
+    theirs.pragma('busy_timeout = 0');
+    try {
+      ours.exec('CREATE TABLE t (n INTEGER)');
+      let theirsCommitted = false;
+      const { results, tail } = commitTogether(
+        ours,
+        [
+          () => {
+            const before = ours.prepare('SELECT count(*) FROM t').pluck().get() as number;
+            try {
+              theirs.prepare('INSERT INTO t VALUES (1)').run(); // their own transaction, committed at once
+              theirsCommitted = true;
+            } catch {
+              // the write lock is ours: they wait for it (here, with no busy timeout, they give up)
+            }
+            ours.prepare('INSERT INTO t VALUES (?)').run(before + 100);
+            return before;
+          },
+        ],
+        () => 'claimed',
+      );
+      assert.deepEqual(results, [{ ok: true, value: 0 }]);
+      assert.deepEqual(tail, { ok: true, value: 'claimed' });
+      assert.equal(theirsCommitted, false, 'the other connection could not write in between');
+    } finally {
+      theirs.close();
+      ours.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
