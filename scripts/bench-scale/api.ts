@@ -13,8 +13,8 @@ export type Latencies = {
   all: number[];
   byKind: Map<string, number[]>;
   failed: number;
-  /** The statuses of the failed requests, with their counts. */
-  statuses: Map<number, number>;
+  /** The kinds and statuses of the failed requests (`create 503`), with their counts. */
+  statuses: Map<string, number>;
 };
 
 type Call = { kind: string; method: 'GET' | 'POST'; path: string; body?: string };
@@ -97,7 +97,8 @@ export async function apiRun(
         const ms = performance.now() - t;
         if (r.statusCode >= 500 || r.statusCode === 429 || r.statusCode === 401) {
           out.failed++;
-          out.statuses.set(r.statusCode, (out.statuses.get(r.statusCode) ?? 0) + 1);
+          const what = `${call.kind} ${r.statusCode}`;
+          out.statuses.set(what, (out.statuses.get(what) ?? 0) + 1);
         }
         out.all.push(ms);
         const list = out.byKind.get(call.kind) ?? [];
