@@ -69,7 +69,7 @@ async function main(): Promise<void> {
 
 /** Every phase against the running `serve`, in order; returns the all-304 cycle's rate (feeds/s). */
 async function run(r: Run): Promise<number> {
-  r.row('serve RSS at start', MiB(r.serve.rssMiB()), 'before any request');
+  r.row('serve RSS at start', MiB(r.serve.rssMiB()), `before any request; ${await heapOf(r.url)}`);
   const idle = describe(await apiRun(r.url, r.world, { max: 3000, maxMs: 120_000 }, r.created));
   r.row('API latency, idle', idle.value, `${idle.note}; target p99 ≤ 20 ms`);
   await cycle(r, 'first cycle (every feed takes its baseline)');
@@ -88,13 +88,14 @@ async function run(r: Run): Promise<number> {
     `${changed} feeds gained one entry × ${SUBS_PER_FEED} subscriptions = ${expected} expected (${events.entries === expected ? 'exact' : 'WRONG'}); ${events.other} other events; ${events.delivered} delivered`,
   );
   const before = r.serve.rssMiB();
+  const heapBefore = await heapOf(r.url);
   const load = await apiRun(r.url, r.world, { max: LOAD_REQUESTS, maxMs: LOAD_MAX_MS }, r.created);
   const loaded = describe(load);
   r.row('API latency, sustained load', loaded.value, loaded.note);
   r.row(
     `serve RSS after ${load.all.length.toLocaleString('en')} more requests`,
     MiB(r.serve.rssMiB()),
-    `${MiB(before)} before them; peak (VmHWM) of the whole run ${MiB(r.serve.peakMiB())}; target ≤ 1 GB at 100k (≤ 300 MB at 10k)`,
+    `${MiB(before)} before them (${heapBefore}), ${await heapOf(r.url)} after; peak (VmHWM) of the whole run ${MiB(r.serve.peakMiB())}; target ≤ 1 GB at 100k (≤ 300 MB at 10k)`,
   );
   return allRate;
 }
@@ -118,6 +119,15 @@ async function cycle(r: Run, label: string): Promise<number> {
   const d = describe(l);
   r.row(`  API latency during it`, d.value, `${d.note}; target p99 ≤ 20 ms`);
   return p.ms;
+}
+
+/** The V8 heap `serve` reports on /metrics (prom-client's default metrics): used of total, in MiB. */
+async function heapOf(url: string): Promise<string> {
+  const r = await request(`${url}/metrics`);
+  const text = await r.body.text();
+  const metric = (name: string) =>
+    Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1024 / 1024;
+  return `heap ${metric('nodejs_heap_size_used_bytes').toFixed(0)} of ${metric('nodejs_heap_size_total_bytes').toFixed(0)} MiB, external ${metric('nodejs_external_memory_bytes').toFixed(0)} MiB`;
 }
 
 /** Events created since `since`, read from the database beside `serve` (WAL readers do not block it). */
