@@ -87,17 +87,11 @@ export async function apiRun(
       while (more()) {
         const call = callFor(world, next++, created);
         const t = performance.now();
-        const r = await request(`${url}${call.path}`, {
-          method: call.method,
-          dispatcher: agent,
-          headers: { authorization: world.key, 'content-type': 'application/json' },
-          ...(call.body ? { body: call.body } : {}),
-        });
-        await r.body.dump();
+        const status = await send(url, agent, world.key, call);
         const ms = performance.now() - t;
-        if (r.statusCode >= 500 || r.statusCode === 429 || r.statusCode === 401) {
+        if (typeof status === 'string' || status >= 500 || status === 429 || status === 401) {
           out.failed++;
-          const what = `${call.kind} ${r.statusCode}`;
+          const what = `${call.kind} ${status}`;
           out.statuses.set(what, (out.statuses.get(what) ?? 0) + 1);
         }
         out.all.push(ms);
@@ -109,6 +103,22 @@ export async function apiRun(
   );
   await agent.close();
   return out;
+}
+
+/** Sends one call; its status, or the network error's code (a reset connection is counted, not fatal). */
+async function send(url: string, agent: Agent, key: string, call: Call): Promise<number | string> {
+  try {
+    const r = await request(`${url}${call.path}`, {
+      method: call.method,
+      dispatcher: agent,
+      headers: { authorization: key, 'content-type': 'application/json' },
+      ...(call.body ? { body: call.body } : {}),
+    });
+    await r.body.dump();
+    return r.statusCode;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code ?? 'error';
+  }
 }
 
 /** The `q` quantile (0…1) of `values`. */
