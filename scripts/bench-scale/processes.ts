@@ -107,13 +107,21 @@ export async function startServe(configFile: string, url: string): Promise<Child
   throw new Error(`bench-scale: unable to start serve\n${c.stderr()}`);
 }
 
-/** Runs `feedsub poll --once --config <file>` to its end (at most `timeoutMs`): its summary line, time and peak RSS. */
+/** Runs `feedsub poll --once --force --config <file>` (beside the running serve, whose lock it would otherwise respect) to its end (at most `timeoutMs`): its summary line, time and peak RSS. */
 export async function pollOnce(
   configFile: string,
   timeoutMs: number,
 ): Promise<{ summary: string; ms: number; peakMiB: number; code: number | null }> {
   const t = performance.now();
-  const c = start([...NODE_ARGS, `${ROOT}src/main.ts`, 'poll', '--once', '--config', configFile]);
+  const c = start([
+    ...NODE_ARGS,
+    `${ROOT}src/main.ts`,
+    'poll',
+    '--once',
+    '--force',
+    '--config',
+    configFile,
+  ]);
   let out = '';
   c.child.stdout!.on('data', (d: Buffer) => {
     out += d.toString();
