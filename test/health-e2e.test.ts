@@ -2,22 +2,12 @@
 // permanently and churns its guids; the poller and the deliverer bring each event to a real receiver, signed, in the
 // entries envelope with the subscription's metadata byte for byte, in sequence order; filter_types leaves the rest out.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createKey } from '../src/actions/keys.ts';
-import { systemClock } from '../src/clock.ts';
-import { defaultConfig } from '../src/config.ts';
-import { quietCtx } from '../src/context.ts';
-import { openDatabase } from '../src/db/open.ts';
 import { verifySignature } from '../src/webhook/sign.ts';
-import { startDaemon, type Daemon } from './support/daemon.ts';
 import { until } from './support/deadline.ts';
+import { startServed, type Served } from './support/served.ts';
 import {
   rss,
-  startOrigin,
-  startReceiver,
   type Delivery,
   type Origin,
   type OriginFeed,
@@ -51,39 +41,21 @@ const doc = (...guids: string[]): OriginFeed => ({ body: rss(guids.map((guid) =>
 const fail = (status: number): OriginFeed => ({ body: `status ${status}`, status });
 
 describe('end to end: feed-health events through feedsub serve', () => {
-  let dir: string;
-  let daemon: Daemon;
+  let w: Served;
   let origin: Origin;
   let receiver: Receiver;
-  let key: string;
   let n = 0;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'feedsub-health-'));
-    const db = openDatabase(join(dir, 'feedsub.db'));
-    key = createKey(quietCtx(db, systemClock, defaultConfig()), 'health', null).key;
-    db.close();
-    origin = await startOrigin();
-    receiver = await startReceiver();
-    daemon = await startDaemon({ dataDir: dir, env: ENV });
+    w = await startServed('health', ENV);
+    ({ origin, receiver } = w);
   });
   after(async () => {
-    await daemon?.stop();
-    await origin?.close();
-    await receiver?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await w?.close();
   });
 
-  async function api(method: string, path: string, body?: string): Promise<any> {
-    const res = await fetch(daemon.url + path, {
-      method,
-      headers: { authorization: key, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body }),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  }
+  /** One API request with the key: its status and parsed body. `body` is sent as written. */
+  const api = (method: string, path: string, body?: string) => w.call(method, path, body);
   /** A new endpoint (optionally filtered) subscribed to `path` with metadata written as `metadata`, byte for byte. */
   async function subscribe(path: string, metadata: string, filter = 'null'): Promise<Sub> {
     const ep = await api(

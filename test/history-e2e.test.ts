@@ -2,18 +2,10 @@
 // then new entries as usual; an updated entry reaches only the subscription that opted in; the entries list shows the
 // feed as webhooks do; the trace tells a delivered entry from a baseline one and one seen while paused.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createKey } from '../src/actions/keys.ts';
-import { systemClock } from '../src/clock.ts';
-import { defaultConfig } from '../src/config.ts';
-import { quietCtx } from '../src/context.ts';
-import { openDatabase } from '../src/db/open.ts';
-import { startDaemon, type Daemon } from './support/daemon.ts';
 import { until } from './support/deadline.ts';
-import { startOrigin, startReceiver, type Origin, type Receiver } from './support/servers.ts';
+import { startServed, type Served } from './support/served.ts';
+import type { Origin, Receiver } from './support/servers.ts';
 
 const ENV = {
   FEEDSUB_NETWORK_ALLOW_PRIVATE: 'true',
@@ -45,39 +37,24 @@ const doc = (...items: [guid: string, title?: string][]) => ({
 });
 
 describe('end to end: entry history through feedsub serve', () => {
-  let dir: string;
-  let daemon: Daemon;
+  let w: Served;
   let origin: Origin;
   let receiver: Receiver;
-  let key: string;
   let n = 0;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'feedsub-history-'));
-    const db = openDatabase(join(dir, 'feedsub.db'));
-    key = createKey(quietCtx(db, systemClock, defaultConfig()), 'history', null).key;
-    db.close();
-    origin = await startOrigin();
-    receiver = await startReceiver();
-    daemon = await startDaemon({ dataDir: dir, env: ENV });
+    w = await startServed('history', ENV);
+    ({ origin, receiver } = w);
   });
   after(async () => {
-    await daemon?.stop();
-    await origin?.close();
-    await receiver?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await w?.close();
   });
 
+  /** One API request with the key that must succeed: its parsed body. */
   async function api(method: string, path: string, body?: unknown): Promise<any> {
-    const res = await fetch(daemon.url + path, {
-      method,
-      headers: { authorization: key, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const text = await res.text();
-    assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : null;
+    const res = await w.call(method, path, body);
+    assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
   }
   async function subscribe(path: string, extra: Record<string, unknown> = {}) {
     const ep = await api('POST', '/v1/endpoints', { title: 'h', url: `${receiver.url}/${++n}` });
