@@ -52,7 +52,7 @@ export function parseFeed(text: string, opts: ParseOptions): ParsedFeed {
   const root = findRootElement(clean);
   if (!root) throw new FeedParseError('parse: not a feed (no XML root element)');
   const format = XML_FORMATS[localName(root.name)];
-  if (!format) throw new FeedParseError(`parse: not a feed (root element <${root.name}>)`);
+  if (!format) throw new FeedParseError(`parse: not a feed (${describeRoot(root.name)})`);
   const notes: string[] = [];
   let prolog = prologWithoutDoctype(clean.slice(0, root.offset));
   if (clean.slice(0, clean.indexOf('<')).trim() !== '') {
@@ -137,4 +137,12 @@ function describe(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
   return `${err.message}${cause}`.slice(0, 200);
+}
+
+/** The root element as an error shows it: its name when it reads as one (`<html>`), else not at all, so random bytes
+ *  that happen to follow a '<' never reach a feed's last_error. */
+function describeRoot(name: string): string {
+  return /^[A-Za-z_][\w.:-]{0,63}$/.test(name)
+    ? `root element <${name}>`
+    : 'its root element is not a name';
 }

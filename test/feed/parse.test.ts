@@ -436,3 +436,19 @@ test('an empty but well-formed feed has no entries and is not degraded', () => {
 function corpusFeedText(rel: string): string {
   return readFileSync(new URL(rel, CORPUS), 'utf8');
 }
+
+test('a document that is not a feed is named by its root element, and random bytes are never quoted', () => {
+  const refused = (text: string) => {
+    try {
+      parseFeed(text, { baseUrl: 'https://example.org/' });
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return 'parsed';
+  };
+  assert.equal(refused('<html><body>hi</body></html>'), 'parse: not a feed (root element <html>)');
+  assert.equal(
+    refused('<k\u00f0\u00e2\u00ffcw~\u00ab\u00e3 x="1"></k>'),
+    'parse: not a feed (its root element is not a name)',
+  );
+});
