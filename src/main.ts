@@ -66,6 +66,12 @@ cli
   .option('--config <file>', 'TOML config file')
   .option('--data-dir <dir>', 'Where the SQLite database lives')
   .action((action: string, id: string | undefined, flags: Flags) => {
+    // Arguments first: a mistyped command must not create (or migrate) a database anywhere.
+    if (!['create', 'list', 'revoke'].includes(action))
+      usage(`unknown keys action "${action}" (use create, list or revoke)`);
+    if (action === 'create' && (!flags.app || typeof flags.app !== 'string'))
+      usage('keys create needs --app NAME');
+    if (action === 'revoke' && !id) usage('keys revoke needs KEY_ID');
     const config = configFrom(flags);
     const { ctx, db } = openForCommand(config);
     try {

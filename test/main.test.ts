@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -139,6 +139,18 @@ describe('feedsub CLI', () => {
     ],
     ['a bad environment value', ['config', 'check'], /FEEDSUB_SERVER_PORT must be a number/],
   ];
+  it('refuses a mistyped keys command before it creates a data directory', () => {
+    const dataDir = join(tempDir(), 'never');
+    for (const args of [
+      ['keys', 'create'],
+      ['keys', 'rotate'],
+      ['keys', 'revoke'],
+    ]) {
+      const r = runCli([...args, '--data-dir', dataDir]);
+      assert.equal(r.status, 2, r.stderr);
+      assert.equal(existsSync(dataDir), false, `${args.join(' ')} created ${dataDir}`);
+    }
+  });
   for (const [name, args, message] of bad) {
     it(`exits 2 with a one-line error for ${name}`, () => {
       const r = runCli(args, name.includes('environment') ? { FEEDSUB_SERVER_PORT: 'x' } : {});
