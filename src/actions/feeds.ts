@@ -9,6 +9,7 @@ import {
   recordKeys,
 } from '../store/entries.ts';
 import {
+  FEED_STATUSES,
   countFeedsOfApplication,
   getFeed,
   listFeedsOfApplication,
@@ -211,7 +212,7 @@ export function countApplicationFeeds(ctx: Ctx, applicationId: string): Record<F
 /** The `status` filter of GET /v1/feeds: a feed status, or `failing` for every feed not fetched successfully now
  *  (error and gone). */
 export const FeedStatusFilter = v.picklist(
-  ['pending', 'active', 'error', 'gone', 'identity_changed', 'failing'],
+  [...FEED_STATUSES, 'failing'],
   'must be one of pending, active, error, gone, identity_changed, failing (= error and gone)',
 );
 

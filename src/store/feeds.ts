@@ -6,7 +6,9 @@ import { prepared } from './sql.ts';
 import { newId } from '../ids.ts';
 import { toPage, type Page } from './page.ts';
 
-export type FeedStatus = 'pending' | 'active' | 'error' | 'gone' | 'identity_changed';
+/** Every status a feed can be in. */
+export const FEED_STATUSES = ['pending', 'active', 'error', 'gone', 'identity_changed'] as const;
+export type FeedStatus = (typeof FEED_STATUSES)[number];
 export type FeedRow = {
   id: string;
   url: string;
@@ -152,14 +154,7 @@ export type PolledFeedStatus = FeedStatus | 'idle';
  *  uses count as `idle` whatever their last status. Reads the feeds_by_status index (status, id) and, per feed, the
  *  subscriptions_by_feed index (feed_id, status); never a feed row. */
 export function countFeedsByStatus(db: Db): Record<PolledFeedStatus, number> {
-  const out: Record<PolledFeedStatus, number> = {
-    pending: 0,
-    active: 0,
-    error: 0,
-    gone: 0,
-    identity_changed: 0,
-    idle: 0,
-  };
+  const out = zeroCounts<PolledFeedStatus>([...FEED_STATUSES, 'idle']);
   let polled = 0;
   for (const row of prepared(
     db,
@@ -206,13 +201,10 @@ export function listFeedsOfApplication(
   return toPage(rows, q.limit);
 }
 
-/** Every feed status, for counts that list each one. */
-const STATUSES: readonly FeedStatus[] = ['pending', 'active', 'error', 'gone', 'identity_changed'];
-
 /** How many of the feeds an application's subscriptions use are in each status: the application's subscriptions
  *  (subscriptions_by_application_feed), each feed looked up by its key — work in proportion to what it counts. */
 export function countFeedsOfApplication(db: Db, applicationId: string): Record<FeedStatus, number> {
-  const out = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<FeedStatus, number>;
+  const out = zeroCounts<FeedStatus>(FEED_STATUSES);
   const rows = prepared(
     db,
     `SELECT f.status, count(*) AS n FROM feeds f
@@ -246,4 +238,9 @@ export function makeFeedDueNow(db: Db, id: string, now: Date): void {
        status = CASE status WHEN 'gone' THEN 'error' ELSE status END
      WHERE id = @id`,
   ).run({ id, t });
+}
+
+/** A count of 0 for each of `keys`. */
+function zeroCounts<K extends string>(keys: readonly K[]): Record<K, number> {
+  return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 }

@@ -104,9 +104,6 @@ export function applyParsed(
   };
 }
 
-/** How a document reached us: fetched by a poll, or pushed by a WebSub hub (worker/websub-apply.ts). */
-export type DocumentVia = HistoryVia;
-
 /** The document's entries: on a baseline their keys are recorded and nothing is sent (but the backfills waiting for
  *  it); when most keys are suddenly unseen (identity churn) they are held or the feed switches identity
  *  (poll-identity.ts); else the unseen ones are recorded and queued as events. Known entries whose content changed

@@ -11,7 +11,8 @@ import { getFeed, type FeedRow } from '../store/feeds.ts';
 import { recordPushedDocument } from '../store/feeds-push.ts';
 import { feedHasActiveSubscription } from '../store/subscriptions.ts';
 import { getWebSub, startWebSub, updateWebSub } from '../store/websub-subscriptions.ts';
-import { storeEntries, type DocumentVia, type Stored } from './poll-parsed.ts';
+import type { HistoryVia } from '../store/entry-history.ts';
+import { storeEntries, type Stored } from './poll-parsed.ts';
 import type { Parsed } from './poll-keys.ts';
 import { refreshTarget } from './poller.ts';
 
@@ -94,7 +95,7 @@ export function applyPushed(
   feedId: string,
   outcome: Parsed,
   seenAt: Date,
-  via: DocumentVia = 'push',
+  via: HistoryVia = 'push',
 ): Stored | undefined {
   const feed = getFeed(ctx.db, feedId);
   const now = ctx.clock.now();

@@ -19,7 +19,7 @@ import {
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
 import { SUBSCRIPTION_EVENT_TYPES } from '../../../webhook/event.ts';
-import { FEED_STATUSES } from './feeds.ts';
+import { FEED_STATUSES } from '../../../store/feeds.ts';
 
 const statuses = ['pending', 'delivered', 'failed', 'dead'];
 const url = nullable(str({ format: 'uri' }));
@@ -76,7 +76,7 @@ const HEALTH_SCHEMAS: Record<string, Schema> = {
       title: nullable(str()),
       site_url: url,
       feed_url: str({ format: 'uri', description: 'The URL fetched (after a move, the new one).' }),
-      status: { enum: FEED_STATUSES },
+      status: { enum: [...FEED_STATUSES] },
     },
   },
   FeedFailingPayload: health('feed.failing', {

@@ -17,9 +17,9 @@ import {
   withId,
 } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
+import { FEED_STATUSES } from '../../../store/feeds.ts';
 
 /** Every status a feed record has. */
-export const FEED_STATUSES = ['pending', 'active', 'error', 'gone', 'identity_changed'];
 
 export const FEED_PATHS: Paths = {
   '/v1/feeds': {
@@ -85,7 +85,7 @@ export const FEED_SCHEMAS: Record<string, Schema> = {
       title: nullable(str()),
       site_url: nullable(str()),
       format: nullable(str()),
-      status: { enum: FEED_STATUSES },
+      status: { enum: [...FEED_STATUSES] },
       last_polled_at: nullable(time),
       last_success_at: nullable(time),
       next_poll_at: nullable(time),
