@@ -16,8 +16,12 @@ deps: node_modules/.feedsub-installed
 
 # node --import tsx keeps the server in this one process, so Ctrl-C or SIGTERM reaches it directly and it stops
 # gracefully (the tsx command relays signals to a child and SIGKILLs it if it does not answer within 30 ms).
+# The heap flags of server.heap_limit_mb's default (512; src/heap.ts heapFlags): Node 20 cannot restart itself with
+# them, so they are given here (a test checks they match). With another server.heap_limit_mb in your config, run
+# `make serve HEAP_FLAGS=...` with the flags feedsub's warning names, or use Node.js >= 22.15, which restarts in place.
+HEAP_FLAGS ?= --max-old-space-size=512 --max-semi-space-size=4
 serve: deps
-	node --import tsx src/main.ts serve
+	node $(HEAP_FLAGS) --import tsx src/main.ts serve
 
 # Blocks until the daemon answers /healthz (the walkthrough's second step, after `make serve &`), at most WAIT_SECONDS.
 # It installs nothing, so it never races the install that `make serve` may be running.

@@ -36,6 +36,8 @@ export const ConfigSchema = v.strictObject({
       shutdown_timeout_seconds: v.optional(int(1, 600), 10),
       max_body_bytes: v.optional(int(1024, 64 * 1024 * 1024), 1_048_576),
       trusted_proxies: v.optional(v.pipe(v.array(addressOrCidr), v.maxLength(100)), []),
+      // Issue 17: V8's heap limit for serve and poll --once (src/heap.ts); 0 = the runtime's own (about 1/4 of memory).
+      heap_limit_mb: v.optional(v.union([v.literal(0), int(64, 1_048_576)]), 512),
     }),
     {},
   ),

@@ -8,6 +8,7 @@ import { configWarnings } from './config-warnings.ts';
 import { backupDatabase, BackupExistsError } from './db/backup.ts';
 import { DataDirLockedError } from './db/lock.ts';
 import { ConfigError } from './errors.ts';
+import { applyHeapLimit } from './heap.ts';
 import { createLogger, type Logger } from './log.ts';
 import { versionLine } from './version.ts';
 
@@ -34,6 +35,7 @@ cli
   .action(async (flags: Flags) => {
     const config = configFrom(flags);
     const logger = loggerFor(config);
+    heapLimit(config, logger, 'info');
     for (const w of configWarnings(config))
       logger.warn('config: a value is overridden by another key', {
         key: w.key,
@@ -152,8 +154,9 @@ cli
   .action(async (flags: Flags) => {
     if (!flags.once) usage('poll needs --once (the daemon polls continuously: use feedsub serve)');
     const config = configFrom(flags);
-    const force = flags.force === true;
-    console.log(await runPollOnce(config, loggerFor(config), { force }));
+    const logger = loggerFor(config);
+    heapLimit(config, logger, 'debug'); // a short command's output stays its one summary
+    console.log(await runPollOnce(config, logger, { force: flags.force === true }));
   });
 
 cli
@@ -201,6 +204,25 @@ function loggerFor(config: Config): Logger {
   const format =
     config.log.format === 'auto' ? (process.stderr.isTTY ? 'pretty' : 'json') : config.log.format;
   return createLogger({ level: config.log.level, format });
+}
+
+/** server.heap_limit_mb for a long-running command, before it opens the database: restarts the process in place with
+ *  the heap flags when it was started without them (src/heap.ts), else says what is in effect. */
+function heapLimit(config: Config, logger: Logger, level: 'info' | 'debug'): void {
+  const configured = config.server.heap_limit_mb;
+  const { effectiveMb, notApplied } = applyHeapLimit(configured);
+  if (notApplied)
+    logger.warn('heap: unable to apply server.heap_limit_mb, this Node.js cannot restart itself', {
+      heap_limit_mb: configured,
+      effective_mb: effectiveMb,
+      node: process.version,
+      start_node_with: notApplied.join(' '),
+    });
+  else
+    logger[level]('heap: limit in effect', {
+      heap_limit_mb: configured,
+      effective_mb: effectiveMb,
+    });
 }
 
 function usage(message: string): never {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { execFile } from 'node:child_process';
-import { startDaemon, type Daemon } from './support/daemon.ts';
+import { NODE_ARGS, startDaemon, type Daemon } from './support/daemon.ts';
 import { until } from './support/deadline.ts';
 import { rss } from './support/servers.ts';
 
@@ -34,7 +34,7 @@ function runCli(
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', import.meta.resolve('tsx'), main, ...args],
+      [...NODE_ARGS, main, ...args],
       { env: { ...process.env, ...env }, timeout: 60_000 },
       (err, stdout, stderr) =>
         resolve({ status: err ? ((err.code as number | null) ?? null) : 0, stdout, stderr }),

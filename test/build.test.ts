@@ -206,6 +206,21 @@ describe(
       assert.doesNotMatch(serverLog, /checkpoint thread failed/);
     });
 
+    it('restarted itself in place (same PID) under the default server.heap_limit_mb of 512 MB', () => {
+      assert.ok(server?.pid, 'the server runs');
+      const line = serverLog.split('\n').find((l) => l.includes('"heap: limit in effect"'));
+      assert.ok(line, `no heap line\nserver output:\n${serverLog}`);
+      const effective = Number((JSON.parse(line) as { effective_mb: unknown }).effective_mb);
+      // 512 MB of old generation plus a young generation of three 4 MB semi-spaces; V8's own limit on this
+      // machine would be about a quarter of its memory.
+      assert.ok(effective >= 512 && effective < 560, line);
+      if (process.platform === 'linux')
+        assert.match(
+          readFileSync(`/proc/${server.pid}/environ`, 'utf8'),
+          /(^|\0)NODE_OPTIONS=--max-old-space-size=512 --max-semi-space-size=4\0/,
+        );
+    });
+
     it('is called feedsub in ps and top (Node 24 names its main thread MainThread)', async (t) => {
       assert.ok(server?.pid, 'the server runs');
       if (process.platform !== 'linux') return t.skip('reads /proc');

@@ -4,12 +4,21 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '../../src/config.ts';
+import { heapFlags } from '../../src/heap.ts';
 import { Agent, request } from 'undici';
 import { freePort } from '../../test/support/daemon.ts';
 
 const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
 // One process (node --import tsx), as `make serve` runs it, so the PID we read and signal is the server itself.
-const FROM_SOURCE = [process.execPath, '--import', import.meta.resolve('tsx'), MAIN];
+// As `make serve` starts it: with the heap flags of server.heap_limit_mb's default (Node 20 cannot restart itself).
+const FROM_SOURCE = [
+  process.execPath,
+  ...heapFlags(loadConfig({ env: {} }).server.heap_limit_mb),
+  '--import',
+  import.meta.resolve('tsx'),
+  MAIN,
+];
 const MiB = 1024 * 1024;
 
 /** A config section: key → TOML value (number, boolean or string). */

@@ -1,13 +1,21 @@
 // Runs `feedsub` (src/main.ts under tsx's loader) as a child process for end-to-end tests; every child is killed by PID.
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { loadConfig } from '../../src/config.ts';
+import { heapFlags } from '../../src/heap.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const MAIN = `${ROOT}src/main.ts`;
 // `node --import <tsx's loader>` runs the server in this one process. The tsx command runs it in a child of its own and,
 // when the child does not acknowledge a relayed SIGTERM within 30 ms (a busy machine), SIGKILLs it: the graceful stop
 // under test would then never run.
-const NODE_ARGS = ['--import', import.meta.resolve('tsx')];
+/** Node's arguments before src/main.ts: tsx's loader, and the heap flags of server.heap_limit_mb's default as
+ *  `make serve` gives them: Node 20 cannot restart itself with them. */
+export const NODE_ARGS = [
+  ...heapFlags(loadConfig({ env: {} }).server.heap_limit_mb),
+  '--import',
+  import.meta.resolve('tsx'),
+];
 
 /** Runs a one-shot command to completion. */
 export function runCli(
