@@ -53,6 +53,9 @@ export function detectLegacyCharset(bytes: Uint8Array): string | null {
   const firstHigh = bytes.findIndex((b) => b > 0x7f);
   if (firstHigh === -1) return null;
   const sample = bytes.subarray(firstHigh, firstHigh + SAMPLE_BYTES);
+  // No legacy text charset has a NUL byte (UTF-16 without a BOM is sniffed before): binary bytes are not worth loading
+  // the detector's ~25 MB model for.
+  if (sample.includes(0)) return null;
   let best: DetectionResult | undefined;
   try {
     best = loadDetector().detectAll(sample, { minimumThreshold: 0 })[0];

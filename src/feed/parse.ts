@@ -40,6 +40,7 @@ export function sniffDocument(text: string): 'feed' | 'html' | 'unknown' {
 /** Text → ParsedFeed. Throws FeedParseError when the text is not a feed at all (e.g. HTML) or
  *  nothing can be recovered. baseUrl = final fetch URL; contentLocation = HTTP Content-Location. */
 export function parseFeed(text: string, opts: ParseOptions): ParsedFeed {
+  refuseByHead(text);
   const clean = stripIllegalXmlChars(text).replace(/^\uFEFF/, '');
   const base: MapOptions = {
     base: documentBase(opts.baseUrl, opts.contentLocation),
@@ -76,6 +77,23 @@ export function parseFeed(text: string, opts: ParseOptions): ParsedFeed {
   }
   const feed = parseXml(format, prolog + (repaired.xml ?? ''), base);
   return { ...feed, degraded: notes.length ? notes.join('; ') : null };
+}
+
+// How much of a long text the early refusal reads: far more than any prolog before a real feed's root element.
+const HEAD_CHARS = 64 * 1024;
+
+/** Refuses a long text whose root element, found in its head, is not a feed's, with the error the whole text would
+ *  get, before the whole text is copied (cleaned, then repaired): a 10 MiB body of random bytes cost the parse thread
+ *  ~80 MB of heap to be refused. The cleaning is per character and the root is searched from the start, so the head
+ *  gives the same root as the whole text whenever the root's name ends before the cut; otherwise it decides nothing. */
+function refuseByHead(text: string): void {
+  if (text.length <= HEAD_CHARS) return;
+  const head = stripIllegalXmlChars(text.slice(0, HEAD_CHARS)).replace(/^\uFEFF/, '');
+  if (head.trimStart().startsWith('{')) return;
+  const root = findRootElement(head);
+  if (!root || root.offset + 1 + root.name.length >= head.length) return;
+  if (!XML_FORMATS[localName(root.name)])
+    throw new FeedParseError(`parse: not a feed (${describeRoot(root.name)})`);
 }
 
 function parseXml(

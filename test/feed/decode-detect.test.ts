@@ -159,3 +159,11 @@ test('detectLegacyCharset answers null for ASCII and never throws', () => {
     assert.ok(charset === null || typeof charset === 'string');
   }
 });
+
+test('bytes with a NUL in the sample are binary, not a legacy charset: no detection, windows-1252 as before', () => {
+  const text = iconv.encode(rss(TEXT.ru), 'windows-1251');
+  assert.equal(detectLegacyCharset(text), 'windows-1251');
+  const binary = Buffer.concat([text, Buffer.from([0])]);
+  assert.equal(detectLegacyCharset(binary), null);
+  assert.equal(decodeFeed(binary, 'application/rss+xml').source, 'fallback');
+});

@@ -225,3 +225,16 @@ test('demoronize maps C1 controls to their windows-1252 characters and keeps und
     'don\u2019t \u201cq\u201d \u20ac \u009d',
   );
 });
+
+test('windows-1252 decodes every byte as demoronized latin-1, in a long text with C1 bytes as in a short one', () => {
+  const every = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+  const long = Buffer.concat(Array.from({ length: 4096 }, () => every)); // 1 MiB, 1/8 of it 0x80–0x9F
+  const expected = demoronize(every.toString('latin1'));
+  const decoded = decodeFeed(long, 'text/xml; charset=windows-1252');
+  assert.equal(decoded.charset, 'windows-1252');
+  assert.equal(decoded.text.length, long.length);
+  assert.equal(decoded.text, expected.repeat(4096));
+  // Without a byte in 0x80–0x9F the text is latin-1 as it is.
+  const latin = Buffer.from('caf\xe9 \xa9 2024', 'latin1');
+  assert.equal(decodeFeed(latin, 'text/xml; charset=iso-8859-1').text, 'café © 2024');
+});

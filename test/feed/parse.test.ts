@@ -104,6 +104,24 @@ test('non-feeds are rejected with FeedParseError', () => {
     assert.throws(() => parseFeed(text, BASE), FeedParseError, text.slice(0, 40));
 });
 
+test('a long document is refused from its head with the error the whole text gets, and a feed past the head still parses', () => {
+  const filler = 'x'.repeat(100_000);
+  const html = `<!DOCTYPE html><html><body>${filler}</body></html>`;
+  assert.throws(
+    () => parseFeed(html, BASE),
+    /^FeedParseError: parse: not a feed \(root element <html>\)$/,
+  );
+  assert.throws(() => parseFeed(`${html.slice(0, 60_000)}`, BASE), /root element <html>/);
+  // The root's name cut by the end of the head (64 Ki characters) decides nothing early: this is an RSS feed.
+  const prolog = `<?xml version="1.0"?><!--${'c'.repeat(65_536 - 31)}-->`;
+  const cut = prolog + '<rss version="2.0"><channel><title>T</title>' + filler + '</channel></rss>';
+  assert.equal(cut.indexOf('<rss') < 65_536 && cut.indexOf('<rss') + 4 > 65_536, true);
+  assert.equal(parseFeed(cut, BASE).format, 'rss');
+  // A prolog longer than the head: its root is found in the whole text.
+  const longProlog = `<?xml version="1.0"?><!--${'c'.repeat(70_000)}--><feed xmlns="http://www.w3.org/2005/Atom"><title>A</title></feed>`;
+  assert.equal(parseFeed(longProlog, BASE).format, 'atom');
+});
+
 test('feed-level fields: title, site link, ttl, WebSub hub and self link', () => {
   const feed = parseFeed(
     rss(
