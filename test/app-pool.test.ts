@@ -106,9 +106,14 @@ describe('the daemon on its work pools', () => {
     }
   });
 
-  it('reads a 10 MiB garbage body on a parse worker: past its heap limit it fails as a parse error, and the daemon goes on', async () => {
+  it('refuses a 10 MiB garbage body from its head, fails a feed past the parse heap as a parse error, and goes on', async () => {
     const origin = await startOrigin();
     origin.set('/garbage.xml', { body: randomBytes(10 * 1024 * 1024) });
+    // An 11 MB feed of 20,000 items: its text, XML tree and entries need more than the 32 MiB parse heap.
+    const item = (i: number) =>
+      `<item><guid>id-${i}</guid><title>Item ${i}</title><description>${'lorem ipsum '.repeat(40)}</description></item>`;
+    const huge = `<?xml version="1.0"?><rss version="2.0"><channel><title>Huge</title>${Array.from({ length: 20_000 }, (_, i) => item(i)).join('')}</channel></rss>`;
+    origin.set('/huge.xml', { body: huge });
     origin.set('/feed.xml', { body: rss([{ guid: 'g1' }]) });
     const app = await startApp(
       configFor({ poll: { parse_heap_mb: 32 } }),
@@ -116,15 +121,19 @@ describe('the daemon on its work pools', () => {
     );
     try {
       const a = await tenant(app, 'a', 'https://hooks.example/a');
-      const garbage = await a.subscribe(`${origin.url}/garbage.xml`);
-      let feed: Record<string, unknown> = {};
-      await until(
-        async () => (feed = await a.get(`/v1/feeds/${garbage.feed}`)).last_error !== null,
-        20_000,
-        'the garbage feed polled',
-      );
-      // Before: it was decoded on the main thread (RSS from 216 to 794 MiB) and refused as "not a feed".
-      assert.match(String(feed.last_error), /needs more than 32 MiB to read/);
+      const failed = async (url: string) => {
+        const sub = await a.subscribe(url);
+        let feed: Record<string, unknown> = {};
+        await until(
+          async () => (feed = await a.get(`/v1/feeds/${sub.feed}`)).last_error !== null,
+          20_000,
+          `${url} polled`,
+        );
+        return String(feed.last_error);
+      };
+      // Before issue 13 it was decoded on the main thread (RSS from 216 to 794 MiB); then it filled the parse heap.
+      assert.match(await failed(`${origin.url}/garbage.xml`), /^parse: not a feed/);
+      assert.match(await failed(`${origin.url}/huge.xml`), /needs more than 32 MiB to read/);
       const next = await a.subscribe(`${origin.url}/feed.xml`);
       await until(
         async () => (await a.get(`/v1/feeds/${next.feed}`)).last_success_at !== null,
