@@ -122,7 +122,7 @@ async function post(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
     return await run(p, action);
   } catch (err) {
     if (!isFormError(err)) throw err;
-    return showEndpoint(ctx, c, failedState(action, err, p.form), statusOf(err));
+    return showEndpoint(ctx, c, failedState(action, err, p.form), statusOf(c, err));
   }
 }
 

@@ -115,7 +115,12 @@ async function create(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
     return c.redirect(`/dashboard/endpoints/${made.id}?reveal=1&notice=endpoint-created`, 303);
   } catch (err) {
     if (isFormError(err))
-      return page(ctx, c, formStateFrom(err, { ...values, ...filterFields(form) }), statusOf(err));
+      return page(
+        ctx,
+        c,
+        formStateFrom(err, { ...values, ...filterFields(form) }),
+        statusOf(c, err),
+      );
     throw err;
   }
 }

@@ -129,7 +129,7 @@ async function resend(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
   try {
     resendEvent(ctx, s.applicationId, form.id ?? ''); // 404 page for an unknown or another application's id
   } catch (err) {
-    if (isFormError(err)) return page(ctx, c, filters, err.message, statusOf(err));
+    if (isFormError(err)) return page(ctx, c, filters, err.message, statusOf(c, err));
     throw err;
   }
   const q = queryOf(filters);

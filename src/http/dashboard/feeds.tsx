@@ -212,7 +212,7 @@ async function release(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
     if (action === 'refresh') requestFeedRefresh(ctx, s.applicationId, form.feed ?? '');
     else await resolveIdentityChange(ctx, s.applicationId, form.feed ?? '', { action });
   } catch (err) {
-    if (isFormError(err)) return page(ctx, c, err.message, statusOf(err));
+    if (isFormError(err)) return page(ctx, c, err.message, statusOf(c, err));
     throw err;
   }
   const notice = {

@@ -92,8 +92,10 @@ export function isFormError(err: unknown): err is ApiError {
   return err instanceof ApiError && err.status !== 404;
 }
 
-/** The HTTP status a re-rendered form answers with: the action's own (400 invalid, 409 conflict…). */
-export function statusOf(err: ApiError): ContentfulStatusCode {
+/** The HTTP status a re-rendered form answers with: the action's own (400 invalid, 409 conflict, 429 over a quota…),
+ *  with the headers the error carries set on the response (a quota's Retry-After). */
+export function statusOf(c: Context, err: ApiError): ContentfulStatusCode {
+  for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
   return err.status as ContentfulStatusCode;
 }
 

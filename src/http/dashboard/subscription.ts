@@ -95,7 +95,7 @@ async function post(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
       p.form._action === 'update'
         ? { edit: formStateFrom(err, editValues(p.form)) }
         : { message: err.message },
-      statusOf(err),
+      statusOf(c, err),
     );
   }
 }

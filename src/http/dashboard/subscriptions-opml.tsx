@@ -237,7 +237,7 @@ export async function importOpml(
     const state = formStateFrom(err, values);
     return again(
       { ...state, errors: importErrors(state.errors, values, doc.field) },
-      statusOf(err),
+      statusOf(c, err),
     );
   }
 }

@@ -214,7 +214,7 @@ async function create(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
       ctx,
       c,
       { ...state, errors: withBlankEndpoint(values, state.errors) },
-      statusOf(err),
+      statusOf(c, err),
     );
   }
 }

@@ -146,6 +146,7 @@ describe('dashboard feeds health', () => {
     const soon = await c.post('/dashboard/feeds', { _action: 'refresh', feed });
     assert.equal(soon.status, 429);
     assert.match(soon.text, /fetch it again in 60 s/);
+    assert.equal(soon.headers.get('retry-after'), '60'); // as the API's 429 says it
     const stranger = await new Client(w).signedIn(w.key().key);
     assert.equal(
       (await stranger.post('/dashboard/feeds', { _action: 'refresh', feed })).status,
