@@ -2,7 +2,7 @@
 // claim: each free slot goes to the application holding the fewest, then to its endpoint holding the fewest, among due
 // sendable events (store/events-claim.ts: per-subscription FIFO) → run: one signed POST that ends by its total deadline
 // (webhook/send.ts) → record: the attempt, the event's next state, the endpoint's health (outcome.ts), in the group
-// commit that claims for the slots it frees → report: metrics and one log line.
+// commit that claims for the slots it frees → report: metrics and one log line (delivery-report.ts).
 import type { Dispatcher } from 'undici';
 import { headersOf } from '../actions/endpoint-options.ts';
 import type { Ctx } from '../context.ts';
@@ -23,6 +23,7 @@ import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
 import { EndpointHealth } from './endpoint-health.ts';
 import { EndpointRates } from './endpoint-rate.ts';
 import { pickFairly, type Candidate } from './fair.ts';
+import { reportAttempt } from './delivery-report.ts';
 import { recordOutcome, type Outcome } from './outcome.ts';
 import { Pool, type Room } from './pool.ts';
 
@@ -101,7 +102,7 @@ export function createDelivererDeps(
       run: (e) => attempt(ctx, out, e),
       record: (e, sent) =>
         recordOutcome(ctx, e, e.endpoint, sent.result, sent.startedAt, deps.random),
-      recorded: (e, sent, recorded) => report(ctx, out, e, sent.result, recorded),
+      recorded: (e, sent, recorded) => reportAttempt(ctx, out, e, sent.result, recorded),
       release: (events) =>
         releaseEvents(
           ctx.db,
@@ -251,39 +252,6 @@ async function attempt(ctx: Ctx, deps: DelivererDeps, e: Claimed): Promise<Sent>
   });
   deps.health.attempted(e.endpoint_id, result);
   return { result, startedAt };
-}
-
-/** Measures and logs one recorded attempt (nothing when its event was deleted meanwhile). */
-function report(
-  ctx: Ctx,
-  deps: AttemptDeps,
-  e: Claimed,
-  result: SendResult,
-  recorded: Recorded,
-): void {
-  if (!recorded) return;
-  const { outcome, disabled } = recorded;
-  const latency =
-    outcome === 'delivered' ? ctx.clock.now().getTime() - Date.parse(e.created_at) : null;
-  deps.telemetry.attempted(outcome, result.durationMs, latency, e.endpoint_id);
-  const fields = {
-    event_id: e.id,
-    endpoint_id: e.endpoint_id,
-    subscription_id: e.subscription_id,
-    attempt: e.attempt_count + 1,
-    status_code: result.statusCode,
-    duration_ms: result.durationMs,
-    outcome,
-  };
-  if (result.ok && !result.timedOut) deps.logger.info('deliver: event delivered', fields);
-  else if (result.ok)
-    deps.logger.warn('deliver: event delivered late', { ...fields, error: result.error });
-  else deps.logger.warn('deliver: attempt failed', { ...fields, error: result.error });
-  if (disabled)
-    deps.logger.warn('deliver: endpoint disabled', {
-      endpoint_id: e.endpoint_id,
-      reason: disabled,
-    });
 }
 
 /** When the loop should look again if nothing wakes it first: never while every slot is busy (their commits refill),
