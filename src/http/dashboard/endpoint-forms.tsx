@@ -95,6 +95,18 @@ export function filterInput(form: Record<string, string>): {
   return { filter_types: SUBSCRIPTION_EVENT_TYPES.filter((t) => form[`type.${t}`] === 'on') };
 }
 
+/** One radio button of the filter: every type, or only the ticked ones. */
+function FilterChoice(p: { id: string; value: string; checked: boolean; children: string }) {
+  return (
+    <div>
+      <input type="radio" id={p.id} name="filter" value={p.value} checked={p.checked} />{' '}
+      <label for={p.id} class="inline-label">
+        {p.children}
+      </label>
+    </div>
+  );
+}
+
 /** The event types an endpoint receives: every type, or only the ticked ones (checkboxes work without JavaScript). */
 export function FilterTypesField(p: { form: FormState; idPrefix: string }) {
   const v = p.form.values;
@@ -103,30 +115,12 @@ export function FilterTypesField(p: { form: FormState; idPrefix: string }) {
   return (
     <fieldset class={error ? 'field choices invalid' : 'field choices'}>
       <legend>Event types</legend>
-      <div>
-        <input
-          type="radio"
-          id={id('filter-all')}
-          name="filter"
-          value="all"
-          checked={v.filter !== 'some'}
-        />{' '}
-        <label for={id('filter-all')} class="inline-label">
-          Every type, including types added later
-        </label>
-      </div>
-      <div>
-        <input
-          type="radio"
-          id={id('filter-some')}
-          name="filter"
-          value="some"
-          checked={v.filter === 'some'}
-        />{' '}
-        <label for={id('filter-some')} class="inline-label">
-          Only these:
-        </label>
-      </div>
+      <FilterChoice id={id('filter-all')} value="all" checked={v.filter !== 'some'}>
+        Every type, including types added later
+      </FilterChoice>
+      <FilterChoice id={id('filter-some')} value="some" checked={v.filter === 'some'}>
+        Only these:
+      </FilterChoice>
       <ul>
         {SUBSCRIPTION_EVENT_TYPES.map((t) => (
           <li>

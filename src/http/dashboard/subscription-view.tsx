@@ -124,6 +124,42 @@ function noEvents(feedStatus: string): string {
     : 'No events yet: new entries of the feed will be sent here.';
 }
 
+/** The feed's polls over the last 24 h and its health, then the subscription's ten latest events. */
+function HealthAndEvents(props: {
+  ctx: Ctx;
+  applicationId: string;
+  subscriptionId: string;
+  feed: ReturnType<typeof requireFeedView>;
+}) {
+  const { ctx, feed } = props;
+  const now = ctx.clock.now();
+  const polls = pollChart(pollHours(ctx.db, feed.id, chartHours(now)[0]!), now);
+  const events = listEventViews(ctx, props.applicationId, {
+    limit: 10,
+    subscription: props.subscriptionId,
+  });
+  return (
+    <>
+      <h2>Feed health</h2>
+      <HourChart id="polls-chart" title="Polls of the feed, last 24 h" chart={polls} />
+      <section class="card" id="feed-health">
+        <FeedHealth f={feed} />
+      </section>
+      <h2>Recent events</h2>
+      <EventsTable
+        rows={events.data}
+        summaries={summariesOf(ctx, events.data)}
+        empty={noEvents(feed.status)}
+      />
+      <p>
+        <a href={`/dashboard/events?subscription=${props.subscriptionId}`}>
+          All events of this subscription →
+        </a>
+      </p>
+    </>
+  );
+}
+
 /** GET /dashboard/subscriptions/:id (404 for another application's id); `state` re-shows the form that failed. */
 export function showSubscription(
   ctx: Ctx,
@@ -135,10 +171,7 @@ export function showSubscription(
   const sub = subscriptionView(requireSubscription(ctx, s.applicationId, c.req.param('id') ?? ''));
   const feed = requireFeedView(ctx, s.applicationId, sub.feed);
   const endpoints = listEndpointViews(ctx, s.applicationId, { limit: 200 }).data;
-  const events = listEventViews(ctx, s.applicationId, { limit: 10, subscription: sub.id });
   const here = `/dashboard/subscriptions/${sub.id}`;
-  const now = ctx.clock.now();
-  const polls = pollChart(pollHours(ctx.db, feed.id, chartHours(now)[0]!), now);
   const edit = state.edit ?? {
     values: { endpoint: sub.endpoint, metadata: sub.metadata?.text ?? '' },
     errors: {},
@@ -154,20 +187,12 @@ export function showSubscription(
         endpoint={endpoints.find((e) => e.id === sub.endpoint)}
         csrf={s.csrfToken}
       />
-      <h2>Feed health</h2>
-      <HourChart id="polls-chart" title="Polls of the feed, last 24 h" chart={polls} />
-      <section class="card" id="feed-health">
-        <FeedHealth f={feed} />
-      </section>
-      <h2>Recent events</h2>
-      <EventsTable
-        rows={events.data}
-        summaries={summariesOf(ctx, events.data)}
-        empty={noEvents(feed.status)}
+      <HealthAndEvents
+        ctx={ctx}
+        applicationId={s.applicationId}
+        subscriptionId={sub.id}
+        feed={feed}
       />
-      <p>
-        <a href={`/dashboard/events?subscription=${sub.id}`}>All events of this subscription →</a>
-      </p>
       <h2>Entries</h2>
       <EntriesList ctx={ctx} feedId={sub.feed} here={here} />
       <h2>Why was (or wasn't) an entry delivered?</h2>
