@@ -5,7 +5,13 @@ import { newId } from '../ids.ts';
 import { minify, RawJson } from '../rawjson.ts';
 import { getEndpoint, type EndpointRow } from '../store/endpoints.ts';
 import { deleteSubscriptionEvents, hasMoreEventsThan } from '../store/events.ts';
-import { getFeed, markFeedUnused, restartBaselineIfIdle, upsertFeed } from '../store/feeds.ts';
+import {
+  getFeed,
+  markFeedUnused,
+  restartBaselineIfIdle,
+  upsertFeed,
+  wakeFeed,
+} from '../store/feeds.ts';
 import { webSubFeedIdle } from '../store/websub-subscriptions.ts';
 import type { Page, PageQuery } from '../store/page.ts';
 import {
@@ -153,6 +159,7 @@ export function createSubscription(
     checkSubscriptionQuota(ctx, applicationId);
     const feed = upsertFeed(ctx.db, target.url, target.credentials, target.credentialKey, now);
     chargeNewFeedUrl(ctx, applicationId, feed.id, now);
+    wakeFeed(ctx.db, feed.id, now); // a feed whose subscriptions were all paused or deleted is due again
     const sid = newId(now);
     insertSubscription(ctx.db, {
       id: sid,
@@ -222,6 +229,7 @@ export function updateSubscriptionFromInput(
     }
     const now = ctx.clock.now();
     const row = updateSubscription(ctx.db, applicationId, id, patch, now)!;
+    if (patch.status === 'active') wakeFeed(ctx.db, current.feed_id, now);
     if (patch.status === 'paused') {
       restartBaselineIfIdle(ctx.db, current.feed_id, now);
       webSubFeedIdle(ctx.db, current.feed_id, now); // WebSub: unsubscribed from the hub at once

@@ -1,11 +1,12 @@
 // The maintenance loop: retention of delivered events and their attempts, expired Idempotency-Keys and dashboard
-// sessions, the bounds on entry keys, held entries and orphaned feeds (retention.ts), WAL checkpoints.
+// sessions, the bounds on entry keys, held entries and orphaned feeds (retention.ts), idle feeds parked, WAL checkpoints.
 import { EVENT_CHUNK, nextTurn } from '../actions/chunks.ts';
 import { expireIdleSessions } from '../actions/sessions.ts';
 import type { Ctx } from '../context.ts';
 import type { Logger } from '../log.ts';
 import { pruneFinishedEvents } from '../store/events.ts';
 import { hourOf, prunePollHours } from '../store/feed-poll-hours.ts';
+import { parkIdleDueFeeds } from '../store/feeds.ts';
 import { pruneIdempotency } from '../store/idempotency.ts';
 import { checkpointWal } from '../store/maintenance.ts';
 import { noTelemetry, type Telemetry } from '../telemetry.ts';
@@ -17,6 +18,8 @@ export type MaintenanceSummary = {
   idempotencyKeys: number;
   pollHours: number;
   sessions: number;
+  /** Due feeds no active subscription uses, moved out of the due range (store/feeds.ts PARKED_AT). */
+  parkedFeeds: number;
   retention: RetentionSummary;
   checkpoint: { busy: boolean; walPages: number };
 };
@@ -35,7 +38,7 @@ const POLL_HOURS_MS = 24 * 3600_000;
 
 /** One maintenance pass: deletes events delivered more than delivery.retention_days ago (attempts cascade) and test
  *  pings that died as long ago, Idempotency-Key records past their 24 h, feeds' poll counts of hours more than a day
- *  old, dashboard sessions idle past their limit;
+ *  old, dashboard sessions idle past their limit; parks due feeds no active subscription uses;
  *  bounds entry keys, held entries and orphaned feeds (retention.ts); then truncates the WAL. Pending, failed and other
  *  dead events are kept until handled (resent, recovered or deleted with their subscription). */
 export async function maintenanceTick(
@@ -53,6 +56,7 @@ export async function maintenanceTick(
   const hoursBefore = hourOf(new Date(now.getTime() - POLL_HOURS_MS));
   const pollHours = await inBatches(PRUNE_BATCH, (n) => prunePollHours(ctx.db, hoursBefore, n));
   const sessions = expireIdleSessions(ctx);
+  const parked = await inBatches(PRUNE_BATCH, (n) => parkIdleDueFeeds(ctx.db, now, n));
   const budget: Budget = { batches: MAX_BATCHES_PER_TICK };
   const retention = await retentionPass(ctx, now, budget);
   if (retention.counts) (deps.telemetry ?? noTelemetry).retained(retention.counts);
@@ -62,11 +66,17 @@ export async function maintenanceTick(
     idempotencyKeys: idempotency.rows,
     pollHours: pollHours.rows,
     sessions,
+    parkedFeeds: parked.rows,
     retention,
     checkpoint: { busy: cp.busy, walPages: cp.walPages },
   };
   log(deps.logger, summary);
-  const more = events.more || idempotency.more || pollHours.more || retention.counts === undefined;
+  const more =
+    events.more ||
+    idempotency.more ||
+    pollHours.more ||
+    parked.more ||
+    retention.counts === undefined;
   return { summary, nextDelayMs: more ? 1000 : MAINTENANCE_INTERVAL_MS };
 }
 
@@ -94,6 +104,7 @@ function log(logger: Logger, s: MaintenanceSummary): void {
     s.idempotencyKeys +
     s.pollHours +
     s.sessions +
+    s.parkedFeeds +
     r.feedsDeleted +
     r.keysPruned +
     r.heldTrimmed;
@@ -102,6 +113,7 @@ function log(logger: Logger, s: MaintenanceSummary): void {
     idempotency_keys_pruned: s.idempotencyKeys,
     poll_hours_pruned: s.pollHours,
     sessions_expired: s.sessions,
+    feeds_parked: s.parkedFeeds,
     feeds_deleted: r.feedsDeleted,
     entry_keys_pruned: r.keysPruned,
     held_entries_trimmed: r.heldTrimmed,

@@ -7,7 +7,9 @@ import { removeSubscription } from '../../src/actions/subscriptions.ts';
 import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/log.ts';
 import { insertEvent } from '../../src/store/events.ts';
-import { getFeed } from '../../src/store/feeds.ts';
+import { getFeed, PARKED_AT } from '../../src/store/feeds.ts';
+import { dueFeedWindow } from '../../src/store/feeds-poll.ts';
+import { maintenanceTick } from '../../src/worker/maintenance.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
 import { pollTick } from '../../src/worker/poller.ts';
 import { rss, startOrigin, type Origin } from '../support/servers.ts';
@@ -121,6 +123,39 @@ describe('subscriptions', () => {
     assert.ok(getFeed(w.ctx.db, feedId)!.baseline_at);
     await w.call('DELETE', `/v1/subscriptions/${two.body.id}`, { key });
     assert.equal(getFeed(w.ctx.db, feedId)!.baseline_at, null, 'deleting the last one');
+  });
+
+  it('parks a feed no active subscription uses out of the due range, and makes it due at once when one is active again', async () => {
+    const { feed } = blog();
+    const sub = await subscribe(await endpoint(), feed);
+    await tick();
+    const feedId = sub.body.feed as string;
+    const due = () =>
+      dueFeedWindow(w.ctx.db, new Date('9000-01-01T00:00:00Z'), 256).map((f) => f.id);
+    const pause = (status: string) =>
+      w.call('PATCH', `/v1/subscriptions/${sub.body.id}`, { key, body: { status } });
+    await pause('paused');
+    assert.equal(getFeed(w.ctx.db, feedId)!.next_poll_at, PARKED_AT);
+    assert.deepEqual(due(), [], 'no claim walks past it, however late');
+    const shown = await w.call('GET', `/v1/feeds/${feedId}`, { key });
+    assert.equal(shown.body.next_poll_at, null, 'the API says it is not scheduled');
+    await pause('active');
+    assert.equal(getFeed(w.ctx.db, feedId)!.next_poll_at, w.clock.now().toISOString());
+    // A poll that was running when the last subscription was paused schedules it again: maintenance parks it.
+    await pause('paused');
+    w.ctx.db
+      .prepare('UPDATE feeds SET next_poll_at = ? WHERE id = ?')
+      .run('2020-01-01T00:00:00.000Z', feedId);
+    const { summary } = await maintenanceTick(w.ctx, { logger: silentLogger });
+    assert.equal(summary.parkedFeeds, 1);
+    assert.equal(getFeed(w.ctx.db, feedId)!.next_poll_at, PARKED_AT);
+    // Deleting the last subscription parks it too; a new subscription to the URL makes it due at once.
+    await w.call('DELETE', `/v1/subscriptions/${sub.body.id}`, { key });
+    assert.equal(getFeed(w.ctx.db, feedId)!.next_poll_at, PARKED_AT);
+    const again = await subscribe(await endpoint(), feed);
+    assert.equal(again.body.feed, feedId);
+    assert.equal(getFeed(w.ctx.db, feedId)!.next_poll_at, w.clock.now().toISOString());
+    assert.deepEqual(due(), [feedId]);
   });
 
   it('deletes a subscription with a large backlog a chunk of events at a time, answering requests meanwhile', async () => {

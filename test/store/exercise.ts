@@ -178,6 +178,8 @@ function exerciseFeeds(db: Db, now: Date, fx: Fixture): void {
   feeds.feedsAfter(db, '', 100);
   feeds.markFeedUnused(db, fx.feed, now);
   feeds.restartBaselineIfIdle(db, fx.feed, now);
+  feeds.wakeFeed(db, fx.feed, now);
+  feeds.parkIdleDueFeeds(db, now, 1000);
   feeds.countFeedsByStatus(db);
   for (const statuses of [undefined, ['error' as const], ['error' as const, 'gone' as const]])
     for (const after of [undefined, fx.feed])
