@@ -12,13 +12,13 @@ import {
   FEED_STATUSES,
   countFeedsOfApplication,
   getFeed,
-  listFeedsOfApplication,
   makeFeedDueNow,
   PARKED_AT,
   recordHoldReleased,
   type FeedRow,
   type FeedStatus,
 } from '../store/feeds.ts';
+import { listFeedsOfApplication } from '../store/feeds-list.ts';
 import type { Page } from '../store/page.ts';
 import { applicationUsesFeed, feedHasActiveSubscription } from '../store/subscriptions.ts';
 import type { Ctx } from '../context.ts';

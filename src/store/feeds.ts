@@ -4,7 +4,6 @@ import type { Db } from '../db/open.ts';
 import type { IdentityKey } from '../feed/identity.ts';
 import { prepared } from './sql.ts';
 import { newId } from '../ids.ts';
-import { toPage, type Page } from './page.ts';
 
 /** Every status a feed can be in. */
 export const FEED_STATUSES = ['pending', 'active', 'error', 'gone', 'identity_changed'] as const;
@@ -200,34 +199,6 @@ export function countFeedsByStatus(db: Db): Record<PolledFeedStatus, number> {
     (prepared(db, 'SELECT count(*) FROM feeds').pluck().get() as number) - polled,
   );
   return out;
-}
-
-/** The feeds an application's subscriptions use, newest first, optionally of some statuses, with how many of its
- *  subscriptions use each and how many entries each holds back. Walks the application's subscriptions in feed id order
- *  ("SEARCH s USING COVERING INDEX subscriptions_by_application_feed (application_id=? AND feed_id<?)", then each feed
- *  by its key), grouped by feed: no sort, and it stops at the page's end. Walking feeds and asking of each whether the
- *  application uses it read every feed record ("SCAN f") for an application with few. */
-export function listFeedsOfApplication(
-  db: Db,
-  applicationId: string,
-  q: { limit: number; after?: string | undefined; statuses?: FeedStatus[] | undefined },
-): Page<FeedRow & { subscription_count: number; held_entries: number }> {
-  const statuses = q.statuses ?? [];
-  const rows = prepared(
-    db,
-    `SELECT f.*, count(*) AS subscription_count,
-      (SELECT count(*) FROM held_entries h WHERE h.feed_id = f.id) AS held_entries
-    FROM subscriptions s JOIN feeds f ON f.id = s.feed_id
-    WHERE s.application_id = @app ${q.after ? 'AND s.feed_id < @after' : ''}
-      ${statuses.length ? `AND f.status IN (${statuses.map((_, i) => `@s${i}`).join(', ')})` : ''}
-    GROUP BY s.feed_id ORDER BY s.feed_id DESC LIMIT @limit`,
-  ).all({
-    app: applicationId,
-    limit: q.limit + 1,
-    ...(q.after ? { after: q.after } : {}),
-    ...Object.fromEntries(statuses.map((s, i) => [`s${i}`, s])),
-  }) as (FeedRow & { subscription_count: number; held_entries: number })[];
-  return toPage(rows, q.limit);
 }
 
 /** How many of the feeds an application's subscriptions use are in each status: the application's subscriptions

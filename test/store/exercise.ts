@@ -10,6 +10,7 @@ import * as retention from '../../src/store/entries-retention.ts';
 import * as entries from '../../src/store/entries.ts';
 import * as claim from '../../src/store/events-claim.ts';
 import * as events from '../../src/store/events.ts';
+import * as feedsList from '../../src/store/feeds-list.ts';
 import * as poll from '../../src/store/feeds-poll.ts';
 import * as feeds from '../../src/store/feeds.ts';
 import * as idem from '../../src/store/idempotency.ts';
@@ -183,7 +184,7 @@ function exerciseFeeds(db: Db, now: Date, fx: Fixture): void {
   feeds.countFeedsByStatus(db);
   for (const statuses of [undefined, ['error' as const], ['error' as const, 'gone' as const]])
     for (const after of [undefined, fx.feed])
-      feeds.listFeedsOfApplication(db, fx.app, { limit: 10, after, statuses });
+      feedsList.listFeedsOfApplication(db, fx.app, { limit: 10, after, statuses });
   feeds.countFeedsOfApplication(db, fx.app);
   feeds.recordHealthAlert(db, fx.feed, { health_alert: null, health_alert_at: null });
   feeds.makeFeedDueNow(db, fx.feed, now);
