@@ -23,10 +23,32 @@ function patchFeed(
   updateRow(db, 'feeds', patch, { id }, now, [...counts, 'lease_until = NULL']);
 }
 
+/** A claimed feed as its poll needs it until the outcome is recorded: what to fetch and how, and what a quiet 304
+ *  checks (poll-outcome.ts). Narrower than the row, which a claim would otherwise read whole for each feed. */
+export type PollTarget = Pick<
+  FeedRow,
+  | 'id'
+  | 'url'
+  | 'fetch_url'
+  | 'credentials'
+  | 'discovered_url'
+  | 'etag'
+  | 'last_modified'
+  | 'body_hash'
+  | 'baseline_at'
+  | 'status'
+  | 'error_count'
+  | 'health_alert'
+  | 'interval_seconds'
+  | 'redirect_url'
+>;
+const POLL_TARGET = `id, url, fetch_url, credentials, discovered_url, etag, last_modified, body_hash, baseline_at, status,
+  error_count, health_alert, interval_seconds, redirect_url`;
+
 /** Leases up to `limit` due feeds that have an active subscription, earliest due first: a range of feeds_due
  *  ("SEARCH f USING INDEX feeds_due (next_poll_at<?)"). An `@all = 1 OR next_poll_at <= @t` switch here had made it a
  *  walk of the whole index ("SCAN f USING INDEX feeds_due"); ignoring schedules is feedsToPollAfter's job. */
-export function claimDueFeeds(db: Db, now: Date, leaseMs: number, limit: number): FeedRow[] {
+export function claimDueFeeds(db: Db, now: Date, leaseMs: number, limit: number): PollTarget[] {
   const t = now.toISOString();
   return prepared(
     db,
@@ -37,8 +59,8 @@ export function claimDueFeeds(db: Db, now: Date, leaseMs: number, limit: number)
       WHERE f.status <> 'gone' AND f.next_poll_at <= @t AND (f.lease_until IS NULL OR f.lease_until <= @t)
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
       ORDER BY f.next_poll_at LIMIT @limit)
-    RETURNING *`,
-  ).all({ lease: new Date(now.getTime() + leaseMs).toISOString(), t, limit }) as FeedRow[];
+    RETURNING ${POLL_TARGET}`,
+  ).all({ lease: new Date(now.getTime() + leaseMs).toISOString(), t, limit }) as PollTarget[];
 }
 
 /** What `poll --once` fetches next: up to `limit` feeds after id `after` (in id order) that are not gone and have an
@@ -76,19 +98,25 @@ export function dueFeedWindow(db: Db, now: Date, limit: number): DueFeed[] {
   ).all({ t: now.toISOString(), limit }) as DueFeed[];
 }
 
-/** Leases the picked feeds for `leaseMs`; returns their rows (in no particular order). A feed another process leased
+/** Leases the picked feeds for `leaseMs`; returns what their polls need (in no particular order). A feed another process leased
  *  meanwhile (`poll --once` beside serve) is left to it and not returned. */
-export function leaseFeeds(db: Db, ids: readonly string[], now: Date, leaseMs: number): FeedRow[] {
+export function leaseFeeds(
+  db: Db,
+  ids: readonly string[],
+  now: Date,
+  leaseMs: number,
+): PollTarget[] {
   if (ids.length === 0) return [];
   return prepared(
     db,
     `UPDATE feeds SET lease_until = @lease
-      WHERE id IN (SELECT value FROM json_each(@ids)) AND (lease_until IS NULL OR lease_until <= @t) RETURNING *`,
+      WHERE id IN (SELECT value FROM json_each(@ids)) AND (lease_until IS NULL OR lease_until <= @t)
+      RETURNING ${POLL_TARGET}`,
   ).all({
     lease: new Date(now.getTime() + leaseMs).toISOString(),
     t: now.toISOString(),
     ids: JSON.stringify(ids),
-  }) as FeedRow[];
+  }) as PollTarget[];
 }
 
 /** Ends the leases of feeds whose poll could not be recorded, so they are polled again now. */
@@ -175,6 +203,38 @@ export function recordPollUnchanged(
   for (const k of Object.keys(patch) as (keyof FeedPatch)[])
     if (current !== undefined && current[k] === patch[k]) delete patch[k];
   patchFeed(db, id, { ...patch, last_polled_at: t, last_success_at: t }, now);
+}
+
+/** A quiet 304 (or identical body): the feed was active, without errors, alert, hold or pending redirect when claimed,
+ *  and the answer moved it nowhere. One fixed UPDATE records it (validators, status code, schedule, poll times, lease),
+ *  provided the row is still in that state — what a subscriber changed while the fetch ran (a baseline restarted)
+ *  makes it update nothing, and the caller records the poll the long way. Of the indexed columns only next_poll_at is
+ *  written. Returns whether it recorded the poll. */
+export function recordQuietUnchanged(
+  db: Db,
+  id: string,
+  state: Pick<
+    FeedRow,
+    | 'etag'
+    | 'last_modified'
+    | 'last_http_status'
+    | 'fetch_url'
+    | 'next_poll_at'
+    | 'interval_seconds'
+  >,
+  now: Date,
+): boolean {
+  return (
+    prepared(
+      db,
+      `UPDATE feeds SET etag = @etag, last_modified = @last_modified, last_http_status = @last_http_status,
+         next_poll_at = @next_poll_at, interval_seconds = @interval_seconds, last_polled_at = @t, last_success_at = @t,
+         updated_at = @t, lease_until = NULL
+       WHERE id = @id AND status = 'active' AND error_count = 0 AND health_alert IS NULL AND baseline_at IS NOT NULL
+         AND fetch_url = @fetch_url AND redirect_url IS NULL
+         AND NOT EXISTS (SELECT 1 FROM held_entries h WHERE h.feed_id = @id)`,
+    ).run({ ...state, id, t: now.toISOString() }).changes === 1
+  );
 }
 
 /** A failed fetch or parse: counted by kind, recorded with its message, backed off; the feed keeps being polled. */

@@ -12,6 +12,8 @@ import {
   recordPollFailure,
   recordPollThrottled,
   recordPollUnchanged,
+  recordQuietUnchanged,
+  type PollTarget,
 } from '../store/feeds-poll.ts';
 import { isPushHealthy } from '../store/websub-subscriptions.ts';
 import { applyParsed, type Stored } from './poll-parsed.ts';
@@ -21,16 +23,22 @@ import { noteWebSub } from './websub-apply.ts';
 type OutcomeOf<K extends RefreshOutcome['kind']> = Extract<RefreshOutcome, { kind: K }>;
 
 /** Stores one refresh outcome; runs inside the poll transaction. `claimed` is the feed as claimed before the fetch:
- *  what subscribers changed meanwhile (a baseline restarted, a hold released) is read again here. `seenAt`, when the
- *  fetch began, is the first sighting of the entries it finds. */
+ *  what subscribers changed meanwhile (a baseline restarted, a hold released) is read again here, except by a quiet
+ *  304, whose one UPDATE checks that nothing did. `seenAt`, when the fetch began, is the first sighting of the entries
+ *  it finds. A feed deleted meanwhile records nothing. */
 export function applyOutcome(
   ctx: Ctx,
-  claimed: FeedRow,
+  claimed: PollTarget,
   outcome: RefreshOutcome,
   now: Date,
   seenAt: Date = now,
 ): Stored {
-  const feed = getFeed(ctx.db, claimed.id) ?? claimed;
+  if (outcome.kind === 'unchanged' && applyQuietUnchanged(ctx, claimed, outcome, now)) {
+    countPoll(ctx.db, claimed.id, outcome.kind, 0, now);
+    return { newEntries: 0, events: 0 };
+  }
+  const feed = getFeed(ctx.db, claimed.id);
+  if (!feed) return { newEntries: 0, events: 0 };
   const stored = storeOutcome(ctx, feed, outcome, now, seenAt);
   // A hub the document advertises starts (or moves) the feed's WebSub subscription (websub-apply.ts).
   if (outcome.kind === 'parsed') noteWebSub(ctx, feed.id, outcome, now);
@@ -48,9 +56,7 @@ function storeOutcome(
   now: Date,
   seenAt: Date,
 ): Stored {
-  // Without server.public_url no hub can reach the callback, whatever a row left from before says.
-  const pushed = ctx.config.server.public_url !== '' && isPushHealthy(ctx.db, feed.id, now);
-  const limits = scheduleLimits(ctx, pushed);
+  const limits = scheduleLimits(ctx, feed.id, now);
   switch (outcome.kind) {
     case 'unchanged':
       applyUnchanged(ctx, feed, outcome, now, limits);
@@ -68,6 +74,46 @@ function storeOutcome(
       return applyParsed(ctx, feed, outcome, { now, seenAt }, limits);
   }
   return { newEntries: 0, events: 0 };
+}
+
+/** The most common poll, cut short: a 304 (or identical body) of a healthy feed (active, no error run, alert, hold or
+ *  redirect being counted) that points nowhere else. Returns false, having written nothing, when the claimed feed or
+ *  the answer is anything else, or when the row changed since the claim; applyUnchanged then records it. */
+function applyQuietUnchanged(
+  ctx: Ctx,
+  claimed: PollTarget,
+  { meta }: OutcomeOf<'unchanged'>,
+  now: Date,
+): boolean {
+  const quiet =
+    claimed.status === 'active' &&
+    claimed.error_count === 0 &&
+    claimed.health_alert === null &&
+    claimed.baseline_at !== null &&
+    claimed.redirect_url === null &&
+    (meta.permanentRedirectTo === null || meta.permanentRedirectTo === claimed.fetch_url);
+  if (!quiet) return false;
+  const next = nextPoll(
+    {
+      kind: 'unchanged',
+      cacheSeconds: meta.cacheSeconds,
+      previousIntervalSeconds: claimed.interval_seconds,
+    },
+    scheduleLimits(ctx, claimed.id, now),
+  );
+  return recordQuietUnchanged(
+    ctx.db,
+    claimed.id,
+    {
+      etag: meta.etag ?? claimed.etag,
+      last_modified: meta.lastModified ?? claimed.last_modified,
+      last_http_status: meta.status,
+      fetch_url: claimed.fetch_url,
+      next_poll_at: after(now, next.delaySeconds),
+      interval_seconds: next.intervalSeconds,
+    },
+    now,
+  );
 }
 
 /** A 304 or an identical body: new validators, redirect tracking and the next poll; an identity hold stays. When the
@@ -153,8 +199,10 @@ function after(now: Date, seconds: number): string {
   return new Date(now.getTime() + seconds * 1000).toISOString();
 }
 
-/** The poll schedule's limits; slower while a hub pushes the feed's content (polling is then the fallback). */
-function scheduleLimits(ctx: Ctx, pushed: boolean): ScheduleLimits {
+/** The feed's poll schedule limits; slower while a hub pushes its content (polling is then the fallback). Without
+ *  server.public_url no hub can reach the callback, whatever a row left from before says. */
+function scheduleLimits(ctx: Ctx, feedId: string, now: Date): ScheduleLimits {
+  const pushed = ctx.config.server.public_url !== '' && isPushHealthy(ctx.db, feedId, now);
   const limits = {
     intervalSeconds: ctx.config.poll.interval_seconds,
     minSeconds: ctx.config.poll.min_interval_seconds,

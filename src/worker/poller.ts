@@ -21,6 +21,7 @@ import {
   nextFeedDueAfter,
   releaseFeedLeases,
   type DueFeed,
+  type PollTarget,
 } from '../store/feeds-poll.ts';
 import type { Telemetry } from '../telemetry.ts';
 import { pickFairly, type Candidate } from './fair.ts';
@@ -50,7 +51,7 @@ export type PollerDeps = PollDeps & {
 };
 
 /** A claimed feed and the pool keys it holds. */
-type Claimed = { feed: FeedRow; keys: readonly string[] };
+type Claimed = { feed: PollTarget; keys: readonly string[] };
 type Polled = { outcome: RefreshOutcome; seenAt: Date };
 type PollPool = Pool<Claimed, Polled, Stored>;
 
@@ -106,13 +107,13 @@ export async function pollTick(
 /** Feeds `poll --once` reads at a time: each chunk's hosts are looked up together, then it runs through the pool. */
 const ONCE_CHUNK = 256;
 
-/** Runs `feeds` through a pool of their own and resolves once each is recorded. Feeds given as full rows are leased
- *  already; the others are leased by the claim that starts them. */
+/** Runs `feeds` through a pool of their own and resolves once each is recorded. Feeds given as poll targets are leased
+ *  already; the others (an id and a URL) are leased by the claim that starts them. */
 async function pollRound(
   ctx: Ctx,
   deps: PollDeps,
   summary: PollSummary,
-  feeds: readonly (FeedRow | Pick<FeedRow, 'id' | 'fetch_url'>)[],
+  feeds: readonly (PollTarget | Pick<PollTarget, 'id' | 'fetch_url'>)[],
 ): Promise<void> {
   await Promise.all(
     [...new Set(feeds.map((f) => hostOf(f.fetch_url)))].map((h) => deps.resolver.refresh(h)),
@@ -128,9 +129,9 @@ async function pollRound(
       room,
     );
     for (const c of picked) waiting.splice(waiting.indexOf(c), 1);
-    const leased = picked.filter((c) => 'next_poll_at' in c.feed) as Claimed[];
+    const leased = picked.filter((c) => 'url' in c.feed) as Claimed[];
     const keys = new Map(picked.map((c) => [c.feed.id, c.keys]));
-    const toLease = picked.filter((c) => !('next_poll_at' in c.feed)).map((c) => c.feed.id);
+    const toLease = picked.filter((c) => !('url' in c.feed)).map((c) => c.feed.id);
     for (const feed of leaseFeeds(ctx.db, toLease, ctx.clock.now(), leaseMs(ctx)))
       leased.push({ feed, keys: keys.get(feed.id)! });
     return leased;
@@ -265,7 +266,19 @@ function feedKeys(resolver: Resolver, url: string, app: string | null): string[]
 
 /** What to fetch for a feed. A feed awaiting its baseline is fetched without validators: a 304 would leave it without
  *  one, and the entries of its next change would be swallowed by that late baseline. */
-export function refreshTarget(feed: FeedRow): RefreshTarget {
+export function refreshTarget(
+  feed: Pick<
+    PollTarget,
+    | 'url'
+    | 'fetch_url'
+    | 'credentials'
+    | 'etag'
+    | 'last_modified'
+    | 'body_hash'
+    | 'baseline_at'
+    | 'discovered_url'
+  >,
+): RefreshTarget {
   const fresh = feed.baseline_at === null;
   return {
     url: feed.url,
@@ -296,7 +309,7 @@ function count(
 }
 
 /** Measures and logs one stored refresh. */
-function report(deps: PollDeps, feed: FeedRow, outcome: RefreshOutcome, result: Stored): void {
+function report(deps: PollDeps, feed: PollTarget, outcome: RefreshOutcome, result: Stored): void {
   const durationMs = 'meta' in outcome ? outcome.meta.durationMs : outcome.durationMs;
   deps.telemetry.polled(outcome.kind, durationMs);
   const fields = {

@@ -197,9 +197,10 @@ function exerciseFeeds(db: Db, now: Date, fx: Fixture): void {
     leased.map((f) => f.id),
   );
   poll.nextFeedDueAfter(db, now);
-  const f = leased[0]!;
+  const f = feeds.getFeed(db, leased[0]!.id)!;
   poll.recordPollSuccess(db, f.id, { ...f, next_poll_at: later }, now);
   poll.recordPollUnchanged(db, f.id, { ...f, next_poll_at: later }, 'active', now);
+  poll.recordQuietUnchanged(db, f.id, { ...f, next_poll_at: later, interval_seconds: 900 }, now);
   poll.recordPollFailure(
     db,
     f.id,

@@ -1,5 +1,6 @@
 // Storing an outcome re-reads the feed inside its transaction: what a subscriber changed while the fetch was in flight
-// (a hold released, a baseline restarted) is not overwritten by the record as it was claimed.
+// (a hold released, a baseline restarted) is not overwritten by the record as it was claimed; a quiet 304's one UPDATE
+// checks the same.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/log.ts';
@@ -65,6 +66,37 @@ describe('poll outcome', () => {
     const f = getFeed(w.ctx.db, sub.feed)!;
     assert.equal(f.status, 'active', 'not put back on hold by the record read before the fetch');
     assert.equal(f.entry_count, 24);
+  });
+
+  it('an unchanged answer fetched for a subscription deleted meanwhile leaves the feed due for a baseline', async () => {
+    const { key } = w.key();
+    const ep = (
+      await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'E', url: 'https://h.example/' },
+      })
+    ).body.id;
+    origin.set('/u.xml', rss([{ guid: 'a' }]));
+    const sub = (
+      await w.call('POST', '/v1/subscriptions', {
+        key,
+        body: { endpoint: ep, url: `${origin.url}/u.xml` },
+      })
+    ).body;
+    w.clock.advance(2 * 3600 * 1000);
+    await pollTick(w.ctx, workers.pollerDeps);
+    assert.equal(getFeed(w.ctx.db, sub.feed)!.status, 'active');
+    const gate = origin.hold('/u.xml'); // the same body again: unchanged, by its hash
+    w.clock.advance(2 * 3600 * 1000);
+    const polling = pollTick(w.ctx, workers.pollerDeps);
+    await gate.arrived;
+    assert.equal((await w.call('DELETE', `/v1/subscriptions/${sub.id}`, { key })).status, 204);
+    gate.release();
+    const { summary } = await polling;
+    assert.ok(summary.notModified >= 1, 'the answer was unchanged');
+    const f = getFeed(w.ctx.db, sub.feed)!;
+    assert.equal(f.baseline_at, null, 'the next document is a fresh baseline');
+    assert.ok(f.next_poll_at <= w.clock.now().toISOString(), 'due at once for the next subscriber');
   });
 
   it('a document fetched for a subscription deleted meanwhile sends nothing and leaves the feed due for a baseline', async () => {
