@@ -134,10 +134,12 @@ function openExclusive(config: Config, logger: Logger): { db: Db; lock: DataDirL
   try {
     // With the lock held no other serve runs, so every lease in the database belongs to a process that is gone:
     // release them so its feeds and deliveries resume now, not when the leases run out (up to minutes).
-    const released = db.transaction(() => ({
-      feeds: releaseAllFeedLeases(db),
-      events: releaseAllEventLeases(db),
-    }))();
+    const released = db
+      .transaction(() => ({
+        feeds: releaseAllFeedLeases(db),
+        events: releaseAllEventLeases(db),
+      }))
+      .immediate();
     if (released.feeds + released.events > 0)
       logger.info('feedsub: released the leases of a stopped instance', released);
   } catch (err) {

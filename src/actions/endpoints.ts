@@ -113,10 +113,12 @@ export function createEndpoint(
     headers: headersText(body.headers ?? null),
     rate_limit: body.rate_limit ?? null,
   };
-  ctx.db.transaction(() => {
-    checkEndpointQuota(ctx, applicationId);
-    insertEndpoint(ctx.db, row);
-  })();
+  ctx.db
+    .transaction(() => {
+      checkEndpointQuota(ctx, applicationId);
+      insertEndpoint(ctx.db, row);
+    })
+    .immediate();
   return { ...endpointView(requireEndpoint(ctx, applicationId, row.id)), secret: row.secret };
 }
 
@@ -160,10 +162,12 @@ export function updateEndpointFromInput(
   if (body.status === 'disabled' && current.status !== 'disabled')
     Object.assign(patch, { status: 'disabled', disabled_reason: 'disabled by the application' });
   const now = ctx.clock.now();
-  const row = ctx.db.transaction(() => {
-    if (patch.status === 'active') hastenEndpointRetries(ctx.db, id, now);
-    return updateEndpoint(ctx.db, applicationId, id, patch, now)!;
-  })();
+  const row = ctx.db
+    .transaction(() => {
+      if (patch.status === 'active') hastenEndpointRetries(ctx.db, id, now);
+      return updateEndpoint(ctx.db, applicationId, id, patch, now)!;
+    })
+    .immediate();
   // A raised or removed rate limit may let waiting events go now.
   if (patch.status === 'active' || patch.rate_limit !== undefined) ctx.nudgeDeliverer();
   return endpointView(row);
@@ -171,16 +175,18 @@ export function updateEndpointFromInput(
 
 /** Deletes an endpoint; 409 while subscriptions use it (delete or move them first). */
 export function removeEndpoint(ctx: Ctx, applicationId: string, id: string): void {
-  ctx.db.transaction(() => {
-    requireEndpoint(ctx, applicationId, id);
-    const n = countEndpointSubscriptions(ctx.db, id);
-    if (n > 0)
-      throw conflict(
-        `The endpoint is used by ${n} subscription(s); delete them or move them to another endpoint first.`,
-        { subscriptions: n },
-      );
-    deleteEndpoint(ctx.db, applicationId, id);
-  })();
+  ctx.db
+    .transaction(() => {
+      requireEndpoint(ctx, applicationId, id);
+      const n = countEndpointSubscriptions(ctx.db, id);
+      if (n > 0)
+        throw conflict(
+          `The endpoint is used by ${n} subscription(s); delete them or move them to another endpoint first.`,
+          { subscriptions: n },
+        );
+      deleteEndpoint(ctx.db, applicationId, id);
+    })
+    .immediate();
 }
 
 /** The endpoint's current signing secret (and the previous one while a rotation's grace period lasts). */

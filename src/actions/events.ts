@@ -134,18 +134,20 @@ export function requireEventDetail(ctx: Ctx, applicationId: string, id: string):
  *  409 when it has not been tried yet or is being sent right now. */
 export function resendEvent(ctx: Ctx, applicationId: string, id: string): EventView {
   const now = ctx.clock.now();
-  const row = ctx.db.transaction(() => {
-    const current = requireEvent(ctx, applicationId, id);
-    if (!requeueEvent(ctx.db, id, now)) {
-      const leased = current.lease_until !== null && current.lease_until > now.toISOString();
-      throw conflict(
-        leased
-          ? 'The event is being delivered right now; resend it once this attempt is recorded.'
-          : 'The event is already queued and has not been tried yet.',
-      );
-    }
-    return getEvent(ctx.db, applicationId, id)!;
-  })();
+  const row = ctx.db
+    .transaction(() => {
+      const current = requireEvent(ctx, applicationId, id);
+      if (!requeueEvent(ctx.db, id, now)) {
+        const leased = current.lease_until !== null && current.lease_until > now.toISOString();
+        throw conflict(
+          leased
+            ? 'The event is being delivered right now; resend it once this attempt is recorded.'
+            : 'The event is already queued and has not been tried yet.',
+        );
+      }
+      return getEvent(ctx.db, applicationId, id)!;
+    })
+    .immediate();
   ctx.nudgeDeliverer();
   return eventView(row);
 }
@@ -160,11 +162,13 @@ export async function sendTestEvent(
   opts: { agent?: Dispatcher } = {},
 ): Promise<TestEventResult> {
   const now = ctx.clock.now();
-  const endpoint = ctx.db.transaction(() => {
-    const found = requireEndpoint(ctx, applicationId, endpointId);
-    chargeTestEvent(ctx, applicationId, now);
-    return found;
-  })();
+  const endpoint = ctx.db
+    .transaction(() => {
+      const found = requireEndpoint(ctx, applicationId, endpointId);
+      chargeTestEvent(ctx, applicationId, now);
+      return found;
+    })
+    .immediate();
   const timeoutMs = ctx.config.delivery.timeout_seconds * 1000;
   const agent =
     opts.agent ??
@@ -224,28 +228,30 @@ function recordTestEvent(
   },
   now: Date,
 ): void {
-  ctx.db.transaction(() => {
-    requireEndpoint(ctx, applicationId, endpointId); // deleted while we waited: nothing to record it against
-    insertEvent(
-      ctx.db,
-      {
-        id: test.id,
-        application_id: applicationId,
-        endpoint_id: endpointId,
-        subscription_id: null,
-        type: 'endpoint.test',
-        sequence: null,
-        body: test.body,
-      },
-      now,
-    );
-    recordAttempt(
-      ctx.db,
-      { ...test.attempt, event_id: test.id, endpoint_id: endpointId },
-      { status: test.delivered ? 'delivered' : 'dead', nextAttemptAt: null },
-      ctx.clock.now(),
-    );
-  })();
+  ctx.db
+    .transaction(() => {
+      requireEndpoint(ctx, applicationId, endpointId); // deleted while we waited: nothing to record it against
+      insertEvent(
+        ctx.db,
+        {
+          id: test.id,
+          application_id: applicationId,
+          endpoint_id: endpointId,
+          subscription_id: null,
+          type: 'endpoint.test',
+          sequence: null,
+          body: test.body,
+        },
+        now,
+      );
+      recordAttempt(
+        ctx.db,
+        { ...test.attempt, event_id: test.id, endpoint_id: endpointId },
+        { status: test.delivered ? 'delivered' : 'dead', nextAttemptAt: null },
+        ctx.clock.now(),
+      );
+    })
+    .immediate();
 }
 
 function validateStatus(status: string | undefined): EventStatus | undefined {

@@ -90,7 +90,7 @@ export async function resolveIdentityChange(
   const until = ctx.clock.now().toISOString();
   const result = { released: 0, events: 0 };
   for (;;) {
-    const step = ctx.db.transaction(() => releaseChunk(ctx, id, body.action, until))();
+    const step = ctx.db.transaction(() => releaseChunk(ctx, id, body.action, until)).immediate();
     if (step.released === 0 && result.released === 0)
       throw conflict('This feed holds no entries: its identity has not changed.');
     result.released += step.released;
@@ -245,22 +245,24 @@ export function requestFeedRefresh(ctx: Ctx, applicationId: string, id: string):
   requireFeedView(ctx, applicationId, id);
   const now = ctx.clock.now();
   const minSeconds = ctx.config.poll.min_interval_seconds;
-  ctx.db.transaction(() => {
-    const feed = getFeed(ctx.db, id)!;
-    if (!feedHasActiveSubscription(ctx.db, id))
-      throw conflict(
-        'No subscription of this feed is active, so it is not polled: resume one (PATCH /v1/subscriptions/:id {"status": "active"}) first.',
-      );
-    const wait = refreshWaitSeconds(feed.last_polled_at, now, minSeconds);
-    if (wait > 0)
-      throw tooManyRequests(
-        'feed_refresh',
-        1,
-        wait,
-        `The feed was fetched less than poll.min_interval_seconds (${minSeconds} s) ago; a refresh may fetch it again in ${wait} s.`,
-      );
-    makeFeedDueNow(ctx.db, id, now);
-  })();
+  ctx.db
+    .transaction(() => {
+      const feed = getFeed(ctx.db, id)!;
+      if (!feedHasActiveSubscription(ctx.db, id))
+        throw conflict(
+          'No subscription of this feed is active, so it is not polled: resume one (PATCH /v1/subscriptions/:id {"status": "active"}) first.',
+        );
+      const wait = refreshWaitSeconds(feed.last_polled_at, now, minSeconds);
+      if (wait > 0)
+        throw tooManyRequests(
+          'feed_refresh',
+          1,
+          wait,
+          `The feed was fetched less than poll.min_interval_seconds (${minSeconds} s) ago; a refresh may fetch it again in ${wait} s.`,
+        );
+      makeFeedDueNow(ctx.db, id, now);
+    })
+    .immediate();
   ctx.nudgePoller();
   return requireFeedView(ctx, applicationId, id);
 }

@@ -29,19 +29,21 @@ export function createKey(
 ): { key: string; id: string; application: Application } {
   const now = ctx.clock.now();
   const key = KEY_PREFIX + randomBytes(32).toString('base64url');
-  return ctx.db.transaction(() => {
-    const application = upsertApplication(ctx.db, appName, now);
-    const id = newId(now);
-    insertApiKey(ctx.db, {
-      id,
-      application_id: application.id,
-      name: label,
-      prefix: key.slice(0, 12),
-      hash: hashKey(key),
-      created_at: now.toISOString(),
-    });
-    return { key, id, application };
-  })();
+  return ctx.db
+    .transaction(() => {
+      const application = upsertApplication(ctx.db, appName, now);
+      const id = newId(now);
+      insertApiKey(ctx.db, {
+        id,
+        application_id: application.id,
+        name: label,
+        prefix: key.slice(0, 12),
+        hash: hashKey(key),
+        created_at: now.toISOString(),
+      });
+      return { key, id, application };
+    })
+    .immediate();
 }
 
 /** Every key, without secrets. */
@@ -84,10 +86,12 @@ export function flushLastUses(ctx: Ctx): number {
   const { keys, sessions } = ctx.lastUses;
   const count = keys.size + sessions.size;
   if (count === 0) return 0;
-  ctx.db.transaction(() => {
-    for (const [id, at] of keys) recordKeyUse(ctx.db, id, at);
-    for (const [idHash, at] of sessions) touchSession(ctx.db, idHash, at);
-  })();
+  ctx.db
+    .transaction(() => {
+      for (const [id, at] of keys) recordKeyUse(ctx.db, id, at);
+      for (const [idHash, at] of sessions) touchSession(ctx.db, idHash, at);
+    })
+    .immediate();
   keys.clear();
   sessions.clear();
   return count;

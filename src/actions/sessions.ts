@@ -45,18 +45,20 @@ export function signIn(
   const now = ctx.clock.now().toISOString();
   const idHash = hashToken(token);
   flushLastUses(ctx); // the idle clocks in memory first, so no session in use is taken for idle below
-  ctx.db.transaction(() => {
-    deleteIdleSessions(ctx.db, idleCutoff(ctx));
-    deleteSessionsBeyond(ctx.db, who.keyId, MAX_SESSIONS_PER_KEY - 1);
-    insertSession(ctx.db, {
-      id_hash: idHash,
-      application_id: who.applicationId,
-      api_key_id: who.keyId,
-      csrf_token: csrfToken,
-      created_at: now,
-      last_seen_at: now,
-    });
-  })();
+  ctx.db
+    .transaction(() => {
+      deleteIdleSessions(ctx.db, idleCutoff(ctx));
+      deleteSessionsBeyond(ctx.db, who.keyId, MAX_SESSIONS_PER_KEY - 1);
+      insertSession(ctx.db, {
+        id_hash: idHash,
+        application_id: who.applicationId,
+        api_key_id: who.keyId,
+        csrf_token: csrfToken,
+        created_at: now,
+        last_seen_at: now,
+      });
+    })
+    .immediate();
   const live = findLiveSession(ctx.db, idHash, idleCutoff(ctx))!;
   return { token, session: toSession(live) };
 }

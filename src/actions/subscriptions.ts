@@ -143,40 +143,42 @@ export function createSubscription(
   const issue = privateHostIssue('url', target.url, ctx.config.network.allow_private);
   if (issue) throw invalid([issue]);
   const now = ctx.clock.now();
-  const id = ctx.db.transaction(() => {
-    requireOwnEndpoint(ctx, applicationId, body.endpoint);
-    const existing = findSubscriptionToSameFeed(
-      ctx.db,
-      body.endpoint,
-      target.url,
-      target.credentialKey,
-    );
-    if (existing)
-      throw conflict(
-        'A subscription of this endpoint to this feed URL already exists (a web page and the feed it announces count as one feed).',
-        { existing_id: existing },
+  const id = ctx.db
+    .transaction(() => {
+      requireOwnEndpoint(ctx, applicationId, body.endpoint);
+      const existing = findSubscriptionToSameFeed(
+        ctx.db,
+        body.endpoint,
+        target.url,
+        target.credentialKey,
       );
-    checkSubscriptionQuota(ctx, applicationId);
-    const feed = upsertFeed(ctx.db, target.url, target.credentials, target.credentialKey, now);
-    chargeNewFeedUrl(ctx, applicationId, feed.id, now);
-    wakeFeed(ctx.db, feed.id, now); // a feed whose subscriptions were all paused or deleted is due again
-    const sid = newId(now);
-    insertSubscription(ctx.db, {
-      id: sid,
-      application_id: applicationId,
-      endpoint_id: body.endpoint,
-      feed_id: feed.id,
-      url: target.url,
-      metadata,
-      created_at: now.toISOString(),
-      updates: body.updates === true ? 1 : 0,
-      backfill: body.backfill ?? 0,
-    });
-    // A feed others watch has its history now; a new one (or one waiting for a fresh baseline) sends it then.
-    if ((body.backfill ?? 0) > 0 && feed.baseline_at !== null)
-      queueBackfills(ctx, { feed, meta: feed }, now);
-    return sid;
-  })();
+      if (existing)
+        throw conflict(
+          'A subscription of this endpoint to this feed URL already exists (a web page and the feed it announces count as one feed).',
+          { existing_id: existing },
+        );
+      checkSubscriptionQuota(ctx, applicationId);
+      const feed = upsertFeed(ctx.db, target.url, target.credentials, target.credentialKey, now);
+      chargeNewFeedUrl(ctx, applicationId, feed.id, now);
+      wakeFeed(ctx.db, feed.id, now); // a feed whose subscriptions were all paused or deleted is due again
+      const sid = newId(now);
+      insertSubscription(ctx.db, {
+        id: sid,
+        application_id: applicationId,
+        endpoint_id: body.endpoint,
+        feed_id: feed.id,
+        url: target.url,
+        metadata,
+        created_at: now.toISOString(),
+        updates: body.updates === true ? 1 : 0,
+        backfill: body.backfill ?? 0,
+      });
+      // A feed others watch has its history now; a new one (or one waiting for a fresh baseline) sends it then.
+      if ((body.backfill ?? 0) > 0 && feed.baseline_at !== null)
+        queueBackfills(ctx, { feed, meta: feed }, now);
+      return sid;
+    })
+    .immediate();
   ctx.nudgePoller();
   if ((body.backfill ?? 0) > 0) ctx.nudgeDeliverer();
   return subscriptionView(getSubscription(ctx.db, applicationId, id)!);
@@ -213,29 +215,31 @@ export function updateSubscriptionFromInput(
   if (body.metadata !== undefined) patch.metadata = metadataText(body.metadata, raw.metadata);
   if (body.status !== undefined) patch.status = body.status;
   if (body.updates !== undefined) patch.updates = body.updates ? 1 : 0;
-  const row = ctx.db.transaction(() => {
-    const current = requireSubscription(ctx, applicationId, id);
-    if (body.status !== undefined && body.status !== current.status)
-      patch.pauses = notePause(current.pauses, body.status, ctx.clock.now());
-    if (body.endpoint !== undefined && body.endpoint !== current.endpoint_id) {
-      requireOwnEndpoint(ctx, applicationId, body.endpoint);
-      const ck = getFeed(ctx.db, current.feed_id)?.credential_key ?? '';
-      const existing = findSubscriptionToSameFeed(ctx.db, body.endpoint, current.url, ck);
-      if (existing)
-        throw conflict('That endpoint already has a subscription to this feed URL.', {
-          existing_id: existing,
-        });
-      patch.endpoint_id = body.endpoint;
-    }
-    const now = ctx.clock.now();
-    const row = updateSubscription(ctx.db, applicationId, id, patch, now)!;
-    if (patch.status === 'active') wakeFeed(ctx.db, current.feed_id, now);
-    if (patch.status === 'paused') {
-      restartBaselineIfIdle(ctx.db, current.feed_id, now);
-      webSubFeedIdle(ctx.db, current.feed_id, now); // WebSub: unsubscribed from the hub at once
-    }
-    return row;
-  })();
+  const row = ctx.db
+    .transaction(() => {
+      const current = requireSubscription(ctx, applicationId, id);
+      if (body.status !== undefined && body.status !== current.status)
+        patch.pauses = notePause(current.pauses, body.status, ctx.clock.now());
+      if (body.endpoint !== undefined && body.endpoint !== current.endpoint_id) {
+        requireOwnEndpoint(ctx, applicationId, body.endpoint);
+        const ck = getFeed(ctx.db, current.feed_id)?.credential_key ?? '';
+        const existing = findSubscriptionToSameFeed(ctx.db, body.endpoint, current.url, ck);
+        if (existing)
+          throw conflict('That endpoint already has a subscription to this feed URL.', {
+            existing_id: existing,
+          });
+        patch.endpoint_id = body.endpoint;
+      }
+      const now = ctx.clock.now();
+      const row = updateSubscription(ctx.db, applicationId, id, patch, now)!;
+      if (patch.status === 'active') wakeFeed(ctx.db, current.feed_id, now);
+      if (patch.status === 'paused') {
+        restartBaselineIfIdle(ctx.db, current.feed_id, now);
+        webSubFeedIdle(ctx.db, current.feed_id, now); // WebSub: unsubscribed from the hub at once
+      }
+      return row;
+    })
+    .immediate();
   if (patch.status === 'active') {
     ctx.nudgeDeliverer();
     ctx.nudgePoller(); // a feed resumed after a pause takes its fresh baseline now, not at its next scheduled poll
@@ -253,24 +257,28 @@ export async function removeSubscription(
   applicationId: string,
   id: string,
 ): Promise<void> {
-  const large = ctx.db.transaction(() => {
-    const current = requireSubscription(ctx, applicationId, id);
-    if (!hasMoreEventsThan(ctx.db, id, EVENT_CHUNK)) return false;
-    const now = ctx.clock.now();
-    updateSubscription(ctx.db, applicationId, id, { status: 'paused' }, now);
-    restartBaselineIfIdle(ctx.db, current.feed_id, now);
-    return true;
-  })();
+  const large = ctx.db
+    .transaction(() => {
+      const current = requireSubscription(ctx, applicationId, id);
+      if (!hasMoreEventsThan(ctx.db, id, EVENT_CHUNK)) return false;
+      const now = ctx.clock.now();
+      updateSubscription(ctx.db, applicationId, id, { status: 'paused' }, now);
+      restartBaselineIfIdle(ctx.db, current.feed_id, now);
+      return true;
+    })
+    .immediate();
   if (large)
     while (deleteSubscriptionEvents(ctx.db, id, EVENT_CHUNK) === EVENT_CHUNK) await nextTurn();
-  ctx.db.transaction(() => {
-    const current = requireSubscription(ctx, applicationId, id);
-    const now = ctx.clock.now();
-    deleteSubscription(ctx.db, applicationId, id);
-    restartBaselineIfIdle(ctx.db, current.feed_id, now);
-    webSubFeedIdle(ctx.db, current.feed_id, now); // WebSub: unsubscribed from the hub at once
-    markFeedUnused(ctx.db, current.feed_id, now);
-  })();
+  ctx.db
+    .transaction(() => {
+      const current = requireSubscription(ctx, applicationId, id);
+      const now = ctx.clock.now();
+      deleteSubscription(ctx.db, applicationId, id);
+      restartBaselineIfIdle(ctx.db, current.feed_id, now);
+      webSubFeedIdle(ctx.db, current.feed_id, now); // WebSub: unsubscribed from the hub at once
+      markFeedUnused(ctx.db, current.feed_id, now);
+    })
+    .immediate();
 }
 
 /** The application's endpoint; 404 naming the `endpoint` field when unknown or another application's. */

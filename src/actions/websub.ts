@@ -45,36 +45,38 @@ export function answerHub(
   token: string,
   query: HubQuery,
 ): string | undefined {
-  return ctx.db.transaction(() => {
-    const row = callbackSubscription(ctx, feedId, token);
-    if (row === undefined) return undefined;
-    const pending = row.pending === null ? null : { mode: row.pending, topic: row.topic_url };
-    const decision = decideHubQuery(pending, query);
-    const now = ctx.clock.now();
-    switch (decision.kind) {
-      case 'refuse':
-        return undefined;
-      case 'denied':
-        updateWebSub(
-          ctx.db,
-          feedId,
-          {
-            status: 'denied',
-            pending: null,
-            lease_expires_at: null,
-            last_error: `websub: the hub denied the subscription${decision.reason ? `: ${decision.reason}` : ''}`,
-            next_action_at: new Date(now.getTime() + DENIED_RETRY_MS).toISOString(),
-          },
-          now,
-        );
-        pollFeedBy(ctx.db, feedId, now);
-        return '';
-      case 'confirm':
-        if (decision.mode === 'unsubscribe') deleteWebSub(ctx.db, feedId);
-        else confirmLease(ctx, feedId, decision.leaseSeconds ?? 0, now);
-        return decision.challenge;
-    }
-  })();
+  return ctx.db
+    .transaction(() => {
+      const row = callbackSubscription(ctx, feedId, token);
+      if (row === undefined) return undefined;
+      const pending = row.pending === null ? null : { mode: row.pending, topic: row.topic_url };
+      const decision = decideHubQuery(pending, query);
+      const now = ctx.clock.now();
+      switch (decision.kind) {
+        case 'refuse':
+          return undefined;
+        case 'denied':
+          updateWebSub(
+            ctx.db,
+            feedId,
+            {
+              status: 'denied',
+              pending: null,
+              lease_expires_at: null,
+              last_error: `websub: the hub denied the subscription${decision.reason ? `: ${decision.reason}` : ''}`,
+              next_action_at: new Date(now.getTime() + DENIED_RETRY_MS).toISOString(),
+            },
+            now,
+          );
+          pollFeedBy(ctx.db, feedId, now);
+          return '';
+        case 'confirm':
+          if (decision.mode === 'unsubscribe') deleteWebSub(ctx.db, feedId);
+          else confirmLease(ctx, feedId, decision.leaseSeconds ?? 0, now);
+          return decision.challenge;
+      }
+    })
+    .immediate();
 }
 
 /** The hub verified our subscribe for `leaseSeconds`: push is on until then, renewed at 80 % of it. */

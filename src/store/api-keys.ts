@@ -48,12 +48,14 @@ export function listApiKeys(db: Db): ApiKeyListed[] {
 
 /** Marks the key revoked and ends its dashboard sessions; returns false when no live key has this id. */
 export function revokeApiKey(db: Db, id: string, now: Date): boolean {
-  return db.transaction(() => {
-    const changed = prepared(
-      db,
-      'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
-    ).run(now.toISOString(), id).changes;
-    prepared(db, 'DELETE FROM sessions WHERE api_key_id = ?').run(id);
-    return changed > 0;
-  })();
+  return db
+    .transaction(() => {
+      const changed = prepared(
+        db,
+        'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+      ).run(now.toISOString(), id).changes;
+      prepared(db, 'DELETE FROM sessions WHERE api_key_id = ?').run(id);
+      return changed > 0;
+    })
+    .immediate();
 }

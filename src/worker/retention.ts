@@ -77,12 +77,14 @@ async function deleteOrphan(
   for (;;) {
     if (budget.batches <= 0) return 'out of budget';
     budget.batches -= 1;
-    const outcome = ctx.db.transaction(() => {
-      if (feedHasSubscription(ctx.db, feedId)) return 'used';
-      if (emptyFeed(ctx.db, feedId, CHUNK_ROWS) === CHUNK_ROWS) return 'more';
-      deleteUnusedFeed(ctx.db, feedId);
-      return 'deleted';
-    })();
+    const outcome = ctx.db
+      .transaction(() => {
+        if (feedHasSubscription(ctx.db, feedId)) return 'used';
+        if (emptyFeed(ctx.db, feedId, CHUNK_ROWS) === CHUNK_ROWS) return 'more';
+        deleteUnusedFeed(ctx.db, feedId);
+        return 'deleted';
+      })
+      .immediate();
     if (outcome !== 'more') return outcome;
     await nextTurn();
   }
@@ -101,11 +103,13 @@ async function boundFeed(
   let over = countHeldEntries(ctx.db, feedId) - r.held_entries_per_feed;
   while (over > 0) {
     if (budget.batches-- <= 0) return false;
-    const n = ctx.db.transaction(() => {
-      const trimmed = trimHeldEntries(ctx.db, feedId, Math.min(CHUNK_ROWS, over));
-      addHeldDropped(ctx.db, feedId, trimmed);
-      return trimmed;
-    })();
+    const n = ctx.db
+      .transaction(() => {
+        const trimmed = trimHeldEntries(ctx.db, feedId, Math.min(CHUNK_ROWS, over));
+        addHeldDropped(ctx.db, feedId, trimmed);
+        return trimmed;
+      })
+      .immediate();
     summary.heldTrimmed += n;
     over = n === 0 ? 0 : over - n;
     await nextTurn();
@@ -113,12 +117,14 @@ async function boundFeed(
   const bound = keyPruneBound(ctx.db, feedId, r.entry_key_days * DAY_MS, r.entry_keys_per_feed);
   for (let n = CHUNK_ROWS; bound !== undefined && n === CHUNK_ROWS;) {
     if (budget.batches-- <= 0) return false;
-    n = ctx.db.transaction(() => {
-      const pruned = deleteKeysWithin(ctx.db, feedId, bound, CHUNK_ROWS);
-      // A stored entry never outlives its key: it would show as known in the history while it would be sent again.
-      if (pruned > 0) pruneHistoryWithoutKeys(ctx.db, feedId);
-      return pruned;
-    })();
+    n = ctx.db
+      .transaction(() => {
+        const pruned = deleteKeysWithin(ctx.db, feedId, bound, CHUNK_ROWS);
+        // A stored entry never outlives its key: it would show as known in the history while it would be sent again.
+        if (pruned > 0) pruneHistoryWithoutKeys(ctx.db, feedId);
+        return pruned;
+      })
+      .immediate();
     summary.keysPruned += n;
     await nextTurn();
   }

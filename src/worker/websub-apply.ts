@@ -82,7 +82,9 @@ export async function receivePush(
     base: { keyBase: target.keyBase, documentUrl: feed.fetch_url },
     discoveredUrl: feed.discovered_url,
   };
-  const stored = ctx.db.transaction(() => applyPushed(ctx, push.feedId, outcome, seenAt))();
+  const stored = ctx.db
+    .transaction(() => applyPushed(ctx, push.feedId, outcome, seenAt))
+    .immediate();
   if (stored === undefined) return { kind: 'ignored', reason: 'feed awaiting its baseline' };
   if (stored.events > 0) ctx.nudgeDeliverer();
   return { kind: 'stored', newEntries: stored.newEntries, events: stored.events };

@@ -35,7 +35,7 @@ const MAX_ANSWER_BYTES = 4096;
  *  nothing unless server.public_url is set (a hub could not reach us). */
 export async function webSubTick(ctx: Ctx, deps: WebSubDeps): Promise<number> {
   if (ctx.config.server.public_url === '') return 60_000;
-  const actions = ctx.db.transaction(() => claimDue(ctx))();
+  const actions = ctx.db.transaction(() => claimDue(ctx)).immediate();
   await Promise.all(actions.map((a) => send(ctx, deps, a)));
   return actions.length === BATCH ? 0 : WEBSUB_TICK_MS;
 }
@@ -96,7 +96,7 @@ async function send(ctx: Ctx, deps: WebSubDeps, { row, mode }: Action): Promise<
     return;
   }
   deps.logger.warn('websub: hub refused the request', { ...fields, error: answer.error });
-  ctx.db.transaction(() => recordFailure(ctx, row.feed_id, mode, answer.error))();
+  ctx.db.transaction(() => recordFailure(ctx, row.feed_id, mode, answer.error)).immediate();
 }
 
 /** A refused or failed request: retried on a backoff; a failed subscribe stops push, so the feed is polled at its
