@@ -121,6 +121,9 @@ CREATE INDEX subscriptions_by_feed ON subscriptions(feed_id, status);
 -- An application's feeds, in feed id order, a page at a time (GET /v1/feeds, the dashboard's counts): a seek here, not a
 -- walk of every feed asking whether the application uses it (issue 17; migration 10).
 CREATE INDEX subscriptions_by_application_feed ON subscriptions(application_id, feed_id);
+-- An endpoint's subscriptions in id order (GET /v1/subscriptions?endpoint=): a seek, not a walk of the application's
+-- subscriptions looking for the endpoint's (issue 17; migration 14).
+CREATE INDEX subscriptions_by_endpoint ON subscriptions(endpoint_id, id);
 
 -- Every entry key a feed has shown, kept after the entry leaves the feed (a tombstone) so it is not resent; the
 -- maintenance pass deletes keys not shown for [retention] entry_key_days, beyond the feed's entry_keys_per_feed newest.

@@ -157,4 +157,9 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX feeds_by_discovered_url ON feeds(discovered_url) WHERE discovered_url IS NOT NULL;
     `);
   },
+  // 13 → 14 (issue 17): an endpoint's subscriptions in id order, so GET /v1/subscriptions?endpoint= seeks them instead
+  // of walking every subscription of the application looking for the endpoint's.
+  (db) => {
+    db.exec('CREATE INDEX subscriptions_by_endpoint ON subscriptions(endpoint_id, id);');
+  },
 ];

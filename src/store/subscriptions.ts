@@ -28,8 +28,9 @@ export type SubscriptionView = SubscriptionRow & {
   feed_discovered_url: string | null;
 };
 
-const VIEW = `SELECT s.*, f.status AS feed_status, f.fetch_url AS feed_fetch_url, f.discovered_url AS feed_discovered_url
-              FROM subscriptions s JOIN feeds f ON f.id = s.feed_id`;
+const VIEW_COLUMNS =
+  'SELECT s.*, f.status AS feed_status, f.fetch_url AS feed_fetch_url, f.discovered_url AS feed_discovered_url';
+const VIEW = `${VIEW_COLUMNS} FROM subscriptions s JOIN feeds f ON f.id = s.feed_id`;
 
 /** Stores a new subscription. */
 export function insertSubscription(
@@ -106,9 +107,13 @@ export function listSubscriptions(
     where.push('s.feed_id = ?');
     params.push(q.feed);
   }
+  // ?endpoint= seeks subscriptions_by_endpoint (endpoint_id=?, in id order). ?feed= is pinned to
+  // subscriptions_by_application_feed (application_id=? AND feed_id=?) and sorts what it finds, the application's few
+  // subscriptions to one feed: left alone, the planner walks every subscription of the application in id order.
+  const pin = q.feed && !q.endpoint ? ' INDEXED BY subscriptions_by_application_feed' : '';
   const rows = prepared(
     db,
-    `${VIEW} WHERE ${where.join(' AND ')}${c.sql.replace('id', 's.id')} ORDER BY s.id DESC LIMIT ?`,
+    `${VIEW_COLUMNS} FROM subscriptions s${pin} JOIN feeds f ON f.id = s.feed_id WHERE ${where.join(' AND ')}${c.sql.replace('id', 's.id')} ORDER BY s.id DESC LIMIT ?`,
   ).all(...params, ...c.params, q.limit + 1) as SubscriptionView[];
   return toPage(rows, q.limit);
 }

@@ -150,3 +150,28 @@ test('each filter of GET /v1/events seeks on its own column, in id order, withou
     w.close();
   }
 });
+
+test('each filter of GET /v1/subscriptions seeks on its own column, in id order, without sorting', () => {
+  const w = makeWorld();
+  try {
+    exerciseStore(w.ctx.db, w.clock.now());
+    const lists = preparedSql(w.ctx.db).filter((sql) =>
+      /WHERE s\.application_id = \?.*ORDER BY s\.id DESC/s.test(sql),
+    );
+    assert.ok(lists.length >= 3, 'every filter was run');
+    for (const sql of lists) {
+      const plan = explain(w.ctx.db, sql).join('\n');
+      // ?feed= sorts what it seeks: the application's subscriptions to one feed, a few rows.
+      if (!sql.includes('INDEXED BY subscriptions_by_application_feed'))
+        assert.doesNotMatch(plan, /TEMP B-TREE/, sql);
+      const filters = [...sql.matchAll(/AND s\.(\w+) = \?/g)].map((m) => m[1]!);
+      if (filters.length > 0)
+        assert.ok(
+          filters.some((f) => plan.includes(`${f}=?`)),
+          `${sql}\n${plan}\nseeks on none of ${filters.join(', ')}`,
+        );
+    }
+  } finally {
+    w.close();
+  }
+});
