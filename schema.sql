@@ -57,7 +57,6 @@ CREATE TABLE feeds (
   last_polled_at       TEXT,
   last_success_at      TEXT,
   next_poll_at         TEXT NOT NULL,
-  lease_until          TEXT,
   interval_seconds     INTEGER,
   ttl_seconds          INTEGER,
   last_http_status     INTEGER,
@@ -97,6 +96,14 @@ CREATE INDEX feeds_by_status ON feeds(status, id);
 -- (store/subscriptions.ts findSubscriptionToSameFeed; schema version 13).
 CREATE INDEX feeds_by_fetch_url ON feeds(fetch_url);
 CREATE INDEX feeds_by_discovered_url ON feeds(discovered_url) WHERE discovered_url IS NOT NULL;
+
+-- The feeds being polled now, each until its lease ends (the poll's deadline plus a margin), by serve or poll --once
+-- (schema version 15). Only polls in flight are here, a few pages, so taking and ending a lease rewrites those pages,
+-- not the claimed feed's row (which the poll's outcome rewrites once). Released at serve's start.
+CREATE TABLE feed_leases (
+  feed_id TEXT PRIMARY KEY REFERENCES feeds(id) ON DELETE CASCADE,
+  until   TEXT NOT NULL
+) WITHOUT ROWID;
 
 CREATE TABLE subscriptions (
   id              TEXT PRIMARY KEY,

@@ -162,4 +162,16 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
   (db) => {
     db.exec('CREATE INDEX subscriptions_by_endpoint ON subscriptions(endpoint_id, id);');
   },
+  // 14 → 15 (issue 17, writes per poll): feed leases move out of the feeds row into a table of their own that holds only
+  // the polls in flight (a few pages), so a claim no longer rewrites each claimed feed's row a second time.
+  (db) => {
+    db.exec(`
+      CREATE TABLE feed_leases (
+        feed_id TEXT PRIMARY KEY REFERENCES feeds(id) ON DELETE CASCADE,
+        until   TEXT NOT NULL
+      ) WITHOUT ROWID;
+      INSERT INTO feed_leases (feed_id, until) SELECT id, lease_until FROM feeds WHERE lease_until IS NOT NULL;
+      ALTER TABLE feeds DROP COLUMN lease_until;
+    `);
+  },
 ];

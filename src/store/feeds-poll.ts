@@ -1,6 +1,7 @@
 // SQL for polling feeds: the due ones (a window the poller picks from fairly) and leasing them, when the next is due,
 // releasing leases, and recording each poll's outcome (success, unchanged, failure, throttled, gone), which also ends
-// the lease.
+// the lease. Leases live in feed_leases, which holds only the polls in flight: taking and ending one rewrites a page or
+// two of that small table, not the feed's row a second time.
 import type { Db } from '../db/open.ts';
 import type { FeedRow, FeedStatus } from './feeds.ts';
 import { prepared, updateRow } from './sql.ts';
@@ -20,7 +21,39 @@ function patchFeed(
   > = {},
 ): void {
   const counts = Object.entries(increments).map(([k, n]) => `${k} = ${k} + ${Number(n)}`);
-  updateRow(db, 'feeds', patch, { id }, now, [...counts, 'lease_until = NULL']);
+  updateRow(db, 'feeds', patch, { id }, now, counts);
+  endLease(db, id);
+}
+
+/** No live lease holds feed `f` at @t (a feed_leases seek by its key). */
+const UNLEASED = 'NOT EXISTS (SELECT 1 FROM feed_leases l WHERE l.feed_id = f.id AND l.until > @t)';
+
+/** Ends the lease of a feed whose poll is recorded. */
+function endLease(db: Db, id: string): void {
+  prepared(db, 'DELETE FROM feed_leases WHERE feed_id = ?').run(id);
+}
+
+/** Leases the feeds `ids` names that exist and no live lease holds (an expired one is taken over) until `until`;
+ *  returns the ids it leased. */
+function takeLeases(db: Db, ids: readonly string[], now: Date, until: string): string[] {
+  return prepared(
+    db,
+    `INSERT INTO feed_leases (feed_id, until)
+       SELECT j.value, @until FROM json_each(@ids) j WHERE EXISTS (SELECT 1 FROM feeds f WHERE f.id = j.value)
+     ON CONFLICT (feed_id) DO UPDATE SET until = excluded.until WHERE feed_leases.until <= @t
+     RETURNING feed_id`,
+  )
+    .pluck()
+    .all({ ids: JSON.stringify(ids), until, t: now.toISOString() }) as string[];
+}
+
+/** What the polls of the feeds `ids` need (by key, in no particular order). */
+function pollTargets(db: Db, ids: readonly string[]): PollTarget[] {
+  if (ids.length === 0) return [];
+  return prepared(
+    db,
+    `SELECT ${POLL_TARGET} FROM feeds WHERE id IN (SELECT value FROM json_each(?))`,
+  ).all(JSON.stringify(ids)) as PollTarget[];
 }
 
 /** A claimed feed as its poll needs it until the outcome is recorded: what to fetch and how, and what a quiet 304
@@ -49,18 +82,16 @@ const POLL_TARGET = `id, url, fetch_url, credentials, discovered_url, etag, last
  *  ("SEARCH f USING INDEX feeds_due (next_poll_at<?)"). An `@all = 1 OR next_poll_at <= @t` switch here had made it a
  *  walk of the whole index ("SCAN f USING INDEX feeds_due"); ignoring schedules is feedsToPollAfter's job. */
 export function claimDueFeeds(db: Db, now: Date, leaseMs: number, limit: number): PollTarget[] {
-  const t = now.toISOString();
-  return prepared(
+  const due = prepared(
     db,
-    `
-    UPDATE feeds SET lease_until = @lease
-    WHERE id IN (
-      SELECT f.id FROM feeds f
-      WHERE f.status <> 'gone' AND f.next_poll_at <= @t AND (f.lease_until IS NULL OR f.lease_until <= @t)
+    `SELECT f.id FROM feeds f
+      WHERE f.status <> 'gone' AND f.next_poll_at <= @t AND ${UNLEASED}
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
-      ORDER BY f.next_poll_at LIMIT @limit)
-    RETURNING ${POLL_TARGET}`,
-  ).all({ lease: new Date(now.getTime() + leaseMs).toISOString(), t, limit }) as PollTarget[];
+      ORDER BY f.next_poll_at LIMIT @limit`,
+  )
+    .pluck()
+    .all({ t: now.toISOString(), limit }) as string[];
+  return pollTargets(db, takeLeases(db, due, now, new Date(now.getTime() + leaseMs).toISOString()));
 }
 
 /** What `poll --once` fetches next: up to `limit` feeds after id `after` (in id order) that are not gone and have an
@@ -75,7 +106,7 @@ export function feedsToPollAfter(
   return prepared(
     db,
     `SELECT f.id, f.fetch_url FROM feeds f
-      WHERE f.id > @after AND f.status <> 'gone' AND (f.lease_until IS NULL OR f.lease_until <= @t)
+      WHERE f.id > @after AND f.status <> 'gone' AND ${UNLEASED}
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
       ORDER BY f.id LIMIT @limit`,
   ).all({ after, t: now.toISOString(), limit }) as Pick<FeedRow, 'id' | 'fetch_url'>[];
@@ -92,14 +123,14 @@ export function dueFeedWindow(db: Db, now: Date, limit: number): DueFeed[] {
     `SELECT f.id, f.fetch_url,
         (SELECT s.application_id FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active' LIMIT 1) AS application_id
       FROM feeds f
-      WHERE f.status <> 'gone' AND f.next_poll_at <= @t AND (f.lease_until IS NULL OR f.lease_until <= @t)
+      WHERE f.status <> 'gone' AND f.next_poll_at <= @t AND ${UNLEASED}
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
       ORDER BY f.next_poll_at LIMIT @limit`,
   ).all({ t: now.toISOString(), limit }) as DueFeed[];
 }
 
-/** Leases the picked feeds for `leaseMs`; returns what their polls need (in no particular order). A feed another process leased
- *  meanwhile (`poll --once` beside serve) is left to it and not returned. */
+/** Leases the picked feeds for `leaseMs`; returns what their polls need (in no particular order). A feed another
+ *  process leased meanwhile (`poll --once` beside serve) is left to it and not returned. */
 export function leaseFeeds(
   db: Db,
   ids: readonly string[],
@@ -107,24 +138,14 @@ export function leaseFeeds(
   leaseMs: number,
 ): PollTarget[] {
   if (ids.length === 0) return [];
-  return prepared(
-    db,
-    `UPDATE feeds SET lease_until = @lease
-      WHERE id IN (SELECT value FROM json_each(@ids)) AND (lease_until IS NULL OR lease_until <= @t)
-      RETURNING ${POLL_TARGET}`,
-  ).all({
-    lease: new Date(now.getTime() + leaseMs).toISOString(),
-    t: now.toISOString(),
-    ids: JSON.stringify(ids),
-  }) as PollTarget[];
+  return pollTargets(db, takeLeases(db, ids, now, new Date(now.getTime() + leaseMs).toISOString()));
 }
 
 /** Ends the leases of feeds whose poll could not be recorded, so they are polled again now. */
 export function releaseFeedLeases(db: Db, ids: readonly string[]): void {
-  prepared(
-    db,
-    'UPDATE feeds SET lease_until = NULL WHERE id IN (SELECT value FROM json_each(?))',
-  ).run(JSON.stringify(ids));
+  prepared(db, 'DELETE FROM feed_leases WHERE feed_id IN (SELECT value FROM json_each(?))').run(
+    JSON.stringify(ids),
+  );
 }
 
 /** The earliest next_poll_at after `now` among feeds not gone: when the next one falls due (an index seek; a feed due
@@ -224,17 +245,18 @@ export function recordQuietUnchanged(
   >,
   now: Date,
 ): boolean {
-  return (
+  const recorded =
     prepared(
       db,
       `UPDATE feeds SET etag = @etag, last_modified = @last_modified, last_http_status = @last_http_status,
          next_poll_at = @next_poll_at, interval_seconds = @interval_seconds, last_polled_at = @t, last_success_at = @t,
-         updated_at = @t, lease_until = NULL
+         updated_at = @t
        WHERE id = @id AND status = 'active' AND error_count = 0 AND health_alert IS NULL AND baseline_at IS NOT NULL
          AND fetch_url = @fetch_url AND redirect_url IS NULL
          AND NOT EXISTS (SELECT 1 FROM held_entries h WHERE h.feed_id = @id)`,
-    ).run({ ...state, id, t: now.toISOString() }).changes === 1
-  );
+    ).run({ ...state, id, t: now.toISOString() }).changes === 1;
+  if (recorded) endLease(db, id);
+  return recorded;
 }
 
 /** A failed fetch or parse: counted by kind, recorded with its message, backed off; the feed keeps being polled. */
@@ -303,6 +325,5 @@ export function recordFeedGone(db: Db, id: string, now: Date): void {
  *  or poll can run, so each lease was left by a process that is gone, and its feeds are polled at once instead of when
  *  the lease runs out. (`poll --once --force` skips the lock, and so this.) */
 export function releaseAllFeedLeases(db: Db): number {
-  return prepared(db, 'UPDATE feeds SET lease_until = NULL WHERE lease_until IS NOT NULL').run()
-    .changes;
+  return prepared(db, 'DELETE FROM feed_leases').run().changes;
 }

@@ -26,7 +26,6 @@ export type FeedRow = {
   last_polled_at: string | null;
   last_success_at: string | null;
   next_poll_at: string;
-  lease_until: string | null;
   interval_seconds: number | null;
   ttl_seconds: number | null;
   last_http_status: number | null;
@@ -168,7 +167,8 @@ export function parkIdleDueFeeds(db: Db, now: Date, limit: number): number {
     db,
     `UPDATE feeds SET next_poll_at = @parked WHERE id IN (
        SELECT f.id FROM feeds f
-       WHERE f.status <> 'gone' AND f.next_poll_at <= @t AND (f.lease_until IS NULL OR f.lease_until <= @t)
+       WHERE f.status <> 'gone' AND f.next_poll_at <= @t
+         AND NOT EXISTS (SELECT 1 FROM feed_leases l WHERE l.feed_id = f.id AND l.until > @t)
          AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
        ORDER BY f.next_poll_at LIMIT @limit)`,
   ).run({ t: now.toISOString(), parked: PARKED_AT, limit }).changes;

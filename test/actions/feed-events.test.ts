@@ -26,7 +26,6 @@ function feed(extra: Partial<FeedRow> = {}): FeedRow {
     last_polled_at: T0,
     last_success_at: T0,
     next_poll_at: T0,
-    lease_until: null,
     interval_seconds: 900,
     ttl_seconds: null,
     last_http_status: 200,

@@ -34,12 +34,6 @@ const ALLOWED: { sql: string; table: string; reason: string }[] = [
       'maintenance, every 10 minutes, over at most 100 sessions per live key; an index on last_seen_at would be rewritten by every touch',
   },
   {
-    sql: 'UPDATE feeds SET lease_until = NULL WHERE lease_until IS NOT NULL',
-    table: 'feeds',
-    reason:
-      'once, when serve starts: an index of leases would be rewritten by every claim and every recorded poll',
-  },
-  {
     sql: "UPDATE events SET lease_until = NULL WHERE status IN ('pending', 'failed') AND lease_until IS NOT NULL",
     table: 'events',
     reason: 'once, when serve starts, over the partial index of waiting events only',
