@@ -74,9 +74,10 @@ export type PollTarget = Pick<
   | 'health_alert'
   | 'interval_seconds'
   | 'redirect_url'
+  | 'next_poll_at'
 >;
 const POLL_TARGET = `id, url, fetch_url, credentials, discovered_url, etag, last_modified, body_hash, baseline_at, status,
-  error_count, health_alert, interval_seconds, redirect_url`;
+  error_count, health_alert, interval_seconds, redirect_url, next_poll_at`;
 
 /** Leases up to `limit` due feeds that have an active subscription, earliest due first: a range of feeds_due
  *  ("SEARCH f USING INDEX feeds_due (next_poll_at<?)"). An `@all = 1 OR next_poll_at <= @t` switch here had made it a

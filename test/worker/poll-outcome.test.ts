@@ -99,6 +99,37 @@ describe('poll outcome', () => {
     assert.ok(f.next_poll_at <= w.clock.now().toISOString(), 'due at once for the next subscriber');
   });
 
+  it('a quiet feed polled on time is due one interval after it was due; one polled late is scheduled from now', async () => {
+    const { key } = w.key();
+    const ep = (
+      await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'E', url: 'https://h.example/' },
+      })
+    ).body.id;
+    origin.set('/p.xml', rss([{ guid: 'a' }]));
+    const sub = (
+      await w.call('POST', '/v1/subscriptions', {
+        key,
+        body: { endpoint: ep, url: `${origin.url}/p.xml` },
+      })
+    ).body;
+    w.clock.advance(2 * 3600 * 1000);
+    await pollTick(w.ctx, workers.pollerDeps); // the baseline
+    const due = getFeed(w.ctx.db, sub.feed)!.next_poll_at;
+    w.clock.set(new Date(Date.parse(due) + 1500)); // on time, give or take a claim
+    await pollTick(w.ctx, workers.pollerDeps);
+    const onTime = getFeed(w.ctx.db, sub.feed)!;
+    assert.equal(onTime.last_polled_at, w.clock.now().toISOString(), 'polled (unchanged)');
+    const interval = onTime.interval_seconds! * 1000;
+    assert.equal(Date.parse(onTime.next_poll_at), Date.parse(due) + interval, 'kept its place');
+    w.clock.set(new Date(Date.parse(onTime.next_poll_at) + 3 * 3600 * 1000)); // three hours late
+    await pollTick(w.ctx, workers.pollerDeps);
+    const late = getFeed(w.ctx.db, sub.feed)!;
+    const wait = Date.parse(late.next_poll_at) - w.clock.now().getTime();
+    assert.ok(wait >= interval * 0.9 && wait <= interval * 1.1, `due ${wait} ms from now`);
+  });
+
   it('a document fetched for a subscription deleted meanwhile sends nothing and leaves the feed due for a baseline', async () => {
     const { key } = w.key();
     const ep = (
