@@ -1,6 +1,7 @@
 // The benchmark's feed origin and webhook receiver, run as a separate process: N feeds of ~50 KB (half RSS, half Atom;
 // 5–10 KB with `small`, for make bench-scale), with ETags, a control route to start a new round (some feeds gain
-// entries) and to switch validators off (same-body path), a count of the feeds fetched since a mark, and /garbage.xml:
+// entries) and to switch validators off (same-body path), webhook receivers /hook/<n> that answer 503 for a share of n
+// (POST /_fail?share=), a count of the feeds fetched since a mark, and /garbage.xml:
 // 10 MiB of random bytes (the memory rows).
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -35,17 +36,34 @@ function render(i: number): { body: Buffer; etag: string } {
 }
 
 let hooks = 0;
+let refused = 0;
+/** Receivers /hook/<n> with n % 100 below this answer 503 (POST /_fail?share=0.5: every odd-numbered one). */
+let failingBelow = 0;
 const fetched = new Set<number>(); // feeds fetched since the last POST /_mark
 let garbage: Buffer | undefined;
 const server = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://origin');
-  if (req.method === 'POST' && url.pathname === '/hook') {
-    // the local webhook receiver: drain the body, answer 204
+  const hook = /^\/hook(?:\/(\d+))?$/.exec(url.pathname);
+  if (req.method === 'POST' && hook) {
+    // the local webhook receivers: drain the body, answer 204 (or 503 while this one is set failing)
+    const n = Number(hook[1] ?? 0);
+    const fails =
+      hook[1] !== undefined && ((n + 1) % 2) * 50 + (Math.floor(n / 2) % 50) < failingBelow;
     req.resume();
     req.on('end', () => {
-      hooks++;
-      res.writeHead(204).end();
+      if (fails) refused++;
+      else hooks++;
+      res.writeHead(fails ? 503 : 204).end();
     });
+    return;
+  }
+  if (req.method === 'POST' && url.pathname === '/_fail') {
+    failingBelow = Number(url.searchParams.get('share') ?? '0') * 100;
+    res.writeHead(204).end();
+    return;
+  }
+  if (req.method === 'GET' && url.pathname === '/_refused') {
+    res.writeHead(200).end(String(refused));
     return;
   }
   if (req.method === 'GET' && url.pathname === '/_hooks') {
