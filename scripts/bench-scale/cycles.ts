@@ -10,7 +10,7 @@ import { pollOnce, type Child, type PollRun } from './processes.ts';
 import { CHANGED_SHARE, SUBS_PER_FEED, type World } from './world.ts';
 
 /** A cycle that takes longer than this is stopped (and reported as such). */
-const CYCLE_MAX_MS = 15 * 60_000;
+const CYCLE_MAX_MS = 30 * 60_000;
 const MiB = (n: number) => `${n.toFixed(0)} MiB`;
 
 /** Everything a phase needs: the world, the running serve and where the rows go. */
