@@ -139,8 +139,7 @@ export function note(out: Latencies, kind: string, status: number | string, ms: 
   out.byKind.set(kind, list);
 }
 
-/** Sends one call; its status, or the network error's code (a reset connection is counted, not fatal). A created
- *  subscription's id joins `made.ids`. */
+/** Sends one call; its status, or the network error's code (a reset connection is counted, not fatal). */
 export async function send(
   url: string,
   agent: Agent,
@@ -148,6 +147,7 @@ export async function send(
   call: Call,
   made?: Creations,
 ): Promise<number | string> {
+  let status: number | string;
   try {
     const r = await request(`${url}${call.path}`, {
       method: call.method,
@@ -155,13 +155,25 @@ export async function send(
       headers: { authorization: key, 'content-type': 'application/json' },
       ...(call.body ? { body: call.body } : {}),
     });
-    if (call.kind === 'create' && r.statusCode === 201 && made)
+    status = r.statusCode;
+    if (call.kind === 'create' && status === 201 && made)
       made.ids.push({ id: ((await r.body.json()) as { id: string }).id, pair: call.pair! });
     else await r.body.dump();
-    if (call.kind === 'delete' && r.statusCode === 204) made?.pairs.delete(call.pair!);
-    return r.statusCode;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code ?? 'error';
+    status = (err as NodeJS.ErrnoException).code ?? 'error';
+  }
+  if (made) settle(call, status, made);
+  return status;
+}
+
+/** Keeps the pairs a long run creates and deletes from running out: a deleted pair may be created again, a refused
+ *  create (503 busy) is tried again later, a refused delete too. */
+function settle(call: Call, status: number | string, made: Creations): void {
+  if (call.kind === 'delete') {
+    if (status === 204 || status === 404) made.pairs.delete(call.pair!);
+    else made.ids.push({ id: call.path.slice(call.path.lastIndexOf('/') + 1), pair: call.pair! });
+  } else if (call.kind === 'create' && status !== 201 && status !== 409) {
+    made.pairs.delete(call.pair!);
   }
 }
 

@@ -40,7 +40,7 @@ export async function createBytes(r: Run): Promise<void> {
   const created = r.made.ids.length - ids;
   r.row(
     'bytes written per subscription created via the API',
-    `${(written / created).toFixed(0)} B`,
+    created > 0 ? `${(written / created).toFixed(0)} B` : 'NONE CREATED',
     `serve wrote ${size(written)} over ${l.all.length} POST /v1/subscriptions (${created} created, the rest 409) and ${SETTLE_MS / 1000} s after`,
   );
 }
