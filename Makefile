@@ -48,7 +48,9 @@ typecheck: deps
 bench: deps
 	$(TSX) scripts/bench.ts
 
-# SCALE_FEEDS feeds (default 100000), 10 subscriptions each: cycles, API latency and peak RSS of serve and poll --once.
+# SCALE_FEEDS feeds (default 100000), 10 subscriptions each: cycles (healthy and half the receivers failing), mixed vs
+# read-only API throughput, list p99s, bytes written per 304 poll and per subscription, SCALE_LOAD_SECONDS (default 600)
+# of mixed load, peak RSS of serve and poll --once (README, Scale).
 bench-scale: deps
 	$(TSX) scripts/bench-scale.ts
 

@@ -1,9 +1,10 @@
 // The benchmark's feed origin and webhook receiver, run as a separate process: N feeds of ~50 KB (half RSS, half Atom;
 // 5–10 KB with `small`, for make bench-scale), with ETags, a control route to start a new round (some feeds gain
-// entries) and to switch validators off (same-body path), a count of the feeds fetched since a mark, and /garbage.xml:
+// entries) and to switch validators off (same-body path), webhook receivers /hook/<n> that answer 503 for a share of n
+// (POST /_fail?share=), a count of the feeds fetched since a mark, and /garbage.xml:
 // 10 MiB of random bytes (the memory rows).
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 const count = Number(process.argv[2] ?? 1000);
@@ -35,58 +36,43 @@ function render(i: number): { body: Buffer; etag: string } {
 }
 
 let hooks = 0;
+let refused = 0;
+/** Receivers /hook/<n> ranked below this answer 503: odd n rank 0-49, even n 50-99, so POST /_fail?share=0.5 fails
+ *  every odd-numbered one. */
+let failingBelow = 0;
 const fetched = new Set<number>(); // feeds fetched since the last POST /_mark
 let garbage: Buffer | undefined;
-const server = createServer((req, res) => {
-  const url = new URL(req.url ?? '/', 'http://origin');
-  if (req.method === 'POST' && url.pathname === '/hook') {
-    // the local webhook receiver: drain the body, answer 204
-    req.resume();
-    req.on('end', () => {
-      hooks++;
-      res.writeHead(204).end();
-    });
-    return;
-  }
-  if (req.method === 'GET' && url.pathname === '/_hooks') {
-    res.writeHead(200).end(String(hooks));
-    return;
-  }
-  if (req.method === 'POST' && url.pathname === '/_mark') {
-    fetched.clear();
-    res.writeHead(204).end();
-    return;
-  }
-  if (req.method === 'GET' && url.pathname === '/_fetched') {
-    res.writeHead(200).end(String(fetched.size));
-    return;
-  }
-  if (req.method === 'GET' && url.pathname === '/garbage.xml') {
-    garbage ??= randomBytes(10 * 1024 * 1024);
-    res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(garbage);
-    return;
-  }
-  if (req.method === 'POST' && url.pathname === '/_round') {
-    const share = Number(url.searchParams.get('change') ?? '0');
-    const add = Number(url.searchParams.get('add') ?? '1');
-    etags = url.searchParams.get('etags') !== '0';
-    let changed = 0;
-    for (let i = 0; i < count; i++) {
-      if ((i * 7919) % 1000 < share * 1000) {
-        heads[i]! += add;
-        cache.delete(i);
-        changed++;
-      }
+
+/** The local webhook receivers: drain the body, answer 204 (503 while receiver `n` is set failing). */
+function receive(req: IncomingMessage, res: ServerResponse, n: string | undefined): void {
+  const rank = ((Number(n) + 1) % 2) * 50 + (Math.floor(Number(n) / 2) % 50);
+  const fails = n !== undefined && rank < failingBelow;
+  req.resume();
+  req.on('end', () => {
+    if (fails) refused++;
+    else hooks++;
+    res.writeHead(fails ? 503 : 204).end();
+  });
+}
+
+/** A new round: the feeds the share picks gain `add` entries; how many changed. */
+function newRound(url: URL): number {
+  const share = Number(url.searchParams.get('change') ?? '0');
+  const add = Number(url.searchParams.get('add') ?? '1');
+  etags = url.searchParams.get('etags') !== '0';
+  let changed = 0;
+  for (let i = 0; i < count; i++) {
+    if ((i * 7919) % 1000 < share * 1000) {
+      heads[i]! += add;
+      cache.delete(i);
+      changed++;
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ changed }));
-    return;
   }
-  const m = /^\/feeds\/(\d+)\.xml$/.exec(url.pathname);
-  const i = m ? Number(m[1]) : -1;
-  if (i < 0 || i >= count) {
-    res.writeHead(404).end();
-    return;
-  }
+  return changed;
+}
+
+/** Feed `i`: 304 when the client's ETag is current, else the document. */
+function serveFeed(req: IncomingMessage, res: ServerResponse, i: number): void {
   fetched.add(i);
   const { body, etag } = render(i);
   if (etags && req.headers['if-none-match'] === etag) {
@@ -99,6 +85,34 @@ const server = createServer((req, res) => {
       ...(etags ? { etag } : {}),
     })
     .end(body);
+}
+
+const server = createServer((req, res) => {
+  const url = new URL(req.url ?? '/', 'http://origin');
+  const hook = /^\/hook(?:\/(\d+))?$/.exec(url.pathname);
+  const route = `${req.method} ${url.pathname}`;
+  if (req.method === 'POST' && hook) receive(req, res, hook[1]);
+  else if (route === 'POST /_fail') {
+    failingBelow = Number(url.searchParams.get('share') ?? '0') * 100;
+    res.writeHead(204).end();
+  } else if (route === 'GET /_refused') res.writeHead(200).end(String(refused));
+  else if (route === 'GET /_hooks') res.writeHead(200).end(String(hooks));
+  else if (route === 'POST /_mark') {
+    fetched.clear();
+    res.writeHead(204).end();
+  } else if (route === 'GET /_fetched') res.writeHead(200).end(String(fetched.size));
+  else if (route === 'GET /garbage.xml') {
+    garbage ??= randomBytes(10 * 1024 * 1024);
+    res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(garbage);
+  } else if (route === 'POST /_round') {
+    const changed = newRound(url);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ changed }));
+  } else {
+    const m = /^\/feeds\/(\d+)\.xml$/.exec(url.pathname);
+    const i = m ? Number(m[1]) : -1;
+    if (i < 0 || i >= count) res.writeHead(404).end();
+    else serveFeed(req, res, i);
+  }
 });
 server.keepAliveTimeout = 30_000;
 server.listen(0, '127.0.0.1', () => {

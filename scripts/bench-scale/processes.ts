@@ -4,9 +4,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
+// `serve` and `poll --once` run with the heap flags `make serve` passes (Node 20 cannot restart itself with them).
+import { NODE_ARGS } from '../../test/support/daemon.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const NODE_ARGS = ['--import', import.meta.resolve('tsx')];
+/** The origin is a plain script: tsx's loader only, V8's own heap. */
+const ORIGIN_ARGS = ['--import', import.meta.resolve('tsx')];
 const SAMPLE_MS = 100;
 
 /** A child process whose memory is sampled until it exits. */
@@ -16,12 +19,27 @@ export type Child = {
   peakMiB(): number;
   /** Its resident set now, in MiB (0 once it has exited). */
   rssMiB(): number;
+  /** Its write_bytes now (/proc/<pid>/io), or the last value read once it has exited. */
+  writeBytes(): number;
   /** Everything it wrote to stderr (the last 64 KiB). */
   stderr(): string;
   exited: Promise<number | null>;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once it exited. */
   stop(graceMs?: number): Promise<void>;
 };
+
+/** write_bytes of /proc/<pid>/io (`self` for this process): bytes the process caused to be written to storage,
+ *  counted when pages are dirtied (so WAL writes and checkpoints count). A parent's own counter also holds the total
+ *  of every child it has reaped, writes at exit included: that is how a child's whole total is read (selfWriteBytes
+ *  before it starts and after it exits). */
+export function writeBytesOf(pid: number | 'self'): number | undefined {
+  try {
+    const m = /^write_bytes:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Reads one `Vm…:  123 kB` line of /proc/<pid>/status in MiB; 0 when the process is gone. */
 function statusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
@@ -43,8 +61,11 @@ function start(args: string[], env: Record<string, string> = {}): Child & { chil
   });
   const pid = child.pid!;
   let peak = 0;
+  let written = 0;
+  const writeBytes = () => (written = writeBytesOf(pid) ?? written);
   const sample = setInterval(() => {
     peak = Math.max(peak, statusMiB(pid, 'VmHWM'));
+    writeBytes();
   }, SAMPLE_MS);
   let err = '';
   child.stderr!.on('data', (d: Buffer) => {
@@ -68,6 +89,7 @@ function start(args: string[], env: Record<string, string> = {}): Child & { chil
     pid,
     peakMiB: () => (peak = Math.max(peak, statusMiB(pid, 'VmHWM'))),
     rssMiB: () => statusMiB(pid, 'VmRSS'),
+    writeBytes,
     stderr: () => err,
     exited,
     stop,
@@ -76,7 +98,7 @@ function start(args: string[], env: Record<string, string> = {}): Child & { chil
 
 /** The feed origin and webhook receiver (scripts/bench-origin.ts) with `feeds` small feeds; its base URL. */
 export async function startOrigin(feeds: number): Promise<{ base: string; process: Child }> {
-  const c = start([...NODE_ARGS, `${ROOT}scripts/bench-origin.ts`, String(feeds), 'small']);
+  const c = start([...ORIGIN_ARGS, `${ROOT}scripts/bench-origin.ts`, String(feeds), 'small']);
   const port = await withDeadline(
     new Promise<string>((resolve) =>
       createInterface({ input: c.child.stdout! }).once('line', resolve),
@@ -107,12 +129,23 @@ export async function startServe(configFile: string, url: string): Promise<Child
   throw new Error(`bench-scale: unable to start serve\n${c.stderr()}`);
 }
 
-/** Runs `feedsub poll --once --force --config <file>` (beside the running serve, whose lock it would otherwise respect) to its end (at most `timeoutMs`): its summary line, time and peak RSS. */
-export async function pollOnce(
-  configFile: string,
-  timeoutMs: number,
-): Promise<{ summary: string; ms: number; peakMiB: number; code: number | null }> {
+/** What one `poll --once` did: its summary line, time, peak RSS, and bytes written (its whole total, exit included;
+ *  `sampledBytes` is the last /proc/<pid>/io read before it exited, so the difference is what it wrote at close). */
+export type PollRun = {
+  summary: string;
+  ms: number;
+  peakMiB: number;
+  code: number | null;
+  writeBytes: number;
+  sampledBytes: number;
+};
+
+/** Runs `feedsub poll --once --force --config <file>` (beside the running serve, whose lock it would otherwise
+ *  respect) to its end (at most `timeoutMs`). Its write_bytes are this process's counter after it was reaped less
+ *  before it started: no other child exits meanwhile (serve and the origin run on). */
+export async function pollOnce(configFile: string, timeoutMs: number): Promise<PollRun> {
   const t = performance.now();
+  const before = writeBytesOf('self') ?? 0;
   const c = start([
     ...NODE_ARGS,
     `${ROOT}src/main.ts`,
@@ -128,10 +161,19 @@ export async function pollOnce(
   });
   const timer = setTimeout(() => void c.stop(5000), timeoutMs);
   const code = await c.exited;
+  const writeBytes = (writeBytesOf('self') ?? 0) - before;
   clearTimeout(timer);
   if (code !== 0 || process.env.SCALE_VERBOSE)
     console.error(`bench-scale: poll --once exited ${code}\n${c.stderr().slice(-4000)}`);
-  return { summary: out.trim(), ms: performance.now() - t, peakMiB: c.peakMiB(), code };
+  const ms = performance.now() - t;
+  return {
+    summary: out.trim(),
+    ms,
+    peakMiB: c.peakMiB(),
+    code,
+    writeBytes,
+    sampledBytes: c.writeBytes(),
+  };
 }
 
 /** Resolves as `promise` does, or rejects with `message` after `ms`. */

@@ -29,6 +29,8 @@ export type World = {
   configFile: string;
   dbFile: string;
   key: string;
+  /** The first application (the one the API runs use). */
+  application: string;
   endpoints: string[];
   /** Subscriptions of the first application (id, feed id, feed number), newest first. */
   sample: { id: string; feed: string; n: number }[];
@@ -41,7 +43,10 @@ export function changedBy(n: number, share: number): boolean {
 }
 
 /** The bench's config: every poll concurrency on one host (the origin), quotas off, a day between polls so that
- *  `serve`'s own poller stays idle and every cycle is a `poll --once`, warnings only in the logs. */
+ *  `serve`'s own poller stays idle and every cycle is a `poll --once`, warnings only in the logs. allow_private is the
+ *  operator's switch that lets feeds and endpoints live on loopback (the origin and its receivers). The first retry of
+ *  a failed delivery waits an hour, so a cycle with failing receivers ends when each event had its first attempt
+ *  instead of waiting on the retry timers. */
 export function writeConfig(dir: string, port: number): string {
   const file = join(dir, 'feedsub.toml');
   writeFileSync(
@@ -49,6 +54,7 @@ export function writeConfig(dir: string, port: number): string {
     `[server]\nhost = "127.0.0.1"\nport = ${port}\n\n[storage]\ndata_dir = ${JSON.stringify(join(dir, 'data'))}\n\n` +
       `[network]\nallow_private = true\n\n` +
       `[poll]\ninterval_seconds = 86400\nconcurrency = 16\nper_host_concurrency = 16\n\n` +
+      `[delivery]\nretry_schedule_seconds = [3600, 3600]\n\n` +
       `[log]\nlevel = "warn"\nformat = "json"\n\n` +
       `[quotas]\nendpoints_per_application = 0\nsubscriptions_per_application = 0\nnew_feed_urls_per_hour = 0\n` +
       `test_events_per_minute = 0\napi_requests_per_second = 0\n`,
@@ -72,7 +78,11 @@ export function buildWorld(dir: string, configFile: string, base: string, feeds:
     });
     const endpoints = Array.from({ length: APPS * ENDPOINTS_PER_APP }, (_, e) => {
       const app = apps[Math.floor(e / ENDPOINTS_PER_APP)]!;
-      const made = createEndpoint(ctx, app.id, { title: `endpoint ${e}`, url: `${base}/hook` });
+      // Receiver n of the origin: POST /_fail makes a share of them answer 503 (the failing-endpoints cycle).
+      const made = createEndpoint(ctx, app.id, {
+        title: `endpoint ${e}`,
+        url: `${base}/hook/${e}`,
+      });
       return { id: made.id, app: app.id };
     });
     const sample: World['sample'] = [];
@@ -104,6 +114,7 @@ export function buildWorld(dir: string, configFile: string, base: string, feeds:
       configFile,
       dbFile,
       key: apps[0]!.key,
+      application: apps[0]!.id,
       endpoints: endpoints.filter((e) => e.app === apps[0]!.id).map((e) => e.id),
       sample: sample.reverse(),
       buildMs: performance.now() - t,
