@@ -1,35 +1,15 @@
 // SQL for polling feeds: the due ones (a window the poller picks from fairly) and leasing them, when the next is due,
-// releasing leases, and recording each poll's outcome (success, unchanged, failure, throttled, gone), which also ends
-// the lease. Leases live in feed_leases, which holds only the polls in flight: taking and ending one rewrites a page or
+// and releasing leases; recording each poll's outcome, which ends its lease, is feeds-record.ts. Leases live in feed_leases, which holds only the polls in flight: taking and ending one rewrites a page or
 // two of that small table, not the feed's row a second time.
 import type { Db } from '../db/open.ts';
-import type { FeedRow, FeedStatus } from './feeds.ts';
-import { prepared, updateRow } from './sql.ts';
-
-type FeedPatch = Partial<
-  Omit<FeedRow, 'id' | 'url' | 'credentials' | 'credential_key' | 'created_at'>
->;
-
-/** Sets `patch`, adds `increments` to the error counters and ends the lease: every poll outcome is recorded here. */
-function patchFeed(
-  db: Db,
-  id: string,
-  patch: FeedPatch,
-  now: Date,
-  increments: Partial<
-    Record<'error_count' | 'network_error_count' | 'http_error_count' | 'parse_error_count', number>
-  > = {},
-): void {
-  const counts = Object.entries(increments).map(([k, n]) => `${k} = ${k} + ${Number(n)}`);
-  updateRow(db, 'feeds', patch, { id }, now, counts);
-  endLease(db, id);
-}
+import type { FeedRow } from './feeds.ts';
+import { prepared } from './sql.ts';
 
 /** No live lease holds feed `f` at @t (a feed_leases seek by its key). */
 const UNLEASED = 'NOT EXISTS (SELECT 1 FROM feed_leases l WHERE l.feed_id = f.id AND l.until > @t)';
 
-/** Ends the lease of a feed whose poll is recorded. */
-function endLease(db: Db, id: string): void {
+/** Ends the lease of a feed whose poll is recorded (feeds-record.ts). */
+export function endLease(db: Db, id: string): void {
   prepared(db, 'DELETE FROM feed_leases WHERE feed_id = ?').run(id);
 }
 
@@ -156,169 +136,6 @@ export function nextFeedDueAfter(db: Db, now: Date): string | undefined {
     (prepared(db, `SELECT min(next_poll_at) FROM feeds WHERE status <> 'gone' AND next_poll_at > ?`)
       .pluck()
       .get(now.toISOString()) as string | null) ?? undefined
-  );
-}
-
-/** A fetch that produced a parsed document: new state, cleared error run, next poll. Call inside the poll transaction. */
-export function recordPollSuccess(
-  db: Db,
-  id: string,
-  state: Pick<
-    FeedRow,
-    | 'status'
-    | 'title'
-    | 'site_url'
-    | 'format'
-    | 'etag'
-    | 'last_modified'
-    | 'body_hash'
-    | 'last_http_status'
-    | 'next_poll_at'
-    | 'interval_seconds'
-    | 'ttl_seconds'
-    | 'degraded'
-    | 'hub_url'
-    | 'self_url'
-    | 'fetch_url'
-    | 'discovered_url'
-    | 'redirect_url'
-    | 'redirect_count'
-    | 'baseline_at'
-    | 'entry_count'
-    | 'identity_key'
-    | 'identity_probe'
-    | 'identity_rotations'
-    | 'held_dropped'
-    | 'parser_version'
-  >,
-  now: Date,
-): void {
-  const t = now.toISOString();
-  patchFeed(db, id, { ...state, last_polled_at: t, last_success_at: t, error_count: 0 }, now);
-}
-
-/** A 304 or an identical body: only validators, status, redirect tracking and schedule change. */
-export function recordPollUnchanged(
-  db: Db,
-  id: string,
-  state: Pick<
-    FeedRow,
-    | 'etag'
-    | 'last_modified'
-    | 'last_http_status'
-    | 'next_poll_at'
-    | 'interval_seconds'
-    | 'fetch_url'
-    | 'discovered_url'
-    | 'redirect_url'
-    | 'redirect_count'
-  >,
-  status: FeedStatus,
-  now: Date,
-): void {
-  const t = now.toISOString();
-  const patch: FeedPatch = { ...state, status, error_count: 0 };
-  // Only what changed is written: a column in SET rewrites every index holding it even when its value is the same
-  // (status is in feeds_by_status and in feeds_due's WHERE), and a 304 changes little but the schedule.
-  const current = prepared(db, 'SELECT * FROM feeds WHERE id = ?').get(id) as
-    Record<string, unknown> | undefined;
-  for (const k of Object.keys(patch) as (keyof FeedPatch)[])
-    if (current !== undefined && current[k] === patch[k]) delete patch[k];
-  patchFeed(db, id, { ...patch, last_polled_at: t, last_success_at: t }, now);
-}
-
-/** A quiet 304 (or identical body): the feed was active, without errors, alert, hold or pending redirect when claimed,
- *  and the answer moved it nowhere. One fixed UPDATE records it (validators, status code, schedule, poll times, lease),
- *  provided the row is still in that state — what a subscriber changed while the fetch ran (a baseline restarted)
- *  makes it update nothing, and the caller records the poll the long way. Of the indexed columns only next_poll_at is
- *  written. Returns whether it recorded the poll. */
-export function recordQuietUnchanged(
-  db: Db,
-  id: string,
-  state: Pick<
-    FeedRow,
-    | 'etag'
-    | 'last_modified'
-    | 'last_http_status'
-    | 'fetch_url'
-    | 'next_poll_at'
-    | 'interval_seconds'
-  >,
-  now: Date,
-): boolean {
-  const recorded =
-    prepared(
-      db,
-      `UPDATE feeds SET etag = @etag, last_modified = @last_modified, last_http_status = @last_http_status,
-         next_poll_at = @next_poll_at, interval_seconds = @interval_seconds, last_polled_at = @t, last_success_at = @t,
-         updated_at = @t
-       WHERE id = @id AND status = 'active' AND error_count = 0 AND health_alert IS NULL AND baseline_at IS NOT NULL
-         AND fetch_url = @fetch_url AND redirect_url IS NULL
-         AND NOT EXISTS (SELECT 1 FROM held_entries h WHERE h.feed_id = @id)`,
-    ).run({ ...state, id, t: now.toISOString() }).changes === 1;
-  if (recorded) endLease(db, id);
-  return recorded;
-}
-
-/** A failed fetch or parse: counted by kind, recorded with its message, backed off; the feed keeps being polled. */
-export function recordPollFailure(
-  db: Db,
-  id: string,
-  failure: {
-    errorClass: 'network' | 'http' | 'parse';
-    message: string;
-    httpStatus: number | null;
-    nextPollAt: string;
-  },
-  now: Date,
-): void {
-  const t = now.toISOString();
-  patchFeed(
-    db,
-    id,
-    {
-      status: 'error',
-      last_error: failure.message,
-      last_error_at: t,
-      last_http_status: failure.httpStatus,
-      next_poll_at: failure.nextPollAt,
-      last_polled_at: t,
-    },
-    now,
-    { error_count: 1, [`${failure.errorClass}_error_count`]: 1 },
-  );
-}
-
-/** A 429/503 with Retry-After: not an error, just a later poll. */
-export function recordPollThrottled(
-  db: Db,
-  id: string,
-  httpStatus: number,
-  nextPollAt: string,
-  now: Date,
-): void {
-  patchFeed(
-    db,
-    id,
-    { last_http_status: httpStatus, next_poll_at: nextPollAt, last_polled_at: now.toISOString() },
-    now,
-  );
-}
-
-/** A 410: the feed is gone and is no longer polled. */
-export function recordFeedGone(db: Db, id: string, now: Date): void {
-  const t = now.toISOString();
-  patchFeed(
-    db,
-    id,
-    {
-      status: 'gone',
-      last_http_status: 410,
-      last_error: 'fetch: the server answered 410 Gone; polling stopped',
-      last_error_at: t,
-      last_polled_at: t,
-    },
-    now,
   );
 }
 

@@ -7,14 +7,14 @@ import { nextPoll, pushedLimits, type ScheduleLimits } from '../feed/schedule.ts
 import { hasHeldEntries } from '../store/entries.ts';
 import { countPoll } from '../store/feed-poll-hours.ts';
 import { getFeed, type FeedRow } from '../store/feeds.ts';
+import type { PollTarget } from '../store/feeds-poll.ts';
 import {
   recordFeedGone,
   recordPollFailure,
   recordPollThrottled,
   recordPollUnchanged,
   recordQuietUnchanged,
-  type PollTarget,
-} from '../store/feeds-poll.ts';
+} from '../store/feeds-record.ts';
 import { isPushHealthy } from '../store/websub-subscriptions.ts';
 import { applyParsed, type Stored } from './poll-parsed.ts';
 import { redirectState } from './redirect-state.ts';

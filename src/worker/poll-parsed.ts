@@ -19,7 +19,7 @@ import { clearHeldEntries, hasHeldEntries } from '../store/entries.ts';
 import type { HistoryVia } from '../store/entry-history.ts';
 import type { Entry } from '../feed/types.ts';
 import type { FeedRow } from '../store/feeds.ts';
-import { recordPollSuccess } from '../store/feeds-poll.ts';
+import { recordPollSuccess } from '../store/feeds-record.ts';
 import { feedHasActiveSubscription } from '../store/subscriptions.ts';
 import { holdOrSwitch } from './poll-identity.ts';
 import {

@@ -10,7 +10,7 @@ import {
   updateSubscriptionFromInput,
 } from '../../src/actions/subscriptions.ts';
 import { insertEvent } from '../../src/store/events.ts';
-import { recordPollFailure } from '../../src/store/feeds-poll.ts';
+import { recordPollFailure } from '../../src/store/feeds-record.ts';
 import { allocateSequences } from '../../src/store/subscriptions.ts';
 import { newId } from '../../src/ids.ts';
 import { createHttpApp } from '../../src/http/server.ts';

@@ -12,6 +12,7 @@ import * as claim from '../../src/store/events-claim.ts';
 import * as events from '../../src/store/events.ts';
 import * as feedsList from '../../src/store/feeds-list.ts';
 import * as poll from '../../src/store/feeds-poll.ts';
+import * as record from '../../src/store/feeds-record.ts';
 import * as feeds from '../../src/store/feeds.ts';
 import * as idem from '../../src/store/idempotency.ts';
 import { checkpointWal, pingDatabase } from '../../src/store/maintenance.ts';
@@ -198,17 +199,17 @@ function exerciseFeeds(db: Db, now: Date, fx: Fixture): void {
   );
   poll.nextFeedDueAfter(db, now);
   const f = feeds.getFeed(db, leased[0]!.id)!;
-  poll.recordPollSuccess(db, f.id, { ...f, next_poll_at: later }, now);
-  poll.recordPollUnchanged(db, f.id, { ...f, next_poll_at: later }, 'active', now);
-  poll.recordQuietUnchanged(db, f.id, { ...f, next_poll_at: later, interval_seconds: 900 }, now);
-  poll.recordPollFailure(
+  record.recordPollSuccess(db, f.id, { ...f, next_poll_at: later }, now);
+  record.recordPollUnchanged(db, f.id, { ...f, next_poll_at: later }, 'active', now);
+  record.recordQuietUnchanged(db, f.id, { ...f, next_poll_at: later, interval_seconds: 900 }, now);
+  record.recordPollFailure(
     db,
     f.id,
     { errorClass: 'network', message: 'm', httpStatus: null, nextPollAt: later },
     now,
   );
-  poll.recordPollThrottled(db, f.id, 429, later, now);
-  poll.recordFeedGone(db, f.id, now);
+  record.recordPollThrottled(db, f.id, 429, later, now);
+  record.recordFeedGone(db, f.id, now);
   poll.releaseAllFeedLeases(db);
 }
 

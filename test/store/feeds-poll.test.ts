@@ -6,9 +6,9 @@ import {
   claimDueFeeds,
   dueFeedWindow,
   leaseFeeds,
-  recordPollThrottled,
   releaseAllFeedLeases,
 } from '../../src/store/feeds-poll.ts';
+import { recordPollThrottled } from '../../src/store/feeds-record.ts';
 import { populate } from './exercise.ts';
 import { makeWorld } from '../support/world.ts';
 

@@ -28,7 +28,10 @@ describe('poll outcome', () => {
     await origin.close();
   });
 
-  it('a churn hold released while a fetch is in flight stays released', async () => {
+  /** A new application with one endpoint, subscribed to the origin's `path` (served already). */
+  async function subscribe(
+    path: string,
+  ): Promise<{ key: string; sub: { id: string; feed: string } }> {
     const { key } = w.key();
     const ep = (
       await w.call('POST', '/v1/endpoints', {
@@ -36,15 +39,20 @@ describe('poll outcome', () => {
         body: { title: 'E', url: 'https://h.example/' },
       })
     ).body.id;
-    const many = (prefix: string) =>
-      rss(Array.from({ length: 12 }, (_, i) => ({ guid: `${prefix}-${i}` })));
-    origin.set('/f.xml', many('old'));
     const sub = (
       await w.call('POST', '/v1/subscriptions', {
         key,
-        body: { endpoint: ep, url: `${origin.url}/f.xml` },
+        body: { endpoint: ep, url: `${origin.url}${path}` },
       })
     ).body;
+    return { key, sub };
+  }
+
+  it('a churn hold released while a fetch is in flight stays released', async () => {
+    const many = (prefix: string) =>
+      rss(Array.from({ length: 12 }, (_, i) => ({ guid: `${prefix}-${i}` })));
+    origin.set('/f.xml', many('old'));
+    const { key, sub } = await subscribe('/f.xml');
     const tick = async () => {
       w.clock.advance(2 * 3600 * 1000);
       await pollTick(w.ctx, workers.pollerDeps);
@@ -69,20 +77,8 @@ describe('poll outcome', () => {
   });
 
   it('an unchanged answer fetched for a subscription deleted meanwhile leaves the feed due for a baseline', async () => {
-    const { key } = w.key();
-    const ep = (
-      await w.call('POST', '/v1/endpoints', {
-        key,
-        body: { title: 'E', url: 'https://h.example/' },
-      })
-    ).body.id;
     origin.set('/u.xml', rss([{ guid: 'a' }]));
-    const sub = (
-      await w.call('POST', '/v1/subscriptions', {
-        key,
-        body: { endpoint: ep, url: `${origin.url}/u.xml` },
-      })
-    ).body;
+    const { key, sub } = await subscribe('/u.xml');
     w.clock.advance(2 * 3600 * 1000);
     await pollTick(w.ctx, workers.pollerDeps);
     assert.equal(getFeed(w.ctx.db, sub.feed)!.status, 'active');
@@ -100,20 +96,8 @@ describe('poll outcome', () => {
   });
 
   it('a quiet feed polled on time is due one interval after it was due; one polled late is scheduled from now', async () => {
-    const { key } = w.key();
-    const ep = (
-      await w.call('POST', '/v1/endpoints', {
-        key,
-        body: { title: 'E', url: 'https://h.example/' },
-      })
-    ).body.id;
     origin.set('/p.xml', rss([{ guid: 'a' }]));
-    const sub = (
-      await w.call('POST', '/v1/subscriptions', {
-        key,
-        body: { endpoint: ep, url: `${origin.url}/p.xml` },
-      })
-    ).body;
+    const { key, sub } = await subscribe('/p.xml');
     w.clock.advance(2 * 3600 * 1000);
     await pollTick(w.ctx, workers.pollerDeps); // the baseline
     const due = getFeed(w.ctx.db, sub.feed)!.next_poll_at;
@@ -131,20 +115,8 @@ describe('poll outcome', () => {
   });
 
   it('a document fetched for a subscription deleted meanwhile sends nothing and leaves the feed due for a baseline', async () => {
-    const { key } = w.key();
-    const ep = (
-      await w.call('POST', '/v1/endpoints', {
-        key,
-        body: { title: 'E', url: 'https://h.example/' },
-      })
-    ).body.id;
     origin.set('/g.xml', rss([{ guid: 'a' }]));
-    const sub = (
-      await w.call('POST', '/v1/subscriptions', {
-        key,
-        body: { endpoint: ep, url: `${origin.url}/g.xml` },
-      })
-    ).body;
+    const { key, sub } = await subscribe('/g.xml');
     w.clock.advance(2 * 3600 * 1000);
     await pollTick(w.ctx, workers.pollerDeps);
     origin.set('/g.xml', rss([{ guid: 'c' }, { guid: 'b' }, { guid: 'a' }]));

@@ -1,7 +1,7 @@
 // /v1/feeds: the caller's feeds by status, and a refresh that makes one due now, at most once per min interval.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { recordFeedGone, recordPollFailure } from '../../../src/store/feeds-poll.ts';
+import { recordFeedGone, recordPollFailure } from '../../../src/store/feeds-record.ts';
 import { getFeed } from '../../../src/store/feeds.ts';
 import { makeWorld, type World } from '../../support/world.ts';
 

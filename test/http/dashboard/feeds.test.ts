@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { holdEntries } from '../../../src/store/entries.ts';
-import { recordFeedGone, recordPollFailure } from '../../../src/store/feeds-poll.ts';
+import { recordFeedGone, recordPollFailure } from '../../../src/store/feeds-record.ts';
 import { makeWorld, type World } from '../../support/world.ts';
 import { Client } from './client.ts';
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { insertHistory } from '../../../src/store/entry-history.ts';
-import { recordPollFailure } from '../../../src/store/feeds-poll.ts';
+import { recordPollFailure } from '../../../src/store/feeds-record.ts';
 import { makeWorld, type World } from '../../support/world.ts';
 import {
   assertLabelled,
