@@ -1,12 +1,14 @@
 // SQL for polling feeds: the due ones (a window the poller picks from fairly) and leasing them, when the next is due,
-// and releasing leases; recording each poll's outcome, which ends its lease, is feeds-record.ts. Leases live in feed_leases, which holds only the polls in flight: taking and ending one rewrites a page or
-// two of that small table, not the feed's row a second time.
+// and releasing leases; recording each poll's outcome, which ends its lease, is feeds-record.ts. Leases live in
+// feed_leases, which holds only the polls in flight: taking and ending one rewrites a page or two of that small table,
+// not the feed's row a second time.
 import type { Db } from '../db/open.ts';
 import type { FeedRow } from './feeds.ts';
 import { prepared } from './sql.ts';
 
-/** No live lease holds feed `f` at @t (a feed_leases seek by its key). */
-const UNLEASED = 'NOT EXISTS (SELECT 1 FROM feed_leases l WHERE l.feed_id = f.id AND l.until > @t)';
+/** No live lease holds feed `f` at @t (a feed_leases seek by its key); also parkIdleDueFeeds' (feeds.ts). */
+export const UNLEASED =
+  'NOT EXISTS (SELECT 1 FROM feed_leases l WHERE l.feed_id = f.id AND l.until > @t)';
 
 /** Ends the lease of a feed whose poll is recorded (feeds-record.ts). */
 export function endLease(db: Db, id: string): void {

@@ -2,6 +2,7 @@
 // per-application views. Polling it is in feeds-poll.ts.
 import type { Db } from '../db/open.ts';
 import type { IdentityKey } from '../feed/identity.ts';
+import { UNLEASED } from './feeds-poll.ts';
 import { prepared } from './sql.ts';
 import { newId } from '../ids.ts';
 
@@ -168,7 +169,7 @@ export function parkIdleDueFeeds(db: Db, now: Date, limit: number): number {
     `UPDATE feeds SET next_poll_at = @parked WHERE id IN (
        SELECT f.id FROM feeds f
        WHERE f.status <> 'gone' AND f.next_poll_at <= @t
-         AND NOT EXISTS (SELECT 1 FROM feed_leases l WHERE l.feed_id = f.id AND l.until > @t)
+         AND ${UNLEASED}
          AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
        ORDER BY f.next_poll_at LIMIT @limit)`,
   ).run({ t: now.toISOString(), parked: PARKED_AT, limit }).changes;
