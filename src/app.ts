@@ -20,7 +20,7 @@ import { deliverTick } from './worker/deliverer.ts';
 import { createWorkers, type Workers } from './worker/index.ts';
 import { createLoop } from './worker/loop.ts';
 import { createMetrics } from './worker/metrics.ts';
-import { pollTick } from './worker/poller.ts';
+import { pollTick } from './worker/poll-round.ts';
 
 export type RunningApp = {
   url: string;

@@ -21,7 +21,7 @@ import { silentLogger } from '../../src/log.ts';
 import { holdEntries } from '../../src/store/entries.ts';
 import { createWorkers } from '../../src/worker/index.ts';
 import { maintenanceTick } from '../../src/worker/maintenance.ts';
-import { pollTick } from '../../src/worker/poller.ts';
+import { pollTick } from '../../src/worker/poll-round.ts';
 import { entry } from '../../test/support/identity.ts';
 import type { Row } from './table.ts';
 

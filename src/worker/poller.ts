@@ -3,7 +3,6 @@
 // claim) and one of its applications, picked fairly → run: refreshFeed, all of it within poll.timeout_seconds → record:
 // applyOutcome (poll-outcome.ts) in the group commit that claims for the slots it frees → report.
 import type { Ctx } from '../context.ts';
-import { retryWhileBusy } from '../db/busy.ts';
 import {
   refreshFeed,
   type RefreshDeps,
@@ -12,11 +11,8 @@ import {
 } from '../feed/refresh.ts';
 import type { Logger } from '../log.ts';
 import { addressKey, type Resolver } from '../net/resolver.ts';
-import type { FeedRow } from '../store/feeds.ts';
 import {
-  claimDueFeeds,
   dueFeedWindow,
-  feedsToPollAfter,
   leaseFeeds,
   nextFeedDueAfter,
   releaseFeedLeases,
@@ -51,7 +47,7 @@ export type PollerDeps = PollDeps & {
 };
 
 /** A claimed feed and the pool keys it holds. */
-type Claimed = { feed: PollTarget; keys: readonly string[] };
+export type Claimed = { feed: PollTarget; keys: readonly string[] };
 type Polled = { outcome: RefreshOutcome; seenAt: Date };
 type PollPool = Pool<Claimed, Polled, Stored>;
 
@@ -61,7 +57,8 @@ const DUE_WINDOW = 256;
 const MAX_LOOKUPS = 64;
 /** A lease outlives the refresh it covers (which ends by poll.timeout_seconds) by this much. */
 const LEASE_MARGIN_MS = 10_000;
-const IDLE_MS = 60_000;
+/** The longest a poller sleeps when nothing is due (pollFill, pollTick). */
+export const IDLE_MS = 60_000;
 
 /** The poller's pool; `idle` is the loop's nudge (slots free and nothing due, or a host lookup finished). */
 export function createPollerDeps(
@@ -79,80 +76,6 @@ export function createPollerDeps(
   return out;
 }
 
-/** One poll round, awaited (poll --once, tests). Without `all`: leases up to 64 due feeds, looks up their hosts, runs
- *  them through a pool of poll.concurrency slots under the same per-host caps, and resolves once each is recorded. With
- *  `all` (ignoring schedules): every feed with an active subscription, read ONCE_CHUNK at a time in id order, each
- *  leased only as its slot starts it, so no lease runs out while it waits its turn. Returns what happened and the ms
- *  until the next feed falls due. */
-export async function pollTick(
-  ctx: Ctx,
-  deps: PollDeps,
-  opts: { all?: boolean } = {},
-): Promise<{ summary: PollSummary; nextDelayMs: number }> {
-  const summary: PollSummary = { fetched: 0, notModified: 0, failed: 0, newEntries: 0, events: 0 };
-  if (opts.all)
-    for (let after = ''; ;) {
-      const chunk = feedsToPollAfter(ctx.db, after, ctx.clock.now(), ONCE_CHUNK);
-      if (chunk.length === 0) break;
-      after = chunk[chunk.length - 1]!.id;
-      await pollRound(ctx, deps, summary, chunk);
-    }
-  else
-    await pollRound(ctx, deps, summary, claimDueFeeds(ctx.db, ctx.clock.now(), leaseMs(ctx), 64));
-  const next = nextFeedDueAfter(ctx.db, ctx.clock.now());
-  const wait = next === undefined ? IDLE_MS : Date.parse(next) - ctx.clock.now().getTime();
-  return { summary, nextDelayMs: Math.min(IDLE_MS, Math.max(1000, wait)) };
-}
-
-/** Feeds `poll --once` reads at a time: each chunk's hosts are looked up together, then it runs through the pool. */
-const ONCE_CHUNK = 256;
-
-/** Runs `feeds` through a pool of their own and resolves once each is recorded. Feeds given as poll targets are leased
- *  already; the others (an id and a URL) are leased by the claim that starts them. */
-async function pollRound(
-  ctx: Ctx,
-  deps: PollDeps,
-  summary: PollSummary,
-  feeds: readonly (PollTarget | Pick<PollTarget, 'id' | 'fetch_url'>)[],
-): Promise<void> {
-  await Promise.all(
-    [...new Set(feeds.map((f) => hostOf(f.fetch_url)))].map((h) => deps.resolver.refresh(h)),
-  );
-  const waiting = feeds.map((feed) => ({
-    feed,
-    keys: feedKeys(deps.resolver, feed.fetch_url, null),
-  }));
-  const claim = (free: number, room: Room): Claimed[] => {
-    const picked = pickFairly(
-      waiting.map((c) => ({ value: c, keys: c.keys, groups: c.keys.slice(0, 1) })),
-      free,
-      room,
-    );
-    for (const c of picked) waiting.splice(waiting.indexOf(c), 1);
-    const leased = picked.filter((c) => 'url' in c.feed) as Claimed[];
-    const keys = new Map(picked.map((c) => [c.feed.id, c.keys]));
-    const toLease = picked.filter((c) => !('url' in c.feed)).map((c) => c.feed.id);
-    for (const feed of leaseFeeds(ctx.db, toLease, ctx.clock.now(), leaseMs(ctx)))
-      leased.push({ feed, keys: keys.get(feed.id)! });
-    return leased;
-  };
-  const pool = new Pool(
-    ctx.db,
-    pollSpec(
-      ctx,
-      deps,
-      claim,
-      () => {},
-      (r) => count(summary, r),
-    ),
-    deps.logger,
-  );
-  pool.start();
-  await retryWhileBusy(() => pool.fill()); // poll --once --force beside serve: the write lock may be taken for a while
-  await pool.drain(leaseMs(ctx) * Math.max(1, feeds.length));
-  pool.stop();
-}
-
 /** The loop's tick: fills the free slots; returns when to look again if nothing wakes the loop first (never while
  *  every slot is busy; soon when the last claim saw a full window; else when the next feed falls due, 1 s to 60 s). */
 export function pollFill(ctx: Ctx, deps: PollerDeps): number {
@@ -168,7 +91,7 @@ export function pollFill(ctx: Ctx, deps: PollerDeps): number {
 }
 
 /** The pool spec shared by the daemon's pool and pollTick's: only the claim, idle and the extra count differ. */
-function pollSpec(
+export function pollSpec(
   ctx: Ctx,
   deps: PollDeps,
   claim: (free: number, room: Room) => Claimed[],
@@ -254,9 +177,13 @@ function lookUp(deps: PollerDeps, hosts: string[], idle: () => void): void {
 
 /** A feed's pool keys: its application first (null: none, as in pollTick), its host, then each address the host
  *  resolved to (so seven names of one server share one cap); undefined when the host is not looked up yet. */
-function feedKeys(resolver: Resolver, url: string, app: string | null): string[];
-function feedKeys(resolver: Resolver, url: string, app: string): string[] | undefined;
-function feedKeys(resolver: Resolver, url: string, app: string | null): string[] | undefined {
+export function feedKeys(resolver: Resolver, url: string, app: string | null): string[];
+export function feedKeys(resolver: Resolver, url: string, app: string): string[] | undefined;
+export function feedKeys(
+  resolver: Resolver,
+  url: string,
+  app: string | null,
+): string[] | undefined {
   const host = hostOf(url);
   const addresses = resolver.cached(host);
   if (addresses === undefined && app !== null) return undefined;
@@ -293,19 +220,8 @@ export function refreshTarget(
 }
 
 /** The lease of a claimed feed: its refresh's deadline and a margin for recording it. */
-function leaseMs(ctx: Ctx): number {
+export function leaseMs(ctx: Ctx): number {
   return ctx.config.poll.timeout_seconds * 1000 + LEASE_MARGIN_MS;
-}
-
-function count(
-  summary: PollSummary,
-  { outcome, stored }: { outcome: RefreshOutcome; stored: Stored },
-): void {
-  summary.fetched += 1;
-  if (outcome.kind === 'unchanged') summary.notModified += 1;
-  if (outcome.kind === 'error') summary.failed += 1;
-  summary.newEntries += stored.newEntries;
-  summary.events += stored.events;
 }
 
 /** Measures and logs one stored refresh. */
@@ -331,7 +247,7 @@ function report(deps: PollDeps, feed: PollTarget, outcome: RefreshOutcome, resul
   else deps.logger.info('poll: feed polled', fields);
 }
 
-function hostOf(url: string): string {
+export function hostOf(url: string): string {
   try {
     return new URL(url).hostname;
   } catch {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { silentLogger } from '../../src/log.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
-import { pollTick } from '../../src/worker/poller.ts';
+import { pollTick } from '../../src/worker/poll-round.ts';
 import { startOrigin, type Origin } from '../support/servers.ts';
 import { makeWorld, type World } from '../support/world.ts';
 

@@ -11,7 +11,7 @@ import { getFeed, PARKED_AT } from '../../src/store/feeds.ts';
 import { dueFeedWindow } from '../../src/store/feeds-poll.ts';
 import { maintenanceTick } from '../../src/worker/maintenance.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
-import { pollTick } from '../../src/worker/poller.ts';
+import { pollTick } from '../../src/worker/poll-round.ts';
 import { rss, startOrigin, type Origin } from '../support/servers.ts';
 import { makeWorld, type World } from '../support/world.ts';
 

@@ -12,7 +12,7 @@ import { defaultConfig, withConfig } from '../../src/config.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createWorkers } from '../../src/worker/index.ts';
-import { pollTick } from '../../src/worker/poller.ts';
+import { pollTick } from '../../src/worker/poll-round.ts';
 import { V1_ITEMS, V1_KEYS } from '../support/identity.ts';
 import { startOrigin } from '../support/servers.ts';
 

@@ -21,7 +21,7 @@ import { deliverTick } from '../../src/worker/deliverer.ts';
 import { maintenanceTick } from '../../src/worker/maintenance.ts';
 import { createWorkers } from '../../src/worker/index.ts';
 import { createMetrics } from '../../src/worker/metrics.ts';
-import { pollTick } from '../../src/worker/poller.ts';
+import { pollTick } from '../../src/worker/poll-round.ts';
 import { rss, startOrigin, startReceiver, type Origin, type Receiver } from '../support/servers.ts';
 import { subscriber } from '../support/subscriber.ts';
 import { makeWorld, type World } from '../support/world.ts';

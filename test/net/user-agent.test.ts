@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/log.ts';
 import { userAgent } from '../../src/net/user-agent.ts';
 import { deliverTick } from '../../src/worker/deliverer.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
-import { pollTick } from '../../src/worker/poller.ts';
+import { pollTick } from '../../src/worker/poll-round.ts';
 import { rss, startOrigin, startReceiver, type Origin, type Receiver } from '../support/servers.ts';
 import { makeWorld, type World } from '../support/world.ts';
 

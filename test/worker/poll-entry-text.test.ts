@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/log.ts';
 import { createWorkers } from '../../src/worker/index.ts';
-import { pollTick } from '../../src/worker/poller.ts';
+import { pollTick } from '../../src/worker/poll-round.ts';
 import { startOrigin, type Origin } from '../support/servers.ts';
 import { makeWorld } from '../support/world.ts';
 

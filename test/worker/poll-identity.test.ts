@@ -5,7 +5,7 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { silentLogger } from '../../src/log.ts';
 import { getFeed } from '../../src/store/feeds.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
-import { pollTick } from '../../src/worker/poller.ts';
+import { pollTick } from '../../src/worker/poll-round.ts';
 import { Client } from '../http/dashboard/client.ts';
 import { rss, startOrigin, type Origin } from '../support/servers.ts';
 import { subscriber } from '../support/subscriber.ts';

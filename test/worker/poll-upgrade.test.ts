@@ -7,7 +7,7 @@ import { silentLogger } from '../../src/log.ts';
 import { getFeed } from '../../src/store/feeds.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
 import type { Fresh } from '../../src/worker/poll-keys.ts';
-import { pollTick } from '../../src/worker/poller.ts';
+import { pollTick } from '../../src/worker/poll-round.ts';
 import { splitRevealed, type UpgradeContext } from '../../src/worker/poll-upgrade.ts';
 import { entry } from '../support/identity.ts';
 import { rss, startOrigin, type Origin } from '../support/servers.ts';

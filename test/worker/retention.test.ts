@@ -15,7 +15,7 @@ import type { Telemetry } from '../../src/telemetry.ts';
 import { noTelemetry } from '../../src/telemetry.ts';
 import { createWorkers } from '../../src/worker/index.ts';
 import { maintenanceTick } from '../../src/worker/maintenance.ts';
-import { pollTick } from '../../src/worker/poller.ts';
+import { pollTick } from '../../src/worker/poll-round.ts';
 import { retentionPass } from '../../src/worker/retention.ts';
 import { entry } from '../support/identity.ts';
 import { rss, startOrigin, type Origin } from '../support/servers.ts';

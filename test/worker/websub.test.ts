@@ -7,7 +7,7 @@ import { silentLogger } from '../../src/log.ts';
 import { deleteUnusedFeed, getFeed } from '../../src/store/feeds.ts';
 import { getWebSub } from '../../src/store/websub-subscriptions.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
-import { pollTick } from '../../src/worker/poller.ts';
+import { pollTick } from '../../src/worker/poll-round.ts';
 import { webSubTick } from '../../src/worker/websub.ts';
 import { until } from '../support/deadline.ts';
 import { startOrigin, type Origin } from '../support/servers.ts';
