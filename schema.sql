@@ -276,19 +276,18 @@ CREATE TABLE quota_usage (
 );
 CREATE INDEX quota_usage_window ON quota_usage(application_id, quota, used_at);
 
--- Each feed's polls per UTC hour (hour = 'YYYY-MM-DDTHH'), for the dashboard's 24 h chart: one row per feed and hour,
--- added to in the poll transaction; the maintenance pass deletes hours older than a day, so it holds at most about
--- feeds × 25 rows (schema version 9).
+-- Each feed's polls per UTC hour (hour = 'YYYY-MM-DDTHH'), for the dashboard's 24 h chart: one row per hour and feed,
+-- added to by the minute from the counts polls note in memory (actions/poll-counts.ts); the maintenance pass deletes
+-- hours older than a day, so it holds at most about feeds × 25 rows (schema version 9; keyed by hour first since 16).
 CREATE TABLE feed_poll_hours (
-  feed_id      TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
   hour         TEXT NOT NULL,
+  feed_id      TEXT NOT NULL,                -- no foreign key: a deleted feed's rows are pruned with their hours
   ok           INTEGER NOT NULL DEFAULT 0,   -- parsed or unchanged
   failed       INTEGER NOT NULL DEFAULT 0,   -- error or gone
   throttled    INTEGER NOT NULL DEFAULT 0,   -- 429/503 with Retry-After
   new_entries  INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (feed_id, hour)
+  PRIMARY KEY (hour, feed_id)
 ) WITHOUT ROWID;
-CREATE INDEX feed_poll_hours_by_hour ON feed_poll_hours(hour);
 
 -- A feed's WebSub subscription (issue 14; W3C WebSub; schema version 11): at most one per feed, made when a poll finds a hub and
 -- server.public_url is set. No foreign key on purpose: the row outlives its feed until the hub is told to unsubscribe.

@@ -6,6 +6,7 @@ import { quietCtx, type Ctx } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { flushLastUses } from './actions/keys.ts';
+import { writePollCounts } from './actions/poll-counts.ts';
 import { startCheckpointer } from './db/checkpointer.ts';
 import { retryWhileBusy } from './db/busy.ts';
 import { DataDirLockedError, lockDataDir, type DataDirLock } from './db/lock.ts';
@@ -45,6 +46,8 @@ export function openForCommand(config: Config, clock: Clock = systemClock): { ct
 export const CHECKPOINT_INTERVAL_MS = 200;
 /** How often the uses of keys and sessions noted by requests are written (actions/keys.ts flushLastUses). */
 export const LAST_USE_FLUSH_MS = 60_000;
+/** How often the chart's poll counts noted by polls are written (actions/poll-counts.ts), unless enough are noted first. */
+export const POLL_COUNT_WRITE_MS = 60_000;
 
 /** Starts the daemon: lock and database, its checkpoint thread, HTTP server, poller, deliverer and maintenance loops.
  *  Throws DataDirLockedError while another serve runs on the same data directory. */
@@ -70,6 +73,11 @@ export async function startApp(
     idleMs: LAST_USE_FLUSH_MS,
     logger,
   });
+  const pollCounts = createLoop('poll-counts', async () => void (await writePollCounts(ctx)), {
+    idleMs: POLL_COUNT_WRITE_MS,
+    logger,
+  });
+  ctx.pollCounts.full = pollCounts.nudge;
   const app = createHttpApp(ctx, logger, metrics.registry);
   let server: ServerType;
   try {
@@ -90,6 +98,7 @@ export async function startApp(
   const url = `http://${host}:${port}`;
   workers.start();
   lastUses.start();
+  pollCounts.start();
   logger.info('feedsub: listening', { url, database: dbFile });
   let stopping: Promise<void> | undefined;
   // One budget for the whole stop: the loops keep working while HTTP drains, so in-flight work shares the deadline.
@@ -102,6 +111,8 @@ export async function startApp(
       await lastUses.stop(left());
       await lastUses.runOnce(); // the uses the last requests noted (a failure is logged by the loop)
       await workers.stop(left());
+      await pollCounts.stop(left());
+      await pollCounts.runOnce(); // the counts of the last polls (a failure is logged by the loop)
       // Closing an HTTP agent waits for its open requests; past the deadline those were abandoned, so do not wait for them.
       if (!(await settlesWithin(workers.close(), left() + CLOSE_GRACE_MS)))
         logger.warn('feedsub: abandoned open connections at shutdown', {});

@@ -20,6 +20,8 @@ export type Ctx = {
   }) => Promise<void>;
   /** Uses seen by authenticated requests and not yet written (see LastUses). */
   lastUses: LastUses;
+  /** The chart's poll counts noted by polls and not yet written (actions/poll-counts.ts). */
+  pollCounts: PollCounts;
 };
 
 /** The last use of each API key (id) and dashboard session (hash) since the last flush, as ISO times: a request only
@@ -31,6 +33,28 @@ export function newLastUses(): LastUses {
   return { keys: new Map(), sessions: new Map() };
 }
 
+/** The chart's poll counts noted by polls: not yet written (`noted`, by `${hour} ${feedId}`), and taken by a write
+ *  that has not committed them yet (`writing`); `full` asks for a write early (actions/poll-counts.ts). */
+export type PollCounts = {
+  noted: Map<string, PollCount>;
+  writing: Map<string, PollCount>;
+  full: () => void;
+};
+/** Polls of one feed in one UTC hour ('YYYY-MM-DDTHH'), as feed_poll_hours adds them up. */
+export type PollCount = {
+  hour: string;
+  feed_id: string;
+  ok: number;
+  failed: number;
+  throttled: number;
+  new_entries: number;
+};
+
+/** Nothing noted; `full` does nothing until the daemon wires it to its writer. */
+export function newPollCounts(): PollCounts {
+  return { noted: new Map(), writing: new Map(), full: () => {} };
+}
+
 /** A context with no loops attached (CLI commands, tests). */
 export function quietCtx(db: Db, clock: Clock, config: Config): Ctx {
   return {
@@ -40,5 +64,6 @@ export function quietCtx(db: Db, clock: Clock, config: Config): Ctx {
     nudgePoller: () => {},
     nudgeDeliverer: () => {},
     lastUses: newLastUses(),
+    pollCounts: newPollCounts(),
   };
 }

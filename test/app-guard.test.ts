@@ -22,6 +22,21 @@ const configFor = (dir: string) =>
     poll: { interval_seconds: 1, min_interval_seconds: 1, max_interval_seconds: 1 },
   });
 
+/** POSTs `body` as JSON with `key`; the created resource's id. */
+async function post(
+  url: string,
+  key: string,
+  path: string,
+  body: unknown,
+): Promise<{ id: string }> {
+  const res = await fetch(url + path, {
+    method: 'POST',
+    headers: { authorization: key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return (await res.json()) as { id: string };
+}
+
 describe('the daemon when writes fail', () => {
   const dirs: string[] = [];
   const tempDir = () => {
@@ -48,14 +63,7 @@ describe('the daemon when writes fail', () => {
     const app = await startApp(configFor(tempDir()), logger);
     try {
       const key = createKey(app.ctx, 'guard', null).key;
-      const call = async (path: string, body: unknown) =>
-        (await (
-          await fetch(app.url + path, {
-            method: 'POST',
-            headers: { authorization: key, 'content-type': 'application/json' },
-            body: JSON.stringify(body),
-          })
-        ).json()) as { id: string };
+      const call = (path: string, body: unknown) => post(app.url, key, path, body);
       const endpoint = await call('/v1/endpoints', { title: 'E', url: 'https://hooks.example/' });
       await call('/v1/subscriptions', { endpoint: endpoint.id, url: `${origin.url}/feed.xml` });
       await until(() => origin.requests.length >= 2, 10_000, 'the feed polled every second');
@@ -108,6 +116,35 @@ describe('the daemon when writes fail', () => {
         .pluck()
         .get(keyId);
       assert.match(String(stored), /^\d{4}-\d\d-\d\dT/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("writes the chart's poll counts by the minute and when it stops, not with each poll", async () => {
+    const dir = tempDir();
+    const origin = await startOrigin();
+    origin.set('/feed.xml', { body: rss([{ guid: 'g1' }]) });
+    const app = await startApp(configFor(dir), recordingLogger().logger);
+    const chartRows = () =>
+      app.ctx.db.prepare('SELECT count(*) FROM feed_poll_hours').pluck().get() as number;
+    let polls = 0;
+    try {
+      const key = createKey(app.ctx, 'chart', null).key;
+      const call = (path: string, body: unknown) => post(app.url, key, path, body);
+      const endpoint = await call('/v1/endpoints', { title: 'E', url: 'https://hooks.example/' });
+      await call('/v1/subscriptions', { endpoint: endpoint.id, url: `${origin.url}/feed.xml` });
+      await until(() => origin.requests.length >= 3, 10_000, 'the feed polled every second');
+      assert.equal(chartRows(), 0, 'no poll wrote its count');
+    } finally {
+      await app.stop();
+      polls = origin.requests.length;
+      await origin.close();
+    }
+    const db = new Database(join(dir, 'feedsub.db'), { readonly: true });
+    try {
+      const ok = db.prepare('SELECT sum(ok) FROM feed_poll_hours').pluck().get() as number;
+      assert.ok(ok >= 3 && ok <= polls, `every recorded poll counted at stop (${ok} of ${polls})`);
     } finally {
       db.close();
     }

@@ -174,4 +174,25 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE feeds DROP COLUMN lease_until;
     `);
   },
+  // 15 → 16 (issue 17, writes per poll): the chart's poll counts keyed by hour, then feed. A poll's count was an upsert
+  // in its feed's run of hours, a page of its own for nearly every poll; the counts are now noted in memory and written
+  // by the minute, sorted, into the hour's range (actions/poll-counts.ts). No foreign key: its cascade would walk the
+  // table for each deleted feed; a deleted feed's rows are pruned with their hours, within a day.
+  (db) => {
+    db.exec(`
+      CREATE TABLE feed_poll_hours_by_hour_and_feed (
+        hour         TEXT NOT NULL,
+        feed_id      TEXT NOT NULL,
+        ok           INTEGER NOT NULL DEFAULT 0,
+        failed       INTEGER NOT NULL DEFAULT 0,
+        throttled    INTEGER NOT NULL DEFAULT 0,
+        new_entries  INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (hour, feed_id)
+      ) WITHOUT ROWID;
+      INSERT INTO feed_poll_hours_by_hour_and_feed (hour, feed_id, ok, failed, throttled, new_entries)
+        SELECT hour, feed_id, ok, failed, throttled, new_entries FROM feed_poll_hours ORDER BY hour, feed_id;
+      DROP TABLE feed_poll_hours;
+      ALTER TABLE feed_poll_hours_by_hour_and_feed RENAME TO feed_poll_hours;
+    `);
+  },
 ];

@@ -1,11 +1,13 @@
 // SQL for feed_poll_hours: each feed's polls counted per UTC hour (the dashboard's 24 h chart), and their pruning.
+// Keyed by hour, then feed: the polls of one hour are one range, so the counts a flush writes for that hour, sorted,
+// fill a few pages in order rather than touching a page of each feed's own run of hours (actions/poll-counts.ts).
 import type { Db } from '../db/open.ts';
 import { prepared } from './sql.ts';
 
 /** A refresh's outcome kind, as the poller reports it (feed/refresh.ts). */
 export type PollKind = 'parsed' | 'unchanged' | 'gone' | 'throttled' | 'error';
 /** How a poll counts on the chart: ok (parsed or unchanged), failed (error or gone), throttled (told to wait). */
-const RESULT: Record<PollKind, 'ok' | 'failed' | 'throttled'> = {
+export const POLL_RESULT: Record<PollKind, 'ok' | 'failed' | 'throttled'> = {
   parsed: 'ok',
   unchanged: 'ok',
   gone: 'failed',
@@ -20,44 +22,40 @@ export type PollHourRow = {
   throttled: number;
   new_entries: number;
 };
+/** Polls of one feed in one hour, to be added to its row. */
+export type PollHourCount = PollHourRow & { feed_id: string };
 
 /** The UTC hour `at` falls in, as the table keys it ('YYYY-MM-DDTHH'). */
 export function hourOf(at: Date): string {
   return at.toISOString().slice(0, 13);
 }
 
-/** Counts one poll of `feedId` at `at` in its hour. Runs in the poll transaction: one upsert on the primary key,
- *  which touches the hour index only for the hour's first poll. */
-export function countPoll(
-  db: Db,
-  feedId: string,
-  kind: PollKind,
-  newEntries: number,
-  at: Date,
-): void {
-  const one = (r: (typeof RESULT)[PollKind]) => (RESULT[kind] === r ? 1 : 0);
+/** Adds `count` to its feed's row of its hour (an upsert on the primary key). */
+export function addPollCounts(db: Db, count: PollHourCount): void {
   prepared(
     db,
-    `INSERT INTO feed_poll_hours (feed_id, hour, ok, failed, throttled, new_entries) VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT (feed_id, hour) DO UPDATE SET ok = ok + excluded.ok, failed = failed + excluded.failed,
+    `INSERT INTO feed_poll_hours (hour, feed_id, ok, failed, throttled, new_entries)
+       VALUES (@hour, @feed_id, @ok, @failed, @throttled, @new_entries)
+     ON CONFLICT (hour, feed_id) DO UPDATE SET ok = ok + excluded.ok, failed = failed + excluded.failed,
        throttled = throttled + excluded.throttled, new_entries = new_entries + excluded.new_entries`,
-  ).run(feedId, hourOf(at), one('ok'), one('failed'), one('throttled'), newEntries);
+  ).run(count);
 }
 
-/** The feed's hours from `sinceHour` on, oldest first. Reads the primary key's range (feed_id, hour): at most 25 rows. */
-export function pollHours(db: Db, feedId: string, sinceHour: string): PollHourRow[] {
+/** The feed's rows of `hours` (at most 25), oldest first: one primary-key seek per hour. */
+export function pollHours(db: Db, feedId: string, hours: readonly string[]): PollHourRow[] {
   return prepared(
     db,
     `SELECT hour, ok, failed, throttled, new_entries FROM feed_poll_hours
-      WHERE feed_id = ? AND hour >= ? ORDER BY hour`,
-  ).all(feedId, sinceHour) as PollHourRow[];
+      WHERE hour IN (SELECT value FROM json_each(?)) AND feed_id = ? ORDER BY hour`,
+  ).all(JSON.stringify(hours), feedId) as PollHourRow[];
 }
 
-/** Deletes up to `limit` rows of hours before `beforeHour` (index feed_poll_hours_by_hour); returns how many. */
+/** Deletes up to `limit` rows of hours before `beforeHour` (the primary key's first range); returns how many. Rows of
+ *  a deleted feed go this way too, within a day: the table has no foreign key, whose cascade would walk it whole. */
 export function prunePollHours(db: Db, beforeHour: string, limit: number): number {
   return prepared(
     db,
-    `DELETE FROM feed_poll_hours WHERE (feed_id, hour) IN (
-       SELECT feed_id, hour FROM feed_poll_hours WHERE hour < ? LIMIT ?)`,
+    `DELETE FROM feed_poll_hours WHERE (hour, feed_id) IN (
+       SELECT hour, feed_id FROM feed_poll_hours WHERE hour < ? LIMIT ?)`,
   ).run(beforeHour, limit).changes;
 }

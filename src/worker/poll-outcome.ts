@@ -5,7 +5,6 @@ import { queueHealthEvents } from '../actions/feed-events.ts';
 import type { RefreshOutcome } from '../feed/refresh.ts';
 import { nextPoll, pushedLimits, type ScheduleLimits } from '../feed/schedule.ts';
 import { hasHeldEntries } from '../store/entries.ts';
-import { countPoll } from '../store/feed-poll-hours.ts';
 import { getFeed, type FeedRow } from '../store/feeds.ts';
 import type { PollTarget } from '../store/feeds-poll.ts';
 import {
@@ -33,18 +32,15 @@ export function applyOutcome(
   now: Date,
   seenAt: Date = now,
 ): Stored {
-  if (outcome.kind === 'unchanged' && applyQuietUnchanged(ctx, claimed, outcome, now)) {
-    countPoll(ctx.db, claimed.id, outcome.kind, 0, now);
+  if (outcome.kind === 'unchanged' && applyQuietUnchanged(ctx, claimed, outcome, now))
     return { newEntries: 0, events: 0 };
-  }
   const feed = getFeed(ctx.db, claimed.id);
-  if (!feed) return { newEntries: 0, events: 0 };
+  if (!feed) return { newEntries: 0, events: 0, deleted: true };
   const stored = storeOutcome(ctx, feed, outcome, now, seenAt);
   // A hub the document advertises starts (or moves) the feed's WebSub subscription (websub-apply.ts).
   if (outcome.kind === 'parsed') noteWebSub(ctx, feed.id, outcome, now);
   // The failing, recovered, gone and moved transitions this poll made, one event per subscription.
   const health = queueHealthEvents(ctx, feed, seenAt);
-  countPoll(ctx.db, feed.id, outcome.kind, stored.newEntries, now); // the dashboard's 24 h chart
   return { ...stored, events: stored.events + health };
 }
 

@@ -36,7 +36,13 @@ import { redirectState } from './redirect-state.ts';
 
 /** What storing an outcome added: new entries (none for a baseline), events queued, and the identity the feed moved
  *  to when a churn made it switch. */
-export type Stored = { newEntries: number; events: number; switchedTo?: IdentityKey };
+export type Stored = {
+  newEntries: number;
+  events: number;
+  switchedTo?: IdentityKey;
+  /** The feed was deleted while it was fetched: nothing was recorded. */
+  deleted?: true;
+};
 /** When a document was fetched (`seenAt`: when the fetch began, its entries' first sighting) and how: a poll, or
  *  content a hub pushed (`via`, default poll; the entry history records it). */
 export type Sighting = { seenAt: Date; via?: HistoryVia };

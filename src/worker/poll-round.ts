@@ -1,6 +1,7 @@
 // `poll --once` and the tests' poll: one round of feeds, awaited, through a pool of its own with the daemon's pool spec
 // and per-host caps (poller.ts), resolving once each outcome is recorded.
 import type { Ctx } from '../context.ts';
+import { writePollCounts } from '../actions/poll-counts.ts';
 import { retryWhileBusy } from '../db/busy.ts';
 import type { RefreshOutcome } from '../feed/refresh.ts';
 import {
@@ -44,6 +45,12 @@ export async function pollTick(
     }
   else
     await pollRound(ctx, deps, summary, claimDueFeeds(ctx.db, ctx.clock.now(), leaseMs(ctx), 64));
+  // The chart's counts of this round's polls (serve writes them by the minute; a one-shot poll before it returns).
+  await writePollCounts(ctx).catch((err: unknown) =>
+    deps.logger.warn('poll: the poll counts of the dashboard chart were not written', {
+      error: err instanceof Error ? err.message : String(err),
+    }),
+  );
   const next = nextFeedDueAfter(ctx.db, ctx.clock.now());
   const wait = next === undefined ? IDLE_MS : Date.parse(next) - ctx.clock.now().getTime();
   return { summary, nextDelayMs: Math.min(IDLE_MS, Math.max(1000, wait)) };

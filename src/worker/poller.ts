@@ -3,6 +3,7 @@
 // claim) and one of its applications, picked fairly → run: refreshFeed, all of it within poll.timeout_seconds → record:
 // applyOutcome (poll-outcome.ts) in the group commit that claims for the slots it frees → report.
 import type { Ctx } from '../context.ts';
+import { notePoll } from '../actions/poll-counts.ts';
 import {
   refreshFeed,
   type RefreshDeps,
@@ -117,6 +118,9 @@ export function pollSpec(
       applyOutcome(ctx, feed, outcome, ctx.clock.now(), seenAt),
     recorded: ({ feed }, { outcome }, stored) => {
       if (stored.events > 0) ctx.nudgeDeliverer(); // each feed's events go out as soon as they are stored
+      // The dashboard's 24 h chart, once the outcome is committed (a rolled-back group commit records it again).
+      if (!stored.deleted)
+        notePoll(ctx.pollCounts, feed.id, outcome.kind, stored.newEntries, ctx.clock.now());
       counted({ outcome, stored });
       report(deps, feed, outcome, stored);
     },

@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import { manualClock } from '../../src/clock.ts';
 import { quietCtx, type Ctx } from '../../src/context.ts';
 import { defaultConfig, withConfig } from '../../src/config.ts';
+import { MIGRATIONS } from '../../src/db/migrations.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createWorkers } from '../../src/worker/index.ts';
@@ -59,6 +60,33 @@ test('a version-1 database migrates to exactly the schema a new database gets', 
     );
     migrated.close();
     fresh.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the upgrade to version 16 keeps the chart's poll counts, now keyed by hour and then feed", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
+  try {
+    const file = v1Database(dir);
+    const old = new Database(file);
+    for (const step of MIGRATIONS.slice(0, 14)) step(old); // versions 2 to 15
+    old.pragma('user_version = 15');
+    old.exec(`INSERT INTO feeds (id, url, fetch_url, next_poll_at, created_at, updated_at)
+                VALUES ('f1', 'https://a.example/', 'https://a.example/', '2026-01-01', '2026-01-01', '2026-01-01')`);
+    old.exec(`INSERT INTO feed_poll_hours (feed_id, hour, ok, failed, throttled, new_entries)
+                VALUES ('f1', '2026-01-01T10', 4, 1, 0, 2), ('f1', '2026-01-01T09', 3, 0, 1, 0)`);
+    old.close();
+    const db = openDatabase(file);
+    assert.deepEqual(
+      db.prepare('SELECT * FROM feed_poll_hours').all(),
+      [
+        { hour: '2026-01-01T09', feed_id: 'f1', ok: 3, failed: 0, throttled: 1, new_entries: 0 },
+        { hour: '2026-01-01T10', feed_id: 'f1', ok: 4, failed: 1, throttled: 0, new_entries: 2 },
+      ],
+      'every count kept, in hour order',
+    );
+    db.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

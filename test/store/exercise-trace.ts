@@ -7,7 +7,12 @@ import { findHeldEntry, keyFirstSeen } from '../../src/store/entries.ts';
 import * as history from '../../src/store/entry-history.ts';
 import { eventsOfEntry, recordEventEntries } from '../../src/store/event-entries.ts';
 import { eventSummaries } from '../../src/store/events-summary.ts';
-import { countPoll, hourOf, pollHours, prunePollHours } from '../../src/store/feed-poll-hours.ts';
+import {
+  addPollCounts,
+  hourOf,
+  pollHours,
+  prunePollHours,
+} from '../../src/store/feed-poll-hours.ts';
 import { pollFeedBy } from '../../src/store/feeds-push.ts';
 import { clearBackfills } from '../../src/store/subscriptions.ts';
 import * as websub from '../../src/store/websub-subscriptions.ts';
@@ -44,8 +49,15 @@ export function exerciseTraceAndCharts(db: Db, now: Date, fx: Fixture): void {
   eventSummaries(db, [fx.event]);
   attemptHours(db, fx.endpoint, '2000-01-01T00');
   existingEndpointIds(db, [fx.endpoint, 'gone']);
-  countPoll(db, fx.feed, 'parsed', 1, now);
-  pollHours(db, fx.feed, hourOf(new Date(+now - 86_400_000)));
+  addPollCounts(db, {
+    hour: hourOf(now),
+    feed_id: fx.feed,
+    ok: 1,
+    failed: 0,
+    throttled: 0,
+    new_entries: 1,
+  });
+  pollHours(db, fx.feed, [hourOf(new Date(+now - 3_600_000)), hourOf(now)]);
   prunePollHours(db, hourOf(now), 100);
   clearBackfills(db, fx.feed);
 }

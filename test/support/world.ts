@@ -3,7 +3,8 @@ import type { Hono } from 'hono';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newLastUses, type Ctx } from '../../src/context.ts';
+import { newLastUses, newPollCounts, type Ctx } from '../../src/context.ts';
+
 import { createKey } from '../../src/actions/keys.ts';
 import { manualClock } from '../../src/clock.ts';
 import { defaultConfig, withConfig, type Config } from '../../src/config.ts';
@@ -53,6 +54,7 @@ export function makeWorld(
       nudges.deliverer++;
     },
     lastUses: newLastUses(),
+    pollCounts: newPollCounts(),
   };
   const app = createHttpApp(ctx, silentLogger);
   let counter = 0;

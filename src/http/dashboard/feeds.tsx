@@ -12,7 +12,7 @@ import {
 } from '../../actions/feeds.ts';
 import type { FeedStatus } from '../../store/feeds.ts';
 import { ActionButton, Badge, DataTable, Empty, Pager, Time } from './components.tsx';
-import { pollHours } from '../../store/feed-poll-hours.ts';
+import { feedPollHours } from '../../actions/poll-counts.ts';
 import { HourSparkline } from './chart.tsx';
 import { chartHours, pollChart } from './charts.ts';
 import { render } from './errors.tsx';
@@ -148,7 +148,7 @@ function FeedTableRow(p: {
       <td data-label="Polls, last 24 h">
         <HourSparkline
           title="Polls, last 24 h"
-          chart={pollChart(pollHours(p.ctx.db, f.id, chartHours(now)[0]!), now)}
+          chart={pollChart(feedPollHours(p.ctx, f.id, chartHours(now)), now)}
         />
       </td>
     </tr>

@@ -23,7 +23,7 @@ import {
 import { render } from './errors.tsx';
 import { summariesOf } from './event-about.tsx';
 import { EventsTable } from './events-table.tsx';
-import { pollHours } from '../../store/feed-poll-hours.ts';
+import { feedPollHours } from '../../actions/poll-counts.ts';
 import { HourChart } from './chart.tsx';
 import { chartHours, pollChart } from './charts.ts';
 import { FeedHealth } from './feed-health.tsx';
@@ -133,7 +133,7 @@ function HealthAndEvents(props: {
 }) {
   const { ctx, feed } = props;
   const now = ctx.clock.now();
-  const polls = pollChart(pollHours(ctx.db, feed.id, chartHours(now)[0]!), now);
+  const polls = pollChart(feedPollHours(ctx, feed.id, chartHours(now)), now);
   const events = listEventViews(ctx, props.applicationId, {
     limit: 10,
     subscription: props.subscriptionId,
