@@ -40,8 +40,8 @@ export type DelivererDeps = AttemptDeps & {
   health: EndpointHealth;
   /** When rate-limited endpoints started their attempts within the last second. */
   rates: EndpointRates;
-  /** Whether the last claim stopped at its scan bound (more may be due than it saw). */
-  claim: { cut: boolean };
+  /** Whether the last claim stopped at its scan bound (more may be due than it saw), and when it looked (ms). */
+  claim: { cut: boolean; atMs: number };
 };
 export type DeliverySummary = {
   attempted: number;
@@ -88,7 +88,7 @@ export function createDelivererDeps(
     ...deps,
     health,
     rates: new EndpointRates(),
-    claim: { cut: false },
+    claim: { cut: false, atMs: 0 },
     pool: undefined!,
   };
   out.pool = new Pool<Claimed, Sent, Recorded>(
@@ -148,6 +148,7 @@ function claimFairly(
 ): Claimed[] {
   const now = ctx.clock.now();
   const nowMs = now.getTime();
+  deps.claim.atMs = nowMs;
   const full = fullEndpoints(deps, capOf, nowMs);
   const underRate = rateGate(deps.rates, nowMs);
   const apps = applicationsWithDueEvents(ctx.db, now).sort(
@@ -264,7 +265,9 @@ function nextDelayMs(ctx: Ctx, deps: DelivererDeps): number {
   const next = nextWaitingEventAfter(ctx.db, now);
   const wait = next === undefined ? IDLE_MS : Date.parse(next) - now.getTime();
   const retry = Math.min(IDLE_MS, Math.max(1000, wait));
-  const rateFree = deps.rates.nextFreeAt(now.getTime());
+  // As the last claim saw them: an endpoint that had no room then and has some by now was not claimed, and must still
+  // wake the loop (seen from now, its window would be free and the loop would sleep until the next retry, up to 60 s).
+  const rateFree = deps.rates.nextFreeAt(Math.min(deps.claim.atMs, now.getTime()));
   return rateFree === undefined
     ? retry
     : Math.min(retry, Math.max(MIN_RATE_WAKE_MS, rateFree - now.getTime()));

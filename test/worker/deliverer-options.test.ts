@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sendTestEvent } from '../../src/actions/events.ts';
-import { systemClock } from '../../src/clock.ts';
+import { manualClock, systemClock } from '../../src/clock.ts';
 import { silentLogger } from '../../src/log.ts';
+import { deliverTick } from '../../src/worker/deliverer.ts';
 import { createWorkers } from '../../src/worker/index.ts';
 import { verifySignature } from '../../src/webhook/sign.ts';
 import { deliveryWorld } from './deliverer-fixtures.ts';
@@ -106,6 +107,31 @@ describe('deliverer endpoint rate limit', () => {
 });
 
 describe('deliverer loop endpoint rate limit', () => {
+  it('wakes for a limited endpoint whose second ends between its claim and the look at when to wake', async () => {
+    const d = await deliveryWorld({ delivery: { concurrency: 4, per_endpoint_concurrency: 4 } });
+    try {
+      const limited = await d.endpoint(`${d.receiver.url}/limited`);
+      await d.w.call('PATCH', `/v1/endpoints/${limited.id}`, {
+        key: d.key,
+        body: { rate_limit: 2 },
+      });
+      d.queue(await d.subscription(limited.id), 1);
+      await d.tick(); // a proven endpoint may run several attempts at once: only the rate holds it back
+      d.w.clock.advance(1000);
+      for (let i = 0; i < 4; i++) d.queue(await d.subscription(limited.id), 1); // one each: a subscription's go in order
+      assert.equal((await d.tick()).started, 2, 'two start, the rest wait for the next second');
+      const start = d.w.clock.now().getTime();
+      d.w.clock.advance(500); // the claim looks here: no room yet
+      // ...and by the time the tick works out when to wake, a loaded machine has passed the end of that second.
+      const late = { ...d.w.ctx, clock: manualClock(new Date(start + 1500)) };
+      const { started, nextDelayMs } = await deliverTick(late, d.deps);
+      assert.equal(started, 0);
+      assert.ok(nextDelayMs <= 1000, `wakes in ${nextDelayMs} ms, not at the next retry`);
+    } finally {
+      await d.close();
+    }
+  });
+
   it('sends at most rate_limit a second to a limited endpoint, waking for its turns, while another gets its events at once', async () => {
     const d = await deliveryWorld({ delivery: { concurrency: 4, per_endpoint_concurrency: 4 } });
     const ctx = { ...d.w.ctx, clock: systemClock };
