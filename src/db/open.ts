@@ -13,6 +13,11 @@ export const DATA_DIR_MODE = 0o700;
 /** The mode of the database, its -wal and -shm files and the lock file, whatever the umask. */
 export const DATA_FILE_MODE = 0o600;
 
+/** What the WAL file is cut back to whenever SQLite starts it over (a writer does, once the checkpoint thread has
+ *  copied it all): it keeps its largest size otherwise, which a big transaction can make hundreds of MiB. Cutting it
+ *  there costs a truncate, where a TRUNCATE checkpoint also waits for readers and syncs, on the event loop. */
+export const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
+
 /** Opens (creating if needed) the database at `file`, or in memory for ':memory:'. Throws when it cannot. */
 export function openDatabase(file: string): Db {
   if (file !== ':memory:') {
@@ -27,6 +32,7 @@ export function openDatabase(file: string): Db {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   migrate(db);
   return db;
 }

@@ -8,7 +8,6 @@ import { pruneFinishedEvents } from '../store/events.ts';
 import { hourOf, prunePollHours } from '../store/feed-poll-hours.ts';
 import { parkIdleDueFeeds } from '../store/feeds.ts';
 import { pruneIdempotency } from '../store/idempotency.ts';
-import { checkpointWal } from '../store/maintenance.ts';
 import { noTelemetry, type Telemetry } from '../telemetry.ts';
 import { createLoop, type Loop } from './loop.ts';
 import { retentionPass, type Budget, type RetentionSummary } from './retention.ts';
@@ -21,7 +20,6 @@ export type MaintenanceSummary = {
   /** Due feeds no active subscription uses, moved out of the due range (store/feeds.ts PARKED_AT). */
   parkedFeeds: number;
   retention: RetentionSummary;
-  checkpoint: { busy: boolean; walPages: number };
 };
 
 /** How often maintenance runs; the first run is at start-up. */
@@ -39,8 +37,10 @@ const POLL_HOURS_MS = 24 * 3600_000;
 /** One maintenance pass: deletes events delivered more than delivery.retention_days ago (attempts cascade) and test
  *  pings that died as long ago, Idempotency-Key records past their 24 h, feeds' poll counts of hours more than a day
  *  old, dashboard sessions idle past their limit; parks due feeds no active subscription uses;
- *  bounds entry keys, held entries and orphaned feeds (retention.ts); then truncates the WAL. Pending, failed and other
- *  dead events are kept until handled (resent, recovered or deleted with their subscription). */
+ *  bounds entry keys, held entries and orphaned feeds (retention.ts). Pending, failed and other dead events are kept
+ *  until handled (resent, recovered or deleted with their subscription). It does not checkpoint: the checkpoint thread
+ *  does, off the event loop, and the WAL file's size is bounded at each reset (db/open.ts WAL_SIZE_LIMIT_BYTES); a
+ *  TRUNCATE checkpoint here held the event loop 80-180 ms under write load (its fsyncs), once every pass. */
 export async function maintenanceTick(
   ctx: Ctx,
   deps: { logger: Logger; telemetry?: Telemetry },
@@ -60,7 +60,6 @@ export async function maintenanceTick(
   const budget: Budget = { batches: MAX_BATCHES_PER_TICK };
   const retention = await retentionPass(ctx, now, budget);
   if (retention.counts) (deps.telemetry ?? noTelemetry).retained(retention.counts);
-  const cp = checkpointWal(ctx.db);
   const summary: MaintenanceSummary = {
     events: events.rows,
     idempotencyKeys: idempotency.rows,
@@ -68,7 +67,6 @@ export async function maintenanceTick(
     sessions,
     parkedFeeds: parked.rows,
     retention,
-    checkpoint: { busy: cp.busy, walPages: cp.walPages },
   };
   log(deps.logger, summary);
   const more =
@@ -108,7 +106,7 @@ function log(logger: Logger, s: MaintenanceSummary): void {
     r.feedsDeleted +
     r.keysPruned +
     r.heldTrimmed;
-  logger[deleted > 0 || s.checkpoint.busy ? 'info' : 'debug']('maintenance: done', {
+  logger[deleted > 0 ? 'info' : 'debug']('maintenance: done', {
     events_pruned: s.events,
     idempotency_keys_pruned: s.idempotencyKeys,
     poll_hours_pruned: s.pollHours,
@@ -124,8 +122,6 @@ function log(logger: Logger, s: MaintenanceSummary): void {
           orphaned_feeds: r.counts.orphanedFeeds,
         }
       : {}),
-    wal_pages: s.checkpoint.walPages,
-    checkpoint_busy: s.checkpoint.busy,
   });
 }
 

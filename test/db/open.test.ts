@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { openDatabase } from '../../src/db/open.ts';
+import { openDatabase, WAL_SIZE_LIMIT_BYTES } from '../../src/db/open.ts';
 
 const modeOf = (path: string) => (statSync(path).mode & 0o777).toString(8);
 
@@ -57,6 +57,34 @@ describe('openDatabase file modes', () => {
       assert.equal(modeOf(file), '600');
       assert.equal(modeOf(`${file}-wal`), '600');
       assert.equal(modeOf(dir), '755', 'a directory it did not create may be shared on purpose');
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('openDatabase WAL size', () => {
+  const root = mkdtempSync(join(tmpdir(), 'feedsub-open-wal-'));
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('cuts the WAL file back to WAL_SIZE_LIMIT_BYTES when it starts over after a large transaction', () => {
+    const file = join(root, 'feedsub.db');
+    const db = openDatabase(file);
+    try {
+      db.exec('CREATE TABLE big (b BLOB)');
+      // About 40 MiB of pages in one transaction: the WAL file grows to hold them all.
+      db.transaction(() => {
+        const insert = db.prepare('INSERT INTO big (b) VALUES (randomblob(4000))');
+        for (let i = 0; i < 10_000; i++) insert.run();
+      })();
+      const grown = statSync(`${file}-wal`).size;
+      assert.ok(grown > 2 * WAL_SIZE_LIMIT_BYTES, `the WAL grew to ${grown} bytes`);
+      // Everything is copied into the database file (the checkpoint thread does this in serve), so the next write
+      // starts the WAL over from its beginning: the file is cut back then, with no TRUNCATE checkpoint.
+      db.pragma('wal_checkpoint(PASSIVE)');
+      db.exec('INSERT INTO big (b) VALUES (1)');
+      const size = statSync(`${file}-wal`).size;
+      assert.ok(size <= WAL_SIZE_LIMIT_BYTES, `the WAL is ${size} bytes`);
     } finally {
       db.close();
     }

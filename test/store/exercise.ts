@@ -15,7 +15,7 @@ import * as poll from '../../src/store/feeds-poll.ts';
 import * as record from '../../src/store/feeds-record.ts';
 import * as feeds from '../../src/store/feeds.ts';
 import * as idem from '../../src/store/idempotency.ts';
-import { checkpointWal, pingDatabase } from '../../src/store/maintenance.ts';
+import { pingDatabase } from '../../src/store/maintenance.ts';
 import * as quota from '../../src/store/quota-usage.ts';
 import * as sessions from '../../src/store/sessions.ts';
 import { exportSubscriptionsPage } from '../../src/store/subscriptions-export.ts';
@@ -107,7 +107,6 @@ export function exerciseStore(db: Db, now: Date): void {
   exerciseTraceAndCharts(db, now, fx);
   exerciseWebSub(db, now, fx);
   exerciseDeletions(db, now, fx);
-  checkpointWal(db);
   pingDatabase(db);
 }
 

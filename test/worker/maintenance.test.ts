@@ -1,8 +1,6 @@
-// The maintenance pass: retention of delivered events and their attempts, expired Idempotency-Keys, WAL checkpoint
+// The maintenance pass: retention of delivered events and their attempts, expired Idempotency-Keys
 // (the bounds on keys, holds and feeds are in retention.test.ts).
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../../src/log.ts';
 import { listAttempts } from '../../src/store/attempts.ts';
@@ -147,21 +145,6 @@ describe('maintenance', () => {
       const { summary } = await maintenanceTick(d.w.ctx, { logger: silentLogger });
       assert.equal(summary.idempotencyKeys, n);
       assert.equal(d.w.ctx.db.prepare('SELECT count(*) FROM idempotency_keys').pluck().get(), 0);
-    } finally {
-      await d.close();
-    }
-  });
-
-  it('truncates the write-ahead log', async () => {
-    const d = await deliveryWorld();
-    try {
-      const ep = await d.endpoint();
-      d.queue(await d.subscription(ep.id), 50);
-      const wal = join(d.w.dir, 'feedsub.db-wal');
-      assert.ok(statSync(wal).size > 0);
-      const { summary } = await maintenanceTick(d.w.ctx, { logger: silentLogger });
-      assert.equal(summary.checkpoint.busy, false);
-      assert.equal(statSync(wal).size, 0);
     } finally {
       await d.close();
     }
