@@ -1,6 +1,5 @@
 // The entry history as use-cases: storing what a document showed (bounded per feed), telling a new version of a known
 // entry from the stored one, the backfill a new subscription asks for, and the list the API and the dashboard show.
-import { createHash } from 'node:crypto';
 import type { Ctx } from '../context.ts';
 import type { Entry } from '../feed/types.ts';
 import { RawJson } from '../rawjson.ts';
@@ -30,19 +29,13 @@ export const HISTORY_FLOOR = 50;
 export const BACKFILL_MAX = 100;
 
 /** An entry of a document with its key and the identity source the key came from. */
-export type KeyedEntry = { key: string; source: string | null; entry: Entry };
+/** An entry of a document with its key and its content hash (feed/content-hash.ts, computed with the document). */
+export type KeyedEntry = { key: string; source: string | null; entry: Entry; hash: string };
 /** The feed and the feed-level fields events show. */
 type EventFeedSource = {
   feed: Pick<FeedRow, 'id' | 'url' | 'discovered_url'>;
   meta: { title: string | null; site_url: string | null };
 };
-
-/** The hash that tells a new version of an entry: its title, summary, content and updated date (README › Updated
- *  entries); nothing else (a new image URL or category is not an update). */
-export function contentHash(entry: Entry): string {
-  const fields = [entry.title, entry.summary_html, entry.content_html, entry.updated_at];
-  return createHash('sha256').update(JSON.stringify(fields)).digest('hex').slice(0, 32);
-}
 
 /** Stores a document's entries (document order, newest first) as first seen at `firstSeenAt` by `via`, with what
  *  was done with them, then trims the feed's history to its bound. Entries stored already keep their facts. */
@@ -59,7 +52,7 @@ export function recordHistory(
       key: e.key,
       key_source: e.source,
       entry: entryJson(toEventEntry(e.key, e.entry, new Date(at))),
-      content_hash: contentHash(e.entry),
+      content_hash: e.hash,
       first_seen_at: at,
       via: facts.via,
       fate: facts.fate,
@@ -89,7 +82,7 @@ export function storeNewVersions(
   const changed: EventEntry[] = [];
   for (const k of known) {
     const before = stored.get(k.key);
-    const hash = contentHash(k.entry);
+    const hash = k.hash;
     if (before === undefined || before.content_hash === hash) continue;
     stored.set(k.key, { ...before, content_hash: hash }); // a key twice in one document: one update
     // An undated entry keeps the date its first version was given (its first sighting).

@@ -1,4 +1,5 @@
 // Feed use-cases: the health view a subscriber may read.
+import { contentHash } from '../feed/content-hash.ts';
 import * as v from 'valibot';
 import { conflict, invalid, notFound, tooManyRequests } from '../errors.ts';
 import type { Entry } from '../feed/types.ts';
@@ -136,7 +137,10 @@ function releaseChunk(
   recordHistory(
     ctx,
     id,
-    held.map((h) => ({ key: h.key, source: h.key_source, entry: JSON.parse(h.entry) as Entry })),
+    held.map((h) => {
+      const entry = JSON.parse(h.entry) as Entry;
+      return { key: h.key, source: h.key_source, entry, hash: contentHash(entry) }; // a held entry: hashed here
+    }),
     {
       firstSeenAt: (e) => heldAt.get(e.key)!,
       fate: action === 'deliver' ? 'released' : 'discarded',

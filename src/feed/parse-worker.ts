@@ -1,6 +1,7 @@
 // Reading a fetched document (bytes → text → feed or page → entries and their keys), on a worker thread of the parse
 // pool (src/feed/parse-pool.ts) or inline for small bodies: the same function either way.
 import { parentPort } from 'node:worker_threads';
+import { contentHash } from './content-hash.ts';
 import { decodeFeed } from './decode.ts';
 import { discoverFeedLinks, type DiscoveredFeed } from './discover.ts';
 import { entryIdentities, type EntryIdentity } from './identity.ts';
@@ -19,7 +20,7 @@ export type DocumentRequest = {
   keyBase: string;
 };
 export type DocumentReply =
-  | { kind: 'feed'; parsed: ParsedFeed; identities: EntryIdentity[] }
+  | { kind: 'feed'; parsed: ParsedFeed; identities: EntryIdentity[]; contentHashes: string[] }
   | { kind: 'page'; links: DiscoveredFeed[] }
   | { kind: 'not-feed' }
   | { kind: 'error'; parseError: boolean; message: string };
@@ -55,7 +56,12 @@ export function readDocument(req: DocumentRequest): DocumentReply {
     }
     const parsed = parseFeed(text, req.parse);
     const base = { keyBase: req.keyBase, documentUrl: req.parse.baseUrl };
-    return { kind: 'feed', parsed, identities: entryIdentities(parsed.entries, base) };
+    return {
+      kind: 'feed',
+      parsed,
+      identities: entryIdentities(parsed.entries, base),
+      contentHashes: parsed.entries.map(contentHash),
+    };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return { kind: 'error', parseError: err instanceof FeedParseError, message };

@@ -39,6 +39,8 @@ export type RefreshOutcome =
       parsed: ParsedFeed;
       /** Each entry's identity candidates (feed/identity.ts), computed here, outside the poll transaction. */
       identities: EntryIdentity[];
+      /** Each entry's content hash (feed/content-hash.ts), computed with the identities. */
+      contentHashes: string[];
       base: KeyBase;
       discoveredUrl: string | null;
     }
@@ -160,6 +162,7 @@ function outcomeOf(
       bodyHash: res.bodyHash,
       parsed: reply.parsed,
       identities: reply.identities,
+      contentHashes: reply.contentHashes,
       base,
       discoveredUrl,
     };

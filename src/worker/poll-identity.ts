@@ -1,6 +1,7 @@
 // Identity churn inside the poll transaction: the unseen entries are held, up to the feed's cap; when the keys keep
 // changing poll after poll, the feed switches to the first later identity source that is stable and the hold ends
 // without re-sending what was seen before it began.
+import { contentHash } from '../feed/content-hash.ts';
 import type { Ctx } from '../context.ts';
 import { queueEntryEvents, toEventEntry, type SeenEntry } from '../actions/entry-events.ts';
 import { recordHistory } from '../actions/entry-history.ts';
@@ -128,7 +129,13 @@ function switchIdentity(
     return { entry: toEventEntry(f.plan.key, f.entry, new Date(at)), firstSeenAt: at };
   });
   const events = queueEntryEvents(ctx, feed, outcome.parsed, sent, seenAt);
-  const keyed = fresh.map((f) => ({ key: f.plan.key, source: f.plan.source, entry: f.entry }));
+  // The document's entries come with their hashes; the held ones are hashed here (a hold is bounded).
+  const keyed = fresh.map((f) => ({
+    key: f.plan.key,
+    source: f.plan.source,
+    entry: f.entry,
+    hash: outcome.contentHashes[f.position] ?? contentHash(f.entry),
+  }));
   recordHistory(ctx, feed.id, keyed, {
     firstSeenAt: (e) => sent.find((s) => s.entry.id === e.key)!.firstSeenAt,
     fate: 'new',

@@ -131,7 +131,7 @@ export function storeEntries(
     return baseline(ctx, feed, outcome, plans, memo, { seenAt, via });
   const seen = plans.filter((p) => p.seen);
   remember(ctx.db, feed.id, seen, memo, seenAt); // known only by an alias or without a fingerprint: completed
-  const known = plans.flatMap((p, i) => (p.seen ? [keyed(p, outcome.parsed.entries[i]!)] : []));
+  const known = plans.flatMap((p, i) => (p.seen ? [keyed(outcome, p, i)] : []));
   const source = { feed, meta: outcome.parsed };
   const updates = queueEntryUpdates(
     ctx,
@@ -149,23 +149,29 @@ export function storeEntries(
     seenAt,
   );
   const firstSeenAt = seenAt.toISOString();
-  recordHistory(ctx, feed.id, upgrade.revealed.map(keyedFresh), {
-    firstSeenAt,
-    fate: 'revealed',
-    via,
-  });
+  recordHistory(
+    ctx,
+    feed.id,
+    upgrade.revealed.map((f) => keyedFresh(outcome, f)),
+    {
+      firstSeenAt,
+      fate: 'revealed',
+      via,
+    },
+  );
   const fresh = upgrade.toSend;
   const result = storeFresh(ctx, feed, outcome, { fresh, total: plans.length, memo }, sighting);
   return { ...result, added: result.added + revealed, events: result.events + updates };
 }
 
-/** An entry of the document with the key planned for it. */
-function keyed(plan: KeyPlan, entry: Entry): KeyedEntry {
-  return { key: plan.key, source: plan.source, entry };
+/** The document's entry at `position` with the key planned for it and its content hash. */
+function keyed(outcome: Parsed, plan: KeyPlan, position: number): KeyedEntry {
+  const entry = outcome.parsed.entries[position]!;
+  return { key: plan.key, source: plan.source, entry, hash: outcome.contentHashes[position]! };
 }
 /** An unseen entry with its key. */
-function keyedFresh(f: Fresh): KeyedEntry {
-  return keyed(f.plan, f.entry);
+function keyedFresh(outcome: Parsed, f: Fresh): KeyedEntry {
+  return keyed(outcome, f.plan, f.position);
 }
 
 /** The unseen entries to send: held (or the feed switches identity) when most of the document is unseen, else
@@ -200,11 +206,16 @@ function storeFresh(
     memo,
     seenAt,
   );
-  recordHistory(ctx, feed.id, fresh.map(keyedFresh), {
-    firstSeenAt: seenAt.toISOString(),
-    fate: 'new',
-    via: sighting.via ?? 'poll',
-  });
+  recordHistory(
+    ctx,
+    feed.id,
+    fresh.map((f) => keyedFresh(outcome, f)),
+    {
+      firstSeenAt: seenAt.toISOString(),
+      fate: 'new',
+      via: sighting.via ?? 'poll',
+    },
+  );
   const events = queueEntryEvents(
     ctx,
     feed,
@@ -235,11 +246,16 @@ function baseline(
     outcome.parsed.entries,
     plans.map((p) => ({ ...p, seen: false })),
   );
-  recordHistory(ctx, feed.id, all.map(keyedFresh), {
-    firstSeenAt: seenAt.toISOString(),
-    fate: 'baseline',
-    via,
-  });
+  recordHistory(
+    ctx,
+    feed.id,
+    all.map((f) => keyedFresh(outcome, f)),
+    {
+      firstSeenAt: seenAt.toISOString(),
+      fate: 'baseline',
+      via,
+    },
+  );
   const backfills = queueBackfills(ctx, { feed, meta: outcome.parsed }, seenAt);
   return {
     status: 'active',

@@ -79,6 +79,7 @@ export async function receivePush(
     bodyHash: '',
     parsed: reply.parsed,
     identities: reply.identities,
+    contentHashes: reply.contentHashes,
     base: { keyBase: target.keyBase, documentUrl: feed.fetch_url },
     discoveredUrl: feed.discovered_url,
   };

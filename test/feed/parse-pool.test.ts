@@ -1,9 +1,10 @@
-// Parse pool: documents above a tiny size are read (decoded, parsed, keyed) on a worker with the same result as inline;
+// Parse pool: documents above a tiny size are read (decoded, parsed, keyed, hashed) on a worker with the same result as inline;
 // reads end by their deadline, the queue is bounded, and a document that needs too much memory stops its worker only.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
+import { contentHash } from '../../src/feed/content-hash.ts';
 import { createParsePool } from '../../src/feed/parse-pool.ts';
 import { readDocument, type DocumentRequest } from '../../src/feed/parse-worker.ts';
 import { parseFeed } from '../../src/feed/parse.ts';
@@ -57,6 +58,9 @@ test('a large document is read on a worker with the same result as inline, entry
     assert.ok(fromWorker.kind === 'feed');
     assert.equal(fromWorker.parsed.entries.length, 3000);
     assert.equal(fromWorker.identities.length, 3000);
+    // Each entry's content hash comes with it, so the poll transaction hashes nothing it already knows.
+    assert.deepEqual(fromWorker.contentHashes, fromWorker.parsed.entries.map(contentHash));
+    assert.equal(new Set(fromWorker.contentHashes).size, 3000, 'one hash per version of an entry');
   } finally {
     await pool.close();
   }
