@@ -1,7 +1,7 @@
 // Feed use-cases: the health view a subscriber may read.
-import { contentHash } from '../feed/content-hash.ts';
 import * as v from 'valibot';
 import { conflict, invalid, notFound, tooManyRequests } from '../errors.ts';
+import { contentHash } from '../feed/content-hash.ts';
 import type { Entry } from '../feed/types.ts';
 import {
   countHeldEntries,

@@ -2,13 +2,12 @@
 // noted since the last write, sorted by hour and feed, in short transactions. An upsert per poll wrote a page of the
 // table for nearly every poll (each feed's row of the hour sits somewhere else); written sorted, a minute of polls
 // fills the hour's range page after page. A crash loses the counts of the polls since the last write, nothing else.
-import type { Ctx, PollCounts } from '../context.ts';
+import type { Ctx, PollCount, PollCounts } from '../context.ts';
 import {
   addPollCounts,
   hourOf,
   POLL_RESULT,
   pollHours,
-  type PollHourCount,
   type PollHourRow,
   type PollKind,
 } from '../store/feed-poll-hours.ts';
@@ -77,24 +76,23 @@ export function feedPollHours(ctx: Ctx, feedId: string, hours: readonly string[]
       const count = held.get(`${hour} ${feedId}`);
       if (count === undefined) continue;
       const row = rows.get(hour) ?? { hour, ok: 0, failed: 0, throttled: 0, new_entries: 0 };
-      row.ok += count.ok;
-      row.failed += count.failed;
-      row.throttled += count.throttled;
-      row.new_entries += count.new_entries;
+      addCounts(row, count);
       rows.set(hour, row);
     }
   return [...rows.values()].sort((a, b) => (a.hour < b.hour ? -1 : 1));
 }
 
 /** Adds a count that could not be written back to the noted ones. */
-function renote(counts: PollCounts, key: string, count: PollHourCount): void {
+function renote(counts: PollCounts, key: string, count: PollCount): void {
   const noted = counts.noted.get(key);
-  if (noted === undefined) {
-    counts.noted.set(key, count);
-    return;
-  }
-  noted.ok += count.ok;
-  noted.failed += count.failed;
-  noted.throttled += count.throttled;
-  noted.new_entries += count.new_entries;
+  if (noted === undefined) counts.noted.set(key, count);
+  else addCounts(noted, count);
+}
+
+/** Adds `count`'s polls and new entries to `into`. */
+function addCounts(into: PollHourRow, count: PollHourRow): void {
+  into.ok += count.ok;
+  into.failed += count.failed;
+  into.throttled += count.throttled;
+  into.new_entries += count.new_entries;
 }

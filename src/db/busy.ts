@@ -1,6 +1,5 @@
 // Telling "another connection holds the write lock" apart from other database errors, and waiting it out a few times.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Db } from './open.ts';
 
 /** True for SQLITE_BUSY and its extended codes (SQLITE_BUSY_SNAPSHOT: a transaction that read first found that another
  *  connection wrote meanwhile, which no busy timeout waits for). */
@@ -20,18 +19,5 @@ export async function retryWhileBusy<T>(fn: () => T | Promise<T>, tries = 8): Pr
       if (!isBusyError(err) || attempt >= tries) throw err;
       await sleep(Math.min(2000, 100 * 2 ** (attempt - 1)));
     }
-  }
-}
-
-/** Runs `fn` with the connection's busy timeout at `ms`, then puts the timeout back. For work on the event loop's
- *  connection that may give up rather than wait: better-sqlite3 waits synchronously, so a wait there holds every
- *  request for as long as another process keeps the lock (up to the 5 s busy timeout). */
-export function withBusyTimeout<T>(db: Db, ms: number, fn: () => T): T {
-  const before = db.pragma('busy_timeout', { simple: true }) as number;
-  db.pragma(`busy_timeout = ${ms}`);
-  try {
-    return fn();
-  } finally {
-    db.pragma(`busy_timeout = ${before}`);
   }
 }

@@ -2,7 +2,6 @@
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Db } from './open.ts';
-import { withBusyTimeout } from './busy.ts';
 
 /** Below this much free space on the database's file system, writes are about to fail: a commit appends whole pages
  *  to the WAL, and a checkpoint grows the database file. */
@@ -40,11 +39,11 @@ export async function probeWrite(
 /** Takes and drops the write lock; a reason when it cannot be had, else undefined. */
 function probeLock(db: Db): string | undefined {
   if (db.inTransaction) return undefined; // our own write is running: the lock is ours
+  const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
+  db.pragma(`busy_timeout = ${PROBE_BUSY_TIMEOUT_MS}`);
   try {
-    withBusyTimeout(db, PROBE_BUSY_TIMEOUT_MS, () => {
-      db.exec('BEGIN IMMEDIATE');
-      db.exec('ROLLBACK');
-    });
+    db.exec('BEGIN IMMEDIATE');
+    db.exec('ROLLBACK');
     return undefined;
   } catch (err) {
     const code = (err as { code?: unknown }).code;
@@ -52,5 +51,7 @@ function probeLock(db: Db): string | undefined {
     if (typeof code === 'string' && code.startsWith('SQLITE_READONLY'))
       return 'database is read-only';
     return err instanceof Error ? err.message : String(err);
+  } finally {
+    db.pragma(`busy_timeout = ${busyTimeout}`);
   }
 }

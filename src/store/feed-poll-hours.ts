@@ -1,6 +1,7 @@
 // SQL for feed_poll_hours: each feed's polls counted per UTC hour (the dashboard's 24 h chart), and their pruning.
 // Keyed by hour, then feed: the polls of one hour are one range, so the counts a flush writes for that hour, sorted,
 // fill a few pages in order rather than touching a page of each feed's own run of hours (actions/poll-counts.ts).
+import type { PollCount } from '../context.ts';
 import type { Db } from '../db/open.ts';
 import { prepared } from './sql.ts';
 
@@ -22,8 +23,6 @@ export type PollHourRow = {
   throttled: number;
   new_entries: number;
 };
-/** Polls of one feed in one hour, to be added to its row. */
-export type PollHourCount = PollHourRow & { feed_id: string };
 
 /** The UTC hour `at` falls in, as the table keys it ('YYYY-MM-DDTHH'). */
 export function hourOf(at: Date): string {
@@ -31,7 +30,7 @@ export function hourOf(at: Date): string {
 }
 
 /** Adds `count` to its feed's row of its hour (an upsert on the primary key). */
-export function addPollCounts(db: Db, count: PollHourCount): void {
+export function addPollCounts(db: Db, count: PollCount): void {
   prepared(
     db,
     `INSERT INTO feed_poll_hours (hour, feed_id, ok, failed, throttled, new_entries)

@@ -1,11 +1,11 @@
 // Identity churn inside the poll transaction: the unseen entries are held, up to the feed's cap; when the keys keep
 // changing poll after poll, the feed switches to the first later identity source that is stable and the hold ends
 // without re-sending what was seen before it began.
-import { contentHash } from '../feed/content-hash.ts';
 import type { Ctx } from '../context.ts';
 import { queueEntryEvents, toEventEntry, type SeenEntry } from '../actions/entry-events.ts';
 import { recordHistory } from '../actions/entry-history.ts';
 import { queueIdentityHold } from '../actions/feed-events.ts';
+import { contentHash } from '../feed/content-hash.ts';
 import { entryIdentities, planKeys, type IdentityKey } from '../feed/identity.ts';
 import {
   identityProbe,
