@@ -82,18 +82,29 @@ export function parseFeed(text: string, opts: ParseOptions): ParsedFeed {
 // How much of a long text the early refusal reads: far more than any prolog before a real feed's root element.
 const HEAD_CHARS = 64 * 1024;
 
-/** Refuses a long text whose root element, found in its head, is not a feed's, with the error the whole text would
- *  get, before the whole text is copied (cleaned, then repaired): a 10 MiB body of random bytes cost the parse thread
- *  ~80 MB of heap to be refused. The cleaning is per character and the root is searched from the start, so the head
- *  gives the same root as the whole text whenever the root's name ends before the cut; otherwise it decides nothing. */
+/** Refuses a long text whose head shows it is not a feed (notFeedByHead) before the whole text is copied (cleaned,
+ *  then repaired): a 10 MiB body of random bytes cost the parse thread ~80 MB of heap to be refused. */
 function refuseByHead(text: string): void {
-  if (text.length <= HEAD_CHARS) return;
-  const head = stripIllegalXmlChars(text.slice(0, HEAD_CHARS)).replace(/^\uFEFF/, '');
-  if (head.trimStart().startsWith('{')) return;
-  const root = findRootElement(head);
-  if (!root || root.offset + 1 + root.name.length >= head.length) return;
-  if (!XML_FORMATS[localName(root.name)])
-    throw new FeedParseError(`parse: not a feed (${describeRoot(root.name)})`);
+  const refused = text.length > HEAD_CHARS ? notFeedByHead(text.slice(0, HEAD_CHARS)) : null;
+  if (refused !== null) throw new FeedParseError(refused);
+}
+
+/** The "not a feed" error for a document whose first characters, `head`, already show it is not one; null when the
+ *  head decides nothing. A root element that is not a feed's gives the error the whole text would get: the cleaning is
+ *  per character and the root is searched from the start, so the head gives the same root as the whole text whenever
+ *  the root's name ends before the cut (the root element is ASCII in every charset a feed can be in, so a head decoded on
+ *  its own, its last character perhaps cut, names the same root as the whole document decoded). No root element at all
+ *  in a head of a longer document refuses it too: no feed has that much before its root, and random bytes whose head
+ *  opened a processing instruction or comment would otherwise be read whole (up to the body cap) to find one. */
+export function notFeedByHead(head: string): string | null {
+  const clean = stripIllegalXmlChars(head).replace(/^\uFEFF/, '');
+  if (clean.trimStart().startsWith('{')) return null;
+  const root = findRootElement(clean);
+  if (!root) return `parse: not a feed (no XML root element in its first ${HEAD_CHARS / 1024} KiB)`;
+  if (root.offset + 1 + root.name.length >= clean.length) return null;
+  return XML_FORMATS[localName(root.name)]
+    ? null
+    : `parse: not a feed (${describeRoot(root.name)})`;
 }
 
 function parseXml(

@@ -184,6 +184,40 @@ test('a document that needs more than the worker heap stops that worker only, an
   }
 });
 
+test('a long body whose head names a root that is not a feed is refused before it is decoded, in every mode', async () => {
+  const pool = createParsePool({ size: 1, heapMb: 32 });
+  try {
+    await pool.ready();
+    // 24 MiB of random bytes decode to ~48 MB of text: decoded whole, they took the 32 MiB worker heap down.
+    const body = Buffer.concat([Buffer.from('<?xml version="1.0"?><svg>'), randomBytes(24 << 20)]);
+    for (const mode of ['feed', 'page-or-feed'] as const) {
+      const reply = await within(pool.read(doc(body, mode), soon(20_000)), 20_000, mode);
+      assert.deepEqual(reply, {
+        kind: 'error',
+        parseError: true,
+        message: 'parse: not a feed (root element <svg>)',
+      });
+    }
+    // Random bytes that open a processing instruction early and close it after 64 KiB, before an 11 MB feed: read
+    // whole, their root was found and the feed filled the heap; no feed has 64 KiB before its root.
+    const late = `<?pi ${'x'.repeat(70_000)}?>${bigFeed(20_000)}`;
+    const refused = await within(pool.read(doc(late), soon(20_000)), 20_000, 'late root');
+    assert.deepEqual(refused, {
+      kind: 'error',
+      parseError: true,
+      message: 'parse: not a feed (no XML root element in its first 64 KiB)',
+    });
+    const candidate = await within(
+      pool.read(doc(body, 'candidate'), soon(20_000)),
+      20_000,
+      'candidate',
+    );
+    assert.deepEqual(candidate, { kind: 'not-feed' });
+  } finally {
+    await pool.close();
+  }
+});
+
 test('close() terminates the workers and later reads are refused', async () => {
   const pool = createParsePool({ size: 1 });
   await pool.ready();
