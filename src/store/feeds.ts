@@ -179,27 +179,22 @@ export function parkIdleDueFeeds(db: Db, now: Date, limit: number): number {
  *  (every subscription paused or deleted), since the status of a feed nobody polls is stale. */
 export type PolledFeedStatus = FeedStatus | 'idle';
 
-/** Number of feeds in each status (every status present, zero when none), for metrics: feeds no active subscription
- *  uses count as `idle` whatever their last status. Reads the feeds_by_status index (status, id) and, per feed, the
- *  subscriptions_by_feed index (feed_id, status); never a feed row. */
-export function countFeedsByStatus(db: Db): Record<PolledFeedStatus, number> {
-  const out = zeroCounts<PolledFeedStatus>([...FEED_STATUSES, 'idle']);
-  let polled = 0;
-  for (const row of prepared(
+/** One page of the metrics' count of feeds by status: of up to `limit` feeds in `status` with an id after `after`, how
+ *  many there are, how many have an active subscription (the others count as idle), and the last id (null when none).
+ *  A range of feeds_by_status (status, id) with a subscriptions_by_feed probe per feed; never a feed row. Counting every
+ *  feed in one statement held the event loop 108-124 ms at 100,000 feeds × 10 subscriptions, at every scrape. */
+export function countFeedStatusPage(
+  db: Db,
+  status: FeedStatus,
+  after: string,
+  limit: number,
+): { n: number; used: number; last: string | null } {
+  return prepared(
     db,
-    `SELECT f.status, count(*) AS n FROM feeds f
-      WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
-      GROUP BY f.status`,
-  ).all() as { status: FeedStatus; n: number }[]) {
-    out[row.status] = row.n;
-    polled += row.n;
-  }
-  // count(*) walks the narrowest index of the table; both statements run on this one connection, back to back.
-  out.idle = Math.max(
-    0,
-    (prepared(db, 'SELECT count(*) FROM feeds').pluck().get() as number) - polled,
-  );
-  return out;
+    `SELECT count(*) AS n, coalesce(sum(EXISTS (
+          SELECT 1 FROM subscriptions s WHERE s.feed_id = p.id AND s.status = 'active')), 0) AS used, max(p.id) AS last
+       FROM (SELECT id FROM feeds WHERE status = @status AND id > @after ORDER BY id LIMIT @limit) p`,
+  ).get({ status, after, limit }) as { n: number; used: number; last: string | null };
 }
 
 /** How many of the feeds an application's subscriptions use are in each status: the application's subscriptions

@@ -1,10 +1,11 @@
 // Prometheus metrics: a private registry per app, counters and histograms fed through Telemetry, gauges read from the database at scrape time.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { existingEndpointIds } from '../store/endpoints.ts';
 import { countEventsByStatus, countWaitingEvents, oldestSendableEventAt } from '../store/events.ts';
-import { countFeedsByStatus } from '../store/feeds.ts';
+import { countFeedStatusPage, FEED_STATUSES, type PolledFeedStatus } from '../store/feeds.ts';
 import { FEEDSUB_VERSION } from '../version.ts';
 import type { Telemetry } from '../telemetry.ts';
 
@@ -211,6 +212,41 @@ function retentionTelemetry(registers: Registry[]): Pick<Telemetry, 'retained'> 
   };
 }
 
+// Feeds counted per statement by the feeds gauge: ~5 ms of the event loop at 100,000 feeds × 10 subscriptions.
+const FEED_COUNT_PAGE = 5000;
+// The count in progress, which a scrape arriving meanwhile shares rather than walking the feeds a second time.
+const feedCounts = new WeakMap<Db, Promise<Record<PolledFeedStatus, number>>>();
+
+/** Feeds by status (feeds without an active subscription as idle), counted in pages of FEED_COUNT_PAGE with a turn of
+ *  the event loop between them, so a scrape at 100,000 feeds does not hold the API for the whole walk (108-124 ms in
+ *  one statement). A feed changing status during the walk may be counted in both or neither: a gauge's tolerance. */
+export function countFeeds(
+  db: Db,
+  pageSize = FEED_COUNT_PAGE,
+): Promise<Record<PolledFeedStatus, number>> {
+  const running = feedCounts.get(db);
+  if (running) return running;
+  const counting = (async () => {
+    const out = Object.fromEntries([...FEED_STATUSES, 'idle'].map((k) => [k, 0])) as Record<
+      PolledFeedStatus,
+      number
+    >;
+    for (const status of FEED_STATUSES) {
+      for (let after = ''; ;) {
+        const page = countFeedStatusPage(db, status, after, pageSize);
+        out[status] += page.used;
+        out.idle += page.n - page.used;
+        if (page.last === null || page.n < pageSize) break;
+        after = page.last;
+        await nextTurn();
+      }
+    }
+    return out;
+  })().finally(() => feedCounts.delete(db));
+  feedCounts.set(db, counting);
+  return counting;
+}
+
 /** Gauges whose value is the database's state, read by SQL in src/store when Prometheus scrapes. */
 function registerDatabaseGauges(registry: Registry, { db, clock }: { db: Db; clock: Clock }): void {
   const registers = [registry];
@@ -219,8 +255,8 @@ function registerDatabaseGauges(registry: Registry, { db, clock }: { db: Db; clo
     help: 'Feeds by status (pending, active, error, gone, identity_changed) while polled; idle = no active subscription.',
     labelNames: ['status'],
     registers,
-    collect() {
-      for (const [status, n] of Object.entries(countFeedsByStatus(db))) this.set({ status }, n);
+    async collect() {
+      for (const [status, n] of Object.entries(await countFeeds(db))) this.set({ status }, n);
     },
   });
   new Gauge({

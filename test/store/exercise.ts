@@ -181,7 +181,7 @@ function exerciseFeeds(db: Db, now: Date, fx: Fixture): void {
   feeds.restartBaselineIfIdle(db, fx.feed, now);
   feeds.wakeFeed(db, fx.feed, now);
   feeds.parkIdleDueFeeds(db, now, 1000);
-  feeds.countFeedsByStatus(db);
+  feeds.countFeedStatusPage(db, 'active', '', 5000);
   for (const statuses of [undefined, ['error' as const], ['error' as const, 'gone' as const]])
     for (const after of [undefined, fx.feed])
       feedsList.listFeedsOfApplication(db, fx.app, { limit: 10, after, statuses });
