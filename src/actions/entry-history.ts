@@ -28,8 +28,8 @@ export const HISTORY_FLOOR = 50;
 /** At most this many entries in a backfill. */
 export const BACKFILL_MAX = 100;
 
-/** An entry of a document with its key and the identity source the key came from. */
-/** An entry of a document with its key and its content hash (feed/content-hash.ts, computed with the document). */
+/** An entry of a document with its key, the identity source the key came from, and its content hash
+ *  (feed/content-hash.ts, computed with the document). */
 export type KeyedEntry = { key: string; source: string | null; entry: Entry; hash: string };
 /** The feed and the feed-level fields events show. */
 type EventFeedSource = {

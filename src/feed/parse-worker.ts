@@ -6,7 +6,8 @@ import { decodeFeed } from './decode.ts';
 import { discoverFeedLinks, type DiscoveredFeed } from './discover.ts';
 import { entryIdentities, type EntryIdentity } from './identity.ts';
 import { FeedParseError, parseFeed, notFeedByHead, sniffDocument } from './parse.ts';
-import type { ParsedFeed, ParseOptions } from './types.ts';
+import { packEntries, transferOf, type PackedEntries } from './entry-list.ts';
+import type { FeedMeta, ParseOptions } from './types.ts';
 
 /** One fetched document to read. `mode`: 'page-or-feed' (a subscribed URL: an HTML page comes back as the feed links
  *  it advertises), 'feed' (a feed URL known as such: parse whatever came), 'candidate' (a link found on a page: only a
@@ -20,7 +21,15 @@ export type DocumentRequest = {
   keyBase: string;
 };
 export type DocumentReply =
-  | { kind: 'feed'; parsed: ParsedFeed; identities: EntryIdentity[]; contentHashes: string[] }
+  | {
+      kind: 'feed';
+      parsed: FeedMeta;
+      /** The entries, packed (entry-list.ts): the reply transfers them rather than copying. */
+      entries: PackedEntries;
+      publishedAt: (string | null)[];
+      identities: EntryIdentity[];
+      contentHashes: string[];
+    }
   | { kind: 'page'; links: DiscoveredFeed[] }
   | { kind: 'not-feed' }
   | { kind: 'error'; parseError: boolean; message: string };
@@ -33,13 +42,13 @@ export type ParseReply = { type: 'ready' } | { type: 'result'; id: number; reply
 export function runParseWorker(): void {
   const port = parentPort;
   if (!port) return;
-  port.on('message', (req: ParseRequest) =>
-    port.postMessage({
-      type: 'result',
-      id: req.id,
-      reply: readDocument(req.doc),
-    } satisfies ParseReply),
-  );
+  port.on('message', (req: ParseRequest) => {
+    const reply = readDocument(req.doc);
+    port.postMessage(
+      { type: 'result', id: req.id, reply } satisfies ParseReply,
+      reply.kind === 'feed' ? transferOf(reply.entries) : [],
+    );
+  });
   port.postMessage({ type: 'ready' } satisfies ParseReply);
 }
 
@@ -59,13 +68,15 @@ export function readDocument(req: DocumentRequest): DocumentReply {
         return { kind: 'page', links: discoverFeedLinks(text, req.parse.baseUrl) };
       if (req.mode === 'candidate' && sniffed !== 'feed') return { kind: 'not-feed' };
     }
-    const parsed = parseFeed(text, req.parse);
+    const { entries, ...parsed } = parseFeed(text, req.parse);
     const base = { keyBase: req.keyBase, documentUrl: req.parse.baseUrl };
     return {
       kind: 'feed',
       parsed,
-      identities: entryIdentities(parsed.entries, base),
-      contentHashes: parsed.entries.map(contentHash),
+      entries: packEntries(entries),
+      publishedAt: entries.map((e) => e.published_at),
+      identities: entryIdentities(entries, base),
+      contentHashes: entries.map(contentHash),
     };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);

@@ -5,7 +5,8 @@ import type { DiscoveredFeed } from './discover.ts';
 import { fetchFeed, type FetchMeta } from './fetch.ts';
 import type { EntryIdentity, KeyBase } from './identity.ts';
 import type { DocumentReply, DocumentRequest } from './parse-worker.ts';
-import type { ParsedFeed } from './types.ts';
+import { EntryList } from './entry-list.ts';
+import type { FeedMeta } from './types.ts';
 
 export type RefreshTarget = {
   /** The subscribed URL: `credentials` were given for its origin, and go to no other. */
@@ -36,7 +37,9 @@ export type RefreshOutcome =
       kind: 'parsed';
       meta: FetchMeta;
       bodyHash: string;
-      parsed: ParsedFeed;
+      parsed: FeedMeta;
+      /** The document's entries, each read from the parse thread's packed JSON where it is needed. */
+      entries: EntryList;
       /** Each entry's identity candidates (feed/identity.ts), computed here, outside the poll transaction. */
       identities: EntryIdentity[];
       /** Each entry's content hash (feed/content-hash.ts), computed with the identities. */
@@ -161,6 +164,7 @@ function outcomeOf(
       meta: res.meta,
       bodyHash: res.bodyHash,
       parsed: reply.parsed,
+      entries: new EntryList(reply.entries, reply.publishedAt),
       identities: reply.identities,
       contentHashes: reply.contentHashes,
       base,

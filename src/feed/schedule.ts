@@ -4,7 +4,7 @@ export type ScheduleLimits = { intervalSeconds: number; minSeconds: number; maxS
 export type ScheduleInput =
   | {
       kind: 'success';
-      publishedAt: (string | null)[];
+      publishedAt: readonly (string | null)[];
       ttlSeconds: number | null;
       cacheSeconds: number | null;
       previousIntervalSeconds: number | null;
@@ -67,7 +67,7 @@ export function pushedLimits(limits: ScheduleLimits, pushSeconds: number): Sched
 }
 
 /** Half the median gap between the newest (up to 20) dated entries, in seconds; null with fewer than 3 dates. */
-export function cadenceEstimate(publishedAt: (string | null)[]): number | null {
+export function cadenceEstimate(publishedAt: readonly (string | null)[]): number | null {
   const times = publishedAt
     .filter((t): t is string => t !== null)
     .map((t) => Date.parse(t))

@@ -39,6 +39,9 @@ export type ParsedFeed = {
   degraded: string | null; // null when clean; else a short reason
 };
 
+/** A parsed document's feed-level fields, without its entries (which travel packed: entry-list.ts). */
+export type FeedMeta = Omit<ParsedFeed, 'entries'>;
+
 /** Options shared by parseFeed and the parse pool. `sanitizeHtml` (default true) = delivery.sanitize_html. */
 export type ParseOptions = {
   baseUrl: string;

@@ -8,6 +8,22 @@ import { prepared } from './sql.ts';
 export type KeyRow = { key: string; fingerprint: string | null; aliases?: string[] };
 
 /** What the feed stored under `key`: undefined when it never showed it, else its fingerprint (null when none). */
+/** What the feed stores under each of `keys` that it stores: the fingerprint and when a document last showed it. One
+ *  statement for a document's keys (a primary-key seek each, in SQLite) instead of one call per key. */
+export function storedKeys(
+  db: Db,
+  feedId: string,
+  keys: readonly string[],
+): [key: string, fingerprint: string | null, seenAt: string][] {
+  if (keys.length === 0) return [];
+  return prepared(
+    db,
+    'SELECT key, fingerprint, seen_at FROM entries WHERE feed_id = ? AND key IN (SELECT value FROM json_each(?))',
+  )
+    .raw()
+    .all(feedId, JSON.stringify(keys)) as [string, string | null, string][];
+}
+
 export function storedFingerprint(db: Db, feedId: string, key: string): string | null | undefined {
   return prepared(db, 'SELECT fingerprint FROM entries WHERE feed_id = ? AND key = ?')
     .pluck()

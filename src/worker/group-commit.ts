@@ -5,24 +5,45 @@ import type { Db } from '../db/open.ts';
 /** A write's result: its value, or what it threw. */
 export type Written<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
-/** Collects items during one turn of the event loop and hands them to `flush` together on the next turn. */
+/** Collects items during one turn of the event loop and hands them to `flush` together on the next turn, at most
+ *  `budget` of their weight (`weigh`) at a time, but always at least one item; what is left goes in the next turn,
+ *  ahead of items added meanwhile, so that a transaction of heavy writes never holds the event loop for all of them. */
 export class TurnBatch<T> {
   readonly #flush: (items: T[]) => void;
+  readonly #weigh: (item: T) => number;
+  readonly #budget: number;
   #items: T[] = [];
+  #scheduled = false;
 
-  constructor(flush: (items: T[]) => void) {
+  constructor(
+    flush: (items: T[]) => void,
+    weigh: (item: T) => number = () => 0,
+    budget = Infinity,
+  ) {
     this.#flush = flush;
+    this.#weigh = weigh;
+    this.#budget = budget;
   }
 
   /** Adds an item; the first one of a turn schedules the flush. */
   add(item: T): void {
     this.#items.push(item);
-    if (this.#items.length === 1)
-      setImmediate(() => {
-        const items = this.#items;
-        this.#items = [];
-        this.#flush(items);
-      });
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      let weight = this.#weigh(this.#items[0]!);
+      let n = 1;
+      while (n < this.#items.length && weight + this.#weigh(this.#items[n]!) <= this.#budget)
+        weight += this.#weigh(this.#items[n++]!);
+      const items = this.#items.splice(0, n);
+      if (this.#items.length > 0) this.#schedule();
+      this.#flush(items);
+    });
   }
 }
 

@@ -115,7 +115,7 @@ function switchIdentity(
   const inDocument = new Set(outcome.identities.map((id) => probeKey(id, source)));
   const onlyHeld = heldIds.flatMap((id, i) => (inDocument.has(probeKey(id, source)) ? [] : [i]));
   const ids = [...outcome.identities, ...onlyHeld.map((i) => heldIds[i]!)];
-  const entries = [...outcome.parsed.entries, ...onlyHeld.map((i) => heldEntries[i]!)];
+  const entries = [...outcome.entries.all(), ...onlyHeld.map((i) => heldEntries[i]!)];
   const memo = keyLookup(ctx.db, feed.id);
   const plans = planKeys(ids, source, memo.lookup).map((p, i) =>
     before.has(probeKey(ids[i]!, source)) ? { ...p, seen: true } : p,

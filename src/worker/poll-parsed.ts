@@ -64,7 +64,7 @@ export function applyParsed(
   const next = nextPoll(
     {
       kind: 'success',
-      publishedAt: parsed.entries.map((e) => e.published_at),
+      publishedAt: outcome.entries.publishedAt,
       ttlSeconds: parsed.ttl_seconds,
       cacheSeconds: meta.cacheSeconds,
       previousIntervalSeconds: feed.interval_seconds,
@@ -125,7 +125,7 @@ export function storeEntries(
 ): EntriesResult {
   const { seenAt } = sighting;
   const via = sighting.via ?? 'poll';
-  const memo = keyLookup(ctx.db, feed.id);
+  const memo = keyLookup(ctx.db, feed.id, outcome.identities, feed.identity_key);
   const plans = planKeys(outcome.identities, feed.identity_key, memo.lookup);
   if (feed.baseline_at === null || !live)
     return baseline(ctx, feed, outcome, plans, memo, { seenAt, via });
@@ -140,7 +140,7 @@ export function storeEntries(
     seenAt,
   );
   // A newer parser may read old entries an older one could not: recorded as seen, never sent.
-  const upgrade = splitRevealed(uniqueFresh(outcome.parsed.entries, plans), feed, PARSER_VERSION);
+  const upgrade = splitRevealed(uniqueFresh(outcome.entries, plans), feed, PARSER_VERSION);
   const revealed = remember(
     ctx.db,
     feed.id,
@@ -164,10 +164,17 @@ export function storeEntries(
   return { ...result, added: result.added + revealed, events: result.events + updates };
 }
 
-/** The document's entry at `position` with the key planned for it and its content hash. */
+/** The document's entry at `position` with the key planned for it and its content hash. The entry is read from the
+ *  packed document when asked for: a known entry is compared by its hash, and read only when that changed. */
 function keyed(outcome: Parsed, plan: KeyPlan, position: number): KeyedEntry {
-  const entry = outcome.parsed.entries[position]!;
-  return { key: plan.key, source: plan.source, entry, hash: outcome.contentHashes[position]! };
+  return {
+    key: plan.key,
+    source: plan.source,
+    get entry() {
+      return outcome.entries.at(position);
+    },
+    hash: outcome.contentHashes[position]!,
+  };
 }
 /** An unseen entry with its key. */
 function keyedFresh(outcome: Parsed, f: Fresh): KeyedEntry {
@@ -243,7 +250,7 @@ function baseline(
   const added = remember(ctx.db, feed.id, plans, memo, seenAt);
   clearHeldEntries(ctx.db, feed.id);
   const all = uniqueFresh(
-    outcome.parsed.entries,
+    outcome.entries,
     plans.map((p) => ({ ...p, seen: false })),
   );
   recordHistory(

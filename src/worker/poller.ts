@@ -116,6 +116,7 @@ export function pollSpec(
     },
     record: ({ feed }, { outcome, seenAt }) =>
       applyOutcome(ctx, feed, outcome, ctx.clock.now(), seenAt),
+    weightOf: ({ outcome }) => (outcome.kind === 'parsed' ? outcome.entries.length : 0),
     recorded: ({ feed }, { outcome }, stored) => {
       if (stored.events > 0) ctx.nudgeDeliverer(); // each feed's events go out as soon as they are stored
       // The dashboard's 24 h chart, once the outcome is committed (a rolled-back group commit records it again).

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Ctx } from '../context.ts';
 import type { FetchMeta } from '../feed/fetch.ts';
+import { EntryList } from '../feed/entry-list.ts';
 import type { DocumentReply, DocumentRequest } from '../feed/parse-worker.ts';
 import { advertisedLinks, SECRET_BYTES, webSubTarget } from '../feed/websub.ts';
 import type { Logger } from '../log.ts';
@@ -78,6 +79,7 @@ export async function receivePush(
     meta: pushMeta(feed, push.contentType),
     bodyHash: '',
     parsed: reply.parsed,
+    entries: new EntryList(reply.entries, reply.publishedAt),
     identities: reply.identities,
     contentHashes: reply.contentHashes,
     base: { keyBase: target.keyBase, documentUrl: feed.fetch_url },

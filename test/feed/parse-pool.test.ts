@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { contentHash } from '../../src/feed/content-hash.ts';
+import { EntryList } from '../../src/feed/entry-list.ts';
 import { createParsePool } from '../../src/feed/parse-pool.ts';
 import { readDocument, type DocumentRequest } from '../../src/feed/parse-worker.ts';
 import { parseFeed } from '../../src/feed/parse.ts';
@@ -56,10 +57,16 @@ test('a large document is read on a worker with the same result as inline, entry
     assert.deepEqual(fromWorker, readDocument(doc(text)));
     assert.deepEqual(again, fromWorker);
     assert.ok(fromWorker.kind === 'feed');
-    assert.equal(fromWorker.parsed.entries.length, 3000);
+    const entries = new EntryList(fromWorker.entries, fromWorker.publishedAt);
+    assert.equal(entries.length, 3000);
+    assert.deepEqual(
+      entries.all(),
+      parseFeed(text, { baseUrl: BASE }).entries,
+      'entries as parsed',
+    );
     assert.equal(fromWorker.identities.length, 3000);
     // Each entry's content hash comes with it, so the poll transaction hashes nothing it already knows.
-    assert.deepEqual(fromWorker.contentHashes, fromWorker.parsed.entries.map(contentHash));
+    assert.deepEqual(fromWorker.contentHashes, entries.all().map(contentHash));
     assert.equal(new Set(fromWorker.contentHashes).size, 3000, 'one hash per version of an entry');
   } finally {
     await pool.close();

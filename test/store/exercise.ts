@@ -214,6 +214,7 @@ function exerciseFeeds(db: Db, now: Date, fx: Fixture): void {
 
 function exerciseEntries(db: Db, now: Date, fx: Fixture): void {
   entries.storedFingerprint(db, fx.feed, 'k0');
+  entries.storedKeys(db, fx.feed, ['k0', 'k1']);
   entries.markKeysSeen(db, fx.feed, ['k0'], now);
   entries.fillFingerprints(db, fx.feed, [{ key: 'k0', fingerprint: 'f' }]);
   const held = [{ key: 'h1', entry: '{}', position: 0 }];

@@ -1,5 +1,6 @@
 // Parsing a feed text through a parse pool, as the poller reads a fetched body: for tests that check what a worker
 // thread makes of hostile documents, within a deadline a hang cannot outlive.
+import { EntryList } from '../../src/feed/entry-list.ts';
 import type { ParsePool } from '../../src/feed/parse-pool.ts';
 import type { ParsedFeed, ParseOptions } from '../../src/feed/types.ts';
 
@@ -21,5 +22,5 @@ export async function parseOn(
     performance.now() + timeoutMs,
   );
   if (reply.kind !== 'feed') throw new Error(`parse pool: ${JSON.stringify(reply)}`);
-  return reply.parsed;
+  return { ...reply.parsed, entries: new EntryList(reply.entries, reply.publishedAt).all() };
 }

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openDatabase } from '../../src/db/open.ts';
-import { commitTogether } from '../../src/worker/group-commit.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { commitTogether, TurnBatch } from '../../src/worker/group-commit.ts';
 
 describe('group commit', () => {
   it('records an outcome that reads before it writes while another connection commits in between', () => {
@@ -42,5 +43,21 @@ describe('group commit', () => {
       ours.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("hands a turn's items over at most a budget of their weight at a time, at least one, in order, the rest in the next turns", async () => {
+    const flushed: number[][] = [];
+    const batch = new TurnBatch<number>(
+      (items) => flushed.push(items),
+      (n) => n,
+      500,
+    );
+    for (const n of [300, 300, 0, 600, 100]) batch.add(n);
+    assert.deepEqual(flushed, [], 'nothing before the next turn');
+    await nextTurn();
+    assert.deepEqual(flushed, [[300]], 'one turn, one budget');
+    batch.add(50); // added meanwhile: after what is left
+    for (let i = 0; i < 4; i++) await nextTurn();
+    assert.deepEqual(flushed, [[300], [300, 0], [600], [100, 50]]);
   });
 });
