@@ -18,6 +18,7 @@ import {
   hostOf,
   IDLE_MS,
   leaseMs,
+  MIN_WAKE_MS,
   pollSpec,
   type Claimed,
   type PollDeps,
@@ -53,7 +54,7 @@ export async function pollTick(
   );
   const next = nextFeedDueAfter(ctx.db, ctx.clock.now());
   const wait = next === undefined ? IDLE_MS : Date.parse(next) - ctx.clock.now().getTime();
-  return { summary, nextDelayMs: Math.min(IDLE_MS, Math.max(1000, wait)) };
+  return { summary, nextDelayMs: Math.min(IDLE_MS, Math.max(MIN_WAKE_MS, wait)) };
 }
 
 /** Feeds `poll --once` reads at a time: each chunk's hosts are looked up together, then it runs through the pool. */

@@ -77,8 +77,13 @@ export function createPollerDeps(
   return out;
 }
 
+/** The shortest sleep of an idle poller: a feed due in 300 ms is polled then, not at the next whole second (a floor of
+ *  1 s had healthy 5 s feeds polled 5.7 s apart at the median in make bench). Only feeds due strictly later count, so a
+ *  due feed that cannot be claimed (its host at its cap) waits for a commit's wake instead of spinning the loop. */
+export const MIN_WAKE_MS = 20;
+
 /** The loop's tick: fills the free slots; returns when to look again if nothing wakes the loop first (never while
- *  every slot is busy; soon when the last claim saw a full window; else when the next feed falls due, 1 s to 60 s). */
+ *  every slot is busy; soon when the last claim saw a full window; else when the next feed falls due, 20 ms to 60 s). */
 export function pollFill(ctx: Ctx, deps: PollerDeps): number {
   deps.pool.fill();
   if (deps.pool.free <= 0) return IDLE_MS;
@@ -87,7 +92,7 @@ export function pollFill(ctx: Ctx, deps: PollerDeps): number {
   const next = nextFeedDueAfter(ctx.db, now);
   return Math.min(
     IDLE_MS,
-    Math.max(1000, (next === undefined ? IDLE_MS : Date.parse(next)) - now.getTime()),
+    Math.max(MIN_WAKE_MS, (next === undefined ? IDLE_MS : Date.parse(next)) - now.getTime()),
   );
 }
 

@@ -115,4 +115,44 @@ describe('poller on the work pool', () => {
       w.close();
     }
   });
+
+  it('sleeps until the next feed falls due, however soon, not a whole second', async () => {
+    const w = makeWorld();
+    const resolver = createResolver({ timeoutMs: 2000 });
+    const agent = createGuardedAgent({ allowPrivate: true, resolver });
+    const deps = createPollerDeps(w.ctx, {
+      refresh: {
+        agent,
+        read: async (doc) => readDocument(doc),
+        userAgent: 'feedsub-test',
+        maxBodyBytes: 1 << 20,
+        connectTimeoutMs: 2000,
+        totalTimeoutMs: 10_000,
+      },
+      resolver,
+      logger: silentLogger,
+      telemetry: noTelemetry,
+    });
+    try {
+      const { key } = w.key();
+      const ep = await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'E', url: 'https://hooks.example/' },
+      });
+      const sub = await w.call('POST', '/v1/subscriptions', {
+        key,
+        body: { endpoint: ep.body.id, url: 'http://127.0.0.1:9/feed.xml' },
+      });
+      const due = new Date(w.clock.now().getTime() + 300).toISOString();
+      w.ctx.db.prepare('UPDATE feeds SET next_poll_at = ? WHERE id = ?').run(due, sub.body.feed);
+      deps.pool.start();
+      // It slept at least a second (polls up to a second late: p50 5.7 s for a 5 s interval in make bench).
+      assert.equal(pollFill(w.ctx, deps), 300);
+    } finally {
+      deps.pool.stop();
+      await deps.pool.drain(5000);
+      await agent.close();
+      w.close();
+    }
+  });
 });
