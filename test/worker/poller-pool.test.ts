@@ -5,15 +5,16 @@ import { lookup } from 'node:dns/promises';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { readDocument } from '../../src/feed/parse-worker.ts';
+import type { Dispatcher } from 'undici';
+import { readDocument, type DocumentRequest } from '../../src/feed/parse-worker.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createGuardedAgent } from '../../src/net/guard.ts';
-import { createResolver } from '../../src/net/resolver.ts';
+import { createResolver, type Resolver } from '../../src/net/resolver.ts';
 import { noTelemetry } from '../../src/telemetry.ts';
-import { createPollerDeps, pollFill } from '../../src/worker/poller.ts';
+import { createPollerDeps, pollFill, type PollerDeps } from '../../src/worker/poller.ts';
 import { until } from '../support/deadline.ts';
 import { rss } from '../support/servers.ts';
-import { makeWorld } from '../support/world.ts';
+import { makeWorld, type World } from '../support/world.ts';
 
 /** A feed origin on 127.0.0.1 that holds every request until released, counting how many it holds at once. */
 async function holdingOrigin() {
@@ -43,6 +44,29 @@ async function holdingOrigin() {
   };
 }
 
+/** The daemon's poller over `w`, fetching through `agent` (reads inline). */
+function pollerDeps(
+  w: World,
+  resolver: Resolver,
+  agent: Dispatcher,
+  idle?: () => void,
+): PollerDeps {
+  const deps = {
+    refresh: {
+      agent,
+      read: async (doc: DocumentRequest) => readDocument(doc),
+      userAgent: 'feedsub-test',
+      maxBodyBytes: 1 << 20,
+      connectTimeoutMs: 2000,
+      totalTimeoutMs: 10_000,
+    },
+    resolver,
+    logger: silentLogger,
+    telemetry: noTelemetry,
+  };
+  return createPollerDeps(w.ctx, deps, idle);
+}
+
 describe('poller on the work pool', () => {
   it('counts several names of one server against one per-host cap', async () => {
     const w = makeWorld({ poll: { concurrency: 8, per_host_concurrency: 2 } });
@@ -56,22 +80,8 @@ describe('poller on the work pool', () => {
           : (await lookup(host, { all: true })).map((a) => a.address),
     });
     const agent = createGuardedAgent({ allowPrivate: true, resolver });
-    const deps = createPollerDeps(
-      w.ctx,
-      {
-        refresh: {
-          agent,
-          read: async (doc) => readDocument(doc),
-          userAgent: 'feedsub-test',
-          maxBodyBytes: 1 << 20,
-          connectTimeoutMs: 2000,
-          totalTimeoutMs: 10_000,
-        },
-        resolver,
-        logger: silentLogger,
-        telemetry: noTelemetry,
-      },
-      () => setImmediate(() => pollFill(w.ctx, deps)),
+    const deps: PollerDeps = pollerDeps(w, resolver, agent, () =>
+      setImmediate(() => pollFill(w.ctx, deps)),
     );
     try {
       const { key } = w.key();
@@ -120,19 +130,7 @@ describe('poller on the work pool', () => {
     const w = makeWorld();
     const resolver = createResolver({ timeoutMs: 2000 });
     const agent = createGuardedAgent({ allowPrivate: true, resolver });
-    const deps = createPollerDeps(w.ctx, {
-      refresh: {
-        agent,
-        read: async (doc) => readDocument(doc),
-        userAgent: 'feedsub-test',
-        maxBodyBytes: 1 << 20,
-        connectTimeoutMs: 2000,
-        totalTimeoutMs: 10_000,
-      },
-      resolver,
-      logger: silentLogger,
-      telemetry: noTelemetry,
-    });
+    const deps = pollerDeps(w, resolver, agent);
     try {
       const { key } = w.key();
       const ep = await w.call('POST', '/v1/endpoints', {
