@@ -41,14 +41,6 @@ export class EntryList {
     this.publishedAt = publishedAt;
   }
 
-  /** Packs `entries` into a list (tests, and documents read without the parse thread). */
-  static of(entries: readonly Entry[]): EntryList {
-    return new EntryList(
-      packEntries(entries),
-      entries.map((e) => e.published_at),
-    );
-  }
-
   get length(): number {
     return this.#packed.ends.length;
   }

@@ -38,7 +38,7 @@ export type RefreshOutcome =
       meta: FetchMeta;
       bodyHash: string;
       parsed: FeedMeta;
-      /** The document's entries, each read from the parse thread's packed JSON where it is needed. */
+      /** The document's entries, each read from the parse thread's packed form where it is needed. */
       entries: EntryList;
       /** Each entry's identity candidates (feed/identity.ts), computed here, outside the poll transaction. */
       identities: EntryIdentity[];

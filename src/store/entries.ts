@@ -7,7 +7,6 @@ import { prepared } from './sql.ts';
 /** A key to record: its fingerprint (null for content keys) and other spellings of it to record beside it. */
 export type KeyRow = { key: string; fingerprint: string | null; aliases?: string[] };
 
-/** What the feed stored under `key`: undefined when it never showed it, else its fingerprint (null when none). */
 /** What the feed stores under each of `keys` that it stores: the fingerprint and when a document last showed it. One
  *  statement for a document's keys (a primary-key seek each, in SQLite) instead of one call per key. */
 export function storedKeys(
@@ -24,6 +23,7 @@ export function storedKeys(
     .all(feedId, JSON.stringify(keys)) as [string, string | null, string][];
 }
 
+/** What the feed stored under `key`: undefined when it never showed it, else its fingerprint (null when none). */
 export function storedFingerprint(db: Db, feedId: string, key: string): string | null | undefined {
   return prepared(db, 'SELECT fingerprint FROM entries WHERE feed_id = ? AND key = ?')
     .pluck()

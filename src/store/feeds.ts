@@ -237,6 +237,6 @@ export function makeFeedDueNow(db: Db, id: string, now: Date): void {
 }
 
 /** A count of 0 for each of `keys`. */
-function zeroCounts<K extends string>(keys: readonly K[]): Record<K, number> {
+export function zeroCounts<K extends string>(keys: readonly K[]): Record<K, number> {
   return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 }

@@ -5,7 +5,12 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { existingEndpointIds } from '../store/endpoints.ts';
 import { countEventsByStatus, countWaitingEvents, oldestSendableEventAt } from '../store/events.ts';
-import { countFeedStatusPage, FEED_STATUSES, type PolledFeedStatus } from '../store/feeds.ts';
+import {
+  countFeedStatusPage,
+  FEED_STATUSES,
+  zeroCounts,
+  type PolledFeedStatus,
+} from '../store/feeds.ts';
 import { FEEDSUB_VERSION } from '../version.ts';
 import type { Telemetry } from '../telemetry.ts';
 
@@ -227,10 +232,7 @@ export function countFeeds(
   const running = feedCounts.get(db);
   if (running) return running;
   const counting = (async () => {
-    const out = Object.fromEntries([...FEED_STATUSES, 'idle'].map((k) => [k, 0])) as Record<
-      PolledFeedStatus,
-      number
-    >;
+    const out = zeroCounts<PolledFeedStatus>([...FEED_STATUSES, 'idle']);
     for (const status of FEED_STATUSES) {
       for (let after = ''; ;) {
         const page = countFeedStatusPage(db, status, after, pageSize);

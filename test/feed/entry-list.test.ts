@@ -26,5 +26,5 @@ test('packed entries read back exactly, each on its own, whatever their characte
   assert.deepEqual(list.publishedAt, [null, null, '2026-11-27T10:00:00.000Z']);
   assert.notEqual(list.at(1), list.at(1), 'each read is a fresh object');
   assert.throws(() => list.at(3), RangeError);
-  assert.equal(EntryList.of([]).length, 0);
+  assert.equal(new EntryList(packEntries([]), []).length, 0);
 });
