@@ -1,34 +1,57 @@
 // Group commit: the writes finished in one turn of the event loop share one transaction (a commit costs more than the
 // writes of one outcome), and that transaction ends with a tail (the claim of the next work for the slots they free).
+import { performance } from 'node:perf_hooks';
 import type { Db } from '../db/open.ts';
 
 /** A write's result: its value, or what it threw. */
 export type Written<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
+/** Lets a batch keep collecting past its first turn: while `hold()` says so, and for at most `maxMs` after its oldest
+ *  item arrived. */
+export type Linger = { hold: () => boolean; maxMs: number };
+
 /** Collects items during one turn of the event loop and hands them to `flush` together on the next turn, at most
  *  `budget` of their weight (`weigh`) at a time, but always at least one item; what is left goes in the next turn,
- *  ahead of items added meanwhile, so that a transaction of heavy writes never holds the event loop for all of them. */
+ *  ahead of items added meanwhile, so that a transaction of heavy writes never holds the event loop for all of them.
+ *  With a `linger`, a batch under its budget waits while `linger.hold()` is true, up to `linger.maxMs`, so that more
+ *  items share one transaction (the poller, whose slots keep working meanwhile: pool.ts). */
 export class TurnBatch<T> {
   readonly #flush: (items: T[]) => void;
   readonly #weigh: (item: T) => number;
   readonly #budget: number;
+  readonly #linger: Linger | undefined;
   #items: T[] = [];
+  #since = 0;
+  /** What is left of a batch over its budget: it goes on the next turn, lingering no more. */
+  #leftover = false;
   #scheduled = false;
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(
     flush: (items: T[]) => void,
     weigh: (item: T) => number = () => 0,
     budget = Infinity,
+    linger?: Linger,
   ) {
     this.#flush = flush;
     this.#weigh = weigh;
     this.#budget = budget;
+    this.#linger = linger;
   }
 
   /** Adds an item; the first one of a turn schedules the flush. */
   add(item: T): void {
+    if (this.#items.length === 0) {
+      this.#since = performance.now();
+      this.#leftover = false;
+    }
     this.#items.push(item);
     this.#schedule();
+  }
+
+  /** Items waiting for their flush. */
+  get size(): number {
+    return this.#items.length;
   }
 
   #schedule(): void {
@@ -36,14 +59,39 @@ export class TurnBatch<T> {
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
+      if (this.#items.length === 0 || this.#lingers()) return;
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
       let weight = this.#weigh(this.#items[0]!);
       let n = 1;
       while (n < this.#items.length && weight + this.#weigh(this.#items[n]!) <= this.#budget)
         weight += this.#weigh(this.#items[n++]!);
       const items = this.#items.splice(0, n);
-      if (this.#items.length > 0) this.#schedule();
+      this.#leftover = this.#items.length > 0;
+      if (this.#leftover) this.#schedule();
       this.#flush(items);
     });
+  }
+
+  /** Whether the batch waits longer: its linger holds, it is under its budget and younger than the linger's maxMs. A
+   *  waiting batch is flushed by a timer at maxMs, or by the turn after an add once its linger stops holding. */
+  #lingers(): boolean {
+    const linger = this.#linger;
+    if (linger === undefined || this.#leftover) return false;
+    const age = performance.now() - this.#since;
+    if (age >= linger.maxMs || !linger.hold()) return false;
+    let weight = 0;
+    for (const item of this.#items) if ((weight += this.#weigh(item)) > this.#budget) return false;
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      this.#schedule();
+    }, linger.maxMs - age);
+    return true;
+  }
+
+  /** Asks again, on the next turn, whether a waiting batch still lingers (its `hold()` may have changed). */
+  poke(): void {
+    if (this.#items.length > 0) this.#schedule();
   }
 }
 

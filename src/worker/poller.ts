@@ -108,6 +108,9 @@ export function pollSpec(
   return {
     name: 'poll',
     slots: ctx.config.poll.concurrency,
+    // As many claimed feeds again wait for a slot, so a group commit records about a slot-full of polls (a few 304s
+    // per transaction before: ~3 pages written each, of the WAL and then the database).
+    reserve: ctx.config.poll.concurrency,
     keysOf: (c) => c.keys,
     capOf: (key) => (key.startsWith('host:') || key.startsWith('addr:') ? perHost : Infinity),
     claim,

@@ -28,6 +28,13 @@ export type PoolSpec<I, R, V> = {
   run(item: I): Promise<R>;
   /** Records one outcome; inside the group commit's transaction. */
   record(item: I, result: R): V;
+  /** Claimed items kept beyond the slots, each started as a slot frees (0 or absent: none). With a reserve, a finished
+   *  item's slot is refilled from it at once, and outcomes wait for their group commit while the slots keep working
+   *  (up to LINGER_MS, and while no slot stands idle): fewer, larger transactions. A queued item counts against its
+   *  keys' caps at claim time (a key may have as many queued as its cap allows running); it starts only within them. */
+  reserve?: number;
+  /** With a reserve, the longest an outcome waits for its group commit (default LINGER_MS). */
+  lingerMs?: number;
   /** How heavy recording this outcome is (a parsed document: its entries); a group commit takes outcomes up to
    *  COMMIT_WEIGHT of it, and the rest in the next turns. Absent: weightless. */
   weightOf?(result: R): number;
@@ -49,6 +56,9 @@ type Finished<I, R, V> = { item: I; result: R; free: () => void; done: (v: V | u
  *  20-35 ms while 10 such feeds were polled every 2 s (the API's p99 followed). */
 export const COMMIT_WEIGHT = 500;
 
+/** The longest an outcome waits for its group commit in a pool with a reserve (PoolSpec.reserve). */
+export const LINGER_MS = 50;
+
 /** Items whose outcome could not be recorded are kept for their lease release up to this many slots' worth; older ones
  *  are forgotten, and their leases simply run out. */
 const UNRECORDED_SLOTS = 4;
@@ -59,6 +69,10 @@ export class Pool<I, R, V> {
   readonly #spec: PoolSpec<I, R, V>;
   readonly #logger: Logger;
   readonly #held = new Map<string, number>();
+  /** Claimed, not started (PoolSpec.reserve), oldest first, and the keys they hold. */
+  readonly #queue: I[] = [];
+  readonly #queued = new Map<string, number>();
+  readonly #reserve: number;
   readonly #running = new Set<Settled<V>>();
   readonly #commits: TurnBatch<Finished<I, R, V>>;
   readonly #failures: ReturnType<typeof failureLog>;
@@ -72,10 +86,15 @@ export class Pool<I, R, V> {
     this.#spec = spec;
     this.#logger = logger;
     const weightOf = spec.weightOf;
+    this.#reserve = Math.max(0, spec.reserve ?? 0);
     this.#commits = new TurnBatch(
       (batch) => this.#commit(batch),
       weightOf ? (f) => weightOf(f.result) : undefined,
       COMMIT_WEIGHT,
+      // Outcomes wait while every slot is working (the queue refills them) and the loop still claims.
+      this.#reserve > 0
+        ? { hold: () => this.#refilling && this.free <= 0, maxMs: spec.lingerMs ?? LINGER_MS }
+        : undefined,
     );
     this.#failures = failureLog(logger, {
       failed: `${spec.name}: unable to record outcomes`,
@@ -93,6 +112,11 @@ export class Pool<I, R, V> {
     return this.#spec.slots - this.#busy;
   }
 
+  /** Claimed items waiting for a slot (PoolSpec.reserve). */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
   /** Items in flight holding `key`. */
   held(key: string): number {
     return this.#held.get(key) ?? 0;
@@ -108,16 +132,21 @@ export class Pool<I, R, V> {
     this.#refilling = true;
   }
 
-  /** No more refills; items in flight still run and are recorded (drain() waits for them). */
+  /** No more refills; items in flight still run and are recorded (drain() waits for them). Queued items are not
+   *  started: their leases are released by the next commit, if any (else they run out, or the next start releases
+   *  them). */
   stop(): void {
     this.#refilling = false;
+    this.#keepUnrecorded(this.#dequeueAll());
+    this.#commits.poke();
   }
 
   /** Claims what fits in the free slots, in a transaction of its own, and starts it; each promise settles once that
    *  item's outcome is committed. Throws when the claim cannot be written (the loop backs off). */
   fill(): Settled<V>[] {
-    const free = this.free;
-    if (free <= 0) return [];
+    const started = this.#startQueued();
+    const want = this.#wanted();
+    if (want <= 0) return started;
     const releasing = this.#unrecorded.splice(0);
     let items: I[];
     try {
@@ -125,14 +154,14 @@ export class Pool<I, R, V> {
       items = this.#db
         .transaction(() => {
           if (releasing.length > 0) this.#spec.release(releasing);
-          return this.#spec.claim(free, this.#room());
+          return this.#spec.claim(want, this.#room());
         })
         .immediate();
     } catch (err) {
       this.#keepUnrecorded(releasing);
       throw err;
     }
-    return items.map((item) => this.#start(item));
+    return [...started, ...this.#take(items)];
   }
 
   /** Resolves true once every item in flight has settled, false when `timeoutMs` passed first. */
@@ -151,12 +180,61 @@ export class Pool<I, R, V> {
     }
   }
 
+  /** How many items a claim asks for: the free slots, and what the reserve lacks. */
+  #wanted(): number {
+    if (this.free <= 0 && this.#reserve === 0) return 0;
+    return Math.max(0, this.free) + Math.max(0, this.#reserve - this.#queue.length);
+  }
+
+  /** Starts what fits of freshly claimed items and queues the rest (in claim order). */
+  #take(items: readonly I[]): Settled<V>[] {
+    for (const item of items) {
+      this.#queue.push(item);
+      for (const k of this.#spec.keysOf(item)) this.#queued.set(k, (this.#queued.get(k) ?? 0) + 1);
+    }
+    return this.#startQueued();
+  }
+
+  /** Starts queued items, oldest first among those whose keys are under their caps, while slots are free. */
+  #startQueued(): Settled<V>[] {
+    const started: Settled<V>[] = [];
+    for (let i = 0; i < this.#queue.length && this.free > 0;) {
+      const keys = this.#spec.keysOf(this.#queue[i]!);
+      if (!keys.every((k) => this.held(k) < this.#spec.capOf(k))) {
+        i++;
+        continue;
+      }
+      const [item] = this.#queue.splice(i, 1);
+      this.#unqueue(keys);
+      started.push(this.#start(item!));
+    }
+    return started;
+  }
+
+  #unqueue(keys: readonly string[]): void {
+    for (const k of keys) {
+      const left = (this.#queued.get(k) ?? 0) - 1;
+      if (left > 0) this.#queued.set(k, left);
+      else this.#queued.delete(k);
+    }
+  }
+
+  #dequeueAll(): I[] {
+    const items = this.#queue.splice(0);
+    for (const item of items) this.#unqueue(this.#spec.keysOf(item));
+    return items;
+  }
+
+  /** A claim's view of the slots: what runs and what is queued holds its keys; with a reserve, a key may have as many
+   *  items queued as its cap lets run. */
   #room(): Room {
     const picked = new Map<string, number>();
-    const held = (key: string) => this.held(key) + (picked.get(key) ?? 0);
+    const scale = this.#reserve > 0 ? 2 : 1;
+    const held = (key: string) =>
+      this.held(key) + (this.#queued.get(key) ?? 0) + (picked.get(key) ?? 0);
     return {
       held,
-      fits: (keys) => keys.every((k) => held(k) < this.#spec.capOf(k)),
+      fits: (keys) => keys.every((k) => held(k) < this.#spec.capOf(k) * scale),
       take: (keys) => {
         for (const k of keys) picked.set(k, (picked.get(k) ?? 0) + 1);
       },
@@ -181,7 +259,13 @@ export class Pool<I, R, V> {
     };
     const settled = new Promise<V | undefined>((done) => {
       this.#spec.run(item).then(
-        (result) => this.#commits.add({ item, result, free, done }),
+        (result) => {
+          if (this.#reserve > 0) {
+            free(); // its slot goes to the next queued item now; the outcome waits for its commit
+            this.#startQueued();
+          }
+          this.#commits.add({ item, result, free, done });
+        },
         (err: unknown) => {
           this.#logger.error(`${this.#spec.name}: unable to finish work`, {
             error: messageOf(err),
@@ -190,6 +274,7 @@ export class Pool<I, R, V> {
           free();
           done(undefined);
           this.#refillSoon();
+          this.#commits.poke(); // a slot stands free: outcomes waiting for it are committed
         },
       );
     });
@@ -202,6 +287,7 @@ export class Pool<I, R, V> {
    *  leases of earlier unrecorded items and claims for the free slots in one transaction, then starts what it claimed. */
   #commit(batch: Finished<I, R, V>[]): void {
     for (const f of batch) f.free();
+    this.#startQueued();
     const refill = this.#refilling;
     const releasing = this.#unrecorded.splice(0);
     const { results, tail } = commitTogether(
@@ -209,7 +295,8 @@ export class Pool<I, R, V> {
       batch.map((f) => () => this.#spec.record(f.item, f.result)),
       () => {
         if (releasing.length > 0) this.#spec.release(releasing);
-        return refill && this.free > 0 ? this.#spec.claim(this.free, this.#room()) : [];
+        const want = refill ? this.#wanted() : 0;
+        return want > 0 ? this.#spec.claim(want, this.#room()) : [];
       },
     );
     if (!tail.ok) this.#keepUnrecorded(releasing);
@@ -227,7 +314,7 @@ export class Pool<I, R, V> {
       }
     });
     if (!tail.ok) return this.#refillSoon();
-    for (const item of tail.value) this.#start(item);
+    this.#take(tail.value);
     if (refill && tail.value.length === 0 && this.free > 0) this.#spec.idle();
   }
 

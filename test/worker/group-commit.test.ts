@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { openDatabase } from '../../src/db/open.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { commitTogether, TurnBatch } from '../../src/worker/group-commit.ts';
+import { until } from '../support/deadline.ts';
 
 describe('group commit', () => {
   it('records an outcome that reads before it writes while another connection commits in between', () => {
@@ -59,5 +60,53 @@ describe('group commit', () => {
     batch.add(50); // added meanwhile: after what is left
     for (let i = 0; i < 4; i++) await nextTurn();
     assert.deepEqual(flushed, [[300], [300, 0], [600], [100, 50]]);
+  });
+
+  it('with a linger, keeps collecting while it holds, and flushes on the turn after an add once it no longer does', async () => {
+    const flushed: number[][] = [];
+    let hold = true;
+    const batch = new TurnBatch<number>(
+      (items) => flushed.push(items),
+      () => 0,
+      Infinity,
+      { hold: () => hold, maxMs: 60_000 },
+    );
+    batch.add(1);
+    for (let i = 0; i < 3; i++) await nextTurn();
+    batch.add(2);
+    for (let i = 0; i < 3; i++) await nextTurn();
+    assert.deepEqual(flushed, [], 'held');
+    hold = false;
+    batch.add(3);
+    await nextTurn();
+    assert.deepEqual(flushed, [[1, 2, 3]]);
+    hold = true;
+    batch.add(4);
+    await nextTurn();
+    hold = false;
+    batch.poke(); // no add: the owner says its hold changed
+    await nextTurn();
+    assert.deepEqual(flushed, [[1, 2, 3], [4]]);
+  });
+
+  it('with a linger, flushes a held batch once its oldest item waited maxMs, and at once (the rest on the next turn) when over its budget', async () => {
+    const flushed: number[][] = [];
+    const batch = new TurnBatch<number>(
+      (items) => flushed.push(items),
+      (n) => n,
+      100,
+      { hold: () => true, maxMs: 40 },
+    );
+    batch.add(1);
+    for (let i = 0; i < 3; i++) await nextTurn();
+    assert.deepEqual(flushed, [], 'held');
+    await until(() => flushed.length === 1, 2000, 'flushed by its linger');
+    assert.deepEqual(flushed, [[1]]);
+    batch.add(60);
+    batch.add(61); // 121 > 100: no waiting for the linger, and what is left goes on the next turn
+    await nextTurn();
+    assert.deepEqual(flushed, [[1], [60]]);
+    await nextTurn();
+    assert.deepEqual(flushed, [[1], [60], [61]]);
   });
 });

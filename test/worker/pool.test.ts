@@ -23,6 +23,8 @@ function harness(opts: {
   record?: (item: Item) => void;
   beforeClaim?: () => void;
   logger?: Logger;
+  reserve?: number;
+  lingerMs?: number;
 }) {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-pool-'));
   const db: Db = openDatabase(join(dir, 'feedsub.db'));
@@ -45,6 +47,8 @@ function harness(opts: {
     {
       name: 'test',
       slots: opts.slots,
+      reserve: opts.reserve,
+      lingerMs: opts.lingerMs,
       keysOf: (item) => [`k:${item.key}`],
       capOf: (key) => opts.caps?.[key.slice(2)] ?? Infinity,
       claim(free, room) {
@@ -108,6 +112,8 @@ function harness(opts: {
       gate();
     },
     running: () => [...gates.keys()],
+    leased: (id: string) =>
+      db.prepare('SELECT leased FROM work WHERE id = ?').pluck().get(id) as number,
     runs: (id: string) =>
       db.prepare('SELECT runs FROM work WHERE id = ?').pluck().get(id) as number,
     recordedCount: () =>
@@ -334,6 +340,119 @@ describe('work pool', () => {
       h.pool.start();
       assert.equal(h.pool.fill().length, 0);
       assert.equal(h.idles(), 0, 'fill() itself leaves idle to the loop');
+    } finally {
+      h.close();
+    }
+  });
+
+  it("with a reserve, starts a queued item in a freed slot before the finished item's outcome is committed, and commits the outcomes together once a slot stands idle", async () => {
+    const h = harness({
+      slots: 2,
+      reserve: 2,
+      lingerMs: 60_000, // longer than the test: only an idle slot ends the wait
+      items: ['a', 'b', 'c', 'd', 'e'].map((id) => [id, id] as [string, string]),
+    });
+    try {
+      h.pool.start();
+      h.pool.fill();
+      assert.deepEqual(h.events, ['claim 4'], 'the free slots and the reserve, in one claim');
+      assert.deepEqual([h.running(), h.pool.queued], [['a', 'b'], 2]);
+      h.events.length = 0;
+      h.finish('a');
+      await until(() => h.running().includes('c'), 2000, 'c started in the slot a freed');
+      h.finish('b');
+      await until(() => h.running().includes('d'), 2000, 'd started in the slot b freed');
+      assert.deepEqual(h.events, [], 'nothing recorded or claimed while every slot works');
+      assert.deepEqual([h.runs('a'), h.runs('b')], [0, 0]);
+      h.finish('c'); // the queue is empty: c's slot stands idle, so the commit comes now and claims for it
+      await until(() => h.recordedCount() === 3, 2000, 'a, b and c recorded');
+      assert.deepEqual(h.events.slice(0, 4), ['record a', 'record b', 'record c', 'claim 3']);
+      await until(() => h.running().includes('e'), 2000, 'e started');
+      h.finish('d');
+      h.finish('e');
+      await within(h.pool.drain(5000), 6000, 'drain');
+      assert.equal(h.recordedCount(), 5);
+    } finally {
+      h.close();
+    }
+  });
+
+  it('with a reserve, commits an outcome within lingerMs while every slot stays busy', async () => {
+    const h = harness({
+      slots: 1,
+      reserve: 1,
+      lingerMs: 40,
+      items: [
+        ['a', 'a'],
+        ['b', 'b'],
+      ],
+    });
+    try {
+      h.pool.start();
+      h.pool.fill();
+      h.finish('a'); // b takes the slot: no slot is idle, only the linger ends the wait
+      await until(() => h.running().includes('b'), 2000, 'b started');
+      assert.equal(h.runs('a'), 0, 'a waits for its commit');
+      await until(() => h.runs('a') === 1, 2000, 'a recorded once its linger ran out');
+      assert.deepEqual(h.running(), ['b'], 'b still runs');
+      h.finish('b');
+      await within(h.pool.drain(5000), 6000, 'drain');
+    } finally {
+      h.close();
+    }
+  });
+
+  it("with a reserve, queues a key's items up to its cap again but never runs more than its cap", async () => {
+    const items: [string, string][] = Array.from({ length: 24 }, (_, i) => [
+      `i${i}`,
+      i % 2 === 0 ? 'a' : 'abcd'[i % 4]!,
+    ]);
+    const h = harness({ slots: 3, reserve: 3, caps: { a: 1 }, items, autoMs: 2 });
+    try {
+      h.pool.start();
+      h.pool.fill();
+      assert.equal(h.pool.queued, 3, 'the reserve is full');
+      assert.ok(
+        h.events[0] === 'claim 6' && h.running().length === 0,
+        'one claim for the slots and the reserve',
+      );
+      await until(() => h.recordedCount() === 24, 5000, 'every item recorded');
+      await within(h.pool.drain(1000), 2000, 'drain');
+      assert.equal(h.inFlight.maxByKey.get('a'), 1, 'a capped key never runs past its cap');
+      assert.equal(h.inFlight.max, 3, 'the slots are all used and never exceeded');
+      assert.ok(
+        items.every(([id]) => h.runs(id) === 1),
+        'each item ran and was recorded once',
+      );
+    } finally {
+      h.close();
+    }
+  });
+
+  it('with a reserve, stop() drops the queued items and the next commit releases their leases', async () => {
+    const h = harness({
+      slots: 1,
+      reserve: 2,
+      lingerMs: 60_000,
+      items: ['a', 'b', 'c'].map((id) => [id, id] as [string, string]),
+    });
+    try {
+      h.pool.start();
+      h.pool.fill();
+      assert.deepEqual([h.running(), h.pool.queued], [['a'], 2]);
+      h.pool.stop();
+      assert.equal(h.pool.queued, 0);
+      h.finish('a');
+      await within(h.pool.drain(5000), 6000, 'drain');
+      assert.ok(h.events.includes('release b,c'), `released: ${h.events.join('; ')}`);
+      assert.deepEqual(
+        ['b', 'c'].map((id) => [h.runs(id), h.leased(id)]),
+        [
+          [0, 0],
+          [0, 0],
+        ],
+        'never run, no longer leased',
+      );
     } finally {
       h.close();
     }
