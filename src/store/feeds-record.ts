@@ -91,18 +91,21 @@ export function recordPollUnchanged(
  *  and the answer moved it nowhere. One fixed UPDATE records it (validators, status code, schedule, poll times, lease),
  *  provided the row is still in that state — what a subscriber changed while the fetch ran (a baseline restarted)
  *  makes it update nothing, and the caller records the poll the long way. Of the indexed columns only next_poll_at is
- *  written. Returns whether it recorded the poll. */
+ *  written, and not even it when `next_poll_at` is null (the schedule stays: a poll before the feed was due, which only
+ *  `poll --once` makes). Returns whether it recorded the poll. */
 export function recordQuietUnchanged(
   db: Db,
   id: string,
-  state: UnchangedState,
+  state: Omit<UnchangedState, 'next_poll_at'> & { next_poll_at: string | null },
   now: Date,
 ): boolean {
+  // A column in SET rewrites every index holding it, even to the value it had: two statements, not one.
+  const schedule = state.next_poll_at === null ? '' : 'next_poll_at = @next_poll_at,';
   const recorded =
     prepared(
       db,
       `UPDATE feeds SET etag = @etag, last_modified = @last_modified, last_http_status = @last_http_status,
-         next_poll_at = @next_poll_at, interval_seconds = @interval_seconds, last_polled_at = @t, last_success_at = @t,
+         ${schedule} interval_seconds = @interval_seconds, last_polled_at = @t, last_success_at = @t,
          updated_at = @t
        WHERE id = @id AND status = 'active' AND error_count = 0 AND health_alert IS NULL AND baseline_at IS NOT NULL
          AND fetch_url = @fetch_url AND redirect_url IS NULL

@@ -116,13 +116,17 @@ function applyQuietUnchanged(
  *  schedule. Feeds polled one after another are then due again one after another, and the index of due times takes
  *  their new times at its end, a page for many, instead of at random places (serve loop, 5,000 feeds: 0.82 pages of
  *  feeds_due written per poll before). Its jitter spread it when it was first scheduled; a feed polled late (a backlog,
- *  a restart) is jittered from now, as every other outcome is. */
+ *  a restart) is jittered from now, as every other outcome is. A feed polled before it was due (`poll --once`: serve
+ *  claims only due feeds) keeps its due time: null, nothing of the schedule written (`poll --once` moved each feed it
+ *  polled to a random place in feeds_due, a page of its own per poll). */
 function inPhase(
   due: string,
   next: { delaySeconds: number; intervalSeconds: number },
   now: Date,
-): string {
-  const inPlace = Date.parse(due) + next.intervalSeconds * 1000;
+): string | null {
+  const dueMs = Date.parse(due);
+  if (dueMs > now.getTime()) return null;
+  const inPlace = dueMs + next.intervalSeconds * 1000;
   return inPlace >= now.getTime() + next.intervalSeconds * 900
     ? new Date(inPlace).toISOString()
     : after(now, next.delaySeconds);

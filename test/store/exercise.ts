@@ -201,6 +201,7 @@ function exerciseFeeds(db: Db, now: Date, fx: Fixture): void {
   record.recordPollSuccess(db, f.id, { ...f, next_poll_at: later }, now);
   record.recordPollUnchanged(db, f.id, { ...f, next_poll_at: later }, 'active', now);
   record.recordQuietUnchanged(db, f.id, { ...f, next_poll_at: later, interval_seconds: 900 }, now);
+  record.recordQuietUnchanged(db, f.id, { ...f, next_poll_at: null, interval_seconds: 900 }, now);
   record.recordPollFailure(
     db,
     f.id,

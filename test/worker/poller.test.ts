@@ -340,3 +340,78 @@ describe('poller', () => {
     assert.deepEqual(events().map(guidsOf), [['g2']]);
   });
 });
+
+describe('poll --once (pollTick with all)', () => {
+  let origin: Origin;
+  before(async () => {
+    origin = await startOrigin();
+  });
+  after(() => origin.close());
+
+  /** A world with `count` feeds subscribed (/o<i>.xml), each polled once. */
+  async function polledWorld(count: number) {
+    const w = makeWorld({
+      poll: {
+        concurrency: 1,
+        per_host_concurrency: 1,
+        interval_seconds: 600,
+        min_interval_seconds: 600,
+        max_interval_seconds: 3600,
+      },
+    });
+    const workers = createWorkers(w.ctx, silentLogger);
+    const key = w.key().key;
+    const endpoint = (
+      await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'E', url: 'https://hooks.example.com/' },
+      })
+    ).body.id as string;
+    const feeds: string[] = [];
+    for (let i = 0; i < count; i++) {
+      origin.set(`/o${i}.xml`, { body: rss([{ guid: `g${i}`, title: 'T', link: 'http://x/' }]) });
+      const sub = await w.call('POST', '/v1/subscriptions', {
+        key,
+        body: { endpoint, url: `${origin.url}/o${i}.xml` },
+      });
+      feeds.push(sub.body.feed as string);
+    }
+    await pollTick(w.ctx, workers.pollerDeps, { all: true }); // the baselines, with an ETag each
+    return {
+      w,
+      feeds,
+      deps: workers.pollerDeps,
+      close: async () => {
+        await workers.close();
+        w.close();
+      },
+    };
+  }
+
+  it("records a 304 of a feed not due yet without moving its due time, and moves a due one's by its interval", async () => {
+    const { w, feeds, deps, close } = await polledWorld(2);
+    try {
+      const due = (id: string) => getFeed(w.ctx.db, id)!.next_poll_at;
+      const notYet = feeds[0]!;
+      const onTime = feeds[1]!;
+      const before = due(notYet);
+      w.clock.advance(60_000); // the first not due yet; the second made due now
+      w.ctx.db
+        .prepare('UPDATE feeds SET next_poll_at = ? WHERE id = ?')
+        .run(w.clock.now().toISOString(), onTime);
+      const onTimeDue = due(onTime);
+      await pollTick(w.ctx, deps, { all: true });
+      const polled = getFeed(w.ctx.db, notYet)!;
+      assert.equal(polled.last_http_status, 304);
+      assert.equal(polled.last_polled_at, w.clock.now().toISOString(), 'the poll is recorded');
+      assert.equal(polled.next_poll_at, before, 'its schedule is left as it was');
+      assert.equal(
+        due(onTime),
+        new Date(Date.parse(onTimeDue) + 600_000).toISOString(),
+        'polled on time: due again one interval after it was due',
+      );
+    } finally {
+      await close();
+    }
+  });
+});
