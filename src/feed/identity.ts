@@ -133,16 +133,16 @@ export function planKeys(
     });
     for (const [key, members] of groups) {
       // Identical title, text and date are one entry, however often repeated; other sources pick one holder.
-      const fps = members.map((i) => ids[i]!.fingerprint);
-      const holder = source === 'content' ? undefined : holderOf(fps, lookup(key), source);
+      const holder =
+        source === 'content' ? undefined : holderOfGroup(ids, members, lookup(key), source);
       for (const i of members)
         if (holder === undefined || ids[i]!.fingerprint === holder) chosen[i] = { key, source };
     }
   }
+  const shown = (k: string) => lookup(k) !== undefined;
   return ids.map((id, i) => {
     const { key, source } = chosen[i]!;
     const aliases = source === 'link' && id.linkAlias !== null ? [id.linkAlias] : [];
-    const shown = (k: string) => lookup(k) !== undefined;
     const seen = shown(key) || aliases.some(shown) || (id.legacy !== null && shown(id.legacy));
     return {
       key,
@@ -152,6 +152,25 @@ export function planKeys(
       seen,
     };
   });
+}
+
+/** holderOf for the entries `members` of `ids` sharing a key; a key only one entry has, stored with its fingerprint or
+ *  without one (a steady feed's every entry), is that entry's without building the sharers' list. */
+function holderOfGroup(
+  ids: EntryIdentity[],
+  members: number[],
+  stored: string | null | undefined,
+  source: IdentityKey,
+): string | null {
+  if (members.length === 1) {
+    const only = ids[members[0]!]!.fingerprint;
+    if (stored === undefined || stored === null || stored === only) return only;
+  }
+  return holderOf(
+    members.map((i) => ids[i]!.fingerprint),
+    stored,
+    source,
+  );
 }
 
 /** Which fingerprint among the sharers (in document order) holds the key: the one most like the stored fingerprint,

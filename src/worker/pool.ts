@@ -31,7 +31,8 @@ export type PoolSpec<I, R, V> = {
   /** Claimed items kept beyond the slots, each started as a slot frees (0 or absent: none). With a reserve, a finished
    *  item's slot is refilled from it at once, and outcomes wait for their group commit while the slots keep working
    *  (up to LINGER_MS, and while no slot stands idle): fewer, larger transactions. A queued item counts against its
-   *  keys' caps at claim time (a key may have as many queued as its cap allows running); it starts only within them. */
+   *  keys' caps at claim time (a key may have as many queued as its cap allows running, for each slot-full of
+   *  reserve); it starts only within them. */
   reserve?: number;
   /** With a reserve, the longest an outcome waits for its group commit (default LINGER_MS). */
   lingerMs?: number;
@@ -226,10 +227,10 @@ export class Pool<I, R, V> {
   }
 
   /** A claim's view of the slots: what runs and what is queued holds its keys; with a reserve, a key may have as many
-   *  items queued as its cap lets run. */
+   *  items queued as its cap lets run for each slot-full of reserve. */
   #room(): Room {
     const picked = new Map<string, number>();
-    const scale = this.#reserve > 0 ? 2 : 1;
+    const scale = 1 + Math.ceil(this.#reserve / Math.max(1, this.#spec.slots));
     const held = (key: string) =>
       this.held(key) + (this.#queued.get(key) ?? 0) + (picked.get(key) ?? 0);
     return {

@@ -216,6 +216,14 @@ function exerciseFeeds(db: Db, now: Date, fx: Fixture): void {
 function exerciseEntries(db: Db, now: Date, fx: Fixture): void {
   entries.storedFingerprint(db, fx.feed, 'k0');
   entries.storedKeys(db, fx.feed, ['k0', 'k1']);
+  // A feed storing many more keys than asked for: the seek per key.
+  entries.recordKeys(
+    db,
+    fx.feed,
+    Array.from({ length: 70 }, (_, i) => ({ key: `x${i}`, fingerprint: null })),
+    now,
+  );
+  entries.storedKeys(db, fx.feed, ['k0']);
   entries.markKeysSeen(db, fx.feed, ['k0'], now);
   entries.fillFingerprints(db, fx.feed, [{ key: 'k0', fingerprint: 'f' }]);
   const held = [{ key: 'h1', entry: '{}', position: 0 }];
