@@ -2,25 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { contentHash } from '../../src/feed/content-hash.ts';
-import type { Entry } from '../../src/feed/types.ts';
-
-const entry = (fields: Partial<Entry>): Entry => ({
-  guid: 'g',
-  url: 'https://example.com/1',
-  title: null,
-  summary: null,
-  summary_html: null,
-  content_html: null,
-  content_text: null,
-  image: null,
-  authors: [],
-  categories: [],
-  enclosures: [],
-  published_at: null,
-  updated_at: null,
-  key_source: { title: null, body: null },
-  ...fields,
-});
+import { entry } from '../support/identity.ts';
 
 describe('content hash', () => {
   it('hashes the title, summary, content and updated date exactly as stored hashes were made', () => {
@@ -35,7 +17,7 @@ describe('content hash', () => {
       ),
       'fddbfaafd45c24e0746e8b162dd6c094',
     );
-    assert.equal(contentHash(entry({})), '6cd8cec706fa11110d83fb46f97df1f9');
+    assert.equal(contentHash(entry()), '6cd8cec706fa11110d83fb46f97df1f9');
   });
 
   it('ignores what is not an update: link, image, categories, authors, enclosures, plain text', () => {
