@@ -111,6 +111,8 @@ export function pollSpec(
     // As many claimed feeds again wait for a slot, so a group commit records about a slot-full of polls (a few 304s
     // per transaction before: ~3 pages written each, of the WAL and then the database).
     reserve: ctx.config.poll.concurrency,
+    // Half the lease's margin: a feed that waited longer for a slot is claimed afresh, never run on a lease that ends.
+    queueMs: LEASE_MARGIN_MS / 2,
     keysOf: (c) => c.keys,
     capOf: (key) => (key.startsWith('host:') || key.startsWith('addr:') ? perHost : Infinity),
     claim,

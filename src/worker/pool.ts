@@ -1,5 +1,6 @@
 // The work pool the poller and the deliverer run on: fixed slots and per-key caps, each freed slot refilled at once by a
 // claim in the transaction that records the outcomes (group commit), with no batch barrier. States: docs/ARCHITECTURE.md.
+import { performance } from 'node:perf_hooks';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../log.ts';
 import { commitTogether, TurnBatch } from './group-commit.ts';
@@ -36,6 +37,9 @@ export type PoolSpec<I, R, V> = {
   reserve?: number;
   /** With a reserve, the longest an outcome waits for its group commit (default LINGER_MS). */
   lingerMs?: number;
+  /** With a reserve, the longest a queued item waits for a slot: an older one is dropped and its lease released by
+   *  the next commit, so a lease never runs out on an item that has yet to start (default: no limit). */
+  queueMs?: number;
   /** How heavy recording this outcome is (a parsed document: its entries); a group commit takes outcomes up to
    *  COMMIT_WEIGHT of it, and the rest in the next turns. Absent: weightless. */
   weightOf?(result: R): number;
@@ -71,7 +75,7 @@ export class Pool<I, R, V> {
   readonly #logger: Logger;
   readonly #held = new Map<string, number>();
   /** Claimed, not started (PoolSpec.reserve), oldest first, and the keys they hold. */
-  readonly #queue: I[] = [];
+  readonly #queue: { item: I; at: number }[] = [];
   readonly #queued = new Map<string, number>();
   readonly #reserve: number;
   readonly #running = new Set<Settled<V>>();
@@ -189,25 +193,32 @@ export class Pool<I, R, V> {
 
   /** Starts what fits of freshly claimed items and queues the rest (in claim order). */
   #take(items: readonly I[]): Settled<V>[] {
+    const at = performance.now();
     for (const item of items) {
-      this.#queue.push(item);
+      this.#queue.push({ item, at });
       for (const k of this.#spec.keysOf(item)) this.#queued.set(k, (this.#queued.get(k) ?? 0) + 1);
     }
     return this.#startQueued();
   }
 
-  /** Starts queued items, oldest first among those whose keys are under their caps, while slots are free. */
+  /** Starts queued items, oldest first among those whose keys are under their caps, while slots are free; drops
+   *  those that waited longer than the spec's queueMs, free slots or not, so no claim meets a lease that ended while
+   *  its item waited (their leases go with the next commit). */
   #startQueued(): Settled<V>[] {
     const started: Settled<V>[] = [];
-    for (let i = 0; i < this.#queue.length && this.free > 0;) {
-      const keys = this.#spec.keysOf(this.#queue[i]!);
-      if (!keys.every((k) => this.held(k) < this.#spec.capOf(k))) {
+    const stale = performance.now() - (this.#spec.queueMs ?? Infinity);
+    for (let i = 0; i < this.#queue.length;) {
+      const { item, at } = this.#queue[i]!;
+      const keys = this.#spec.keysOf(item);
+      const dropped = at < stale;
+      if (!dropped && (this.free <= 0 || !keys.every((k) => this.held(k) < this.#spec.capOf(k)))) {
         i++;
         continue;
       }
-      const [item] = this.#queue.splice(i, 1);
+      this.#queue.splice(i, 1);
       this.#unqueue(keys);
-      started.push(this.#start(item!));
+      if (dropped) this.#keepUnrecorded([item]);
+      else started.push(this.#start(item));
     }
     return started;
   }
@@ -221,7 +232,7 @@ export class Pool<I, R, V> {
   }
 
   #dequeueAll(): I[] {
-    const items = this.#queue.splice(0);
+    const items = this.#queue.splice(0).map((q) => q.item);
     for (const item of items) this.#unqueue(this.#spec.keysOf(item));
     return items;
   }

@@ -25,6 +25,7 @@ function harness(opts: {
   logger?: Logger;
   reserve?: number;
   lingerMs?: number;
+  queueMs?: number;
 }) {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-pool-'));
   const db: Db = openDatabase(join(dir, 'feedsub.db'));
@@ -49,6 +50,7 @@ function harness(opts: {
       slots: opts.slots,
       reserve: opts.reserve,
       lingerMs: opts.lingerMs,
+      queueMs: opts.queueMs,
       keysOf: (item) => [`k:${item.key}`],
       capOf: (key) => opts.caps?.[key.slice(2)] ?? Infinity,
       claim(free, room) {
@@ -453,6 +455,33 @@ describe('work pool', () => {
         ],
         'never run, no longer leased',
       );
+    } finally {
+      h.close();
+    }
+  });
+
+  it('with a reserve, drops a queued item that waited past queueMs and releases its lease before the next claim', async () => {
+    const h = harness({
+      slots: 1,
+      reserve: 1,
+      queueMs: 30,
+      items: [
+        ['a', 'a'],
+        ['b', 'b'],
+      ],
+    });
+    try {
+      h.pool.start();
+      h.pool.fill();
+      assert.deepEqual([h.running(), h.pool.queued], [['a'], 1]);
+      await new Promise((resolve) => setTimeout(resolve, 60)); // b has waited past queueMs
+      h.events.length = 0;
+      h.finish('a');
+      await until(() => h.running().includes('b'), 2000, 'b claimed again and started');
+      assert.deepEqual(h.events.slice(0, 3), ['record a', 'release b', 'claim 2']);
+      h.finish('b');
+      await within(h.pool.drain(5000), 6000, 'drain');
+      assert.equal(h.runs('b'), 1, 'b ran once');
     } finally {
       h.close();
     }
