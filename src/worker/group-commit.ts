@@ -49,11 +49,6 @@ export class TurnBatch<T> {
     this.#schedule();
   }
 
-  /** Items waiting for their flush. */
-  get size(): number {
-    return this.#items.length;
-  }
-
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;

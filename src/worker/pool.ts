@@ -74,9 +74,8 @@ export class Pool<I, R, V> {
   readonly #spec: PoolSpec<I, R, V>;
   readonly #logger: Logger;
   readonly #held = new Map<string, number>();
-  /** Claimed, not started (PoolSpec.reserve), oldest first, and the keys they hold. */
+  /** Claimed, not started (PoolSpec.reserve), oldest first, with when each was claimed. */
   readonly #queue: { item: I; at: number }[] = [];
-  readonly #queued = new Map<string, number>();
   readonly #reserve: number;
   readonly #running = new Set<Settled<V>>();
   readonly #commits: TurnBatch<Finished<I, R, V>>;
@@ -142,7 +141,7 @@ export class Pool<I, R, V> {
    *  them). */
   stop(): void {
     this.#refilling = false;
-    this.#keepUnrecorded(this.#dequeueAll());
+    this.#keepUnrecorded(this.#queue.splice(0).map((q) => q.item));
     this.#commits.poke();
   }
 
@@ -187,17 +186,13 @@ export class Pool<I, R, V> {
 
   /** How many items a claim asks for: the free slots, and what the reserve lacks. */
   #wanted(): number {
-    if (this.free <= 0 && this.#reserve === 0) return 0;
     return Math.max(0, this.free) + Math.max(0, this.#reserve - this.#queue.length);
   }
 
   /** Starts what fits of freshly claimed items and queues the rest (in claim order). */
   #take(items: readonly I[]): Settled<V>[] {
     const at = performance.now();
-    for (const item of items) {
-      this.#queue.push({ item, at });
-      for (const k of this.#spec.keysOf(item)) this.#queued.set(k, (this.#queued.get(k) ?? 0) + 1);
-    }
+    for (const item of items) this.#queue.push({ item, at });
     return this.#startQueued();
   }
 
@@ -216,34 +211,20 @@ export class Pool<I, R, V> {
         continue;
       }
       this.#queue.splice(i, 1);
-      this.#unqueue(keys);
       if (dropped) this.#keepUnrecorded([item]);
       else started.push(this.#start(item));
     }
     return started;
   }
 
-  #unqueue(keys: readonly string[]): void {
-    for (const k of keys) {
-      const left = (this.#queued.get(k) ?? 0) - 1;
-      if (left > 0) this.#queued.set(k, left);
-      else this.#queued.delete(k);
-    }
-  }
-
-  #dequeueAll(): I[] {
-    const items = this.#queue.splice(0).map((q) => q.item);
-    for (const item of items) this.#unqueue(this.#spec.keysOf(item));
-    return items;
-  }
-
   /** A claim's view of the slots: what runs and what is queued holds its keys; with a reserve, a key may have as many
    *  items queued as its cap lets run for each slot-full of reserve. */
   #room(): Room {
-    const picked = new Map<string, number>();
+    const picked = new Map<string, number>(); // what this claim picked, and what the queue holds (a reserve's worth)
+    for (const { item } of this.#queue)
+      for (const k of this.#spec.keysOf(item)) picked.set(k, (picked.get(k) ?? 0) + 1);
     const scale = 1 + Math.ceil(this.#reserve / Math.max(1, this.#spec.slots));
-    const held = (key: string) =>
-      this.held(key) + (this.#queued.get(key) ?? 0) + (picked.get(key) ?? 0);
+    const held = (key: string) => this.held(key) + (picked.get(key) ?? 0);
     return {
       held,
       fits: (keys) => keys.every((k) => held(k) < this.#spec.capOf(k) * scale),
@@ -299,7 +280,7 @@ export class Pool<I, R, V> {
    *  leases of earlier unrecorded items and claims for the free slots in one transaction, then starts what it claimed. */
   #commit(batch: Finished<I, R, V>[]): void {
     for (const f of batch) f.free();
-    this.#startQueued();
+    this.#startQueued(); // with a reserve: queued items past queueMs dropped before the claim, free slots filled
     const refill = this.#refilling;
     const releasing = this.#unrecorded.splice(0);
     const { results, tail } = commitTogether(

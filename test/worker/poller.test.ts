@@ -5,6 +5,7 @@ import { getFeed } from '../../src/store/feeds.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
 import { pollTick } from '../../src/worker/poll-round.ts';
 import { rss, startOrigin, type Origin } from '../support/servers.ts';
+import { subscriber } from '../support/subscriber.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 type EventRow = { id: string; subscription_id: string; sequence: number; body: string };
@@ -360,21 +361,11 @@ describe('poll --once (pollTick with all)', () => {
       },
     });
     const workers = createWorkers(w.ctx, silentLogger);
-    const key = w.key().key;
-    const endpoint = (
-      await w.call('POST', '/v1/endpoints', {
-        key,
-        body: { title: 'E', url: 'https://hooks.example.com/' },
-      })
-    ).body.id as string;
+    const sub = subscriber(w);
     const feeds: string[] = [];
     for (let i = 0; i < count; i++) {
       origin.set(`/o${i}.xml`, { body: rss([{ guid: `g${i}`, title: 'T', link: 'http://x/' }]) });
-      const sub = await w.call('POST', '/v1/subscriptions', {
-        key,
-        body: { endpoint, url: `${origin.url}/o${i}.xml` },
-      });
-      feeds.push(sub.body.feed as string);
+      feeds.push(sub.subscribe(`${origin.url}/o${i}.xml`).feed);
     }
     await pollTick(w.ctx, workers.pollerDeps, { all: true }); // the baselines, with an ETag each
     return {
