@@ -195,4 +195,17 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE feed_poll_hours_by_hour_and_feed RENAME TO feed_poll_hours;
     `);
   },
+  // 16 → 17 (issue 17, writes per poll): the identity probe (a JSON list of keys per source, 0.6 KB for a feed of 20
+  // entries, 28 KB for one of 500) moves out of the feeds row, which every poll rewrites: a 304 rewrites the page its
+  // feed's row is on, and with the probe in it a page held three feeds instead of ten.
+  (db) => {
+    db.exec(`
+      CREATE TABLE feed_probes (
+        feed_id TEXT PRIMARY KEY REFERENCES feeds(id) ON DELETE CASCADE,
+        probe   TEXT NOT NULL
+      );
+      INSERT INTO feed_probes (feed_id, probe) SELECT id, identity_probe FROM feeds WHERE identity_probe IS NOT NULL;
+      ALTER TABLE feeds DROP COLUMN identity_probe;
+    `);
+  },
 ];

@@ -1,23 +1,20 @@
 // SQL for feeds written by the WebSub path: a pushed document's state, and the poll pulled forward when push stops.
 import type { Db } from '../db/open.ts';
-import type { FeedRow } from './feeds.ts';
+import { setFeedProbe, type FeedRow } from './feeds.ts';
 import { prepared, updateRow } from './sql.ts';
 
 /** What a pushed document changes on its feed: entry count, identity and hold state. The fetch state (validators,
  *  body hash, schedule, health) stays the poll's: a push says nothing about whether the feed URL answers. */
 export type PushedFeedState = Pick<
   FeedRow,
-  | 'status'
-  | 'entry_count'
-  | 'identity_key'
-  | 'identity_probe'
-  | 'identity_rotations'
-  | 'held_dropped'
->;
+  'status' | 'entry_count' | 'identity_key' | 'identity_rotations' | 'held_dropped'
+> & { identity_probe?: string };
 
-/** Records a pushed document's state on its feed. */
+/** Records a pushed document's state on its feed (a new identity probe apart from the row: feeds.ts). */
 export function recordPushedDocument(db: Db, id: string, state: PushedFeedState, now: Date): void {
-  updateRow(db, 'feeds', state, { id }, now);
+  const { identity_probe: probe, ...row } = state;
+  if (probe !== undefined) setFeedProbe(db, id, probe);
+  updateRow(db, 'feeds', row, { id }, now);
 }
 
 /** Push stopped carrying the feed (a failed hub, a denial, an unsubscription): it is polled by `at` at the latest,

@@ -1,7 +1,7 @@
 // SQL for recording a poll's outcome on its feed (success, unchanged, quiet unchanged, failure, throttled, gone): each
 // ends the poll's lease (feeds-poll.ts).
 import type { Db } from '../db/open.ts';
-import type { FeedRow, FeedStatus } from './feeds.ts';
+import { setFeedProbe, type FeedRow, type FeedStatus } from './feeds.ts';
 import { endLease } from './feeds-poll.ts';
 import { prepared, updateRow } from './sql.ts';
 
@@ -51,15 +51,16 @@ export function recordPollSuccess(
     | 'baseline_at'
     | 'entry_count'
     | 'identity_key'
-    | 'identity_probe'
     | 'identity_rotations'
     | 'held_dropped'
     | 'parser_version'
-  >,
+  > & { identity_probe?: string },
   now: Date,
 ): void {
   const t = now.toISOString();
-  patchFeed(db, id, { ...state, last_polled_at: t, last_success_at: t, error_count: 0 }, now);
+  const { identity_probe: probe, ...row } = state;
+  if (probe !== undefined) setFeedProbe(db, id, probe);
+  patchFeed(db, id, { ...row, last_polled_at: t, last_success_at: t, error_count: 0 }, now);
 }
 
 /** What an unchanged poll records, however it is recorded: validators, status code, URL fetched, schedule. */

@@ -45,7 +45,6 @@ export type FeedRow = {
   created_at: string;
   updated_at: string;
   identity_key: IdentityKey;
-  identity_probe: string | null;
   identity_rotations: number;
   held_dropped: number;
   parser_version: number;
@@ -53,6 +52,22 @@ export type FeedRow = {
   health_alert: 'failing' | 'gone' | null;
   health_alert_at: string | null;
 };
+
+/** The feed's identity probe (feed/identity-switch.ts), stored apart from its row: null when it has none. */
+export function feedProbe(db: Db, id: string): string | null {
+  return (
+    (prepared(db, 'SELECT probe FROM feed_probes WHERE feed_id = ?').pluck().get(id) as
+      string | undefined) ?? null
+  );
+}
+
+/** Stores the feed's identity probe, replacing the one it had. */
+export function setFeedProbe(db: Db, id: string, probe: string): void {
+  prepared(
+    db,
+    'INSERT INTO feed_probes (feed_id, probe) VALUES (?, ?) ON CONFLICT (feed_id) DO UPDATE SET probe = excluded.probe',
+  ).run(id, probe);
+}
 
 /** Returns the feed for this URL and credentials, creating it (due now) when missing. */
 export function upsertFeed(

@@ -21,7 +21,7 @@ import {
   listHeldEntries,
   type HoldResult,
 } from '../store/entries.ts';
-import type { FeedRow } from '../store/feeds.ts';
+import { feedProbe, type FeedRow } from '../store/feeds.ts';
 import {
   keyLookup,
   remember,
@@ -69,7 +69,6 @@ export function holdOrSwitch(
     events: announced,
     identity: {
       identity_key: feed.identity_key,
-      identity_probe: feed.identity_probe,
       identity_rotations: rotations,
     },
     heldDropped: kept.dropped,
@@ -78,7 +77,7 @@ export function holdOrSwitch(
   const source = stableSource(
     outcome.identities,
     feed.identity_key,
-    readProbe(feed.identity_probe),
+    readProbe(feedProbe(ctx.db, feed.id)),
   );
   return source === null ? held : switchIdentity(ctx, feed, outcome, source, seenAt);
 }
@@ -101,7 +100,7 @@ function switchIdentity(
   source: IdentityKey,
   seenAt: Date,
 ): EntriesResult {
-  const before = new Set(readProbe(feed.identity_probe)[source] ?? []);
+  const before = new Set(readProbe(feedProbe(ctx.db, feed.id))[source] ?? []);
   const held = listHeldEntries(ctx.db, feed.id);
   const heldEntries = held.map((h) => JSON.parse(h.entry) as Entry);
   const heldIds = entryIdentities(heldEntries, outcome.base);

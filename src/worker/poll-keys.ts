@@ -31,7 +31,10 @@ export type EntriesResult = {
   /** Entries sent (none for a baseline or a hold). */
   fresh: number;
   events: number;
-  identity: Pick<FeedRow, 'identity_key' | 'identity_probe' | 'identity_rotations'>;
+  identity: Pick<FeedRow, 'identity_key' | 'identity_rotations'> & {
+    /** The feed's new identity probe (JSON, stored apart from its row); absent: the stored one stays. */
+    identity_probe?: string;
+  };
   /** Unseen entries a full churn hold left out (poll-identity.ts); the feed counts them until its hold ends. */
   heldDropped?: number;
 };

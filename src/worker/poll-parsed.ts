@@ -18,7 +18,7 @@ import { advertisedLinks } from '../feed/websub.ts';
 import { clearHeldEntries, hasHeldEntries } from '../store/entries.ts';
 import type { HistoryVia } from '../store/entry-history.ts';
 import type { Entry } from '../feed/types.ts';
-import type { FeedRow } from '../store/feeds.ts';
+import { feedProbe, type FeedRow } from '../store/feeds.ts';
 import { recordPollSuccess } from '../store/feeds-record.ts';
 import { feedHasActiveSubscription } from '../store/subscriptions.ts';
 import { holdOrSwitch } from './poll-identity.ts';
@@ -200,9 +200,9 @@ function storeFresh(
     identity_key: feed.identity_key,
     // The probe follows the last good document, so a later churn can tell which entries it already had.
     identity_probe:
-      fresh.length > 0 || feed.identity_probe === null
+      fresh.length > 0 || feedProbe(ctx.db, feed.id) === null
         ? JSON.stringify(identityProbe(outcome.identities, feed.identity_key))
-        : feed.identity_probe,
+        : undefined,
     identity_rotations: 0,
   };
   if (fresh.length === 0) return { status, added: 0, fresh: 0, events: 0, identity };

@@ -44,7 +44,6 @@ function feed(extra: Partial<FeedRow> = {}): FeedRow {
     created_at: T0,
     updated_at: T0,
     identity_key: 'guid',
-    identity_probe: null,
     identity_rotations: 0,
     held_dropped: 0,
     parser_version: 1,

@@ -92,6 +92,40 @@ test("the upgrade to version 16 keeps the chart's poll counts, now keyed by hour
   }
 });
 
+test('the upgrade to version 17 moves each identity probe out of the feeds row, probes kept', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
+  try {
+    const file = v1Database(dir);
+    const old = new Database(file);
+    for (const step of MIGRATIONS.slice(0, 15)) step(old); // versions 2 to 16
+    old.pragma('user_version = 16');
+    old.exec(`INSERT INTO feeds (id, url, fetch_url, next_poll_at, created_at, updated_at, identity_probe)
+                VALUES ('f1', 'https://a.example/', 'https://a.example/', '2026-01-01', '2026-01-01', '2026-01-01', '{"link":["k1"]}'),
+                       ('f2', 'https://b.example/', 'https://b.example/', '2026-01-01', '2026-01-01', '2026-01-01', NULL)`);
+    old.close();
+    const db = openDatabase(file);
+    assert.deepEqual(db.prepare('SELECT * FROM feed_probes').all(), [
+      { feed_id: 'f1', probe: '{"link":["k1"]}' },
+    ]);
+    assert.equal(
+      (db.prepare('PRAGMA table_info(feeds)').all() as { name: string }[]).some(
+        (c) => c.name === 'identity_probe',
+      ),
+      false,
+      'the column is gone from the row',
+    );
+    db.prepare("DELETE FROM feeds WHERE id = 'f1'").run();
+    assert.equal(
+      db.prepare('SELECT count(*) FROM feed_probes').pluck().get(),
+      0,
+      'deleted with its feed',
+    );
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 const doc = (extra: string[]) =>
   `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Upgrade</title><link>https://blog.example/</link>${[...extra, ...V1_ITEMS].join('\n')}</channel></rss>`;
 
