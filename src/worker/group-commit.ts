@@ -6,9 +6,12 @@ import type { Db } from '../db/open.ts';
 /** A write's result: its value, or what it threw. */
 export type Written<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
-/** Lets a batch keep collecting past its first turn: while `hold()` says so, and for at most `maxMs` after its oldest
- *  item arrived. */
-export type Linger = { hold: () => boolean; maxMs: number };
+/** Lets a batch keep collecting past its first turn: while `hold(items)` says so, and for at most `maxMs(items)` after
+ *  its oldest item arrived (both asked of the batch as it stands). */
+export type Linger<T> = {
+  hold: (items: readonly T[]) => boolean;
+  maxMs: (items: readonly T[]) => number;
+};
 
 /** Collects items during one turn of the event loop and hands them to `flush` together on the next turn, at most
  *  `budget` of their weight (`weigh`) at a time, but always at least one item; what is left goes in the next turn,
@@ -19,19 +22,20 @@ export class TurnBatch<T> {
   readonly #flush: (items: T[]) => void;
   readonly #weigh: (item: T) => number;
   readonly #budget: number;
-  readonly #linger: Linger | undefined;
+  readonly #linger: Linger<T> | undefined;
   #items: T[] = [];
   #since = 0;
   /** What is left of a batch over its budget: it goes on the next turn, lingering no more. */
   #leftover = false;
   #scheduled = false;
   #timer: NodeJS.Timeout | undefined;
+  #timerAt: number | undefined;
 
   constructor(
     flush: (items: T[]) => void,
     weigh: (item: T) => number = () => 0,
     budget = Infinity,
-    linger?: Linger,
+    linger?: Linger<T>,
   ) {
     this.#flush = flush;
     this.#weigh = weigh;
@@ -57,6 +61,7 @@ export class TurnBatch<T> {
       if (this.#items.length === 0 || this.#lingers()) return;
       clearTimeout(this.#timer);
       this.#timer = undefined;
+      this.#timerAt = undefined;
       let weight = this.#weigh(this.#items[0]!);
       let n = 1;
       while (n < this.#items.length && weight + this.#weigh(this.#items[n]!) <= this.#budget)
@@ -74,13 +79,23 @@ export class TurnBatch<T> {
     const linger = this.#linger;
     if (linger === undefined || this.#leftover) return false;
     const age = performance.now() - this.#since;
-    if (age >= linger.maxMs || !linger.hold()) return false;
+    const maxMs = linger.maxMs(this.#items);
+    if (age >= maxMs || !linger.hold(this.#items)) return false;
     let weight = 0;
     for (const item of this.#items) if ((weight += this.#weigh(item)) > this.#budget) return false;
-    this.#timer ??= setTimeout(() => {
+    // A batch's maxMs may shrink as items join (an outcome that may not wait long): the timer follows it.
+    if (this.#timerAt !== undefined && this.#timerAt > this.#since + maxMs) {
+      clearTimeout(this.#timer);
       this.#timer = undefined;
-      this.#schedule();
-    }, linger.maxMs - age);
+    }
+    if (this.#timer === undefined) {
+      this.#timerAt = this.#since + maxMs;
+      this.#timer = setTimeout(() => {
+        this.#timer = undefined;
+        this.#timerAt = undefined;
+        this.#schedule();
+      }, maxMs - age);
+    }
     return true;
   }
 

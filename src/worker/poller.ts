@@ -49,7 +49,9 @@ export type PollerDeps = PollDeps & {
 
 /** A claimed feed and the pool keys it holds. */
 export type Claimed = { feed: PollTarget; keys: readonly string[] };
-type Polled = { outcome: RefreshOutcome; seenAt: Date };
+/** A poll's outcome, when its fetch began (`seenAt`) and when it ended: its commit may come later (a deferrable
+ *  outcome, pool.ts), and the next poll is scheduled from the end of this one. */
+type Polled = { outcome: RefreshOutcome; seenAt: Date; endedAt: Date };
 type PollPool = Pool<Claimed, Polled, Stored>;
 
 /** A claim picks among this many of the earliest due feeds: fairness across applications and hosts holds within it. */
@@ -122,11 +124,14 @@ export function pollSpec(
         ...deps.refresh,
         now: () => ctx.clock.now(),
       });
-      return { outcome, seenAt };
+      return { outcome, seenAt, endedAt: ctx.clock.now() };
     },
-    record: ({ feed }, { outcome, seenAt }) =>
-      applyOutcome(ctx, feed, outcome, ctx.clock.now(), seenAt),
+    record: ({ feed }, { outcome, seenAt, endedAt }) =>
+      applyOutcome(ctx, feed, outcome, endedAt, seenAt),
     weightOf: ({ outcome }) => (outcome.kind === 'parsed' ? outcome.entries.length : 0),
+    // Only a parsed document makes events: every other outcome (a 304 above all) may wait for a larger commit, so the
+    // pages of feeds, feeds_due and feed_leases it writes are shared by more polls (make bench-scale: bytes per 304).
+    deferrable: ({ outcome }) => outcome.kind !== 'parsed',
     recorded: ({ feed }, { outcome }, stored) => {
       if (stored.events > 0) ctx.nudgeDeliverer(); // each feed's events go out as soon as they are stored
       // The dashboard's 24 h chart, once the outcome is committed (a rolled-back group commit records it again).

@@ -33,10 +33,15 @@ export type PoolSpec<I, R, V> = {
    *  item's slot is refilled from it at once, and outcomes wait for their group commit while the slots keep working
    *  (up to LINGER_MS, and while no slot stands idle): fewer, larger transactions. A queued item counts against its
    *  keys' caps at claim time (a key may have as many queued as its cap allows running, for each slot-full of
-   *  reserve); it starts only within them. */
+   *  reserve); it starts only within them. When items run fast, the reserve grows to what the slots start within
+   *  RESERVE_MS at their mean run time, up to RESERVE_SLOTS slot-fulls: fewer, larger claims, no longer a wait. */
   reserve?: number;
   /** With a reserve, the longest an outcome waits for its group commit (default LINGER_MS). */
   lingerMs?: number;
+  /** With a reserve: whether this outcome may wait for its commit up to DEFER_MS while the pool works on (nothing
+   *  waits for it: a 304, a failed fetch). While every outcome waiting is such, a slot that stands idle is refilled by
+   *  a claim of its own instead of committing them, so up to DEFER_MAX of them share one transaction. */
+  deferrable?(result: R): boolean;
   /** With a reserve, the longest a queued item waits for a slot: an older one is dropped and its lease released by
    *  the next commit, so a lease never runs out on an item that has yet to start (default: no limit). */
   queueMs?: number;
@@ -64,6 +69,17 @@ export const COMMIT_WEIGHT = 500;
 /** The longest an outcome waits for its group commit in a pool with a reserve (PoolSpec.reserve). */
 export const LINGER_MS = 50;
 
+/** A reserve grows to what the slots are expected to start within this time (PoolSpec.reserve)… */
+export const RESERVE_MS = 50;
+/** …up to this many slot-fulls. */
+export const RESERVE_SLOTS = 4;
+
+/** The longest a deferrable outcome (PoolSpec.deferrable) waits for its group commit while the pool works on. */
+export const DEFER_MS = 1000;
+
+/** Deferrable outcomes one group commit takes at most: about 10 ms of the event loop for as many 304s. */
+export const DEFER_MAX = 256;
+
 /** Items whose outcome could not be recorded are kept for their lease release up to this many slots' worth; older ones
  *  are forgotten, and their leases simply run out. */
 const UNRECORDED_SLOTS = 4;
@@ -81,6 +97,8 @@ export class Pool<I, R, V> {
   readonly #commits: TurnBatch<Finished<I, R, V>>;
   readonly #failures: ReturnType<typeof failureLog>;
   #unrecorded: I[] = [];
+  /** Mean run time of the items so far (moving average), when a reserve grows with it. */
+  #runMs: number | undefined;
   #busy = 0;
   #refilling = false;
   #refillQueued = false;
@@ -91,13 +109,20 @@ export class Pool<I, R, V> {
     this.#logger = logger;
     const weightOf = spec.weightOf;
     this.#reserve = Math.max(0, spec.reserve ?? 0);
+    const lingerMs = spec.lingerMs ?? LINGER_MS;
     this.#commits = new TurnBatch(
       (batch) => this.#commit(batch),
       weightOf ? (f) => weightOf(f.result) : undefined,
       COMMIT_WEIGHT,
-      // Outcomes wait while every slot is working (the queue refills them) and the loop still claims.
+      // Outcomes wait while every slot is working (the queue refills them) and the loop still claims; deferrable ones
+      // also while a slot stands idle and others still work (claims of their own refill the slots meanwhile).
       this.#reserve > 0
-        ? { hold: () => this.#refilling && this.free <= 0, maxMs: spec.lingerMs ?? LINGER_MS }
+        ? {
+            hold: (batch) =>
+              this.#refilling &&
+              (this.free <= 0 || (this.#defers(batch) && this.#busy + this.#queue.length > 0)),
+            maxMs: (batch) => (this.#defers(batch) ? DEFER_MS : lingerMs),
+          }
         : undefined,
     );
     this.#failures = failureLog(logger, {
@@ -184,9 +209,29 @@ export class Pool<I, R, V> {
     }
   }
 
+  /** Whether every outcome of `batch` may wait for its commit (PoolSpec.deferrable), and it is under DEFER_MAX. */
+  #defers(batch: readonly Finished<I, R, V>[]): boolean {
+    const deferrable = this.#spec.deferrable;
+    return (
+      deferrable !== undefined &&
+      batch.length < DEFER_MAX &&
+      batch.every((f) => deferrable(f.result))
+    );
+  }
+
   /** How many items a claim asks for: the free slots, and what the reserve lacks. */
   #wanted(): number {
-    return Math.max(0, this.free) + Math.max(0, this.#reserve - this.#queue.length);
+    return Math.max(0, this.free) + Math.max(0, this.#reserveNow() - this.#queue.length);
+  }
+
+  /** The reserve as it stands: the spec's, grown to what the slots start within RESERVE_MS at the mean run time, up to
+   *  RESERVE_SLOTS slot-fulls (make bench-scale, 304s: a claim, a transaction of its own, every ~20 polls before). */
+  #reserveNow(): number {
+    const runMs = this.#runMs;
+    if (this.#reserve === 0 || runMs === undefined) return this.#reserve;
+    const slots = this.#spec.slots;
+    const within = Math.floor((slots * RESERVE_MS) / Math.max(runMs, 0.1));
+    return Math.min(slots * RESERVE_SLOTS, Math.max(this.#reserve, within));
   }
 
   /** Starts what fits of freshly claimed items and queues the rest (in claim order). */
@@ -223,7 +268,7 @@ export class Pool<I, R, V> {
     const picked = new Map<string, number>(); // what this claim picked, and what the queue holds (a reserve's worth)
     for (const { item } of this.#queue)
       for (const k of this.#spec.keysOf(item)) picked.set(k, (picked.get(k) ?? 0) + 1);
-    const scale = 1 + Math.ceil(this.#reserve / Math.max(1, this.#spec.slots));
+    const scale = 1 + Math.ceil(this.#reserveNow() / Math.max(1, this.#spec.slots));
     const held = (key: string) => this.held(key) + (picked.get(key) ?? 0);
     return {
       held,
@@ -240,6 +285,7 @@ export class Pool<I, R, V> {
     this.#busy += 1;
     for (const k of keys) this.#held.set(k, this.held(k) + 1);
     let held = true;
+    const began = performance.now();
     const free = () => {
       if (!held) return;
       held = false;
@@ -254,10 +300,15 @@ export class Pool<I, R, V> {
       this.#spec.run(item).then(
         (result) => {
           if (this.#reserve > 0) {
+            const ms = performance.now() - began;
+            this.#runMs = this.#runMs === undefined ? ms : this.#runMs * 0.95 + ms * 0.05;
             free(); // its slot goes to the next queued item now; the outcome waits for its commit
             this.#startQueued();
           }
           this.#commits.add({ item, result, free, done });
+          // A slot the queue could not refill: claimed for by the commit, or on its own while deferred outcomes wait.
+          if (this.#reserve > 0 && this.free > 0 && this.#spec.deferrable?.(result) === true)
+            this.#refillSoon();
         },
         (err: unknown) => {
           this.#logger.error(`${this.#spec.name}: unable to finish work`, {
@@ -345,6 +396,7 @@ export class Pool<I, R, V> {
         // the loop's tick claims again, and logs the error once per message
       }
       if (started === 0 && this.free > 0) this.#spec.idle();
+      this.#commits.poke(); // outcomes deferred while the slots worked are committed once none does
     });
   }
 }

@@ -69,7 +69,7 @@ describe('group commit', () => {
       (items) => flushed.push(items),
       () => 0,
       Infinity,
-      { hold: () => hold, maxMs: 60_000 },
+      { hold: () => hold, maxMs: () => 60_000 },
     );
     batch.add(1);
     for (let i = 0; i < 3; i++) await nextTurn();
@@ -89,13 +89,30 @@ describe('group commit', () => {
     assert.deepEqual(flushed, [[1, 2, 3], [4]]);
   });
 
+  it('with a linger, flushes a held batch by the shorter maxMs an item joining it brings', async () => {
+    const flushed: number[][] = [];
+    const batch = new TurnBatch<number>(
+      (items) => flushed.push(items),
+      () => 0,
+      Infinity,
+      { hold: () => true, maxMs: (items) => (items.includes(0) ? 40 : 60_000) },
+    );
+    batch.add(1);
+    for (let i = 0; i < 3; i++) await nextTurn();
+    batch.add(0); // may wait 40 ms only: the timer set for 60 s follows
+    for (let i = 0; i < 3; i++) await nextTurn();
+    assert.deepEqual(flushed, [], 'held');
+    await until(() => flushed.length === 1, 2000, 'flushed by the shorter linger');
+    assert.deepEqual(flushed, [[1, 0]]);
+  });
+
   it('with a linger, flushes a held batch once its oldest item waited maxMs, and at once (the rest on the next turn) when over its budget', async () => {
     const flushed: number[][] = [];
     const batch = new TurnBatch<number>(
       (items) => flushed.push(items),
       (n) => n,
       100,
-      { hold: () => true, maxMs: 40 },
+      { hold: () => true, maxMs: () => 40 },
     );
     batch.add(1);
     for (let i = 0; i < 3; i++) await nextTurn();

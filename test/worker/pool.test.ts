@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { silentLogger, type Logger } from '../../src/log.ts';
-import { Pool } from '../../src/worker/pool.ts';
+import { Pool, RESERVE_MS, RESERVE_SLOTS } from '../../src/worker/pool.ts';
 import { until, within } from '../support/deadline.ts';
 import { recordingLogger } from '../support/log.ts';
 
@@ -26,6 +26,7 @@ function harness(opts: {
   reserve?: number;
   lingerMs?: number;
   queueMs?: number;
+  deferrable?: (result: string) => boolean;
 }) {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-pool-'));
   const db: Db = openDatabase(join(dir, 'feedsub.db'));
@@ -51,6 +52,7 @@ function harness(opts: {
       reserve: opts.reserve,
       lingerMs: opts.lingerMs,
       queueMs: opts.queueMs,
+      deferrable: opts.deferrable,
       keysOf: (item) => [`k:${item.key}`],
       capOf: (key) => opts.caps?.[key.slice(2)] ?? Infinity,
       claim(free, room) {
@@ -199,7 +201,8 @@ describe('work pool', () => {
         2000,
         'the next three running',
       );
-      assert.deepEqual(h.events.slice(0, 4), ['record a', 'record b', 'record c', 'claim 3']);
+      assert.deepEqual(h.events.slice(0, 3), ['record a', 'record b', 'record c']);
+      assert.match(h.events[3]!, /^claim \d+$/, 'and claimed in the same transaction');
       assert.deepEqual(h.running().sort(), ['d', 'e', 'f']);
     } finally {
       h.close();
@@ -368,7 +371,8 @@ describe('work pool', () => {
       assert.deepEqual([h.runs('a'), h.runs('b')], [0, 0]);
       h.finish('c'); // the queue is empty: c's slot stands idle, so the commit comes now and claims for it
       await until(() => h.recordedCount() === 3, 2000, 'a, b and c recorded');
-      assert.deepEqual(h.events.slice(0, 4), ['record a', 'record b', 'record c', 'claim 3']);
+      assert.deepEqual(h.events.slice(0, 3), ['record a', 'record b', 'record c']);
+      assert.match(h.events[3]!, /^claim \d+$/, 'and claimed in the same transaction');
       await until(() => h.running().includes('e'), 2000, 'e started');
       h.finish('d');
       h.finish('e');
@@ -402,6 +406,107 @@ describe('work pool', () => {
     } finally {
       h.close();
     }
+  });
+
+  it('with a reserve, keeps deferrable outcomes waiting while any slot works, refills an idle slot by a claim of its own, and commits them together once no slot works', async () => {
+    const h = harness({
+      slots: 2,
+      reserve: 2,
+      lingerMs: 60_000, // longer than the test, as DEFER_MS: only the slots falling idle end the wait
+      deferrable: () => true,
+      items: ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => [id, id] as [string, string]),
+    });
+    try {
+      h.pool.start();
+      h.pool.fill();
+      h.events.length = 0;
+      for (const [done, next] of [
+        ['a', 'c'],
+        ['b', 'd'],
+      ] as const) {
+        h.finish(done);
+        await until(() => h.running().includes(next), 2000, `${next} started`);
+      }
+      h.finish('c'); // the queue is empty: c's slot stands idle while d still works
+      await until(() => h.running().includes('e'), 2000, 'e started by a claim of its own');
+      assert.equal(h.events.length, 1, 'one event');
+      assert.match(h.events[0]!, /^claim \d+$/, 'a claim, and nothing recorded');
+      assert.equal(h.recordedCount(), 0, 'a, b and c wait for their commit');
+      for (const id of ['d', 'e']) h.finish(id);
+      await until(() => h.running().includes('f'), 2000, 'f started');
+      assert.equal(h.recordedCount(), 0, 'still waiting while f works');
+      h.finish('f');
+      await until(() => h.recordedCount() === 6, 2000, 'every outcome recorded once no slot works');
+      const records = h.events.filter((e) => e.startsWith('record '));
+      assert.deepEqual(
+        h.events.slice(h.events.indexOf(records[0]!), h.events.indexOf(records[0]!) + 6),
+        ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => `record ${id}`),
+        'in one transaction',
+      );
+      await within(h.pool.drain(5000), 6000, 'drain');
+    } finally {
+      h.close();
+    }
+  });
+
+  it('with a reserve, commits a non-deferrable outcome at once when a slot stands idle, and the deferred ones with it', async () => {
+    const h = harness({
+      slots: 2,
+      reserve: 1,
+      lingerMs: 60_000,
+      deferrable: (result) => result !== 'ran p',
+      items: ['a', 'b', 'p', 'x'].map((id) => [id, id] as [string, string]),
+    });
+    try {
+      h.pool.start();
+      h.pool.fill();
+      h.finish('a');
+      await until(() => h.running().includes('p'), 2000, 'p started in the slot a freed');
+      h.finish('b');
+      await until(() => h.running().includes('x'), 2000, 'x started by a claim of its own');
+      assert.equal(h.recordedCount(), 0, 'a and b wait while p and x work');
+      h.finish('p');
+      await until(() => h.recordedCount() === 3, 2000, 'p committed, with a and b');
+      assert.deepEqual(h.running(), ['x'], 'x still works');
+      h.finish('x');
+      await within(h.pool.drain(5000), 6000, 'drain');
+    } finally {
+      h.close();
+    }
+  });
+
+  it('with a reserve, grows it to what the slots start within RESERVE_MS while items run fast, up to RESERVE_SLOTS slot-fulls, and keeps it while they run slow', async () => {
+    const claims = async (autoMs: number, n: number) => {
+      const h = harness({
+        slots: 2,
+        reserve: 2,
+        autoMs,
+        deferrable: () => true,
+        items: Array.from({ length: n }, (_, i) => [`i${i}`, `k${i}`] as [string, string]),
+      });
+      try {
+        h.pool.start();
+        h.pool.fill();
+        await until(() => h.recordedCount() === n, 10_000, 'every item recorded');
+        return h.events.filter((e) => e.startsWith('claim ')).map((e) => Number(e.slice(6)));
+      } finally {
+        h.close();
+      }
+    };
+    const fast = await claims(1, 60);
+    assert.ok(
+      fast.some((n) => n > 2 + 2),
+      `a claim for more than the free slots and the spec's reserve: ${fast.join(' ')}`,
+    );
+    assert.ok(
+      fast.every((n) => n <= 2 + 2 * RESERVE_SLOTS),
+      `never more than the slots and RESERVE_SLOTS slot-fulls: ${fast.join(' ')}`,
+    );
+    const slow = await claims(RESERVE_MS * 2, 8); // the slots start fewer than a slot-full within RESERVE_MS
+    assert.ok(
+      slow.every((n) => n <= 2 + 2),
+      `the spec's reserve only: ${slow.join(' ')}`,
+    );
   });
 
   it("with a reserve, queues a key's items up to its cap again but never runs more than its cap", async () => {
