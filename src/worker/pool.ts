@@ -72,7 +72,7 @@ export const LINGER_MS = 50;
 /** A reserve grows to what the slots are expected to start within this time (PoolSpec.reserve)… */
 export const RESERVE_MS = 50;
 /** …up to this many slot-fulls. */
-export const RESERVE_SLOTS = 4;
+export const RESERVE_SLOTS = 8;
 
 /** The longest a deferrable outcome (PoolSpec.deferrable) waits for its group commit while the pool works on. */
 export const DEFER_MS = 1000;
