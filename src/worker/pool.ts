@@ -77,7 +77,8 @@ export const RESERVE_SLOTS = 8;
 /** The longest a deferrable outcome (PoolSpec.deferrable) waits for its group commit while the pool works on. */
 export const DEFER_MS = 1000;
 
-/** Deferrable outcomes one group commit takes at most: about 10 ms of the event loop for as many 304s. */
+/** Deferrable outcomes one group commit takes at most: a bound on how long one commit of quiet records holds the event
+ *  loop. */
 export const DEFER_MAX = 256;
 
 /** Items whose outcome could not be recorded are kept for their lease release up to this many slots' worth; older ones
