@@ -197,7 +197,7 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
   },
   // 16 → 17 (issue 17, writes per poll): the identity probe (a JSON list of keys per source, 0.6 KB for a feed of 20
   // entries, 28 KB for one of 500) moves out of the feeds row, which every poll rewrites: a 304 rewrites the page its
-  // feed's row is on, and with the probe in it a page held three feeds instead of ten.
+  // feed's row is on, and with the probe in it a page held three feeds instead of nine.
   (db) => {
     db.exec(`
       CREATE TABLE feed_probes (

@@ -1,6 +1,6 @@
 // SQL for feeds written by the WebSub path: a pushed document's state, and the poll pulled forward when push stops.
 import type { Db } from '../db/open.ts';
-import { setFeedProbe, type FeedRow } from './feeds.ts';
+import { storeFeedProbe, type FeedRow } from './feeds.ts';
 import { prepared, updateRow } from './sql.ts';
 
 /** What a pushed document changes on its feed: entry count, identity and hold state. The fetch state (validators,
@@ -12,9 +12,7 @@ export type PushedFeedState = Pick<
 
 /** Records a pushed document's state on its feed (a new identity probe apart from the row: feeds.ts). */
 export function recordPushedDocument(db: Db, id: string, state: PushedFeedState, now: Date): void {
-  const { identity_probe: probe, ...row } = state;
-  if (probe !== undefined) setFeedProbe(db, id, probe);
-  updateRow(db, 'feeds', row, { id }, now);
+  updateRow(db, 'feeds', storeFeedProbe(db, id, state), { id }, now);
 }
 
 /** Push stopped carrying the feed (a failed hub, a denial, an unsubscription): it is polled by `at` at the latest,

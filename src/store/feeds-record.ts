@@ -1,7 +1,7 @@
 // SQL for recording a poll's outcome on its feed (success, unchanged, quiet unchanged, failure, throttled, gone): each
 // ends the poll's lease (feeds-poll.ts).
 import type { Db } from '../db/open.ts';
-import { setFeedProbe, type FeedRow, type FeedStatus } from './feeds.ts';
+import { storeFeedProbe, type FeedRow, type FeedStatus } from './feeds.ts';
 import { endLease } from './feeds-poll.ts';
 import { prepared, updateRow } from './sql.ts';
 
@@ -58,8 +58,7 @@ export function recordPollSuccess(
   now: Date,
 ): void {
   const t = now.toISOString();
-  const { identity_probe: probe, ...row } = state;
-  if (probe !== undefined) setFeedProbe(db, id, probe);
+  const row = storeFeedProbe(db, id, state);
   patchFeed(db, id, { ...row, last_polled_at: t, last_success_at: t, error_count: 0 }, now);
 }
 

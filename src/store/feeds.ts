@@ -61,12 +61,25 @@ export function feedProbe(db: Db, id: string): string | null {
   );
 }
 
-/** Stores the feed's identity probe, replacing the one it had. */
-export function setFeedProbe(db: Db, id: string, probe: string): void {
-  prepared(
-    db,
-    'INSERT INTO feed_probes (feed_id, probe) VALUES (?, ?) ON CONFLICT (feed_id) DO UPDATE SET probe = excluded.probe',
-  ).run(id, probe);
+/** Whether the feed has an identity probe (without reading it: it may be 28 KB). */
+export function hasFeedProbe(db: Db, id: string): boolean {
+  return prepared(db, 'SELECT 1 FROM feed_probes WHERE feed_id = ?').get(id) !== undefined;
+}
+
+/** Stores the new identity probe a feed's record carries, if any (replacing the one it had), and returns the rest of
+ *  the record, for its row: the probe lives apart from the row, which every poll rewrites. */
+export function storeFeedProbe<T extends { identity_probe?: string }>(
+  db: Db,
+  id: string,
+  record: T,
+): Omit<T, 'identity_probe'> {
+  const { identity_probe: probe, ...row } = record;
+  if (probe !== undefined)
+    prepared(
+      db,
+      'INSERT INTO feed_probes (feed_id, probe) VALUES (?, ?) ON CONFLICT (feed_id) DO UPDATE SET probe = excluded.probe',
+    ).run(id, probe);
+  return row;
 }
 
 /** Returns the feed for this URL and credentials, creating it (due now) when missing. */

@@ -74,12 +74,11 @@ export function holdOrSwitch(
     heldDropped: kept.dropped,
   };
   if (rotations < ROTATIONS_TO_SWITCH) return held;
-  const source = stableSource(
-    outcome.identities,
-    feed.identity_key,
-    readProbe(feedProbe(ctx.db, feed.id)),
-  );
-  return source === null ? held : switchIdentity(ctx, feed, outcome, source, seenAt);
+  const probe = readProbe(feedProbe(ctx.db, feed.id));
+  const source = stableSource(outcome.identities, feed.identity_key, probe);
+  return source === null
+    ? held
+    : switchIdentity(ctx, feed, outcome, { source, known: probe[source] ?? [] }, seenAt);
 }
 
 /** Whether a held document's keys changed once more: most of it is unseen and was not held yet. A full hold cannot
@@ -97,10 +96,11 @@ function switchIdentity(
   ctx: Ctx,
   feed: FeedRow,
   outcome: Parsed,
-  source: IdentityKey,
+  to: { source: IdentityKey; known: readonly string[] },
   seenAt: Date,
 ): EntriesResult {
-  const before = new Set(readProbe(feedProbe(ctx.db, feed.id))[source] ?? []);
+  const { source } = to;
+  const before = new Set(to.known);
   const held = listHeldEntries(ctx.db, feed.id);
   const heldEntries = held.map((h) => JSON.parse(h.entry) as Entry);
   const heldIds = entryIdentities(heldEntries, outcome.base);

@@ -18,7 +18,7 @@ import { advertisedLinks } from '../feed/websub.ts';
 import { clearHeldEntries, hasHeldEntries } from '../store/entries.ts';
 import type { HistoryVia } from '../store/entry-history.ts';
 import type { Entry } from '../feed/types.ts';
-import { feedProbe, type FeedRow } from '../store/feeds.ts';
+import { hasFeedProbe, type FeedRow } from '../store/feeds.ts';
 import { recordPollSuccess } from '../store/feeds-record.ts';
 import { feedHasActiveSubscription } from '../store/subscriptions.ts';
 import { holdOrSwitch } from './poll-identity.ts';
@@ -200,7 +200,7 @@ function storeFresh(
     identity_key: feed.identity_key,
     // The probe follows the last good document, so a later churn can tell which entries it already had.
     identity_probe:
-      fresh.length > 0 || feedProbe(ctx.db, feed.id) === null
+      fresh.length > 0 || !hasFeedProbe(ctx.db, feed.id)
         ? JSON.stringify(identityProbe(outcome.identities, feed.identity_key))
         : undefined,
     identity_rotations: 0,

@@ -30,6 +30,17 @@ function v1Database(dir: string, fill: (db: Database.Database) => void = () => {
   return file;
 }
 
+/** A database as feedsub left it at schema `version` (a version-1 file, migrated step by step), filled by `fill`. */
+function databaseAt(dir: string, version: number, fill: (db: Database.Database) => void): string {
+  const file = v1Database(dir);
+  const old = new Database(file);
+  for (const step of MIGRATIONS.slice(0, version - 1)) step(old); // versions 2 to `version`
+  old.pragma(`user_version = ${version}`);
+  fill(old);
+  old.close();
+  return file;
+}
+
 /** Every table's columns (name, type, nullability, default, key) and every index's SQL. */
 function shape(db: Db): unknown {
   const tables = db
@@ -68,15 +79,12 @@ test('a version-1 database migrates to exactly the schema a new database gets', 
 test("the upgrade to version 16 keeps the chart's poll counts, now keyed by hour and then feed", () => {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
   try {
-    const file = v1Database(dir);
-    const old = new Database(file);
-    for (const step of MIGRATIONS.slice(0, 14)) step(old); // versions 2 to 15
-    old.pragma('user_version = 15');
-    old.exec(`INSERT INTO feeds (id, url, fetch_url, next_poll_at, created_at, updated_at)
-                VALUES ('f1', 'https://a.example/', 'https://a.example/', '2026-01-01', '2026-01-01', '2026-01-01')`);
-    old.exec(`INSERT INTO feed_poll_hours (feed_id, hour, ok, failed, throttled, new_entries)
-                VALUES ('f1', '2026-01-01T10', 4, 1, 0, 2), ('f1', '2026-01-01T09', 3, 0, 1, 0)`);
-    old.close();
+    const file = databaseAt(dir, 15, (old) => {
+      old.exec(`INSERT INTO feeds (id, url, fetch_url, next_poll_at, created_at, updated_at)
+                  VALUES ('f1', 'https://a.example/', 'https://a.example/', '2026-01-01', '2026-01-01', '2026-01-01')`);
+      old.exec(`INSERT INTO feed_poll_hours (feed_id, hour, ok, failed, throttled, new_entries)
+                  VALUES ('f1', '2026-01-01T10', 4, 1, 0, 2), ('f1', '2026-01-01T09', 3, 0, 1, 0)`);
+    });
     const db = openDatabase(file);
     assert.deepEqual(
       db.prepare('SELECT * FROM feed_poll_hours').all(),
@@ -95,14 +103,11 @@ test("the upgrade to version 16 keeps the chart's poll counts, now keyed by hour
 test('the upgrade to version 17 moves each identity probe out of the feeds row, probes kept', () => {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
   try {
-    const file = v1Database(dir);
-    const old = new Database(file);
-    for (const step of MIGRATIONS.slice(0, 15)) step(old); // versions 2 to 16
-    old.pragma('user_version = 16');
-    old.exec(`INSERT INTO feeds (id, url, fetch_url, next_poll_at, created_at, updated_at, identity_probe)
-                VALUES ('f1', 'https://a.example/', 'https://a.example/', '2026-01-01', '2026-01-01', '2026-01-01', '{"link":["k1"]}'),
-                       ('f2', 'https://b.example/', 'https://b.example/', '2026-01-01', '2026-01-01', '2026-01-01', NULL)`);
-    old.close();
+    const file = databaseAt(dir, 16, (old) =>
+      old.exec(`INSERT INTO feeds (id, url, fetch_url, next_poll_at, created_at, updated_at, identity_probe)
+                  VALUES ('f1', 'https://a.example/', 'https://a.example/', '2026-01-01', '2026-01-01', '2026-01-01', '{"link":["k1"]}'),
+                         ('f2', 'https://b.example/', 'https://b.example/', '2026-01-01', '2026-01-01', '2026-01-01', NULL)`),
+    );
     const db = openDatabase(file);
     assert.deepEqual(db.prepare('SELECT * FROM feed_probes').all(), [
       { feed_id: 'f1', probe: '{"link":["k1"]}' },

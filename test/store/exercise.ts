@@ -174,8 +174,9 @@ function exerciseEndpointsAndSubscriptions(db: Db, now: Date, fx: Fixture): void
 function exerciseFeeds(db: Db, now: Date, fx: Fixture): void {
   const later = new Date(now.getTime() + 60_000).toISOString();
   feeds.getFeed(db, fx.feed);
-  feeds.setFeedProbe(db, fx.feed, '{}');
+  feeds.storeFeedProbe(db, fx.feed, { identity_probe: '{}' });
   feeds.feedProbe(db, fx.feed);
+  feeds.hasFeedProbe(db, fx.feed);
   feeds.recordHoldReleased(db, fx.feed, 1, now);
   feeds.addHeldDropped(db, fx.feed, 1);
   feeds.feedsAfter(db, '', 100);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { silentLogger, type Logger } from '../../src/log.ts';
-import { Pool, RESERVE_MS, RESERVE_SLOTS } from '../../src/worker/pool.ts';
+import { DEFER_MS, Pool, RESERVE_MS, RESERVE_SLOTS } from '../../src/worker/pool.ts';
 import { until, within } from '../support/deadline.ts';
 import { recordingLogger } from '../support/log.ts';
 
@@ -412,7 +412,7 @@ describe('work pool', () => {
     const h = harness({
       slots: 2,
       reserve: 2,
-      lingerMs: 60_000, // longer than the test, as DEFER_MS: only the slots falling idle end the wait
+      lingerMs: 60_000, // longer than the test; each wait below is shorter than DEFER_MS: only the slots falling idle end it
       deferrable: () => true,
       items: ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => [id, id] as [string, string]),
     });
@@ -436,7 +436,11 @@ describe('work pool', () => {
       await until(() => h.running().includes('f'), 2000, 'f started');
       assert.equal(h.recordedCount(), 0, 'still waiting while f works');
       h.finish('f');
-      await until(() => h.recordedCount() === 6, 2000, 'every outcome recorded once no slot works');
+      await until(
+        () => h.recordedCount() === 6,
+        DEFER_MS / 2,
+        'every outcome recorded once no slot works',
+      );
       const records = h.events.filter((e) => e.startsWith('record '));
       assert.deepEqual(
         h.events.slice(h.events.indexOf(records[0]!), h.events.indexOf(records[0]!) + 6),
@@ -466,7 +470,11 @@ describe('work pool', () => {
       await until(() => h.running().includes('x'), 2000, 'x started by a claim of its own');
       assert.equal(h.recordedCount(), 0, 'a and b wait while p and x work');
       h.finish('p');
-      await until(() => h.recordedCount() === 3, 2000, 'p committed, with a and b');
+      await until(
+        () => h.recordedCount() === 3,
+        DEFER_MS / 2,
+        'p committed, with a and b (not by DEFER_MS)',
+      );
       assert.deepEqual(h.running(), ['x'], 'x still works');
       h.finish('x');
       await within(h.pool.drain(5000), 6000, 'drain');
