@@ -98,10 +98,13 @@ CREATE INDEX feeds_by_discovered_url ON feeds(discovered_url) WHERE discovered_u
 
 -- The feeds being polled now, each until its lease ends (the poll's deadline plus a margin), by serve or poll --once
 -- (schema version 15). Only polls in flight are here, a few pages, so taking and ending a lease rewrites those pages,
--- not the claimed feed's row (which the poll's outcome rewrites once). Released at serve's start.
+-- not the claimed feed's row (which the poll's outcome rewrites once). Released at serve's start. again_at: the earliest
+-- time someone asked for the feed to be polled by while this poll ran (a refresh, push stopping); the poll's record,
+-- which sets the next poll from its own answer, keeps it (schema version 18).
 CREATE TABLE feed_leases (
-  feed_id TEXT PRIMARY KEY REFERENCES feeds(id) ON DELETE CASCADE,
-  until   TEXT NOT NULL
+  feed_id  TEXT PRIMARY KEY REFERENCES feeds(id) ON DELETE CASCADE,
+  until    TEXT NOT NULL,
+  again_at TEXT
 ) WITHOUT ROWID;
 
 -- A feed's identity probe (JSON: the keys later sources gave the last good document, feed/identity-switch.ts), apart

@@ -208,4 +208,9 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE feeds DROP COLUMN identity_probe;
     `);
   },
+  // 17 → 18: a refresh (or push stopping) while the feed's poll runs is noted on the lease, so the poll's record, which
+  // sets the next poll from its own answer, does not drop it.
+  (db) => {
+    db.exec('ALTER TABLE feed_leases ADD COLUMN again_at TEXT');
+  },
 ];

@@ -1,6 +1,7 @@
 // SQL for feeds written by the WebSub path: a pushed document's state, and the poll pulled forward when push stops.
 import type { Db } from '../db/open.ts';
 import { storeFeedProbe, type FeedRow } from './feeds.ts';
+import { pollAgainBy } from './feeds-poll.ts';
 import { prepared, updateRow } from './sql.ts';
 
 /** What a pushed document changes on its feed: entry count, identity and hold state. The fetch state (validators,
@@ -15,8 +16,8 @@ export function recordPushedDocument(db: Db, id: string, state: PushedFeedState,
   updateRow(db, 'feeds', storeFeedProbe(db, id, state), { id }, now);
 }
 
-/** Push stopped carrying the feed (a failed hub, a denial, an unsubscription): it is polled by `at` at the latest,
- *  and the slow interval push allowed is forgotten, so its polls are back on the normal schedule (a 304 keeps the
+/** Push stopped carrying the feed (a failed hub, a denial, an unsubscription): it is polled by `at` at the latest
+ *  (a poll running now keeps that too), and the slow interval push allowed is forgotten, so its polls are back on the normal schedule (a 304 keeps the
  *  remembered interval). */
 export function pollFeedBy(db: Db, id: string, at: Date): void {
   const t = at.toISOString();
@@ -27,4 +28,5 @@ export function pollFeedBy(db: Db, id: string, at: Date): void {
     id,
     t,
   });
+  pollAgainBy(db, id, t);
 }

@@ -2,7 +2,7 @@
 // per-application views. Polling it is in feeds-poll.ts.
 import type { Db } from '../db/open.ts';
 import type { IdentityKey } from '../feed/identity.ts';
-import { UNLEASED } from './feeds-poll.ts';
+import { pollAgainBy, UNLEASED } from './feeds-poll.ts';
 import { prepared } from './sql.ts';
 import { newId } from '../ids.ts';
 
@@ -253,7 +253,7 @@ export function recordHealthAlert(
 }
 
 /** A subscriber asked for a fetch now: the feed is due at once, and a gone feed is polled again (status error, its
- *  410 still its last error, until the fetch answers). */
+ *  410 still its last error, until the fetch answers); a poll running now is followed by another at once. */
 export function makeFeedDueNow(db: Db, id: string, now: Date): void {
   const t = now.toISOString();
   prepared(
@@ -262,6 +262,7 @@ export function makeFeedDueNow(db: Db, id: string, now: Date): void {
        status = CASE status WHEN 'gone' THEN 'error' ELSE status END
      WHERE id = @id`,
   ).run({ id, t });
+  pollAgainBy(db, id, t);
 }
 
 /** A count of 0 for each of `keys`. */

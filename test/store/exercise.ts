@@ -201,6 +201,8 @@ function exerciseFeeds(db: Db, now: Date, fx: Fixture): void {
   );
   poll.nextFeedDueAfter(db, now);
   const f = feeds.getFeed(db, leased[0]!.id)!;
+  poll.leaseFeeds(db, [f.id], now, 1000);
+  feeds.makeFeedDueNow(db, f.id, now); // noted on the lease: the record's endLease keeps it
   record.recordPollSuccess(db, f.id, { ...f, next_poll_at: later }, now);
   record.recordPollUnchanged(db, f.id, { ...f, next_poll_at: later }, 'active', now);
   record.recordQuietUnchanged(db, f.id, { ...f, next_poll_at: later, interval_seconds: 900 }, now);

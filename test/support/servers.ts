@@ -16,6 +16,9 @@ export type Origin = {
   /** Answers the next requests for `path` with `feeds` in turn (a feed that fails N times, then recovers…); the last
    *  one keeps answering. A later set() replaces the script. */
   script(path: string, feeds: OriginFeed[]): void;
+  /** Holds the next request for `path` until `release()`, then answers with what was served when it came; `arrived`
+   *  resolves when it comes. */
+  hold(path: string): { arrived: Promise<void>; release: () => void };
   requests: { path: string; headers: IncomingMessage['headers'] }[];
   close(): Promise<void>;
 };
@@ -25,13 +28,21 @@ export async function startOrigin(): Promise<Origin> {
   const feeds = new Map<string, OriginFeed>();
   const scripts = new Map<string, OriginFeed[]>();
   const requests: Origin['requests'] = [];
-  const server = createServer((req, res) => {
+  const holds = new Map<string, { arrived: () => void; released: Promise<void> }>();
+  const server = createServer(async (req, res) => {
     requests.push({ path: req.url ?? '/', headers: req.headers });
     const path = (req.url ?? '/').split('?')[0]!;
     const script = scripts.get(path);
     if (script && script.length > 1) feeds.set(path, script.shift()!);
     else if (script) feeds.set(path, script[0]!);
     const feed = feeds.get(path);
+    const held = holds.get(path);
+    if (held) {
+      // answers with what it served when the request came
+      holds.delete(path);
+      held.arrived();
+      await held.released;
+    }
     if (!feed) {
       res.writeHead(404).end('not found');
       return;
@@ -58,6 +69,13 @@ export async function startOrigin(): Promise<Origin> {
     },
     script: (path, list) => {
       scripts.set(path, [...list]);
+    },
+    hold: (path) => {
+      let arrived!: () => void;
+      let release!: () => void;
+      const came = new Promise<void>((resolve) => (arrived = resolve));
+      holds.set(path, { arrived, released: new Promise<void>((resolve) => (release = resolve)) });
+      return { arrived: came, release };
     },
     requests,
     close: () => close(server),

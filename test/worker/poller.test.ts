@@ -257,6 +257,30 @@ describe('poller', () => {
     assert.deepEqual(types(), ['feed.identity_hold']);
   });
 
+  it('polls a feed again at once when a refresh comes while its poll runs, though the poll set its next an interval on', async () => {
+    const p = path();
+    origin.set(p, { body: rss(items(1)) });
+    const sub = await subscribe(origin.url + p);
+    await tick();
+    w.clock.advance(2 * 3600 * 1000);
+    const held = origin.hold(p);
+    const polling = tick();
+    await held.arrived; // the fetch is in flight, leased
+    const refreshedAt = w.clock.now().toISOString();
+    const res = await w.call('POST', `/v1/feeds/${sub.feed}/refresh`, { key });
+    assert.equal(res.status, 202);
+    origin.set(p, { body: rss(items(1, 2)) }); // what the refresh says was published after the fetch began
+    held.release();
+    await polling;
+    assert.equal(
+      feedOf(sub.feed).next_poll_at,
+      refreshedAt,
+      'due at the refresh, not an interval on',
+    );
+    await tick(); // no time passes: only a feed due now is polled
+    assert.deepEqual(guidsOf(events().at(-1)!), ['g2']);
+  });
+
   it('marks a feed gone on 410 and stops polling it', async () => {
     const p = path();
     origin.set(p, { body: rss(items(1)) });
