@@ -19,7 +19,10 @@ deps: node_modules/.feedsub-installed
 # The heap flags of server.heap_limit_mb's default (512; src/heap.ts heapFlags): Node 20 cannot restart itself with
 # them, so they are given here (a test checks they match). With another server.heap_limit_mb in your config, run
 # `make serve HEAP_FLAGS=...` with the flags feedsub's warning names, or use Node.js >= 22.15, which restarts in place.
+# MALLOC_ARENA_MAX: glibc's malloc arenas, capped as the restart does (src/heap.ts MALLOC_ARENA_MAX); exported rather
+# than prefixed to the command, which would put a shell between make and node.
 HEAP_FLAGS ?= --max-old-space-size=512 --max-semi-space-size=4
+serve: export MALLOC_ARENA_MAX ?= 2
 serve: deps
 	node $(HEAP_FLAGS) --import tsx src/main.ts serve
 

@@ -1,5 +1,6 @@
 // The V8 heap limit of a long-running command (server.heap_limit_mb): the flags it takes, whether the running process
-// already has them, and how the process restarts itself in place (execve, same PID) when it does not.
+// already has them, and how the process restarts itself in place (execve, same PID) when it does not; glibc's malloc
+// arenas are capped in the same restart.
 //
 // Why a limit at all: V8 sizes its heap from the machine's memory (about 4 GB on a large box) and collects lazily below
 // that, so a busy serve grew to 1.4–1.9 GB of garbage with pauses up to 0.9 s (issue 17); capped, it stays flat.
@@ -27,6 +28,14 @@ export type Runtime = {
   canExec: boolean;
 };
 
+/** glibc's malloc keeps up to 8 arenas per core, one more whenever a thread finds the others locked, and each keeps the
+ *  memory it once grew to. feedsub's threads (the event loop, the parse and checkpoint threads, V8's compilers,
+ *  libuv's pool) grew several; with two, make bench's peak RSS of the executable `serve` (1,000 feeds) was 224-241 MiB
+ *  in three runs against 255-263 MiB with glibc's default. Set in the environment at the restart (glibc reads it when the process starts) unless the operator set it;
+ *  other allocators (musl) ignore it. */
+export const MALLOC_ARENA_MAX = '2';
+const ARENA_ENV = 'MALLOC_ARENA_MAX';
+
 export type HeapPlan =
   | { kind: 'keep'; reason: 'off' | 'applied' }
   | { kind: 'restart'; file: string; args: string[]; env: NodeJS.ProcessEnv }
@@ -37,16 +46,19 @@ const HEAP_FLAG = /^--max[-_](?:old|semi)[-_]space[-_]size(?:=|$)/;
 /** Set in the environment of the restarted process: if the flags still do not show there, it never restarts again. */
 export const RESTARTED_ENV = 'HEAP_RESTARTED_BY_FEEDSUB'; // not FEEDSUB_*: those are config keys
 
-/** What to do for `limitMb` (0: leave V8's own limit): keep the process when its flags already say exactly this limit,
- *  else restart it with them (the flags go through NODE_OPTIONS, which the single executable honours and which
- *  Node's command line would override, so the command line's own heap flags are dropped), or say it cannot. */
+/** What to do for `limitMb` (0: leave the runtime alone): keep the process when its flags already say exactly this
+ *  limit and its environment caps malloc's arenas, else restart it with them (the flags go through NODE_OPTIONS, which
+ *  the single executable honours and which Node's command line would override, so the command line's own heap flags
+ *  are dropped), or say it cannot. The arenas alone never make it say it cannot: they save memory, they bound nothing. */
 export function planHeap(limitMb: number, runtime: Runtime): HeapPlan {
   if (limitMb === 0) return { kind: 'keep', reason: 'off' };
   const wanted = heapFlags(limitMb);
   const running = runningHeapFlags(runtime.execArgv, runtime.env.NODE_OPTIONS ?? '');
-  if (wanted.every((flag) => running.includes(flag))) return { kind: 'keep', reason: 'applied' };
-  if (!runtime.canExec || runtime.env[RESTARTED_ENV] !== undefined)
-    return { kind: 'cannot', flags: wanted };
+  const flagsApplied = wanted.every((flag) => running.includes(flag));
+  const cannot = !runtime.canExec || runtime.env[RESTARTED_ENV] !== undefined;
+  if (flagsApplied && (runtime.env[ARENA_ENV] !== undefined || cannot))
+    return { kind: 'keep', reason: 'applied' };
+  if (cannot) return { kind: 'cannot', flags: wanted };
   const options = (runtime.env.NODE_OPTIONS ?? '')
     .split(/\s+/)
     .filter((option) => option !== '' && !HEAP_FLAG.test(option));
@@ -57,7 +69,12 @@ export function planHeap(limitMb: number, runtime: Runtime): HeapPlan {
     kind: 'restart',
     file: runtime.execPath,
     args: [runtime.execPath, ...script],
-    env: { ...runtime.env, NODE_OPTIONS: [...options, ...wanted].join(' '), [RESTARTED_ENV]: '1' },
+    env: {
+      ...runtime.env,
+      NODE_OPTIONS: [...options, ...wanted].join(' '),
+      [ARENA_ENV]: runtime.env[ARENA_ENV] ?? MALLOC_ARENA_MAX,
+      [RESTARTED_ENV]: '1',
+    },
   };
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.ts';
-import { heapFlags, planHeap, RESTARTED_ENV, type Runtime } from '../src/heap.ts';
+import { heapFlags, MALLOC_ARENA_MAX, planHeap, RESTARTED_ENV, type Runtime } from '../src/heap.ts';
 import { runCliAsync } from './support/daemon.ts';
 
 const script = (over: Partial<Runtime> = {}): Runtime => ({
@@ -28,6 +28,10 @@ describe('heapFlags', () => {
     const makefile = readFileSync(new URL('../Makefile', import.meta.url), 'utf8');
     const flags = /^HEAP_FLAGS \?= (.+)$/m.exec(makefile)?.[1]?.trim().split(/\s+/);
     assert.deepEqual(flags, heapFlags(loadConfig({ env: {} }).server.heap_limit_mb));
+    assert.equal(
+      /^serve: export MALLOC_ARENA_MAX \?= (\S+)$/m.exec(makefile)?.[1],
+      MALLOC_ARENA_MAX,
+    );
     assert.match(makefile, /^\tnode \$\(HEAP_FLAGS\) --import tsx src\/main\.ts serve$/m);
   });
 });
@@ -37,13 +41,33 @@ describe('planHeap', () => {
     assert.deepEqual(planHeap(0, script()), { kind: 'keep', reason: 'off' });
   });
 
-  it('keeps a process whose command line or NODE_OPTIONS already carries the flags', () => {
+  it('keeps a process whose command line or NODE_OPTIONS already carries the flags and whose malloc arenas are capped', () => {
     const flags = heapFlags(256);
-    assert.equal(planHeap(256, script({ execArgv: [...flags, '--import', 'tsx'] })).kind, 'keep');
-    const env = { NODE_OPTIONS: `--enable-source-maps ${flags.join(' ')}` };
+    const arenas = { PATH: '/usr/bin', MALLOC_ARENA_MAX: '4' };
+    const execArgv = [...flags, '--import', 'tsx'];
+    assert.equal(planHeap(256, script({ execArgv, env: arenas })).kind, 'keep');
+    const env = { ...arenas, NODE_OPTIONS: `--enable-source-maps ${flags.join(' ')}` };
     assert.equal(planHeap(256, script({ env })).kind, 'keep');
     const underscores = ['--max_old_space_size=256', '--max_semi_space_size=2'];
-    assert.equal(planHeap(256, script({ execArgv: underscores })).kind, 'keep');
+    assert.equal(planHeap(256, script({ execArgv: underscores, env: arenas })).kind, 'keep');
+  });
+
+  it("restarts a process with the flags but no cap on malloc's arenas to set it, unless it cannot restart", () => {
+    const execArgv = [...heapFlags(256), '--import', 'tsx'];
+    const plan = planHeap(256, script({ execArgv }));
+    assert.equal(plan.kind, 'restart');
+    assert.equal(plan.kind === 'restart' && plan.env.MALLOC_ARENA_MAX, MALLOC_ARENA_MAX);
+    assert.equal(plan.kind === 'restart' && plan.env.NODE_OPTIONS, heapFlags(256).join(' '));
+    const own = planHeap(256, script({ env: { MALLOC_ARENA_MAX: '8' } }));
+    assert.equal(
+      own.kind === 'restart' && own.env.MALLOC_ARENA_MAX,
+      '8',
+      "the operator's own value",
+    );
+    assert.deepEqual(planHeap(256, script({ execArgv, canExec: false })), {
+      kind: 'keep',
+      reason: 'applied',
+    });
   });
 
   it('restarts a script with the flags in NODE_OPTIONS, its own heap flags dropped and the rest kept in order', () => {
@@ -69,6 +93,7 @@ describe('planHeap', () => {
       env: {
         PATH: '/usr/bin',
         NODE_OPTIONS: '--enable-source-maps --max-old-space-size=256 --max-semi-space-size=2',
+        MALLOC_ARENA_MAX,
         [RESTARTED_ENV]: '1',
       },
     });
@@ -93,9 +118,11 @@ describe('planHeap', () => {
   });
 
   it('takes the last flag of a kind, as Node does: the command line over NODE_OPTIONS', () => {
-    const env = { NODE_OPTIONS: heapFlags(512).join(' ') };
+    const env = { NODE_OPTIONS: heapFlags(512).join(' '), MALLOC_ARENA_MAX: '2' };
+    assert.equal(planHeap(512, script({ env })).kind, 'keep');
     const plan = planHeap(512, script({ env, execArgv: ['--max-old-space-size=128'] }));
     assert.equal(plan.kind, 'restart');
+    assert.equal(plan.kind === 'restart' && plan.env.MALLOC_ARENA_MAX, '2');
   });
 
   it('says it cannot when this Node.js has no execve, and never restarts a restarted process again', () => {

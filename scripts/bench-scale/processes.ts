@@ -4,7 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
-// `serve` and `poll --once` run with the heap flags `make serve` passes (Node 20 cannot restart itself with them).
+// `serve` and `poll --once` run with the heap flags and malloc arena cap `make serve` passes (Node 20 cannot restart
+// itself with them).
+import { MALLOC_ARENA_MAX } from '../../src/heap.ts';
 import { NODE_ARGS } from '../../test/support/daemon.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -111,7 +113,9 @@ export async function startOrigin(feeds: number): Promise<{ base: string; proces
 
 /** `feedsub serve --config <file>`, resolved once /healthz answers 200 (within 60 s). */
 export async function startServe(configFile: string, url: string): Promise<Child> {
-  const c = start([...NODE_ARGS, `${ROOT}src/main.ts`, 'serve', '--config', configFile]);
+  const c = start([...NODE_ARGS, `${ROOT}src/main.ts`, 'serve', '--config', configFile], {
+    MALLOC_ARENA_MAX,
+  });
   c.child.stdout!.resume();
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
@@ -146,15 +150,10 @@ export type PollRun = {
 export async function pollOnce(configFile: string, timeoutMs: number): Promise<PollRun> {
   const t = performance.now();
   const before = writeBytesOf('self') ?? 0;
-  const c = start([
-    ...NODE_ARGS,
-    `${ROOT}src/main.ts`,
-    'poll',
-    '--once',
-    '--force',
-    '--config',
-    configFile,
-  ]);
+  const c = start(
+    [...NODE_ARGS, `${ROOT}src/main.ts`, 'poll', '--once', '--force', '--config', configFile],
+    { MALLOC_ARENA_MAX },
+  );
   let out = '';
   c.child.stdout!.on('data', (d: Buffer) => {
     out += d.toString();

@@ -5,13 +5,14 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../src/config.ts';
-import { heapFlags } from '../../src/heap.ts';
+import { heapFlags, MALLOC_ARENA_MAX } from '../../src/heap.ts';
 import { Agent, request } from 'undici';
 import { freePort } from '../../test/support/daemon.ts';
 
 const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
 // One process (node --import tsx), as `make serve` runs it, so the PID we read and signal is the server itself.
-// As `make serve` starts it: with the heap flags of server.heap_limit_mb's default (Node 20 cannot restart itself).
+// As `make serve` starts it: with the heap flags of server.heap_limit_mb's default and the malloc arena cap (Node 20
+// cannot restart itself with them; the executable does).
 const FROM_SOURCE = [
   process.execPath,
   ...heapFlags(loadConfig({ env: {} }).server.heap_limit_mb),
@@ -69,6 +70,7 @@ export async function startServe(
   const keys = applications.map((app) => createKey([command!, ...args], config, app));
   const child = spawn(command!, [...args, 'serve', '--config', config], {
     stdio: ['ignore', 'ignore', 'pipe'],
+    env: executable ? process.env : { ...process.env, MALLOC_ARENA_MAX },
   });
   let errors = '';
   child.stderr!.on('data', (d: Buffer) => {
