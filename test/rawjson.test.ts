@@ -53,6 +53,16 @@ describe('toJson', () => {
     const out = toJson({ title: ':0', meta: new RawJson('{"n":1}') });
     assert.equal(out, '{"title":":0","meta":{"n":1}}');
   });
+  it('writes RawJson verbatim in nested objects, arrays and at the top', () => {
+    assert.equal(toJson(new RawJson('[1.0]')), '[1.0]');
+    assert.equal(
+      toJson({ page: [{ m: new RawJson('{"b":2,"a":1}') }, { m: null }], next: null }),
+      '{"page":[{"m":{"b":2,"a":1}},{"m":null}],"next":null}',
+    );
+  });
+  it('leaves a plain JSON.stringify of a RawJson the value it holds', () => {
+    assert.equal(JSON.stringify({ m: new RawJson('{"z":1.50}') }), '{"m":{"z":1.5}}');
+  });
   it('minify keeps whitespace inside strings', () =>
     assert.equal(minify('{ "a b" : "c d" }'), '{"a b":"c d"}'));
 });
