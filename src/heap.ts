@@ -31,8 +31,8 @@ export type Runtime = {
 /** glibc's malloc keeps up to 8 arenas per core, one more whenever a thread finds the others locked, and each keeps the
  *  memory it once grew to. feedsub's threads (the event loop, the parse and checkpoint threads, V8's compilers,
  *  libuv's pool) grew several; with two, make bench's peak RSS of the executable `serve` (1,000 feeds) was 224-241 MiB
- *  in three runs against 255-263 MiB with glibc's default. Set in the environment at the restart (glibc reads it when the process starts) unless the operator set it;
- *  other allocators (musl) ignore it. */
+ *  in three runs against 255-263 MiB with glibc's default. Set in the environment at the restart (glibc reads it when
+ *  the process starts) unless the operator set it; other allocators (musl) ignore it. */
 export const MALLOC_ARENA_MAX = '2';
 const ARENA_ENV = 'MALLOC_ARENA_MAX';
 
