@@ -17,8 +17,8 @@ export function recordPushedDocument(db: Db, id: string, state: PushedFeedState,
 }
 
 /** Push stopped carrying the feed (a failed hub, a denial, an unsubscription): it is polled by `at` at the latest
- *  (a poll running now keeps that too), and the slow interval push allowed is forgotten, so its polls are back on the normal schedule (a 304 keeps the
- *  remembered interval). */
+ *  (a poll running now keeps that too), and the slow interval push allowed is forgotten, so its polls are back on the
+ *  normal schedule (a 304 keeps the remembered interval). */
 export function pollFeedBy(db: Db, id: string, at: Date): void {
   const t = at.toISOString();
   prepared(
