@@ -61,6 +61,8 @@ type Final = { res: Dispatcher.ResponseData; url: string; permanentRedirectTo: s
 /** Strips user:password from a URL for display and requests; authorization is the matching "Basic ..." value
  *  or null. Never throws: an unparseable URL comes back unchanged. */
 export function splitCredentials(url: string): { url: string; authorization: string | null } {
+  // Userinfo ends at an '@' (WHATWG URL): without one there is nothing to split, and no URL to parse on every poll.
+  if (!url.includes('@')) return { url, authorization: null };
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -99,14 +101,28 @@ export async function fetchFeed(req: FetchRequest, opts: FetchOptions): Promise<
     stallTimeoutMs: opts.stallTimeoutMs ?? 10_000,
     maxRedirects: opts.maxRedirects ?? 10,
   };
-  const signal = AbortSignal.timeout(settings.totalTimeoutMs);
+  // The total deadline: a timer cleared when the fetch ends. AbortSignal.timeout() left a timer per fetch pending for
+  // the whole timeout (30 s: ~100,000 at the bench's 304 rate) and cost ~13 µs a fetch to make (make bench's profile).
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), settings.totalTimeoutMs);
   const start = splitCredentials(req.url);
   let currentUrl = start.url;
   try {
-    const final = await followRedirects(req, opts, settings, signal, (url) => (currentUrl = url));
+    const final = await followRedirects(
+      req,
+      opts,
+      settings,
+      start,
+      deadline.signal,
+      (url) => (currentUrl = url),
+    );
     return await classify(final, req, opts, settings, elapsed);
   } catch (err) {
-    const described = describeError(err, { url: currentUrl, settings, aborted: signal.aborted });
+    const described = describeError(err, {
+      url: currentUrl,
+      settings,
+      aborted: deadline.signal.aborted,
+    });
     return {
       kind: 'error',
       ...described,
@@ -114,6 +130,8 @@ export async function fetchFeed(req: FetchRequest, opts: FetchOptions): Promise<
       durationMs: elapsed(),
       retryAfterSeconds: null,
     };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -122,23 +140,25 @@ async function followRedirects(
   req: FetchRequest,
   opts: FetchOptions,
   settings: Settings,
+  start: { url: string; authorization: string | null },
   signal: AbortSignal,
   onHop: (url: string) => void,
 ): Promise<Final> {
-  const start = splitCredentials(req.url);
-  const origin = originOf(start.url);
   const visited = new Set<string>();
   let url = start.url;
+  let origin: string | undefined; // the first hop's
   let allPermanent = true;
   for (let hop = 0; ; hop++) {
     onHop(url);
-    const protocol = new URL(url).protocol;
+    const target = new URL(url); // once per hop: undici takes it as it is
+    const protocol = target.protocol;
     if (protocol !== 'http:' && protocol !== 'https:')
       throw new HopError('http', null, `unsupported URL scheme "${protocol}"`);
     visited.add(url);
+    origin ??= target.origin;
     // Credentials go only to the origin they were given for (like browsers and curl without --location-trusted).
-    const authorization = originOf(url) === origin ? start.authorization : null;
-    const res = await request(url, {
+    const authorization = target.origin === origin ? start.authorization : null;
+    const res = await request(target, {
       dispatcher: opts.agent,
       method: 'GET',
       headers: requestHeaders(req, opts.userAgent, authorization),
@@ -253,14 +273,6 @@ function metaOf(final: Final, now: Date, durationMs: number): FetchMeta {
     durationMs,
     linkHeader: [h.link ?? []].flat().join(', ') || null,
   };
-}
-
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '';
-  }
 }
 
 function hostOf(url: string): string {
