@@ -156,13 +156,24 @@ describe('config', () => {
 });
 
 describe('documentation of the config', () => {
-  it('lists every key in the README configuration table', () => {
+  it("lists every key in the README's configuration table, with its default and its variable", () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    // The table itself: a key's row elsewhere (another table's) does not count.
+    const table = readme.slice(
+      readme.indexOf('## Configuration'),
+      readme.indexOf('<!-- /section: config -->'),
+    );
     for (const [section, values] of Object.entries(
       defaultConfig() as unknown as Record<string, Record<string, unknown>>,
     )) {
-      for (const key of Object.keys(values))
-        assert.ok(readme.includes(`| \`${section}.${key}\` |`), `${section}.${key} in README`);
+      for (const [key, value] of Object.entries(values)) {
+        const shown = JSON.stringify(value).replaceAll(',', ', ');
+        const variable = `FEEDSUB_${section}_${key}`.toUpperCase();
+        assert.ok(
+          table.includes(`| \`${section}.${key}\` | \`${shown}\` | \`${variable}\` |`),
+          `${section}.${key} = ${shown} (${variable}) in the README's configuration table`,
+        );
+      }
     }
   });
 });
