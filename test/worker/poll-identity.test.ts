@@ -274,10 +274,10 @@ describe('the churn hold’s cap', () => {
   });
   after(() => origin.close());
   /** A world whose holds keep at most `cap` entries, with a subscriber to `path` on the origin. */
-  const capped = (cap: number, path: string) => {
+  const capped = (cap: number, path: string, bytes = 32 * 1024 * 1024) => {
     w = makeWorld({
       poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
-      retention: { held_entries_per_feed: cap },
+      retention: { held_entries_per_feed: cap, held_bytes_per_feed: bytes },
     });
     workers = createWorkers(w.ctx, silentLogger);
     const { key, subscribe } = subscriber(w);
@@ -335,6 +335,36 @@ describe('the churn hold’s cap', () => {
       ),
     );
     assert.deepEqual(titles, ['N1'], 'nothing the feed showed before the churn is resent');
+  });
+
+  it('holds no more bytes of entries than held_bytes_per_feed, however few entries that is, and counts the rest', async () => {
+    const cap = 2000;
+    const { key, sub } = capped(10_000, '/heavy.xml', cap);
+    const doc = (round: string) =>
+      feed(
+        Array.from({ length: 12 }, (_, i) => ({
+          guid: `${round}-${i}`,
+          title: `T${i} ${'words '.repeat(60)}`,
+          link: `https://x.example/${i}`,
+        })),
+      );
+    for (const round of ['a', 'b']) {
+      origin.set('/heavy.xml', { body: doc(round) });
+      w.clock.advance(2 * 3600 * 1000);
+      await pollTick(w.ctx, workers.pollerDeps);
+    }
+    const sizes = w.ctx.db
+      .prepare('SELECT octet_length(entry) FROM held_entries WHERE feed_id = ?')
+      .pluck()
+      .all(sub.feed) as number[];
+    const bytes = sizes.reduce((a, b) => a + b, 0);
+    const v = (await w.call('GET', `/v1/feeds/${sub.feed}`, { key })).body;
+    assert.equal(v.status, 'identity_changed');
+    assert.ok(sizes.length >= 1 && sizes.length < 12, `${sizes.length} entries held`);
+    assert.ok(bytes <= cap, `${bytes} bytes held, over the cap of ${cap}`);
+    assert.ok(bytes + Math.min(...sizes) > cap, 'one more entry would have fit');
+    assert.equal(v.held_entries, sizes.length);
+    assert.equal(v.held_entries_dropped, 12 - sizes.length);
   });
 
   it('keeps a one-time change of a document larger than the hold held for a person', async () => {
