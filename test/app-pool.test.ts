@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import { createKey } from '../src/actions/keys.ts';
 import { startApp, type RunningApp } from '../src/app.ts';
 import { defaultConfig, withConfig, type Config } from '../src/config.ts';
-import { until } from './support/deadline.ts';
+import { until, within } from './support/deadline.ts';
 import { startGatedOrigin } from './support/gated-origin.ts';
 import { recordingLogger } from './support/log.ts';
 import { rss, startOrigin, startReceiver } from './support/servers.ts';
@@ -38,6 +38,35 @@ async function silentServer(host: string) {
   };
 }
 
+/** A receiver on 127.0.0.1 that sends a 200 status line and headers at once, then one byte of its body every 200 ms
+ *  until the connection closes. Counts the attempts it holds open, and the most at once. */
+async function dripReceiver() {
+  const state = { open: 0, max: 0 };
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      state.open += 1;
+      state.max = Math.max(state.max, state.open);
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const timer = setInterval(() => res.write('.'), 200);
+      res.on('close', () => {
+        clearInterval(timer);
+        state.open -= 1;
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    state,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 /** An application with a key, an endpoint, and a way to subscribe it to feed URLs through the API. */
 async function tenant(app: RunningApp, name: string, hook: string) {
   const key = createKey(app.ctx, name, null).key;
@@ -52,7 +81,9 @@ async function tenant(app: RunningApp, name: string, hook: string) {
   };
   const endpoint = await post('/v1/endpoints', { title: name, url: hook });
   return {
-    subscribe: (url: string) => post('/v1/subscriptions', { endpoint: endpoint.id, url }),
+    subscribe: (url: string, to = endpoint.id) => post('/v1/subscriptions', { endpoint: to, url }),
+    /** Another endpoint of this application: its id. */
+    endpoint: async (url: string) => (await post('/v1/endpoints', { title: name, url })).id,
     get: async (path: string) =>
       (await (await fetch(app.url + path, { headers: { authorization: key } })).json()) as Record<
         string,
@@ -79,7 +110,7 @@ describe('the daemon on its work pools', () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  it("fetches another application's new feed at once while twelve feeds of one host never answer", async () => {
+  it("fetches another application's new feed at once, and again at its interval, while twelve feeds of one host never answer", async () => {
     const slow = await silentServer('127.0.0.1');
     // Another host, at another address (127.0.0.0/8 is all loopback on Linux).
     let fetched = 0;
@@ -88,7 +119,12 @@ describe('the daemon on its work pools', () => {
       res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rss([{ guid: 'g1' }]));
     });
     await new Promise<void>((resolve) => healthy.listen(0, '127.0.0.2', resolve));
-    const app = await startApp(configFor(), recordingLogger().logger);
+    const app = await startApp(
+      configFor({
+        poll: { interval_seconds: 1, min_interval_seconds: 1, max_interval_seconds: 1 },
+      }),
+      recordingLogger().logger,
+    );
     try {
       const a = await tenant(app, 'a', 'https://hooks.example/a');
       for (let i = 0; i < 12; i++) await a.subscribe(`${slow.url}/feed-${i}.xml`);
@@ -97,12 +133,61 @@ describe('the daemon on its work pools', () => {
       // Before the pool, a tick waited for its whole batch: B's feed waited for the silent host's 30 s timeout.
       await b.subscribe(`http://127.0.0.2:${(healthy.address() as AddressInfo).port}/feed.xml`);
       await until(() => fetched > 0, 3000, "B's new feed fetched");
+      // Its next polls come at its one-second interval, not after the silent host's 30 s timeout.
+      await until(() => fetched >= 3, 4000, "B's feed polled twice more");
       assert.equal(slow.max(), 2, 'the silent host holds its two per-host slots, no more');
     } finally {
       await slow.close();
       await app.stop();
       healthy.closeAllConnections();
       await new Promise<void>((resolve) => healthy.close(() => resolve()));
+    }
+  });
+
+  it("delivers another application's new entry within seconds while eight slow-drip receivers hold their attempts open", async () => {
+    const origin = await startOrigin();
+    const drip = await dripReceiver();
+    const receiver = await startReceiver();
+    const app = await startApp(
+      configFor({
+        poll: { interval_seconds: 1, min_interval_seconds: 1, max_interval_seconds: 1 },
+        delivery: { concurrency: 8, timeout_seconds: 15 },
+        server: { shutdown_timeout_seconds: 1 },
+      }),
+      recordingLogger().logger,
+    );
+    try {
+      const feeds = Array.from({ length: 8 }, (_, i) => `/a-${i}.xml`);
+      for (const path of [...feeds, '/b.xml']) origin.set(path, { body: rss([{ guid: 'g1' }]) });
+      const a = await tenant(app, 'a', `${drip.url}/a-0`);
+      for (const [i, path] of feeds.entries())
+        await a.subscribe(`${origin.url}${path}`, await a.endpoint(`${drip.url}/a-${i}`));
+      const b = await tenant(app, 'b', `${receiver.url}/b`);
+      await b.subscribe(`${origin.url}/b.xml`);
+      const fetched = (path: string) => origin.requests.filter((r) => r.path === path).length;
+      await until(
+        () => fetched('/b.xml') >= 1 && feeds.every((p) => fetched(p) >= 1),
+        5000,
+        'the baselines',
+      );
+      // A's eight feeds each get an entry, every second: their events drip into A's eight endpoints until the 15 s
+      // deadline. Before the pool's unproven share, they took all eight slots, and B's event waited for the deadline.
+      for (const path of feeds)
+        origin.set(path, { body: rss([{ guid: `${path}-${Date.now()}` }, { guid: 'g1' }]) });
+      await until(() => drip.state.open >= 4, 5000, "A's drips holding their slots");
+      origin.set('/b.xml', { body: rss([{ guid: 'g2' }, { guid: 'g1' }]) });
+      await within(receiver.waitFor(1, 10_000), 4000, "B's entry delivered");
+      assert.match(receiver.deliveries[0]!.body, /"g2"/);
+      assert.equal(
+        drip.state.max,
+        4,
+        'never-proven endpoints of one application share half the slots',
+      );
+    } finally {
+      await drip.close();
+      await app.stop();
+      await receiver.close();
+      await origin.close();
     }
   });
 
