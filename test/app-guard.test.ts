@@ -92,6 +92,41 @@ describe('the daemon when writes fail', () => {
     }
   });
 
+  it("answers a key's GETs while writes fail, and /healthz 503 with the reason while no page can be added, then 200", async () => {
+    const app = await startApp(configFor(tempDir()), recordingLogger().logger);
+    const db = app.ctx.db;
+    try {
+      const key = createKey(app.ctx, 'reads', null).key;
+      const endpoint = await post(app.url, key, '/v1/endpoints', {
+        title: 'E',
+        url: 'https://hooks.example/',
+      });
+      const get = async (path: string) => {
+        const res = await fetch(app.url + path, { headers: { authorization: key } });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      // Every write fails, as on a full disk. Before, authenticating wrote the key's last use: every GET answered 500.
+      db.pragma('query_only = 1');
+      assert.equal((await get('/v1/endpoints')).status, 200);
+      assert.equal((await get(`/v1/endpoints/${endpoint.id}`)).body.id, endpoint.id);
+      assert.equal((await get('/v1/subscriptions')).status, 200);
+      db.pragma('query_only = 0');
+      // No page can be added: /healthz says so (it said 200 before, whatever the database could take).
+      db.exec('VACUUM'); // no free page left to reuse
+      const pages = db.pragma('page_count', { simple: true }) as number;
+      db.pragma(`max_page_count = ${pages}`);
+      const full = await get('/healthz');
+      assert.equal(full.status, 503);
+      assert.match(String(full.body.detail), /^database is full/);
+      assert.equal((await get('/v1/endpoints')).status, 200, 'reads still answer');
+      db.pragma(`max_page_count = ${pages * 4}`);
+      assert.equal((await get('/healthz')).status, 200);
+    } finally {
+      db.pragma('query_only = 0');
+      await app.stop();
+    }
+  });
+
   it('writes the last use of a key noted by requests when it stops, not during the request', async () => {
     const dir = tempDir();
     const app = await startApp(configFor(dir), recordingLogger().logger);
