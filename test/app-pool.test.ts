@@ -191,6 +191,37 @@ describe('the daemon on its work pools', () => {
     }
   });
 
+  it('answers POST /v1/endpoints/:id/test to a slow-drip receiver at delivery.timeout_seconds, with why', async () => {
+    const drip = await dripReceiver();
+    const app = await startApp(
+      configFor({ delivery: { timeout_seconds: 2 }, server: { shutdown_timeout_seconds: 1 } }),
+      recordingLogger().logger,
+    );
+    try {
+      const key = createKey(app.ctx, 'tests', null).key;
+      const headers = { authorization: key, 'content-type': 'application/json' };
+      const created = await fetch(`${app.url}/v1/endpoints`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ title: 'drip', url: `${drip.url}/hook` }),
+      });
+      const { id } = (await created.json()) as { id: string };
+      // Before, the attempt's timeout only bounded the gaps between bytes: the test had not answered after 90 s.
+      const res = await within(
+        fetch(`${app.url}/v1/endpoints/${id}/test`, { method: 'POST', headers }),
+        5000,
+        'the test answered',
+      );
+      const body = (await res.json()) as { attempt: { status_code: number; error: string } };
+      assert.equal(res.status, 200);
+      assert.equal(body.attempt.status_code, 200);
+      assert.match(body.attempt.error, /did not end within 2000 ms/);
+    } finally {
+      await drip.close();
+      await app.stop();
+    }
+  });
+
   it('refuses a 10 MiB garbage body from its head, fails a feed past the parse heap as a parse error, and goes on', async () => {
     const origin = await startOrigin();
     origin.set('/garbage.xml', { body: randomBytes(10 * 1024 * 1024) });
