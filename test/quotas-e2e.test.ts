@@ -20,6 +20,8 @@ const ENV = {
   // The test itself plays the reverse proxy: it connects from 127.0.0.1 and names clients in X-Forwarded-For.
   FEEDSUB_SERVER_TRUSTED_PROXIES: '127.0.0.1',
   FEEDSUB_QUOTAS_ENDPOINTS_PER_APPLICATION: '25',
+  // above new_feed_urls_per_hour, which the feeds test meets first
+  FEEDSUB_QUOTAS_SUBSCRIPTIONS_PER_APPLICATION: '20',
   FEEDSUB_QUOTAS_NEW_FEED_URLS_PER_HOUR: '15',
   FEEDSUB_QUOTAS_TEST_EVENTS_PER_MINUTE: '10',
   FEEDSUB_QUOTAS_API_REQUESTS_PER_SECOND: '5',
@@ -63,7 +65,7 @@ describe('end to end: quotas and request limits of the real server', () => {
     dir = mkdtempSync(join(tmpdir(), 'feedsub-quotas-'));
     const db = openDatabase(join(dir, 'feedsub.db'));
     const ctx = quietCtx(db, systemClock, defaultConfig());
-    for (const app of ['endpoints', 'feeds', 'tests', 'rate', 'signin'])
+    for (const app of ['endpoints', 'subscriptions', 'feeds', 'tests', 'rate', 'signin'])
       keys[app] = createKey(ctx, app, null).key;
     db.close();
     origin = await startOrigin();
@@ -122,6 +124,31 @@ describe('end to end: quotas and request limits of the real server', () => {
     assert.equal((listed.body.data as unknown[]).length, 25);
   });
 
+  it('stops one key making subscriptions at quotas.subscriptions_per_application, whatever the URLs', async () => {
+    const key = keys.subscriptions!;
+    // Three feed URLs (under new_feed_urls_per_hour) to eight endpoints: 24 subscriptions, none a duplicate.
+    for (let i = 0; i < 3; i++) origin.set(`/s${i}.xml`, { body: rss([{ guid: `s${i}` }]) });
+    const targets: string[] = [];
+    for (let i = 0; i < 8; i++)
+      targets.push(await endpoint(key, `https://hooks.example.com/s${i}`));
+    const answers = await within(
+      loop(24, 4, (i) =>
+        call('POST', '/v1/subscriptions', {
+          key,
+          body: { endpoint: targets[i % 8], url: `${origin.url}/s${Math.floor(i / 8)}.xml` },
+        }),
+      ),
+      30_000,
+      '24 subscription POSTs',
+    );
+    assert.deepEqual(tally(answers), { 201: 20, 429: 4 });
+    const refused = answers.find((a) => a.status === 429)!;
+    assert.equal(refused.body.quota, 'subscriptions_per_application');
+    assert.ok(refused.retryAfter !== null, 'with Retry-After');
+    const listed = await call('GET', '/v1/subscriptions?limit=200', { key });
+    assert.equal((listed.body.data as unknown[]).length, 20);
+  });
+
   it('fetches no more new feed URLs an hour than quotas.new_feed_urls_per_hour', async () => {
     const key = keys.feeds!;
     for (let i = 0; i < 60; i++) origin.set(`/f${i}.xml`, { body: rss([{ guid: `g${i}` }]) });
@@ -139,7 +166,8 @@ describe('end to end: quotas and request limits of the real server', () => {
     assert.deepEqual(tally(answers), { 201: 15, 429: 45 });
     assert.equal(answers.find((a) => a.status === 429)!.body.quota, 'new_feed_urls_per_hour');
     const accepted = new Set(answers.flatMap((a, i) => (a.status === 201 ? [`/f${i}.xml`] : [])));
-    const fetched = () => new Set(origin.requests.map((r) => r.path));
+    const fetched = () =>
+      new Set(origin.requests.map((r) => r.path).filter((p) => p.startsWith('/f')));
     await until(() => fetched().size >= 15, 15_000, 'the 15 accepted feeds fetched');
     assert.deepEqual(
       [...fetched()].filter((p) => !accepted.has(p)),
