@@ -14,7 +14,7 @@ import { defaultConfig, withConfig, type Config } from '../src/config.ts';
 import { until, within } from './support/deadline.ts';
 import { startGatedOrigin } from './support/gated-origin.ts';
 import { recordingLogger } from './support/log.ts';
-import { rss, startOrigin, startReceiver } from './support/servers.ts';
+import { rss, startModalReceiver, startOrigin, startReceiver } from './support/servers.ts';
 
 /** A server on `host` that accepts every request and never answers until closed. */
 async function silentServer(host: string) {
@@ -30,35 +30,6 @@ async function silentServer(host: string) {
     url: `http://${host}:${(server.address() as AddressInfo).port}`,
     open: () => open.length,
     max: () => max,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** A receiver on 127.0.0.1 that sends a 200 status line and headers at once, then one byte of its body every 200 ms
- *  until the connection closes. Counts the attempts it holds open, and the most at once. */
-async function dripReceiver() {
-  const state = { open: 0, max: 0 };
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      state.open += 1;
-      state.max = Math.max(state.max, state.open);
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      const timer = setInterval(() => res.write('.'), 200);
-      res.on('close', () => {
-        clearInterval(timer);
-        state.open -= 1;
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    state,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -146,7 +117,7 @@ describe('the daemon on its work pools', () => {
 
   it("delivers another application's new entry within seconds while eight slow-drip receivers hold their attempts open", async () => {
     const origin = await startOrigin();
-    const drip = await dripReceiver();
+    const drip = await startModalReceiver('drip');
     const receiver = await startReceiver();
     const app = await startApp(
       configFor({
@@ -192,7 +163,7 @@ describe('the daemon on its work pools', () => {
   });
 
   it('answers POST /v1/endpoints/:id/test to a slow-drip receiver at delivery.timeout_seconds, with why', async () => {
-    const drip = await dripReceiver();
+    const drip = await startModalReceiver('drip');
     const app = await startApp(
       configFor({ delivery: { timeout_seconds: 2 }, server: { shutdown_timeout_seconds: 1 } }),
       recordingLogger().logger,

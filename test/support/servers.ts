@@ -170,6 +170,30 @@ export async function startReceiver(): Promise<Receiver> {
   };
 }
 
+/** A receiver on 127.0.0.1 whose mode may change: 'ok' answers 204 at once; 'hang' never answers; 'drip' sends a 200
+ *  status line and headers at once, then one byte of its body every 200 ms until the connection closes. Counts the
+ *  requests received, those held open now, and the most held open at once. */
+export async function startModalReceiver(mode: 'ok' | 'hang' | 'drip') {
+  const state = { mode, open: 0, max: 0, received: 0 };
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      state.received += 1;
+      if (state.mode === 'ok') return void res.writeHead(204).end();
+      state.open += 1;
+      state.max = Math.max(state.max, state.open);
+      res.on('close', () => (state.open -= 1));
+      if (state.mode === 'drip') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const timer = setInterval(() => res.write('.'), 200);
+        res.on('close', () => clearInterval(timer));
+      }
+    });
+  });
+  const url = await listen(server);
+  return { url, state, close: () => close(server) };
+}
+
 function listen(server: Server): Promise<string> {
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () =>

@@ -1,44 +1,13 @@
 // One application's slow or backlogged receivers cannot hold up another's deliveries: fair claims across applications,
 // one attempt in flight for an endpoint whose attempts time out, and slow-drip receivers ended by the total deadline.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../../src/log.ts';
 import { deliverTick, drainDeliveries } from '../../src/worker/deliverer.ts';
 import { createWorkers } from '../../src/worker/index.ts';
 import { within } from '../support/deadline.ts';
+import { startModalReceiver } from '../support/servers.ts';
 import { deliveryWorld } from './deliverer-fixtures.ts';
-
-/** A receiver on 127.0.0.1: 'ok' answers 204 at once; 'hang' never answers; 'drip' sends a 200 status line and headers
- *  at once, then one byte of its body every 200 ms, forever. Counts the requests in flight. */
-async function modalReceiver(mode: 'ok' | 'hang' | 'drip') {
-  const state = { mode, open: 0, received: 0 };
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      state.received += 1;
-      if (state.mode === 'ok') return void res.writeHead(204).end();
-      state.open += 1;
-      res.on('close', () => (state.open -= 1));
-      if (state.mode === 'drip') {
-        res.writeHead(200, { 'content-type': 'text/plain' });
-        const timer = setInterval(() => res.write('.'), 200);
-        res.on('close', () => clearInterval(timer));
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    state,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 describe('deliverer isolation', () => {
   it("gives a free slot to another application's event before the first application's earlier backlog", async () => {
@@ -75,7 +44,7 @@ describe('deliverer isolation', () => {
     const d = await deliveryWorld({
       delivery: { timeout_seconds: 1, concurrency: 8, per_endpoint_concurrency: 4 },
     });
-    const receiver = await modalReceiver('ok');
+    const receiver = await startModalReceiver('ok');
     try {
       const ep = await d.endpoint(receiver.url + '/hook');
       d.queue(await d.subscription(ep.id), 1);
@@ -108,7 +77,7 @@ describe('deliverer isolation', () => {
     const d = await deliveryWorld({
       delivery: { timeout_seconds: 30, concurrency: 4, per_endpoint_concurrency: 4 },
     });
-    const drip = await modalReceiver('drip');
+    const drip = await startModalReceiver('drip');
     const workers = createWorkers(d.w.ctx, silentLogger);
     try {
       for (const path of ['/x', '/y']) {
