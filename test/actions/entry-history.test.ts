@@ -167,6 +167,26 @@ describe('entry history', () => {
     assert.equal(page.data.at(-1)!.guid, 'g21');
   });
 
+  it('keeps the newest entry_history_per_feed of a document longer than that, and none of the older ones', async () => {
+    const p = path();
+    const ids = (from: number, count: number) => Array.from({ length: count }, (_, i) => from - i);
+    origin.set(p, { body: guids(...ids(80, 80)) });
+    const sub = await subscribe(origin.url + p);
+    await poll();
+    origin.set(p, { body: guids(...ids(140, 140)) }); // 60 new, 20 of them older than what is stored
+    await poll();
+    const page = await entries(sub.id, '?limit=200');
+    assert.deepEqual(
+      page.data.map((e) => e.guid),
+      ids(140, 50).map((i) => `g${i}`),
+    );
+    const stored = w.ctx.db
+      .prepare('SELECT count(*) FROM entry_history WHERE feed_id = ?')
+      .pluck()
+      .get(sub.feed);
+    assert.equal(stored, 50);
+  });
+
   it('backfills a new subscription to a watched feed with its n newest entries, marked, then sends new ones as usual', async () => {
     const p = path();
     origin.set(p, { body: guids(4, 3, 2, 1) });
