@@ -35,6 +35,8 @@ function feed(items: Item[]): string {
   return `<?xml version="1.0"?><rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>T</title><link>http://example.com/</link>${body}</channel></rss>`;
 }
 const guids = (...ids: number[]) => feed(ids.map((i) => ({ guid: `g${i}` })));
+/** `count` ids counting down from `from`: a document's guids, newest first. */
+const ids = (from: number, count: number) => Array.from({ length: count }, (_, i) => from - i);
 
 describe('entry history', () => {
   let origin: Origin;
@@ -155,7 +157,6 @@ describe('entry history', () => {
 
   it('keeps at most entry_history_per_feed entries per feed, the newest', async () => {
     const p = path();
-    const ids = (from: number, count: number) => Array.from({ length: count }, (_, i) => from - i);
     origin.set(p, { body: guids(...ids(40, 40)) });
     const sub = await subscribe(origin.url + p);
     await poll();
@@ -169,7 +170,6 @@ describe('entry history', () => {
 
   it('keeps the newest entry_history_per_feed of a document longer than that, and none of the older ones', async () => {
     const p = path();
-    const ids = (from: number, count: number) => Array.from({ length: count }, (_, i) => from - i);
     origin.set(p, { body: guids(...ids(80, 80)) });
     const sub = await subscribe(origin.url + p);
     await poll();
