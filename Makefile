@@ -48,6 +48,8 @@ format: deps
 typecheck: deps
 	node_modules/.bin/tsc --noEmit -p .
 
+# The test hub of the push phases is https with the test certificate (test/fixtures/tls), which feedsub must trust.
+bench: export NODE_EXTRA_CA_CERTS = $(CURDIR)/test/fixtures/tls/cert.pem
 bench: deps
 	$(TSX) scripts/bench.ts
 

@@ -298,17 +298,22 @@ CREATE TABLE feed_poll_hours (
   PRIMARY KEY (hour, feed_id)
 ) WITHOUT ROWID;
 
--- A feed's WebSub subscription (issue 14; W3C WebSub; schema version 11): at most one per feed, made when a poll finds a hub and
+-- A feed's WebSub subscription (W3C WebSub; schema version 11): at most one per feed, made when a poll finds a hub and
 -- server.public_url is set. No foreign key on purpose: the row outlives its feed until the hub is told to unsubscribe.
+-- Every subscribe request names a new callback (WebSub §5.1.1: changed when subscriptions are renewed); the callback a
+-- renewal replaces takes pushes until the renewal is verified, and every other one answers 410 Gone (schema version 19).
 CREATE TABLE websub_subscriptions (
   feed_id           TEXT PRIMARY KEY,
   hub_url           TEXT NOT NULL,
   topic_url         TEXT NOT NULL,            -- hub.topic: the feed's self URL (WebSub §4)
-  secret            TEXT NOT NULL,            -- hub.secret: checks X-Hub-Signature; the callback's token derives from it
-  status            TEXT NOT NULL CHECK (status IN ('subscribing', 'active', 'denied', 'failed', 'unsubscribing')),
+  secret            TEXT,                     -- hub.secret, checks X-Hub-Signature; NULL for a plain-http hub (never sent one)
+  callback_token    TEXT NOT NULL,            -- the unguessable last segment of the callback URL of the latest request
+  previous_token    TEXT,                     -- the verified callback a pending renewal replaces
+  status            TEXT NOT NULL
+                    CHECK (status IN ('subscribing', 'active', 'expired', 'denied', 'failed', 'unsubscribing')),
   pending           TEXT CHECK (pending IN ('subscribe', 'unsubscribe')),  -- the request awaiting verification of intent
   lease_expires_at  TEXT,
-  next_action_at    TEXT NOT NULL,            -- when the WebSub loop looks again: send, retry, renew or give up
+  next_action_at    TEXT NOT NULL,            -- when the WebSub loop looks again: send, retry, renew, lapse or give up
   attempts          INTEGER NOT NULL DEFAULT 0,  -- requests since the last verified one
   last_push_at      TEXT,
   last_error        TEXT,

@@ -62,6 +62,12 @@ export const ConfigSchema = v.strictObject({
       push_interval_seconds: v.optional(seconds, 3600),
       // Issue 14: hub.lease_seconds asked of WebSub hubs (a hub may grant another); renewed at 80 % of the lease.
       push_lease_seconds: v.optional(int(3600, 31_536_000), 864_000),
+      // A pushed body (one feed document) read at most; a larger push is taken as a sign of change: the feed is polled.
+      push_max_body_bytes: v.optional(int(1024, 1024 * 1024 * 1024), 1024 * 1024),
+      // A push's whole request (headers to last byte) within this; a slower one is cut off and the feed polled.
+      push_timeout_seconds: v.optional(int(1, 600), 10),
+      // Pushes read at the same time, in all (at most 4 of them for the feeds of one hub); past it, 503.
+      pushes_in_flight: v.optional(int(1, 1000), 16),
       failing_after: v.optional(int(1, 1000), 3),
       concurrency: v.optional(int(1, 1000), 16),
       per_host_concurrency: v.optional(int(1, 100), 2),

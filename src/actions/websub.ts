@@ -1,9 +1,10 @@
 // WebSub callbacks as use-cases: answering a hub's verification of intent or denial (WebSub §5.2, §5.3), finding the
-// subscription a content delivery (§7) is for, and the feed's push state as the API shows it.
+// subscription a content delivery (§7) is for, a push taken only as a sign of change (the feed is polled), and the
+// feed's push state as the API shows it.
 import type { Ctx } from '../context.ts';
 import { decideHubQuery, renewalAt, tokenMatches, type HubQuery } from '../feed/websub.ts';
-import type { FeedRow } from '../store/feeds.ts';
-import { pollFeedBy } from '../store/feeds-push.ts';
+import { getFeed, type FeedRow } from '../store/feeds.ts';
+import { pollFeedBy, pollPushedFeedBy } from '../store/feeds-push.ts';
 import {
   deleteWebSub,
   getWebSub,
@@ -18,68 +19,104 @@ export type PushView = {
   lease_expires_at: string | null;
   last_push_at: string | null;
 };
+/** A callback URL's subscription, and whether the URL names its latest request or the verified callback a pending
+ *  renewal replaces. */
+export type Callback = { row: WebSubRow; latest: boolean };
 
 /** A denied subscription (§5.2) is asked again after a day: a hub may deny for a while (quota, maintenance). */
 const DENIED_RETRY_MS = 86_400_000;
 const FEED_ID = /^[0-9a-f]{24}$/;
 
-/** The subscription a callback URL names, when its token is right; undefined otherwise (the caller answers 404 either
- *  way, never telling an unknown feed from a wrong token). */
-export function callbackSubscription(
-  ctx: Ctx,
-  feedId: string,
-  token: string,
-): WebSubRow | undefined {
+/** The subscription a callback URL names (its latest token, or the one a pending renewal replaces); undefined for
+ *  anything else, never telling an unknown feed from a wrong token. */
+export function findCallback(ctx: Ctx, feedId: string, token: string): Callback | undefined {
   if (!FEED_ID.test(feedId)) return undefined;
   const row = getWebSub(ctx.db, feedId);
-  return row !== undefined && tokenMatches(token, row.secret, feedId) ? row : undefined;
+  if (row === undefined) return undefined;
+  if (tokenMatches(token, row.callback_token)) return { row, latest: true };
+  if (tokenMatches(token, row.previous_token)) return { row, latest: false };
+  return undefined;
 }
 
-/** A hub's GET to the callback: the challenge to echo (2xx) when it verifies the request we are waiting on, '' for a
- *  denial taken, undefined for 404 (§5.3.1: anything we did not ask for). A verified subscribe starts the lease (renewed
- *  at 80 %); a verified unsubscribe forgets the subscription; a denial stops push. Push stopping puts the feed back on
- *  its normal poll schedule now. */
+/** The subscription a content delivery (§7) to this callback is taken for: one the hub verified and whose lease runs
+ *  (on its verified callback: the latest token, or the one a renewal replaces until the renewal is verified);
+ *  undefined for every other callback — unknown, replaced, denied, lapsed, unsubscribed — which answers 410 Gone
+ *  (§7: the hub may end the subscription). */
+export function pushTarget(ctx: Ctx, feedId: string, token: string): WebSubRow | undefined {
+  const found = findCallback(ctx, feedId, token);
+  if (found === undefined || found.row.status !== 'active') return undefined;
+  const verified = found.row.previous_token === null ? found.latest : !found.latest;
+  return verified ? found.row : undefined;
+}
+
+/** A hub's GET to the callback: the challenge to echo (2xx) when it verifies the request awaiting verification at this
+ *  callback, '' for a denial taken, undefined for 404 (§5.3.1: anything we did not ask for). A verified subscribe
+ *  starts the lease (renewed at 80 %) and retires the callback it renews; a verified unsubscribe forgets the
+ *  subscription; a denial (§5.2: at any time, even of a verified subscription) stops push. Push stopping makes the
+ *  feed due now and wakes the poller. */
 export function answerHub(
   ctx: Ctx,
   feedId: string,
   token: string,
   query: HubQuery,
 ): string | undefined {
-  return ctx.db
+  const answer = ctx.db
     .transaction(() => {
-      const row = callbackSubscription(ctx, feedId, token);
-      if (row === undefined) return undefined;
-      const pending = row.pending === null ? null : { mode: row.pending, topic: row.topic_url };
-      const decision = decideHubQuery(pending, query);
+      const found = findCallback(ctx, feedId, token);
+      if (found === undefined) return undefined;
+      const { row } = found;
+      const decision = decideHubQuery(
+        {
+          topic: row.topic_url,
+          pending: found.latest ? row.pending : null,
+          askedLeaseSeconds: ctx.config.poll.push_lease_seconds,
+        },
+        query,
+      );
       const now = ctx.clock.now();
       switch (decision.kind) {
         case 'refuse':
           return undefined;
         case 'denied':
-          updateWebSub(
-            ctx.db,
-            feedId,
-            {
-              status: 'denied',
-              pending: null,
-              lease_expires_at: null,
-              last_error: `websub: the hub denied the subscription${decision.reason ? `: ${decision.reason}` : ''}`,
-              next_action_at: new Date(now.getTime() + DENIED_RETRY_MS).toISOString(),
-            },
-            now,
-          );
-          pollFeedBy(ctx.db, feedId, now);
-          return '';
+          return { text: '', pushStopped: deny(ctx, row, decision.reason, now) };
         case 'confirm':
           if (decision.mode === 'unsubscribe') deleteWebSub(ctx.db, feedId);
           else confirmLease(ctx, feedId, decision.leaseSeconds ?? 0, now);
-          return decision.challenge;
+          return { text: decision.challenge, pushStopped: false };
       }
     })
     .immediate();
+  if (answer?.pushStopped) ctx.nudgePoller();
+  return answer?.text;
 }
 
-/** The hub verified our subscribe for `leaseSeconds`: push is on until then, renewed at 80 % of it. */
+/** The hub denied the subscription: push stops (the feed is due now) and it is asked again a day later; a denial of
+ *  our unsubscription leaves nothing to unsubscribe. Returns whether push stopped. */
+function deny(ctx: Ctx, row: WebSubRow, reason: string | null, now: Date): boolean {
+  if (row.status === 'unsubscribing') {
+    deleteWebSub(ctx.db, row.feed_id);
+    return false;
+  }
+  updateWebSub(
+    ctx.db,
+    row.feed_id,
+    {
+      status: 'denied',
+      pending: null,
+      previous_token: null,
+      lease_expires_at: null,
+      last_error: `websub: the hub denied the subscription${reason ? `: ${reason}` : ''}`,
+      next_action_at: new Date(now.getTime() + DENIED_RETRY_MS).toISOString(),
+    },
+    now,
+  );
+  if (getFeed(ctx.db, row.feed_id) === undefined) return false;
+  pollFeedBy(ctx.db, row.feed_id, now);
+  return true;
+}
+
+/** The hub verified our subscribe for `leaseSeconds`: push is on until then, renewed at 80 % of it; the callback a
+ *  renewal replaced is retired (a push to it now answers 410). */
 function confirmLease(ctx: Ctx, feedId: string, leaseSeconds: number, now: Date): void {
   updateWebSub(
     ctx.db,
@@ -87,6 +124,7 @@ function confirmLease(ctx: Ctx, feedId: string, leaseSeconds: number, now: Date)
     {
       status: 'active',
       pending: null,
+      previous_token: null,
       lease_expires_at: new Date(now.getTime() + leaseSeconds * 1000).toISOString(),
       next_action_at: renewalAt(now, leaseSeconds).toISOString(),
       attempts: 0,
@@ -94,6 +132,25 @@ function confirmLease(ctx: Ctx, feedId: string, leaseSeconds: number, now: Date)
     },
     now,
   );
+}
+
+/** A push that is taken only as a sign that the feed changed (unsigned from a plain-http hub, or too large or too slow
+ *  to read): the feed is polled now, or poll.min_interval_seconds after its last poll if that is later, whoever
+ *  pushes; the poller is woken. */
+export function pollPushedFeed(ctx: Ctx, feedId: string): void {
+  const now = ctx.clock.now();
+  ctx.db
+    .transaction(() => {
+      const feed = getFeed(ctx.db, feedId);
+      if (feed === undefined) return;
+      const ready =
+        feed.last_polled_at === null
+          ? now.getTime()
+          : Date.parse(feed.last_polled_at) + ctx.config.poll.min_interval_seconds * 1000;
+      pollPushedFeedBy(ctx.db, feedId, new Date(Math.max(now.getTime(), ready)));
+    })
+    .immediate();
+  ctx.nudgePoller();
 }
 
 /** The feed's push state for the API: 'none' without a subscription (no hub, or server.public_url unset). */

@@ -1,4 +1,5 @@
 // Numbered schema changes after version 1 (schema.sql). MIGRATIONS[0] takes a version-1 database to version 2, and so on.
+import { createHmac } from 'node:crypto';
 import type Database from 'better-sqlite3';
 
 /** Append-only: never edit a step once released; schema.sql must equal the result of all steps. */
@@ -212,5 +213,54 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
   // sets the next poll from its own answer, does not drop it.
   (db) => {
     db.exec('ALTER TABLE feed_leases ADD COLUMN again_at TEXT');
+  },
+  // 18 → 19, WebSub: each subscribe request names a callback token of its own (stored, no longer derived from the
+  // secret), the callback a renewal replaces is kept until the renewal is verified, a lapsed lease has a status of its
+  // own ('expired'), and a plain-http hub has no secret. Existing callbacks keep their token: the hub still knows them.
+  (db) => {
+    db.exec(`
+      CREATE TABLE websub_subscriptions_v19 (
+        feed_id           TEXT PRIMARY KEY,
+        hub_url           TEXT NOT NULL,
+        topic_url         TEXT NOT NULL,
+        secret            TEXT,
+        callback_token    TEXT NOT NULL,
+        previous_token    TEXT,
+        status            TEXT NOT NULL
+                          CHECK (status IN ('subscribing', 'active', 'expired', 'denied', 'failed', 'unsubscribing')),
+        pending           TEXT CHECK (pending IN ('subscribe', 'unsubscribe')),
+        lease_expires_at  TEXT,
+        next_action_at    TEXT NOT NULL,
+        attempts          INTEGER NOT NULL DEFAULT 0,
+        last_push_at      TEXT,
+        last_error        TEXT,
+        created_at        TEXT NOT NULL,
+        updated_at        TEXT NOT NULL
+      );
+    `);
+    const rows = db.prepare('SELECT feed_id, secret FROM websub_subscriptions').all() as {
+      feed_id: string;
+      secret: string;
+    }[];
+    const copy = db.prepare(
+      `INSERT INTO websub_subscriptions_v19 (feed_id, hub_url, topic_url, secret, callback_token, status, pending,
+         lease_expires_at, next_action_at, attempts, last_push_at, last_error, created_at, updated_at)
+       SELECT feed_id, hub_url, topic_url, secret, ?, status, pending, lease_expires_at, next_action_at, attempts,
+         last_push_at, last_error, created_at, updated_at
+       FROM websub_subscriptions WHERE feed_id = ?`,
+    );
+    // The token schema version 11 derived from the secret, frozen here as it was.
+    for (const r of rows)
+      copy.run(
+        createHmac('sha256', r.secret)
+          .update(`feedsub websub callback ${r.feed_id}`)
+          .digest('base64url'),
+        r.feed_id,
+      );
+    db.exec(`
+      DROP TABLE websub_subscriptions;
+      ALTER TABLE websub_subscriptions_v19 RENAME TO websub_subscriptions;
+      CREATE INDEX websub_subscriptions_due ON websub_subscriptions(next_action_at);
+    `);
   },
 ];

@@ -1,11 +1,16 @@
 // WebSub subscriber decisions, pure (W3C WebSub Recommendation): hub discovery, request forms, intent, signatures.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual, type Hmac } from 'node:crypto';
 import { discoverRelLink } from './discover.ts';
 
 /** A topic's hub and self URL as advertised by one source (a Link header, a document); null where it says nothing. */
 export type WebSubLinks = { hub: string | null; self: string | null };
-/** A subscription request awaiting the hub's verification of intent (§5.3). */
-export type PendingRequest = { mode: 'subscribe' | 'unsubscribe'; topic: string };
+/** What a hub's GET to a callback is checked against: the subscription's topic, the request awaiting verification of
+ *  intent (§5.3) if it is this callback's, and the lease we asked for. */
+export type CallbackState = {
+  topic: string;
+  pending: 'subscribe' | 'unsubscribe' | null;
+  askedLeaseSeconds: number;
+};
 /** The query of a hub's GET to the callback: verification of intent (§5.3.1) or a denial (§5.2). */
 export type HubQuery = {
   mode: string | undefined;
@@ -24,13 +29,14 @@ export type HubQueryDecision =
     }
   | { kind: 'denied'; reason: string | null }
   | { kind: 'refuse' };
-export type SignatureCheck = 'valid' | 'invalid' | 'missing';
 
 /** §5.1.1: hub.secret MUST be less than 200 bytes; 32 random bytes in hex are 64. */
 export const SECRET_BYTES = 32;
+/** Random bytes of a callback token (§5.1: an unguessable URL, [capability-urls]): 43 characters in base64url. */
+export const CALLBACK_TOKEN_BYTES = 32;
 /** A lease is renewed once this share of it has passed: a fifth of it is left for a hub that answers late. */
 const RENEW_AT = 0.8;
-/** The algorithms §8 lists for X-Hub-Signature; a hub MUST use one of them. */
+/** The algorithms §7.1.1 lists for X-Hub-Signature; a hub MUST use one of them. */
 const SIGNATURE_METHODS: ReadonlySet<string> = new Set(['sha1', 'sha256', 'sha384', 'sha512']);
 /** Link header field values read at most (a hostile origin could send megabytes of them). */
 const MAX_LINK_CHARS = 16_384;
@@ -59,15 +65,16 @@ export function linksFromHtml(html: string, pageUrl: string): WebSubLinks {
   };
 }
 
-/** §4: the Link headers are checked first, the document (atom:link in Atom and RSS, hubs in JSON Feed, <link> in
- *  HTML) only for what they lack. `linkHeader` is every Link value of the response that brought the document. */
+/** §4: the HTTP Link headers are checked first, and the document (atom:link in Atom and RSS, hubs in JSON Feed, <link>
+ *  in HTML) only in their absence: when the Link headers name a hub, they alone say the hub and the self URL, never
+ *  mixed with the document's. `linkHeader` is every Link value of the response that brought the document. */
 export function advertisedLinks(
   linkHeader: string | null | undefined,
   fetchedUrl: string,
   document: WebSubLinks,
 ): WebSubLinks {
   const header = linksFromHeader(linkHeader, fetchedUrl);
-  return { hub: header.hub ?? document.hub, self: header.self ?? document.self };
+  return header.hub !== null ? header : document;
 }
 
 /** The hub to subscribe at and the topic (§4: the self URL, else the URL the content was fetched from); null when no
@@ -79,12 +86,13 @@ export function webSubTarget(
   return links.hub === null ? null : { hub: links.hub, topic: links.self ?? fetchedUrl };
 }
 
-/** The form-encoded body of a (un)subscription request (§5.1). The secret and lease go with a subscribe only. */
+/** The form-encoded body of a (un)subscription request (§5.1). The lease goes with a subscribe, and the secret with a
+ *  subscribe when there is one (none for a plain-http hub: hubGetsSecret). */
 export function requestForm(r: {
   mode: 'subscribe' | 'unsubscribe';
   topic: string;
   callback: string;
-  secret: string;
+  secret: string | null;
   leaseSeconds: number;
 }): string {
   const form = new URLSearchParams({
@@ -94,37 +102,48 @@ export function requestForm(r: {
   });
   if (r.mode === 'subscribe') {
     form.set('hub.lease_seconds', String(r.leaseSeconds));
-    form.set('hub.secret', r.secret);
+    if (r.secret !== null) form.set('hub.secret', r.secret);
   }
   return form.toString();
 }
 
-/** The answer to a hub's GET (§5.3.1): confirm (2xx, echoing hub.challenge) only when the mode and topic match the
- *  request we are waiting on; a denial (§5.2, hub.mode=denied) of the pending subscribe is taken; anything else is
- *  refused (404), so no one can make us confirm a subscription we did not ask for. */
-export function decideHubQuery(pending: PendingRequest | null, q: HubQuery): HubQueryDecision {
-  if (pending === null || q.topic !== pending.topic) return { kind: 'refuse' };
-  if (q.mode === 'denied')
-    return pending.mode === 'subscribe'
-      ? { kind: 'denied', reason: q.reason?.slice(0, 500) || null }
-      : { kind: 'refuse' };
-  if (q.mode !== pending.mode || !q.challenge) return { kind: 'refuse' };
-  const lease =
+/** §5.1: hub.secret SHOULD only be sent over HTTPS. A plain-http hub gets none, so its pushes carry no signature and
+ *  are taken only as a sign that the feed changed (the feed is polled). */
+export function hubGetsSecret(hubUrl: string): boolean {
+  return hubUrl.startsWith('https:');
+}
+
+/** The answer to a hub's GET (§5.3.1, §5.2). A denial naming the subscription's topic is taken at any time, even of a
+ *  subscription verified earlier (§5.2: "at any point"). A verification is confirmed (2xx, echoing hub.challenge) only
+ *  when its mode and topic match the request awaiting verification at this callback; anything else is refused (404),
+ *  so no one can make us confirm a subscription we did not ask for. A granted lease longer than the one asked is
+ *  taken as the one asked: the subscription is renewed on our schedule, not the hub's. */
+export function decideHubQuery(state: CallbackState, q: HubQuery): HubQueryDecision {
+  if (q.topic !== state.topic) return { kind: 'refuse' };
+  if (q.mode === 'denied') return { kind: 'denied', reason: q.reason?.slice(0, 500) || null };
+  if (state.pending === null || q.mode !== state.pending || !q.challenge) return { kind: 'refuse' };
+  const granted =
     q.leaseSeconds !== undefined && /^\d{1,9}$/.test(q.leaseSeconds)
       ? Number(q.leaseSeconds)
       : null;
   // §5.3.1: hub.lease_seconds is REQUIRED on subscribe; a verification without one is not a subscription we know.
-  if (pending.mode === 'subscribe' && (lease === null || lease <= 0)) return { kind: 'refuse' };
-  return { kind: 'confirm', mode: pending.mode, challenge: q.challenge, leaseSeconds: lease };
+  if (state.pending === 'subscribe' && (granted === null || granted <= 0))
+    return { kind: 'refuse' };
+  const lease = granted === null ? null : Math.min(granted, state.askedLeaseSeconds);
+  return { kind: 'confirm', mode: state.pending, challenge: q.challenge, leaseSeconds: lease };
 }
 
-/** §8: X-Hub-Signature is "method=signature", an HMAC of the exact body under the subscription's secret with sha1,
- *  sha256, sha384 or sha512. Missing, malformed, another method or a wrong digest: the content MUST be ignored. */
-export function checkSignature(
+/** §7.1: X-Hub-Signature is "method=signature", an HMAC of the exact body under the subscription's secret with sha1,
+ *  sha256, sha384 or sha512, checked as the body streams in: update() with each chunk, valid() at its end. Missing,
+ *  malformed or another method ('missing', 'invalid': the header alone says so, and the body need not be read) or a
+ *  wrong digest: the content MUST be ignored (§7.1.2). */
+export type SignatureVerifier = { update(chunk: Uint8Array): void; valid(): boolean };
+
+/** The verifier of a body signed by `header` (§7.1) under `secret`; see SignatureVerifier. */
+export function signatureVerifier(
   header: string | null | undefined,
-  body: Uint8Array,
   secret: string,
-): SignatureCheck {
+): SignatureVerifier | 'missing' | 'invalid' {
   if (!header) return 'missing';
   const eq = header.indexOf('=');
   const method = header.slice(0, eq).trim().toLowerCase();
@@ -133,26 +152,32 @@ export function checkSignature(
     .trim()
     .toLowerCase();
   if (eq < 0 || !SIGNATURE_METHODS.has(method) || !/^[0-9a-f]+$/.test(given)) return 'invalid';
-  const expected = createHmac(method, secret).update(body).digest();
-  const actual = Buffer.from(given, 'hex');
-  return actual.length === expected.length && timingSafeEqual(actual, expected)
-    ? 'valid'
-    : 'invalid';
+  const hmac: Hmac = createHmac(method, secret);
+  return {
+    update: (chunk) => void hmac.update(chunk),
+    valid() {
+      const expected = hmac.digest();
+      const actual = Buffer.from(given, 'hex');
+      return actual.length === expected.length && timingSafeEqual(actual, expected);
+    },
+  };
 }
 
-/** The unguessable part of a feed's callback URL: derived from its secret (which HMAC needs in clear anyway), so a
- *  renewal names the same callback and a new subscription (new secret) a new one, without storing a second secret. */
-export function callbackToken(secret: string, feedId: string): string {
-  return createHmac('sha256', secret)
-    .update(`feedsub websub callback ${feedId}`)
-    .digest('base64url');
-}
-
-/** Whether `given` is the feed's callback token, compared in constant time. */
-export function tokenMatches(given: string, secret: string, feedId: string): boolean {
+/** Whether `given` is the callback token `stored`, compared in constant time. */
+export function tokenMatches(given: string, stored: string | null): boolean {
+  if (stored === null) return false;
   const a = Buffer.from(given);
-  const b = Buffer.from(callbackToken(secret, feedId));
+  const b = Buffer.from(stored);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The host a hub's share of request and push slots counts by: the host of the hub URL we subscribed at. */
+export function hubHost(hubUrl: string): string {
+  try {
+    return new URL(hubUrl).host;
+  } catch {
+    return hubUrl;
+  }
 }
 
 /** The callback URL a hub is given: `<public_url>/websub/<feed id>/<token>`. */
@@ -170,6 +195,12 @@ export function renewalAt(verifiedAt: Date, leaseSeconds: number): Date {
 /** Seconds before retrying a failed (un)subscription request: 1 min doubling to 6 h. */
 export function retryDelaySeconds(attempts: number): number {
   return Math.min(21_600, 60 * 2 ** Math.min(20, Math.max(0, attempts - 1)));
+}
+
+/** Seconds a hub that accepted our `attempts`-th request in a row (§5.1.2: 202) has to verify it (§5.3) before it is
+ *  sent again: 10 min, doubling to 6 h, so a hub that accepts and never verifies is asked less and less often. */
+export function verifyWaitSeconds(attempts: number): number {
+  return Math.min(21_600, 600 * 2 ** Math.min(20, Math.max(0, attempts - 1)));
 }
 
 function relOf(params: string): string[] {

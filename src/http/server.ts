@@ -59,6 +59,12 @@ function healthz(ctx: Ctx, logger: Logger): (c: Context) => Promise<Response> {
 /** A client's X-Request-Id is kept when it is at most this long and made of letters, digits, '_', '-' and '='. */
 const REQUEST_ID_MAX = 128;
 
+/** The path as the access log shows it: a WebSub callback's token is a capability (whoever has it can push), so it is
+ *  left out: `/websub/<feed id>/…`. */
+export function loggedPath(path: string): string {
+  return path.startsWith('/websub/') ? path.replace(/^(\/websub\/[^/]*\/).+$/, '$1…') : path;
+}
+
 /** One line per request after it is answered. Probes (/healthz, /metrics) log at debug: a load balancer or Prometheus
  *  calls them every few seconds and would drown the outcome lines; so do requests whose client hung up before they
  *  were read (anyone can send those); everything else at info. */
@@ -71,7 +77,7 @@ function accessLog(logger: Logger): MiddlewareHandler {
     const applicationId = vars.applicationId;
     logger[quiet ? 'debug' : 'info']('http: request', {
       method: c.req.method,
-      path: c.req.path,
+      path: loggedPath(c.req.path),
       request_id: vars.requestId,
       status: c.res.status,
       duration_ms: Math.round(performance.now() - started),

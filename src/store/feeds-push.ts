@@ -30,3 +30,14 @@ export function pollFeedBy(db: Db, id: string, at: Date): void {
   });
   pollAgainBy(db, id, t);
 }
+
+/** A push announced a change without content we could take: the feed is polled by `at` at the latest (a poll running
+ *  now is followed by another by then), keeping the interval push allows. */
+export function pollPushedFeedBy(db: Db, id: string, at: Date): void {
+  const t = at.toISOString();
+  prepared(db, 'UPDATE feeds SET next_poll_at = min(next_poll_at, @t) WHERE id = @id').run({
+    id,
+    t,
+  });
+  pollAgainBy(db, id, t);
+}

@@ -2,12 +2,18 @@
 import type { Db } from '../db/open.ts';
 import { prepared, updateRow } from './sql.ts';
 
-export type WebSubStatus = 'subscribing' | 'active' | 'denied' | 'failed' | 'unsubscribing';
+export type WebSubStatus =
+  'subscribing' | 'active' | 'expired' | 'denied' | 'failed' | 'unsubscribing';
 export type WebSubRow = {
   feed_id: string;
   hub_url: string;
   topic_url: string;
-  secret: string;
+  /** hub.secret; null for a plain-http hub, which is never sent one. */
+  secret: string | null;
+  /** The token of the callback named by the latest request. */
+  callback_token: string;
+  /** The token of the verified callback a pending renewal replaces; it takes pushes until the renewal is verified. */
+  previous_token: string | null;
   status: WebSubStatus;
   pending: 'subscribe' | 'unsubscribe' | null;
   lease_expires_at: string | null;
@@ -26,22 +32,22 @@ export function getWebSub(db: Db, feedId: string): WebSubRow | undefined {
     WebSubRow | undefined;
 }
 
-/** Starts a subscription of the feed to `hub` for `topic` with a new secret, due now; replaces one for another hub or
- *  topic (its callback, derived from the old secret, stops answering). */
+/** Starts a subscription of the feed to `hub` for `topic` with a new secret (null for a plain-http hub) and callback
+ *  token, due now; replaces one for another hub or topic (its callbacks stop answering). */
 export function startWebSub(
   db: Db,
-  r: { feedId: string; hub: string; topic: string; secret: string },
+  r: { feedId: string; hub: string; topic: string; secret: string | null; token: string },
   now: Date,
 ): void {
   const t = now.toISOString();
   prepared(
     db,
-    `INSERT INTO websub_subscriptions (feed_id, hub_url, topic_url, secret, status, pending, next_action_at, created_at,
-       updated_at)
-     VALUES (@feedId, @hub, @topic, @secret, 'subscribing', 'subscribe', @t, @t, @t)
-     ON CONFLICT (feed_id) DO UPDATE SET hub_url = @hub, topic_url = @topic, secret = @secret, status = 'subscribing',
-       pending = 'subscribe', lease_expires_at = NULL, next_action_at = @t, attempts = 0, last_error = NULL,
-       updated_at = @t`,
+    `INSERT INTO websub_subscriptions (feed_id, hub_url, topic_url, secret, callback_token, status, pending,
+       next_action_at, created_at, updated_at)
+     VALUES (@feedId, @hub, @topic, @secret, @token, 'subscribing', 'subscribe', @t, @t, @t)
+     ON CONFLICT (feed_id) DO UPDATE SET hub_url = @hub, topic_url = @topic, secret = @secret, callback_token = @token,
+       previous_token = NULL, status = 'subscribing', pending = 'subscribe', lease_expires_at = NULL,
+       next_action_at = @t, attempts = 0, last_error = NULL, updated_at = @t`,
   ).run({ ...r, t });
 }
 

@@ -16,7 +16,7 @@ import {
 import { createLoop, type Loop } from './loop.ts';
 import { createMaintenance } from './maintenance.ts';
 import { createPollerDeps, pollFill, type PollerDeps } from './poller.ts';
-import { WEBSUB_TICK_MS, webSubTick } from './websub.ts';
+import { createWebSubRequests, WEBSUB_TICK_MS, type WebSubRequests } from './websub.ts';
 import { receivePush, type PushDeps, type PushResult } from './websub-apply.ts';
 import type { Pool } from './pool.ts';
 
@@ -24,8 +24,10 @@ export type Workers = {
   poller: Loop;
   deliverer: Loop;
   maintenance: Loop;
-  /** WebSub (un)subscription requests to hubs (issue 14). */
+  /** WebSub (un)subscription requests to hubs. */
   websub: Loop;
+  /** The WebSub loop's requests in flight (tests start ticks and await them through this). */
+  webSubRequests: WebSubRequests;
   /** Stores a verified WebSub content delivery (ctx.receivePush). */
   receivePush: NonNullable<Ctx['receivePush']>;
   pollerDeps: PollerDeps;
@@ -61,13 +63,14 @@ export function createWorkers(
   });
   const { deliverer, delivererDeps } = createDeliverer(ctx, hookAgent, logger, telemetry);
   const maintenance = createMaintenance(ctx, logger, telemetry);
-  const { websub, receivePush } = createWebSub(ctx, feedAgent, parsePool, logger);
+  const { websub, webSubRequests, receivePush } = createWebSub(ctx, feedAgent, parsePool, logger);
   const loops = [poller, deliverer, maintenance, websub];
   return {
     poller,
     deliverer,
     maintenance,
     websub,
+    webSubRequests,
     receivePush,
     pollerDeps,
     delivererDeps,
@@ -81,6 +84,7 @@ export function createWorkers(
       const [polled, delivered] = await Promise.all([
         pollerDeps.pool.drain(left()),
         drainDeliveries(delivererDeps, left()),
+        settledOrLate(webSubRequests.settled(), left()),
       ]);
       if (!polled)
         logger.warn(
@@ -215,10 +219,14 @@ function createWebSub(
   agent: Agent,
   parsePool: ParsePool,
   logger: Logger,
-): { websub: Loop; receivePush: Workers['receivePush'] } {
+): { websub: Loop; webSubRequests: WebSubRequests; receivePush: Workers['receivePush'] } {
   const log = logger.child({ loop: 'websub' });
-  const deps = { agent, userAgent: userAgent(ctx.config), logger: log };
-  const websub = createLoop('websub', () => webSubTick(ctx, deps), {
+  const webSubRequests = createWebSubRequests(ctx, {
+    agent,
+    userAgent: userAgent(ctx.config),
+    logger: log,
+  });
+  const websub = createLoop('websub', () => webSubRequests.tick(), {
     idleMs: WEBSUB_TICK_MS,
     logger,
   });
@@ -229,8 +237,16 @@ function createWebSub(
   };
   return {
     websub,
+    webSubRequests,
     receivePush: (push) => logPush(pushDeps, push, receivePush(ctx, pushDeps, push)),
   };
+}
+
+/** Resolves when `p` settles or after `ms`, whichever comes first. */
+async function settledOrLate(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p, new Promise((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
 }
 
 /** Awaits a push's storing and logs its outcome, one line. */

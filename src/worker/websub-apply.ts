@@ -6,7 +6,13 @@ import type { Ctx } from '../context.ts';
 import type { FetchMeta } from '../feed/fetch.ts';
 import { EntryList } from '../feed/entry-list.ts';
 import type { DocumentReply, DocumentRequest } from '../feed/parse-worker.ts';
-import { advertisedLinks, SECRET_BYTES, webSubTarget } from '../feed/websub.ts';
+import {
+  advertisedLinks,
+  CALLBACK_TOKEN_BYTES,
+  hubGetsSecret,
+  SECRET_BYTES,
+  webSubTarget,
+} from '../feed/websub.ts';
 import type { Logger } from '../log.ts';
 import { getFeed, type FeedRow } from '../store/feeds.ts';
 import { recordPushedDocument } from '../store/feeds-push.ts';
@@ -29,8 +35,8 @@ export type PushResult =
   { kind: 'stored'; newEntries: number; events: number } | { kind: 'ignored'; reason: string };
 
 /** Inside the poll transaction, after a parsed document is stored: when server.public_url is set and the feed is
- *  subscribed to, a hub it advertises gets a subscription (a new hub or topic: a new one, with a new secret); a hub no
- *  longer advertised makes the WebSub loop look now (and unsubscribe). */
+ *  subscribed to, a hub it advertises gets a subscription (a new hub or topic: a new one, with a new secret, none for a
+ *  plain-http hub); a hub no longer advertised makes the WebSub loop look now (and unsubscribe). */
 export function noteWebSub(ctx: Ctx, feedId: string, outcome: Parsed, now: Date): void {
   if (ctx.config.server.public_url === '') return;
   const { meta, parsed } = outcome;
@@ -46,8 +52,9 @@ export function noteWebSub(ctx: Ctx, feedId: string, outcome: Parsed, now: Date)
   }
   if (row !== undefined && row.hub_url === found.hub && row.topic_url === found.topic) return;
   if (!feedHasActiveSubscription(ctx.db, feedId)) return;
-  const secret = randomBytes(SECRET_BYTES).toString('hex');
-  startWebSub(ctx.db, { feedId, hub: found.hub, topic: found.topic, secret }, now);
+  const secret = hubGetsSecret(found.hub) ? randomBytes(SECRET_BYTES).toString('hex') : null;
+  const token = randomBytes(CALLBACK_TOKEN_BYTES).toString('base64url');
+  startWebSub(ctx.db, { feedId, hub: found.hub, topic: found.topic, secret, token }, now);
 }
 
 /** Reads a pushed body (verified by its signature) as the feed's document and stores its entries in one transaction,

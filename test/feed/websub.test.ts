@@ -5,16 +5,18 @@ import { parseFeed } from '../../src/feed/parse.ts';
 import { pushedLimits } from '../../src/feed/schedule.ts';
 import {
   advertisedLinks,
-  callbackToken,
   callbackUrl,
-  checkSignature,
   decideHubQuery,
+  hubGetsSecret,
   linksFromHeader,
   linksFromHtml,
   renewalAt,
   requestForm,
+  signatureVerifier,
   tokenMatches,
+  verifyWaitSeconds,
   webSubTarget,
+  type CallbackState,
   type HubQuery,
 } from '../../src/feed/websub.ts';
 
@@ -65,13 +67,18 @@ describe('hub discovery', () => {
     });
   });
 
-  it('takes the Link headers first and the document only for what they lack (§4)', () => {
+  it('takes the Link headers alone when they name a hub, the document only in their absence, never a mix (§4)', () => {
     const doc = { hub: 'https://doc-hub.example/', self: 'https://example.org/doc-self' };
     assert.deepEqual(advertisedLinks('<https://h.example/>; rel="hub"', BASE, doc), {
       hub: 'https://h.example/',
-      self: 'https://example.org/doc-self',
+      self: null,
     });
+    assert.deepEqual(
+      advertisedLinks('<https://h.example/>; rel="hub", </s>; rel="self"', BASE, doc),
+      { hub: 'https://h.example/', self: 'https://example.org/s' },
+    );
     assert.deepEqual(advertisedLinks(null, BASE, doc), doc);
+    assert.deepEqual(advertisedLinks('</x.css>; rel="preload"', BASE, doc), doc);
   });
 
   it('subscribes to the self URL, else the fetched URL; nothing without a hub', () => {
@@ -84,6 +91,22 @@ describe('hub discovery', () => {
 });
 
 describe('subscription requests and verification of intent', () => {
+  it('sends hub.secret only to an https hub (§5.1: only over HTTPS)', () => {
+    assert.equal(hubGetsSecret('https://hub.example/'), true);
+    assert.equal(hubGetsSecret('http://hub.example/'), false);
+    const form = new URLSearchParams(
+      requestForm({
+        mode: 'subscribe',
+        topic: BASE,
+        callback: 'https://me/c',
+        secret: null,
+        leaseSeconds: 3600,
+      }),
+    );
+    assert.equal(form.has('hub.secret'), false);
+    assert.equal(form.get('hub.lease_seconds'), '3600');
+  });
+
   it('forms a subscribe with callback, mode, topic, lease and secret; an unsubscribe without the last two', () => {
     const r = {
       topic: BASE,
@@ -111,7 +134,8 @@ describe('subscription requests and verification of intent', () => {
     reason: undefined,
     ...over,
   });
-  const pending = { mode: 'subscribe' as const, topic: BASE };
+  const pending: CallbackState = { topic: BASE, pending: 'subscribe', askedLeaseSeconds: 864_000 };
+  const settled: CallbackState = { ...pending, pending: null };
 
   it('confirms only the pending request: same mode and topic, a challenge, and a lease on subscribe', () => {
     assert.deepEqual(decideHubQuery(pending, q({})), {
@@ -120,7 +144,7 @@ describe('subscription requests and verification of intent', () => {
       challenge: 'c1',
       leaseSeconds: 3600,
     });
-    assert.equal(decideHubQuery(null, q({})).kind, 'refuse');
+    assert.equal(decideHubQuery(settled, q({})).kind, 'refuse');
     assert.equal(decideHubQuery(pending, q({ topic: 'https://other/' })).kind, 'refuse');
     assert.equal(decideHubQuery(pending, q({ mode: 'unsubscribe' })).kind, 'refuse');
     assert.equal(decideHubQuery(pending, q({ challenge: undefined })).kind, 'refuse');
@@ -128,32 +152,54 @@ describe('subscription requests and verification of intent', () => {
     assert.equal(decideHubQuery(pending, q({ leaseSeconds: '-5' })).kind, 'refuse');
     assert.deepEqual(
       decideHubQuery(
-        { mode: 'unsubscribe', topic: BASE },
+        { ...pending, pending: 'unsubscribe' },
         q({ mode: 'unsubscribe', leaseSeconds: undefined }),
       ),
       { kind: 'confirm', mode: 'unsubscribe', challenge: 'c1', leaseSeconds: null },
     );
   });
 
-  it('takes a denial of the pending subscribe for its topic, with the reason (§5.2)', () => {
-    assert.deepEqual(decideHubQuery(pending, q({ mode: 'denied', reason: 'quota' })), {
-      kind: 'denied',
-      reason: 'quota',
+  it('takes a granted lease longer than the one asked as the one asked', () => {
+    const asked = { ...pending, askedLeaseSeconds: 7200 };
+    assert.equal(decideHubQuery(asked, q({ leaseSeconds: '999999999' })).kind, 'confirm');
+    assert.deepEqual(decideHubQuery(asked, q({ leaseSeconds: '999999999' })), {
+      kind: 'confirm',
+      mode: 'subscribe',
+      challenge: 'c1',
+      leaseSeconds: 7200,
     });
+    assert.deepEqual(
+      (decideHubQuery(asked, q({ leaseSeconds: '600' })) as { leaseSeconds: number }).leaseSeconds,
+      600,
+    );
+  });
+
+  it('takes a denial for its topic at any time, pending or verified, with the reason (§5.2)', () => {
+    for (const state of [pending, settled])
+      assert.deepEqual(decideHubQuery(state, q({ mode: 'denied', reason: 'quota' })), {
+        kind: 'denied',
+        reason: 'quota',
+      });
     assert.equal(
-      decideHubQuery(pending, q({ mode: 'denied', topic: 'https://x/' })).kind,
+      decideHubQuery(settled, q({ mode: 'denied', topic: 'https://x/' })).kind,
       'refuse',
     );
   });
 
-  it('derives a callback token from the secret and compares it in constant time', () => {
-    const token = callbackToken('secret-a', 'f1');
-    assert.match(token, /^[A-Za-z0-9_-]{43}$/);
-    assert.ok(tokenMatches(token, 'secret-a', 'f1'));
-    assert.ok(!tokenMatches(token, 'secret-b', 'f1'));
-    assert.ok(!tokenMatches(token, 'secret-a', 'f2'));
-    assert.ok(!tokenMatches('short', 'secret-a', 'f1'));
+  it('compares a callback token in constant time, and builds the callback URL', () => {
+    const token = 'a'.repeat(43);
+    assert.ok(tokenMatches(token, token));
+    assert.ok(!tokenMatches(token, 'b'.repeat(43)));
+    assert.ok(!tokenMatches(token, null));
+    assert.ok(!tokenMatches('short', token));
     assert.equal(callbackUrl('https://me.example/', 'f1', 't'), 'https://me.example/websub/f1/t');
+  });
+
+  it('waits longer for each verification a hub accepted and never made: 10 min doubling to 6 h', () => {
+    assert.deepEqual(
+      [1, 2, 3, 6, 7, 40].map(verifyWaitSeconds),
+      [600, 1200, 2400, 19_200, 21_600, 21_600],
+    );
   });
 
   it('renews at 80 % of the lease, at least a minute before it ends, never before half of it', () => {
@@ -164,25 +210,33 @@ describe('subscription requests and verification of intent', () => {
   });
 });
 
-describe('X-Hub-Signature (§8)', () => {
+describe('X-Hub-Signature (§7.1)', () => {
   const body = Buffer.from('<feed>…</feed>');
   const sign = (alg: string, key = 'k') =>
     `${alg}=${createHmac(alg, key).update(body).digest('hex')}`;
+  /** The verifier's verdict on `data`, fed in two chunks as a stream would. */
+  const check = (header: string | undefined, data: Uint8Array, secret = 'k') => {
+    const v = signatureVerifier(header, secret);
+    if (typeof v === 'string') return v;
+    v.update(data.subarray(0, 3));
+    v.update(data.subarray(3));
+    return v.valid() ? 'valid' : 'invalid';
+  };
 
   for (const alg of ['sha1', 'sha256', 'sha384', 'sha512'])
-    it(`accepts a right ${alg} signature, in either case`, () => {
-      assert.equal(checkSignature(sign(alg), body, 'k'), 'valid');
-      assert.equal(checkSignature(sign(alg).toUpperCase(), body, 'k'), 'valid');
+    it(`accepts a right ${alg} signature, in either case, over a body in chunks`, () => {
+      assert.equal(check(sign(alg), body), 'valid');
+      assert.equal(check(sign(alg).toUpperCase(), body), 'valid');
     });
 
   it('refuses a wrong key, another body, an unknown method, garbage, and notes a missing one', () => {
-    assert.equal(checkSignature(sign('sha256', 'other'), body, 'k'), 'invalid');
-    assert.equal(checkSignature(sign('sha256'), Buffer.from('x'), 'k'), 'invalid');
-    assert.equal(checkSignature(sign('md5'), body, 'k'), 'invalid');
-    assert.equal(checkSignature('sha256', body, 'k'), 'invalid');
-    assert.equal(checkSignature('sha256=zz', body, 'k'), 'invalid');
-    assert.equal(checkSignature(sign('sha256').slice(0, -2), body, 'k'), 'invalid');
-    assert.equal(checkSignature(undefined, body, 'k'), 'missing');
+    assert.equal(check(sign('sha256', 'other'), body), 'invalid');
+    assert.equal(check(sign('sha256'), Buffer.from('xxxx')), 'invalid');
+    assert.equal(signatureVerifier(sign('md5'), 'k'), 'invalid');
+    assert.equal(signatureVerifier('sha256', 'k'), 'invalid');
+    assert.equal(signatureVerifier('sha256=zz', 'k'), 'invalid');
+    assert.equal(check(sign('sha256').slice(0, -2), body), 'invalid');
+    assert.equal(signatureVerifier(undefined, 'k'), 'missing');
   });
 });
 

@@ -13,7 +13,7 @@ import {
   pollHours,
   prunePollHours,
 } from '../../src/store/feed-poll-hours.ts';
-import { pollFeedBy } from '../../src/store/feeds-push.ts';
+import { pollFeedBy, pollPushedFeedBy } from '../../src/store/feeds-push.ts';
 import { clearBackfills } from '../../src/store/subscriptions.ts';
 import * as websub from '../../src/store/websub-subscriptions.ts';
 import type { Fixture } from './exercise.ts';
@@ -65,7 +65,7 @@ export function exerciseTraceAndCharts(db: Db, now: Date, fx: Fixture): void {
 /** The WebSub loop's rows and the push path's schedule change, for the fixture's feed. */
 export function exerciseWebSub(db: Db, now: Date, fx: Fixture): void {
   const hub = { feedId: fx.feed, hub: 'https://hub.example/', topic: 'https://feeds.example/f' };
-  websub.startWebSub(db, { ...hub, secret: 'a'.repeat(64) }, now);
+  websub.startWebSub(db, { ...hub, secret: 'a'.repeat(64), token: 't'.repeat(43) }, now);
   websub.getWebSub(db, fx.feed);
   websub.updateWebSub(db, fx.feed, { status: 'active', last_push_at: now.toISOString() }, now);
   websub.dueWebSubs(db, now, 16);
@@ -73,4 +73,5 @@ export function exerciseWebSub(db: Db, now: Date, fx: Fixture): void {
   websub.webSubFeedIdle(db, fx.feed, now);
   websub.deleteWebSub(db, fx.feed);
   pollFeedBy(db, fx.feed, now);
+  pollPushedFeedBy(db, fx.feed, now);
 }

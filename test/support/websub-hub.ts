@@ -1,8 +1,19 @@
 // A WebSub hub on 127.0.0.1, written from the W3C WebSub Recommendation's hub role (not from any hub's code): takes
-// (un)subscription requests (§5.1), verifies intent at the callback (§5.3) or denies (§5.2), and distributes content
-// (§7) signed with the subscriber's secret (§8). Knobs: refuse requests, deny, grant another lease, sign badly.
+// (un)subscription requests (§5.1), verifies intent at the callback (§5.3) or denies (§5.2, also later), and
+// distributes content (§7) signed with the subscriber's secret (§7.1); a callback that answers 410 is dropped (§7).
+// Knobs: refuse requests, accept and never verify, deny, grant another lease, sign badly. Over TLS with the test
+// certificate (test/fixtures/tls): a subscriber sends hub.secret only to an https hub, and trusts that certificate
+// when NODE_EXTRA_CA_CERTS names it (npm test sets it; tests that start feedsub pass it on).
 import { createHmac, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 export type HubSubscription = {
@@ -20,11 +31,16 @@ export type Hub = {
   subscriptions: Map<string, HubSubscription>;
   requests: HubRequest[];
   verifications: Verification[];
-  /** How the next requests are answered: accept (202 then verify), deny (202 then hub.mode=denied), or a status. */
-  mode: 'accept' | 'deny' | number;
+  /** How the next requests are answered: accept (202 then verify), silent (202, never verified), deny (202 then
+   *  hub.mode=denied), hang (never answered, until close), or a status. */
+  mode: 'accept' | 'silent' | 'deny' | 'hang' | number;
   /** The lease the hub grants (§5.3.1 hub.lease_seconds), whatever was asked; null: what was asked, else 864000. */
   grantSeconds: number | null;
-  /** Distributes `body` to every verified subscriber of `topic` (§7), signed with `algorithm` (§8), or with a wrong
+  /** Callbacks that answered a distribution 410 Gone, which the hub dropped (§7). */
+  gone: string[];
+  /** Denies a verified subscription (§5.2: at any time); resolves with the callback's status. */
+  denyLater(callback: string): Promise<number>;
+  /** Distributes `body` to every verified subscriber of `topic` (§7), signed with `algorithm` (§7.1), or with a wrong
    *  key when `forge`; resolves with each callback's status. */
   publish(
     topic: string,
@@ -34,8 +50,14 @@ export type Hub = {
   close(): Promise<void>;
 };
 
-/** Starts the hub on a free port. */
-export async function startHub(): Promise<Hub> {
+/** The test certificate, which NODE_EXTRA_CA_CERTS must name for a subscriber to trust the https hub. */
+export const TEST_CA = new URL('../fixtures/tls/cert.pem', import.meta.url).pathname;
+
+/** Starts the hub on a free port: over https with the test certificate unless `tls` is false. */
+export async function startHub(opts: { tls?: boolean } = {}): Promise<Hub> {
+  const tls = opts.tls ?? true;
+  if (tls && resolve(process.env.NODE_EXTRA_CA_CERTS ?? '') !== TEST_CA)
+    throw new Error(`websub-hub: run with NODE_EXTRA_CA_CERTS=${TEST_CA} (npm test sets it)`);
   const hub: Hub = {
     url: '',
     subscriptions: new Map(),
@@ -43,10 +65,12 @@ export async function startHub(): Promise<Hub> {
     verifications: [],
     mode: 'accept',
     grantSeconds: null,
+    gone: [],
+    denyLater: (callback) => denyLater(hub, callback),
     publish: (topic, body, opts = {}) => publish(hub, topic, body, opts),
     close: () => close(server),
   };
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -58,6 +82,7 @@ export async function startHub(): Promise<Hub> {
         form,
       };
       hub.requests.push(r);
+      if (hub.mode === 'hang') return;
       // §5.1.2: a hub that accepts the request answers 202 and verifies asynchronously.
       const valid = ['subscribe', 'unsubscribe'].includes(r.mode) && r.callback && r.topic;
       if (typeof hub.mode === 'number' || !valid) {
@@ -65,13 +90,19 @@ export async function startHub(): Promise<Hub> {
         return;
       }
       res.writeHead(202).end();
+      if (hub.mode === 'silent') return;
       const denied = hub.mode === 'deny' && r.mode === 'subscribe';
       setImmediate(() => void (denied ? deny(r) : verify(hub, r)));
     });
-  });
+  };
+  const fixture = (name: string) =>
+    readFileSync(new URL(`../fixtures/tls/${name}`, import.meta.url));
+  const server: Server = tls
+    ? createHttpsServer({ key: fixture('key.pem'), cert: fixture('cert.pem') }, handle)
+    : createHttpServer(handle);
   hub.url = await new Promise<string>((resolve) =>
     server.listen(0, '127.0.0.1', () =>
-      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`),
+      resolve(`${tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}/`),
     ),
   );
   return hub;
@@ -107,16 +138,27 @@ async function verify(hub: Hub, r: HubRequest): Promise<void> {
   }
 }
 
-/** §5.2: the hub denies the subscription by a GET with hub.mode=denied, the topic and a reason. */
-async function deny(r: HubRequest): Promise<void> {
+/** §5.2: the hub denies the subscription by a GET with hub.mode=denied, the topic and a reason; resolves with the
+ *  callback's status (0 when unreachable). */
+async function deny(r: { callback: string; topic: string }): Promise<number> {
   const url = new URL(r.callback);
   url.searchParams.set('hub.mode', 'denied');
   url.searchParams.set('hub.topic', r.topic);
   url.searchParams.set('hub.reason', 'not on the list');
-  await fetch(url, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+  const res = await fetch(url, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+  await res?.arrayBuffer();
+  return res?.status ?? 0;
 }
 
-/** §7: POST the content to each subscriber of the topic; §8: X-Hub-Signature: method=HMAC(secret, body). */
+/** §5.2: "The subscription MAY be denied by the hub at any point (even if it was previously accepted)". */
+async function denyLater(hub: Hub, callback: string): Promise<number> {
+  const s = hub.subscriptions.get(callback);
+  if (s === undefined) throw new Error(`websub-hub: no verified subscription at ${callback}`);
+  hub.subscriptions.delete(callback);
+  return deny(s);
+}
+
+/** §7: POST the content to each subscriber of the topic; §7.1: X-Hub-Signature: method=HMAC(secret, body). */
 async function publish(
   hub: Hub,
   topic: string,
@@ -137,6 +179,11 @@ async function publish(
       }
       const res = await fetch(s.callback, { method: 'POST', headers, body });
       await res.arrayBuffer();
+      // §7: 410 means the subscription was deleted; the hub ends it.
+      if (res.status === 410) {
+        hub.subscriptions.delete(s.callback);
+        hub.gone.push(s.callback);
+      }
       return res.status;
     }),
   );

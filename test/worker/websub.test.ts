@@ -8,7 +8,6 @@ import { deleteUnusedFeed, getFeed } from '../../src/store/feeds.ts';
 import { getWebSub } from '../../src/store/websub-subscriptions.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
 import { pollTick } from '../../src/worker/poll-round.ts';
-import { webSubTick } from '../../src/worker/websub.ts';
 import { until } from '../support/deadline.ts';
 import { startOrigin, type Origin } from '../support/servers.ts';
 import { startHub, type Hub } from '../support/websub-hub.ts';
@@ -81,12 +80,11 @@ describe('WebSub subscriber', () => {
     await workers.close();
   });
 
-  const websubDeps = () => ({
-    agent: workers.pollerDeps.refresh.agent,
-    userAgent: 'test',
-    logger: silentLogger,
-  });
-  const tick = () => webSubTick(w.ctx, websubDeps());
+  /** One tick of the WebSub loop, and the requests it started, to their end. */
+  const tick = async () => {
+    await workers.webSubRequests.tick();
+    await workers.webSubRequests.settled();
+  };
   const poll = () => pollTick(w.ctx, workers.pollerDeps, { all: true });
   const entryEvents = () =>
     (
@@ -201,19 +199,139 @@ describe('WebSub subscriber', () => {
     assert.ok(Date.parse(f.next_poll_at) - w.clock.now().getTime() >= 3600 * 900);
   });
 
-  it('renews the lease at 80 % of it', async () => {
-    const { feed } = await pushed();
+  it('renews the lease at 80 % of it, on a new callback; the one it replaces answers 410 once the renewal is verified', async () => {
+    const { feed, self } = await pushed();
     const first = getWebSub(w.ctx.db, feed)!;
     assert.equal(Date.parse(first.next_action_at) - w.clock.now().getTime(), LEASE * 800);
     w.clock.advance(LEASE * 800 - 1000);
     await tick();
     assert.equal(hub.requests.length, 1, 'nothing sent before 80 % of the lease');
     w.clock.advance(1000);
+    hub.mode = 'silent';
     await tick();
-    await until(() => hub.verifications.length === 2, 2000, 'renewal verified');
+    const [old, renewal] = hub.requests.map((r) => r.callback);
+    assert.notEqual(renewal, old, 'a renewal names a new callback (§5.1.1)');
+    // Until the hub verifies the renewal, its pushes to the verified callback are taken.
+    assert.deepEqual(await hub.publish(self, atom([1, 2, 3], hub.url, self)), [202]);
+    assert.deepEqual(entryEvents(), ['urn:e3']);
+    hub.mode = 'accept';
+    w.clock.advance(600_000);
+    await tick();
+    await until(
+      () => hub.subscriptions.has(hub.requests.at(-1)!.callback),
+      2000,
+      'renewal verified',
+    );
     const renewed = getWebSub(w.ctx.db, feed)!;
     assert.equal(renewed.status, 'active');
+    assert.equal(renewed.previous_token, null);
     assert.equal(Date.parse(renewed.lease_expires_at!) - w.clock.now().getTime(), LEASE * 1000);
+    // The hub holds two subscriptions now; the replaced callback answers 410 and the hub drops it.
+    assert.deepEqual(
+      (await hub.publish(self, atom([1, 2, 3, 4], hub.url, self))).sort(),
+      [202, 410],
+    );
+    assert.deepEqual(hub.gone, [old]);
+    assert.deepEqual(entryEvents(), ['urn:e3', 'urn:e4']);
+  });
+
+  it('asks a hub that accepts and never verifies again after 10 min, then 20, then 40', async () => {
+    hub.mode = 'silent';
+    const { feed } = await advertised(hub.url);
+    const waits: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      await tick();
+      const row = getWebSub(w.ctx.db, feed)!;
+      waits.push((Date.parse(row.next_action_at) - w.clock.now().getTime()) / 60_000);
+      w.clock.advance(Date.parse(row.next_action_at) - w.clock.now().getTime());
+    }
+    assert.deepEqual(waits, [10, 20, 40]);
+    assert.equal(hub.requests.length, 3);
+  });
+
+  it('takes a denial of a verified subscription: push stops, the feed is due now, its callback answers 410', async () => {
+    const { feed, self } = await pushed();
+    w.clock.advance(120_000);
+    await poll(); // at the push schedule: an hour away
+    const callback = [...hub.subscriptions.keys()][0]!;
+    assert.equal(await hub.denyLater(callback), 200);
+    const row = getWebSub(w.ctx.db, feed)!;
+    assert.equal(row.status, 'denied');
+    assert.match(row.last_error!, /not on the list/);
+    assert.ok(Date.parse(getFeed(w.ctx.db, feed)!.next_poll_at) <= w.clock.now().getTime());
+    const status = await fetch(callback, {
+      method: 'POST',
+      headers: { 'x-hub-signature': 'sha256=00' },
+      body: atom([1, 9], hub.url, self),
+    }).then((r) => r.status);
+    assert.equal(status, 410);
+  });
+
+  it('notices a lease that ends without a verified renewal: status expired, the feed due now, asked again later', async () => {
+    const { feed } = await pushed();
+    w.clock.advance(120_000);
+    await poll(); // at the push schedule: an hour away
+    hub.mode = 'silent';
+    w.clock.advance(LEASE * 800 - 120_000);
+    await tick(); // the renewal, accepted and never verified
+    assert.equal(getWebSub(w.ctx.db, feed)!.status, 'active');
+    w.clock.advance(LEASE * 200);
+    await tick();
+    const row = getWebSub(w.ctx.db, feed)!;
+    assert.equal(row.status, 'expired');
+    assert.match(row.last_error!, /lease ended/);
+    assert.ok(Date.parse(getFeed(w.ctx.db, feed)!.next_poll_at) <= w.clock.now().getTime());
+    assert.ok(Date.parse(row.next_action_at) > w.clock.now().getTime());
+    const view = (await w.call('GET', `/v1/feeds/${feed}`, { key })).body;
+    assert.equal(view.push.status, 'expired');
+  });
+
+  it('sends no secret to a plain-http hub and takes its push as a sign of change: the feed is polled, at most once per min interval', async () => {
+    const plain = await startHub({ tls: false });
+    try {
+      const { feed, self } = await advertised(plain.url);
+      await tick();
+      await until(() => getWebSub(w.ctx.db, feed)?.status === 'active', 2000, 'verified');
+      assert.equal(plain.requests[0]!.form.has('hub.secret'), false);
+      assert.equal(getWebSub(w.ctx.db, feed)!.secret, null);
+      w.clock.advance(120_000);
+      await poll(); // at the push schedule: an hour away
+      const polledAt = Date.parse(getFeed(w.ctx.db, feed)!.last_polled_at!);
+      w.clock.advance(10_000);
+      assert.deepEqual(await plain.publish(self, atom([1, 2, 3], plain.url, self)), [202]);
+      assert.deepEqual(entryEvents(), [], 'an unsigned body is never taken as content');
+      assert.equal(Date.parse(getFeed(w.ctx.db, feed)!.next_poll_at), polledAt + 60_000);
+      w.clock.advance(60_000);
+      assert.deepEqual(await plain.publish(self, atom([1, 2, 3], plain.url, self)), [202]);
+      assert.ok(Date.parse(getFeed(w.ctx.db, feed)!.next_poll_at) <= w.clock.now().getTime());
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('gives a hub that never answers two request slots, while another hub’s requests go through', async () => {
+    const slow = await startHub();
+    slow.mode = 'hang';
+    try {
+      const stuck = [
+        await advertised(slow.url),
+        await advertised(slow.url),
+        await advertised(slow.url),
+      ];
+      const other = await advertised(hub.url);
+      void workers.webSubRequests.tick();
+      await until(
+        () => getWebSub(w.ctx.db, other.feed)?.status === 'active',
+        2000,
+        'the other hub verified',
+      );
+      assert.equal(slow.requests.length, 2);
+      assert.equal(workers.webSubRequests.inFlight, 2);
+      assert.deepEqual(stuck.map((s) => getWebSub(w.ctx.db, s.feed)!.attempts).sort(), [0, 1, 1]);
+    } finally {
+      await slow.close();
+      await workers.webSubRequests.settled();
+    }
   });
 
   it('unsubscribes at the hub when the feed’s last subscription is deleted', async () => {
@@ -281,7 +399,7 @@ describe('WebSub subscriber', () => {
     }
   });
 
-  it('answers 404 to a callback it did not ask for: unknown feed, wrong token, another topic', async () => {
+  it('answers 404 to a verification it did not ask for, and 410 to a push to a callback that is not a live subscription', async () => {
     const { feed, self } = await pushed();
     const callback = hub.requests[0]!.callback;
     const get = (url: string) => fetch(url).then((r) => r.status);
@@ -289,11 +407,9 @@ describe('WebSub subscriber', () => {
     assert.equal(await get(`${callback}?${q}`), 404, 'no request pending');
     assert.equal(await get(`${publicUrl}/websub/${feed}/wrong?${q}`), 404);
     assert.equal(await get(`${callback.replace(feed, 'f'.repeat(24))}?${q}`), 404);
-    const post = await fetch(`${publicUrl}/websub/${feed}/${'a'.repeat(43)}`, {
-      method: 'POST',
-      body: 'x',
-    });
-    assert.equal(post.status, 404);
+    const post = (url: string) => fetch(url, { method: 'POST', body: 'x' }).then((r) => r.status);
+    assert.equal(await post(`${publicUrl}/websub/${feed}/${'a'.repeat(43)}`), 410);
+    assert.equal(await post(`${publicUrl}/websub/${'f'.repeat(24)}/${'a'.repeat(43)}`), 410);
   });
 
   it('subscribes to nothing without server.public_url', async () => {

@@ -120,16 +120,16 @@ export const FEED_SCHEMAS: Record<string, Schema> = {
   FeedPush: {
     type: 'object',
     description:
-      'WebSub push (issue 14): the hub the feed advertises and our subscription to it, made only when server.public_url is set. While status is active and the lease runs, entries arrive seconds after publication and polling is the slower fallback (poll.push_interval_seconds).',
+      'WebSub push: the hub the feed advertises and our subscription to it, made only when server.public_url is set. While status is active and the lease runs, entries arrive seconds after publication and polling is the slower fallback (poll.push_interval_seconds); in every other status the feed is polled on its normal schedule, and when push stops it is polled at once.',
     required: ['hub', 'status', 'lease_expires_at', 'last_push_at'],
     properties: {
       hub: nullable(
         str({ description: 'The hub URL (Link header first, then the document); null when none.' }),
       ),
       status: {
-        enum: ['none', 'subscribing', 'active', 'denied', 'failed', 'unsubscribing'],
+        enum: ['none', 'subscribing', 'active', 'expired', 'denied', 'failed', 'unsubscribing'],
         description:
-          'none: no subscription (no hub, or server.public_url unset); subscribing: requested, awaiting the hub’s verification; active: verified, lease running; denied: the hub refused (asked again a day later); failed: the hub could not be reached or refused the request (retried with backoff; polled normally meanwhile); unsubscribing: the feed’s last subscription went.',
+          'none: no subscription (no hub, or server.public_url unset); subscribing: requested, awaiting the hub’s verification; active: verified, lease running; expired: the lease ended without a verified renewal (asked again with backoff); denied: the hub refused, at the request or later (asked again a day later); failed: the hub could not be reached or refused the request (retried with backoff); unsubscribing: the feed’s last subscription went.',
       },
       lease_expires_at: nullable(time),
       last_push_at: nullable(time),
