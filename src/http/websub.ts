@@ -58,7 +58,7 @@ export function webSubApp(ctx: Ctx, logger: Logger): Hono {
 /** A content distribution (§7): 410 unless the callback is a verified, live subscription (the hub may end it); 429
  *  past the feed's rate; 503 while every slot (or the hub's share) is taken. A subscription without a secret (a
  *  plain-http hub) cannot sign, so its push is taken only as a sign of change and the feed is polled; so is a signed
- *  push past poll.push_max_body_bytes or poll.push_timeout_seconds. A missing or wrong signature is answered 2xx like
+ *  push past poll.push_max_body_bytes (413, unread past the cap) or poll.push_timeout_seconds (408). A missing or wrong signature is answered 2xx like
  *  a right one (§7.1.2: the subscriber MUST ignore the content, and may acknowledge it so a forger learns nothing),
  *  and nothing of it is kept. A signed body is stored before the answer. */
 async function receive(
@@ -108,7 +108,9 @@ async function receive(
         reason: read.kind,
       });
       pollPushedFeed(ctx, feedId);
-      return read.kind === 'timeout' ? c.text('Request Timeout', 408) : c.body(null, 202);
+      return read.kind === 'timeout'
+        ? c.text('Request Timeout', 408)
+        : c.text('Payload Too Large', 413);
     }
     const push = ctx.receivePush;
     if (push !== undefined)

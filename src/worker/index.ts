@@ -225,8 +225,9 @@ function createWebSub(
     agent,
     userAgent: userAgent(ctx.config),
     logger: log,
+    wake: () => websub.nudge(),
   });
-  const websub = createLoop('websub', () => webSubRequests.tick(), {
+  const websub: Loop = createLoop('websub', () => webSubRequests.tick(), {
     idleMs: WEBSUB_TICK_MS,
     logger,
   });

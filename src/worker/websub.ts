@@ -26,7 +26,13 @@ import {
   type WebSubRow,
 } from '../store/websub-subscriptions.ts';
 
-export type WebSubDeps = { agent: Dispatcher; userAgent: string; logger: Logger };
+export type WebSubDeps = {
+  agent: Dispatcher;
+  userAgent: string;
+  logger: Logger;
+  /** Wakes the loop: a request ended, so a slot (and its hub's share) is free for the next due one. */
+  wake?: () => void;
+};
 /** The requests to hubs in flight: a tick claims what the free slots can start and returns without awaiting them. */
 export type WebSubRequests = {
   /** Starts the due requests that fit the slots; returns when to look again. */
@@ -63,6 +69,7 @@ export function createWebSubRequests(ctx: Ctx, deps: WebSubDeps): WebSubRequests
       const left = (perHub.get(hub) ?? 1) - 1;
       if (left === 0) perHub.delete(hub);
       else perHub.set(hub, left);
+      deps.wake?.();
     });
     running.set(a.row.feed_id, done);
   };

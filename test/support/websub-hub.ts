@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   createServer as createHttpServer,
+  request as httpRequest,
   type IncomingMessage,
   type Server,
   type ServerResponse,
@@ -23,8 +24,22 @@ export type HubSubscription = {
   leaseSeconds: number;
   verifiedAt: number;
 };
-export type HubRequest = { mode: string; callback: string; topic: string; form: URLSearchParams };
-export type Verification = { mode: string; callback: string; status: number; echoed: boolean };
+export type HubRequest = {
+  mode: string;
+  callback: string;
+  topic: string;
+  form: URLSearchParams;
+  /** performance.now() when it arrived. */
+  at: number;
+};
+export type Verification = {
+  mode: string;
+  callback: string;
+  status: number;
+  echoed: boolean;
+  headers: Record<string, string>;
+  at: number;
+};
 export type Hub = {
   url: string;
   /** Verified subscriptions by callback (§5.3: a subscription is active once its intent is verified). */
@@ -80,6 +95,7 @@ export async function startHub(opts: { tls?: boolean } = {}): Promise<Hub> {
         callback: form.get('hub.callback') ?? '',
         topic: form.get('hub.topic') ?? '',
         form,
+        at: performance.now(),
       };
       hub.requests.push(r);
       if (hub.mode === 'hang') return;
@@ -122,7 +138,14 @@ async function verify(hub: Hub, r: HubRequest): Promise<void> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
     const echoed = res.ok && (await res.text()) === challenge;
-    hub.verifications.push({ mode: r.mode, callback: r.callback, status: res.status, echoed });
+    hub.verifications.push({
+      mode: r.mode,
+      callback: r.callback,
+      status: res.status,
+      echoed,
+      headers: Object.fromEntries(res.headers),
+      at: performance.now(),
+    });
     if (!echoed) return;
     if (r.mode === 'unsubscribe') hub.subscriptions.delete(r.callback);
     else
@@ -134,7 +157,14 @@ async function verify(hub: Hub, r: HubRequest): Promise<void> {
         verifiedAt: Date.now(),
       });
   } catch {
-    hub.verifications.push({ mode: r.mode, callback: r.callback, status: 0, echoed: false });
+    hub.verifications.push({
+      mode: r.mode,
+      callback: r.callback,
+      status: 0,
+      echoed: false,
+      headers: {},
+      at: performance.now(),
+    });
   }
 }
 
@@ -193,5 +223,60 @@ function close(server: Server): Promise<void> {
   return new Promise((resolve) => {
     server.closeAllConnections();
     server.close(() => resolve());
+  });
+}
+
+/** What a hostile hub does with a callback it knows: a POST whose body is `size` bytes of `chunk` repeated, sent
+ *  `chunkBytes` at a time every `dripMs` (0: as fast as the socket takes it), with `declared` as its Content-Length
+ *  (undefined: chunked), signed under `secret` when given. Resolves with the status (0 when the callback hung up
+ *  first) and when it came (performance.now()). */
+export function pushRaw(
+  callback: string,
+  opts: {
+    size: number;
+    chunkBytes?: number;
+    dripMs?: number;
+    declared?: number;
+    secret?: string;
+    signature?: string;
+  },
+): Promise<{ status: number; at: number }> {
+  const chunkBytes = opts.chunkBytes ?? 64 * 1024;
+  const headers: Record<string, string> = { 'content-type': 'application/atom+xml' };
+  if (opts.declared !== undefined) headers['content-length'] = String(opts.declared);
+  if (opts.signature !== undefined) headers['x-hub-signature'] = opts.signature;
+  else if (opts.secret !== undefined) {
+    const hmac = createHmac('sha256', opts.secret);
+    for (let sent = 0; sent < opts.size; sent += chunkBytes)
+      hmac.update(Buffer.alloc(Math.min(chunkBytes, opts.size - sent), 0x61));
+    headers['x-hub-signature'] = `sha256=${hmac.digest('hex')}`;
+  }
+  return new Promise((resolve) => {
+    const req = httpRequest(callback, { method: 'POST', headers });
+    let timer: NodeJS.Timeout | undefined;
+    const done = (status: number) => {
+      clearTimeout(timer);
+      resolve({ status, at: performance.now() });
+    };
+    req.on('response', (res) => {
+      res.resume();
+      done(res.statusCode ?? 0);
+    });
+    req.on('error', () => done(0));
+    let sent = 0;
+    const next = (): void => {
+      if (req.destroyed) return;
+      if (sent >= opts.size) {
+        req.end();
+        return;
+      }
+      const n = Math.min(chunkBytes, opts.size - sent);
+      sent += n;
+      const ok = req.write(Buffer.alloc(n, 0x61));
+      if (opts.dripMs) timer = setTimeout(next, opts.dripMs);
+      else if (ok) setImmediate(next);
+      else req.once('drain', next);
+    };
+    next();
   });
 }
