@@ -11,6 +11,8 @@ import { quietCtx, type Ctx } from '../../src/context.ts';
 import { defaultConfig, withConfig } from '../../src/config.ts';
 import { MIGRATIONS } from '../../src/db/migrations.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
+import { findHeldEntry } from '../../src/store/entries.ts';
+import { findHistory } from '../../src/store/entry-history.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createWorkers } from '../../src/worker/index.ts';
 import { pollTick } from '../../src/worker/poll-round.ts';
@@ -124,6 +126,59 @@ test('the upgrade to version 17 moves each identity probe out of the feeds row, 
       db.prepare('SELECT count(*) FROM feed_probes').pluck().get(),
       0,
       'deleted with its feed',
+    );
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the upgrade to version 19 indexes the guids and URLs of the entries stored and held before it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
+  const t = '2026-01-01T00:00:00.000Z';
+  const entry = (n: number) => JSON.stringify({ guid: `g${n}`, url: `https://a.example/${n}` });
+  try {
+    const file = databaseAt(dir, 18, (old) => {
+      old.exec(`INSERT INTO feeds (id, url, fetch_url, next_poll_at, created_at, updated_at)
+                  VALUES ('f1', 'https://a.example/', 'https://a.example/', '${t}', '${t}', '${t}')`);
+      old
+        .prepare(
+          `INSERT INTO entry_history (feed_id, key, content_hash, first_seen_at, fate, entry)
+           VALUES ('f1', 'k1', 'h', '${t}', 'new', ?)`,
+        )
+        .run(entry(1));
+      old
+        .prepare(
+          `INSERT INTO held_entries (feed_id, key, entry, position, held_at) VALUES ('f1', 'k2', ?, 0, '${t}')`,
+        )
+        .run(entry(2));
+    });
+    const db = openDatabase(file);
+    assert.deepEqual(
+      [
+        findHistory(db, 'f1', 'g1')?.key,
+        findHistory(db, 'f1', 'https://a.example/1')?.key,
+        findHeldEntry(db, 'f1', 'g2')?.key,
+        findHeldEntry(db, 'f1', 'https://a.example/2')?.key,
+      ],
+      ['k1', 'k1', 'k2', 'k2'],
+    );
+    const indexed = (index: string, value: string) =>
+      db
+        .prepare(
+          `SELECT count(*) FROM ${index.replace(/_by_.*/, '')} INDEXED BY ${index} WHERE feed_id = 'f1' AND entry ->> '$.${index.replace(/.*_by_/, '')}' = ?`,
+        )
+        .pluck()
+        .get(value);
+    assert.deepEqual(
+      [
+        indexed('entry_history_by_guid', 'g1'),
+        indexed('entry_history_by_url', 'https://a.example/1'),
+        indexed('held_entries_by_guid', 'g2'),
+        indexed('held_entries_by_url', 'https://a.example/2'),
+      ],
+      [1, 1, 1, 1],
+      'each row is in its indexes',
     );
     db.close();
   } finally {
