@@ -171,6 +171,9 @@ CREATE TABLE entry_history (
 );
 -- Newest first (first seen, then document order: a document is stored from its last entry up).
 CREATE INDEX entry_history_recent ON entry_history(feed_id, first_seen_at);
+-- The trace finds an entry by its guid or URL with one seek: among entries sharing one, the newest is read first.
+CREATE INDEX entry_history_by_guid ON entry_history(feed_id, entry ->> '$.guid', first_seen_at);
+CREATE INDEX entry_history_by_url ON entry_history(feed_id, entry ->> '$.url', first_seen_at);
 
 -- Entries held back by the churn guard until an operator accepts or discards them.
 CREATE TABLE held_entries (
@@ -185,6 +188,9 @@ CREATE TABLE held_entries (
 ) WITHOUT ROWID;
 -- A release walks a hold in document order, a few hundred entries per transaction (schema version 4).
 CREATE INDEX held_entries_order ON held_entries(feed_id, position, held_at);
+-- The trace finds a held entry by its guid or URL with one seek: among entries sharing one, the first in document order.
+CREATE INDEX held_entries_by_guid ON held_entries(feed_id, entry ->> '$.guid', position);
+CREATE INDEX held_entries_by_url ON held_entries(feed_id, entry ->> '$.url', position);
 
 CREATE TABLE events (
   id               TEXT PRIMARY KEY,

@@ -1,6 +1,7 @@
 // make bench: feedsub against a local origin of N feeds and a local receiver (separate process), beside the raw limits,
-// then the real `feedsub serve` among hostile peers and its memory. The phases live under bench/; this file starts the
-// origin, runs them in order (printing each one's time as it ends) and prints the table and the ratios to the raw limits.
+// then the real `feedsub serve` among hostile peers, tracing entries among a full churn hold, and its memory. The phases
+// live under bench/; this file starts the origin, runs them in order (printing each one's time as it ends) and prints
+// the table and the ratios to the raw limits.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { measureBounds } from './bench/churn.ts';
 import { measureDelivery, measureLatency, warmUpDeliveries } from './bench/delivery.ts';
 import { measureApiWhileParsing, measureIsolation } from './bench/isolation.ts';
 import { measureServeMemory } from './bench/memory.ts';
+import { measureTrace } from './bench/trace.ts';
 import { measurePolls, queueRounds } from './bench/polls.ts';
 import { measurePushLatency } from './bench/push.ts';
 import { reportRawPosts } from './bench/raw.ts';
@@ -80,6 +82,8 @@ async function run(base: string, dir: string, row: Row, phases: string[]): Promi
   await timed(phases, 'writes', () => measureWrites(row));
   await timed(phases, 'isolation', () => measureIsolation(dir, row));
   await timed(phases, 'API while parsing', () => measureApiWhileParsing(dir, row));
+  // the trace among a full churn hold, and /healthz while traces run
+  await timed(phases, 'trace', () => measureTrace(dir, row));
   await timed(phases, 'serve memory', () => measureServeMemory(base, dir, row));
   // What a service runs (make build), when it was built: without tsx's loader in every thread.
   const built = new URL('../dist/feedsub', import.meta.url).pathname;

@@ -60,47 +60,73 @@ const HeaderValue = v.pipe(
   ),
 );
 
-/** Extra headers: null for none, else an object of header name → value. Each bad name is reported at its own path. */
+/** Names JavaScript objects reserve, lower-case: valibot's record leaves `__proto__`, `constructor` and `prototype` out
+ *  of what it returns, and assigning `__proto__` sets an object's prototype rather than a property, so a header under
+ *  one of them would be lost without a word. They are refused, in any case. */
+const OBJECT_NAMES: readonly string[] = ['__proto__', 'constructor', 'prototype'];
+
+const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** The headers object's rules: names, values, count and size. valibot's record does not see OBJECT_NAMES. */
+const HeaderObject = v.pipe(
+  // valibot's record takes an array as an object of its indexes: refuse it as a whole first.
+  v.custom<Record<string, unknown>>(isObject, OBJECT),
+  v.record(v.string(), HeaderValue, OBJECT),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const seen = new Set<string>();
+    for (const name of Object.keys(dataset.value)) {
+      const lower = name.toLowerCase();
+      const issue = seen.has(lower)
+        ? 'repeats a header name (names are case-insensitive)'
+        : nameIssue(name);
+      seen.add(lower);
+      if (issue)
+        addIssue({
+          message: issue,
+          path: [
+            {
+              type: 'object',
+              origin: 'key',
+              input: dataset.value,
+              key: name,
+              value: dataset.value[name],
+            },
+          ],
+        });
+    }
+  }),
+  v.check((h) => Object.keys(h).length <= MAX_HEADERS, `must have at most ${MAX_HEADERS} headers`),
+  v.check(
+    (h) => wireBytes(h) <= MAX_HEADER_BYTES,
+    `must be at most ${MAX_HEADER_BYTES} bytes in all (each header counted as "name: value" and its line end)`,
+  ),
+);
+
+/** Extra headers: null for none, else an object of header name → value. Each bad name is reported at its own path.
+ *  The object's own names are read as given (JSON.parse makes `__proto__` one of them), so that a name HeaderObject
+ *  cannot see is refused rather than dropped; what passes is the object as given. */
 export const Headers = v.nullable(
   v.pipe(
-    // valibot's record takes an array as an object of its indexes: refuse it as a whole first.
-    v.custom<Record<string, unknown>>(
-      (x) => typeof x === 'object' && x !== null && !Array.isArray(x),
-      OBJECT,
-    ),
-    v.record(v.string(), HeaderValue, OBJECT),
-    v.rawCheck(({ dataset, addIssue }) => {
+    v.custom<Record<string, string>>(isObject, OBJECT),
+    v.rawCheck(({ dataset, config, addIssue }) => {
       if (!dataset.typed) return;
-      const seen = new Set<string>();
-      for (const name of Object.keys(dataset.value)) {
-        const lower = name.toLowerCase();
-        const issue = seen.has(lower)
-          ? 'repeats a header name (names are case-insensitive)'
-          : nameIssue(name);
-        seen.add(lower);
-        if (issue)
+      const headers = dataset.value;
+      const { lang, abortEarly, abortPipeEarly } = config;
+      const checked = v.safeParse(HeaderObject, headers, { lang, abortEarly, abortPipeEarly });
+      for (const issue of checked.issues ?? [])
+        addIssue({ message: issue.message, ...(issue.path ? { path: issue.path } : {}) });
+      for (const name of Object.keys(headers))
+        if (OBJECT_NAMES.includes(name.toLowerCase()))
           addIssue({
-            message: issue,
+            message:
+              'cannot be set: __proto__, constructor and prototype are names JavaScript objects reserve (in any case)',
             path: [
-              {
-                type: 'object',
-                origin: 'key',
-                input: dataset.value,
-                key: name,
-                value: dataset.value[name],
-              },
+              { type: 'object', origin: 'key', input: headers, key: name, value: headers[name] },
             ],
           });
-      }
     }),
-    v.check(
-      (h) => Object.keys(h).length <= MAX_HEADERS,
-      `must have at most ${MAX_HEADERS} headers`,
-    ),
-    v.check(
-      (h) => wireBytes(h) <= MAX_HEADER_BYTES,
-      `must be at most ${MAX_HEADER_BYTES} bytes in all (each header counted as "name: value" and its line end)`,
-    ),
   ),
 );
 

@@ -263,4 +263,15 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX websub_subscriptions_due ON websub_subscriptions(next_action_at);
     `);
   },
+  // 19 → 20: the trace finds an entry by its guid or URL with one seek in the feed's history and in its hold, instead of
+  // reading the JSON of every entry the feed stores or holds. Each index carries the order the trace answers in: the
+  // newest history entry first, the first held one in document order.
+  (db) => {
+    db.exec(`
+      CREATE INDEX entry_history_by_guid ON entry_history(feed_id, entry ->> '$.guid', first_seen_at);
+      CREATE INDEX entry_history_by_url ON entry_history(feed_id, entry ->> '$.url', first_seen_at);
+      CREATE INDEX held_entries_by_guid ON held_entries(feed_id, entry ->> '$.guid', position);
+      CREATE INDEX held_entries_by_url ON held_entries(feed_id, entry ->> '$.url', position);
+    `);
+  },
 ];

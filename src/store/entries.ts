@@ -204,23 +204,33 @@ export function keyFirstSeen(db: Db, feedId: string, key: string): string | unde
     .get(feedId, key) as string | undefined;
 }
 
+const HELD_COLUMNS = 'key, fingerprint, key_source, entry, position, held_at';
+
 /** The held entry of the feed with this key, or the first one (document order) whose guid, else URL, is `text`. */
 export function findHeldEntry(
   db: Db,
   feedId: string,
   text: string,
 ): (HeldEntry & { matched_by: 'id' | 'guid' | 'url' }) | undefined {
-  const columns = 'key, fingerprint, key_source, entry, position, held_at';
   const byKey = prepared(
     db,
-    `SELECT ${columns}, 'id' AS matched_by FROM held_entries WHERE feed_id = ? AND key = ?`,
+    `SELECT ${HELD_COLUMNS}, 'id' AS matched_by FROM held_entries WHERE feed_id = ? AND key = ?`,
   ).get(feedId, text);
   if (byKey !== undefined) return byKey as HeldEntry & { matched_by: 'id' };
-  // A scan of one feed's hold, bounded by [retention] held_entries_per_feed; only the trace asks this.
+  return heldBy(db, 'guid', feedId, text) ?? heldBy(db, 'url', feedId, text);
+}
+
+/** The first held entry of the feed (document order) whose `field` is `text`: one seek in held_entries_by_guid (or
+ *  _by_url), which orders the entries sharing a value by position, so the first one read is the answer. */
+function heldBy<F extends 'guid' | 'url'>(
+  db: Db,
+  field: F,
+  feedId: string,
+  text: string,
+): (HeldEntry & { matched_by: F }) | undefined {
   return prepared(
     db,
-    `SELECT ${columns}, CASE WHEN entry ->> '$.guid' = @text THEN 'guid' ELSE 'url' END AS matched_by
-     FROM held_entries WHERE feed_id = @feed AND (entry ->> '$.guid' = @text OR entry ->> '$.url' = @text)
-     ORDER BY matched_by = 'url', position LIMIT 1`,
-  ).get({ feed: feedId, text }) as (HeldEntry & { matched_by: 'guid' | 'url' }) | undefined;
+    `SELECT ${HELD_COLUMNS}, '${field}' AS matched_by FROM held_entries
+     WHERE feed_id = ? AND entry ->> '$.${field}' = ? ORDER BY position LIMIT 1`,
+  ).get(feedId, text) as (HeldEntry & { matched_by: F }) | undefined;
 }

@@ -109,25 +109,36 @@ export function recentHistory(
   ).all({ feed: feedId, after: afterKey, limit }) as HistoryRow[];
 }
 
+const HISTORY_COLUMNS =
+  'key, key_source, entry, content_hash, first_seen_at, via, fate, changed_at';
+
 /** The stored entry of the feed with this key, or the newest one whose guid, else whose URL, is `text`. */
 export function findHistory(
   db: Db,
   feedId: string,
   text: string,
 ): (HistoryRow & { matched_by: 'id' | 'guid' | 'url' }) | undefined {
-  const columns = 'key, key_source, entry, content_hash, first_seen_at, via, fate, changed_at';
   const byKey = prepared(
     db,
-    `SELECT ${columns}, 'id' AS matched_by FROM entry_history WHERE feed_id = ? AND key = ?`,
+    `SELECT ${HISTORY_COLUMNS}, 'id' AS matched_by FROM entry_history WHERE feed_id = ? AND key = ?`,
   ).get(feedId, text);
   if (byKey !== undefined) return byKey as HistoryRow & { matched_by: 'id' };
-  // A scan of one feed's history (bounded by entry_history_per_feed): guids and URLs are looked up only here.
+  return historyBy(db, 'guid', feedId, text) ?? historyBy(db, 'url', feedId, text);
+}
+
+/** The newest stored entry of the feed whose `field` is `text`: one seek in entry_history_by_guid (or _by_url), which
+ *  orders the entries sharing a value by first sighting, then rowid, so the newest is the first one read. */
+function historyBy<F extends 'guid' | 'url'>(
+  db: Db,
+  field: F,
+  feedId: string,
+  text: string,
+): (HistoryRow & { matched_by: F }) | undefined {
   return prepared(
     db,
-    `SELECT ${columns}, CASE WHEN entry ->> '$.guid' = @text THEN 'guid' ELSE 'url' END AS matched_by
-     FROM entry_history WHERE feed_id = @feed AND (entry ->> '$.guid' = @text OR entry ->> '$.url' = @text)
-     ORDER BY matched_by = 'url', first_seen_at DESC, rowid DESC LIMIT 1`,
-  ).get({ feed: feedId, text }) as (HistoryRow & { matched_by: 'guid' | 'url' }) | undefined;
+    `SELECT ${HISTORY_COLUMNS}, '${field}' AS matched_by FROM entry_history
+     WHERE feed_id = ? AND entry ->> '$.${field}' = ? ORDER BY first_seen_at DESC, rowid DESC LIMIT 1`,
+  ).get(feedId, text) as (HistoryRow & { matched_by: F }) | undefined;
 }
 
 /** Deletes the feed's stored entries whose key the feed no longer stores (the key was pruned): an entry in the history

@@ -1,6 +1,7 @@
 // Migrations: a version-1 database (test/fixtures/schema-v1.sql) migrates to exactly schema.sql, and the entry keys the
 // version-1 code recorded still match after the upgrade, so nothing is re-sent.
 import Database from 'better-sqlite3';
+import { createHmac } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,9 @@ import { quietCtx, type Ctx } from '../../src/context.ts';
 import { defaultConfig, withConfig } from '../../src/config.ts';
 import { MIGRATIONS } from '../../src/db/migrations.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
+import { findHeldEntry } from '../../src/store/entries.ts';
+import { findHistory } from '../../src/store/entry-history.ts';
+import { getWebSub } from '../../src/store/websub-subscriptions.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createWorkers } from '../../src/worker/index.ts';
 import { pollTick } from '../../src/worker/poll-round.ts';
@@ -124,6 +128,84 @@ test('the upgrade to version 17 moves each identity probe out of the feeds row, 
       db.prepare('SELECT count(*) FROM feed_probes').pluck().get(),
       0,
       'deleted with its feed',
+    );
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the upgrade to version 19 keeps each WebSub callback the hub knows: its token is the one derived from the secret', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
+  const t = '2026-01-01T00:00:00.000Z';
+  try {
+    const file = databaseAt(dir, 18, (old) => {
+      old.exec(`INSERT INTO websub_subscriptions (feed_id, hub_url, topic_url, secret, status, lease_expires_at,
+                  next_action_at, created_at, updated_at)
+                VALUES ('${'a'.repeat(24)}', 'https://hub.example/', 'https://a.example/f', 'the secret', 'active',
+                  '${t}', '${t}', '${t}', '${t}')`);
+    });
+    const db = openDatabase(file);
+    const row = getWebSub(db, 'a'.repeat(24))!;
+    const derived = createHmac('sha256', 'the secret')
+      .update(`feedsub websub callback ${'a'.repeat(24)}`)
+      .digest('base64url');
+    assert.deepEqual(
+      [row.callback_token, row.previous_token, row.status, row.secret],
+      [derived, null, 'active', 'the secret'],
+    );
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the upgrade to version 20 indexes the guids and URLs of the entries stored and held before it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
+  const t = '2026-01-01T00:00:00.000Z';
+  const entry = (n: number) => JSON.stringify({ guid: `g${n}`, url: `https://a.example/${n}` });
+  try {
+    const file = databaseAt(dir, 19, (old) => {
+      old.exec(`INSERT INTO feeds (id, url, fetch_url, next_poll_at, created_at, updated_at)
+                  VALUES ('f1', 'https://a.example/', 'https://a.example/', '${t}', '${t}', '${t}')`);
+      old
+        .prepare(
+          `INSERT INTO entry_history (feed_id, key, content_hash, first_seen_at, fate, entry)
+           VALUES ('f1', 'k1', 'h', '${t}', 'new', ?)`,
+        )
+        .run(entry(1));
+      old
+        .prepare(
+          `INSERT INTO held_entries (feed_id, key, entry, position, held_at) VALUES ('f1', 'k2', ?, 0, '${t}')`,
+        )
+        .run(entry(2));
+    });
+    const db = openDatabase(file);
+    assert.deepEqual(
+      [
+        findHistory(db, 'f1', 'g1')?.key,
+        findHistory(db, 'f1', 'https://a.example/1')?.key,
+        findHeldEntry(db, 'f1', 'g2')?.key,
+        findHeldEntry(db, 'f1', 'https://a.example/2')?.key,
+      ],
+      ['k1', 'k1', 'k2', 'k2'],
+    );
+    const indexed = (index: string, value: string) =>
+      db
+        .prepare(
+          `SELECT count(*) FROM ${index.replace(/_by_.*/, '')} INDEXED BY ${index} WHERE feed_id = 'f1' AND entry ->> '$.${index.replace(/.*_by_/, '')}' = ?`,
+        )
+        .pluck()
+        .get(value);
+    assert.deepEqual(
+      [
+        indexed('entry_history_by_guid', 'g1'),
+        indexed('entry_history_by_url', 'https://a.example/1'),
+        indexed('held_entries_by_guid', 'g2'),
+        indexed('held_entries_by_url', 'https://a.example/2'),
+      ],
+      [1, 1, 1, 1],
+      'each row is in its indexes',
     );
     db.close();
   } finally {

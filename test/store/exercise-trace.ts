@@ -34,7 +34,7 @@ export function exerciseHistory(db: Db, now: Date, fx: Fixture): void {
   history.storeNewVersion(db, fx.feed, { key: 'h-new', entry: '{}', content_hash: 'x' }, now);
   history.recentHistory(db, fx.feed, 10);
   history.recentHistory(db, fx.feed, 10, 'h-new');
-  history.findHistory(db, fx.feed, 'https://feeds.example/none'); // no such key: the guid-or-URL walk too
+  history.findHistory(db, fx.feed, 'https://feeds.example/none'); // no such key nor guid: every lookup runs
   history.countHistory(db, fx.feed);
   history.boundHistory(db, fx.feed, { entries: 1, bytes: 1_000_000, floor: 0 }); // deletes h-old
   history.pruneHistoryWithoutKeys(db, fx.feed);
@@ -43,7 +43,7 @@ export function exerciseHistory(db: Db, now: Date, fx: Fixture): void {
 /** The trace's lookups, the dashboard's charts and event summaries, /metrics' endpoint probe and backfill's end. */
 export function exerciseTraceAndCharts(db: Db, now: Date, fx: Fixture): void {
   keyFirstSeen(db, fx.feed, fx.entryKey);
-  findHeldEntry(db, fx.feed, 'https://feeds.example/none'); // no such key: the guid-or-URL walk too
+  findHeldEntry(db, fx.feed, 'https://feeds.example/none'); // no such key nor guid: every lookup runs
   recordEventEntries(db, fx.sub, fx.event, [fx.entryKey]);
   eventsOfEntry(db, fx.sub, fx.entryKey, 10);
   eventSummaries(db, [fx.event]);

@@ -166,3 +166,39 @@ test('each filter of GET /v1/subscriptions seeks on its own column, in id order,
     // ?feed= sorts what it seeks: the application's subscriptions to one feed, a few rows.
     sorts: (sql) => sql.includes('INDEXED BY subscriptions_by_application_feed'),
   }));
+
+test("the trace's lookups by guid and by URL each seek on the feed and the value in their own index, without sorting", () => {
+  const w = makeWorld();
+  try {
+    exerciseStore(w.ctx.db, w.clock.now());
+    const lookups = preparedSql(w.ctx.db).flatMap((sql) => {
+      const m =
+        /FROM (entry_history|held_entries)\s+WHERE feed_id = \? AND entry ->> '\$\.(guid|url)' = \?/.exec(
+          sql,
+        );
+      return m ? [{ sql, table: m[1]!, field: m[2]! }] : [];
+    });
+    assert.deepEqual(
+      lookups.map((l) => `${l.table} by ${l.field}`).sort(),
+      [
+        'entry_history by guid',
+        'entry_history by url',
+        'held_entries by guid',
+        'held_entries by url',
+      ],
+      'every lookup ran',
+    );
+    for (const l of lookups) {
+      const plan = explain(w.ctx.db, l.sql).join('\n');
+      assert.match(
+        plan,
+        new RegExp(
+          `^SEARCH ${l.table} USING (COVERING )?INDEX ${l.table}_by_${l.field} \\(feed_id=\\? AND <expr>=\\?\\)$`,
+        ),
+        `${l.sql}\n${plan}`,
+      );
+    }
+  } finally {
+    w.close();
+  }
+});

@@ -168,16 +168,17 @@ export function headersInput(form: Record<string, string>): {
   if (form.headers === undefined) return {};
   const lines = form.headers.split(/\r?\n/).filter((line) => line.trim() !== '');
   if (lines.length === 0) return { headers: null };
-  const headers: Record<string, string> = {};
-  for (const [i, line] of lines.entries()) {
+  const pairs = lines.map((line, i): [string, string] => {
     const colon = line.indexOf(':');
     if (colon < 0)
       throw invalid([
         { path: 'headers', message: `line ${i + 1} has no colon: write Name: value` },
       ]);
-    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
-  }
-  return { headers };
+    return [line.slice(0, colon).trim(), line.slice(colon + 1).trim()];
+  });
+  // Object.fromEntries makes every name an own property, `__proto__` too (assigning it would set the object's
+  // prototype instead), so the action sees each name typed; a name typed twice keeps its last value.
+  return { headers: Object.fromEntries(pairs) };
 }
 
 /** rate_limit from the posted field: nothing when the form has none (unchanged), null when blank, else the number typed

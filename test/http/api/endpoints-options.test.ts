@@ -103,6 +103,74 @@ describe('/v1/endpoints headers', () => {
     });
   }
 
+  // Each body is JSON text as a client sends it: JSON.parse makes `__proto__` an own name of the headers object (in a
+  // JavaScript object literal it would set the prototype instead, and never be sent).
+  const reserved = [
+    '__proto__',
+    'constructor',
+    'prototype',
+    '__PROTO__',
+    'Constructor',
+    'ProtoType',
+  ];
+  for (const name of reserved) {
+    it(`answers 400 naming headers.${name} on create and on update, and stores nothing`, async () => {
+      const headers = `{"X-Ok": "1", ${JSON.stringify(name)}: "x"}`;
+      const res = await w.call('POST', '/v1/endpoints', {
+        key,
+        body: `{"title": "Hook", "url": "https://hooks.example.com/in", "headers": ${headers}}`,
+      });
+      assert.equal(res.status, 400);
+      assert.equal(res.headers.get('content-type'), 'application/problem+json');
+      assert.deepEqual(res.body.errors, [
+        {
+          path: `headers.${name}`,
+          message:
+            'cannot be set: __proto__, constructor and prototype are names JavaScript objects reserve (in any case)',
+        },
+      ]);
+      const made = (
+        await w.call('POST', '/v1/endpoints', {
+          key,
+          body: { ...hook, headers: { 'X-Keep': '1' } },
+        })
+      ).body;
+      const patched = await w.call('PATCH', `/v1/endpoints/${made.id}`, {
+        key,
+        body: `{"headers": ${headers}}`,
+      });
+      assert.equal(patched.status, 400);
+      assert.deepEqual(
+        patched.body.errors.map((e: { path: string }) => e.path),
+        [`headers.${name}`],
+      );
+      const read = await w.call('GET', `/v1/endpoints/${made.id}`, { key });
+      assert.deepEqual(read.body.headers, { 'X-Keep': '1' }, 'left as it was');
+    });
+  }
+
+  it('lists a reserved object name beside the other bad headers, each at its own path', async () => {
+    const res = await w.call('POST', '/v1/endpoints', {
+      key,
+      body: `{"title": "Hook", "url": "https://hooks.example.com/in",
+              "headers": {"constructor": "x", "X A": "1", "x-b": "line\\nbreak", "__proto__": 5}}`,
+    });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body.errors.map((e: { path: string }) => e.path).sort(), [
+      'headers.X A',
+      'headers.__proto__',
+      'headers.constructor',
+      'headers.x-b',
+    ]);
+  });
+
+  it('accepts names that only contain those words', async () => {
+    const headers = { 'X-Constructor': 'a', 'Prototype-Id': 'b', 'X-Proto': 'c' };
+    const res = await w.call('POST', '/v1/endpoints', { key, body: { ...hook, headers } });
+    assert.equal(res.status, 201);
+    assert.deepEqual(res.body.headers, headers);
+  });
+
   it('accepts exactly 20 headers and 4 KiB in all', async () => {
     const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`x-h${i}`, 'v']));
     assert.equal(

@@ -68,6 +68,23 @@ describe('dashboard endpoint headers', () => {
     assert.equal((await w.call('GET', `/v1/endpoints/${id}`, { key })).body.headers, null);
   });
 
+  it('refuses a header named __proto__ or constructor beside the field, keeping what was typed and the headers', async () => {
+    const { c, id, key } = await withEndpoint();
+    const here = `/dashboard/endpoints/${id}`;
+    const form = { _action: 'update', title: 'Hook', url: 'https://hooks.example.com/in' };
+    await c.post(here, { ...form, headers: 'X-Keep: 1' });
+    for (const name of ['__proto__', 'Constructor']) {
+      const typed = `X-Ok: 1\n${name}: x`;
+      const res = await c.post(here, { ...form, headers: typed });
+      assert.equal(res.status, 400);
+      assert.match(errorBeside(res.text, 'edit-headers')!, new RegExp(`^${name} cannot be set`));
+      assert.equal(textareaValue(res.text, 'edit-headers'), typed);
+      assert.deepEqual((await w.call('GET', `/v1/endpoints/${id}`, { key })).body.headers, {
+        'X-Keep': '1',
+      });
+    }
+  });
+
   it('refuses the headers form without its CSRF token', async () => {
     const { c, id, key } = await withEndpoint();
     const res = await c.post(

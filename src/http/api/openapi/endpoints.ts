@@ -54,7 +54,7 @@ const headers = {
     },
     { type: 'null' },
   ],
-  description: `Extra headers sent with every attempt (and the test event), name → value; null (the default) for none. Names are RFC 9110 tokens, values visible ASCII with inner spaces or tabs; at most ${MAX_HEADERS} headers and ${MAX_HEADER_BYTES} bytes in all (each counted as "name: value" and its line end). Case-insensitively refused: ${RESERVED_HEADERS.join(', ')}, and every webhook-* name. Shown in full in answers.`,
+  description: `Extra headers sent with every attempt (and the test event), name → value; null (the default) for none. Names are RFC 9110 tokens, values visible ASCII with inner spaces or tabs; at most ${MAX_HEADERS} headers and ${MAX_HEADER_BYTES} bytes in all (each counted as "name: value" and its line end). Case-insensitively refused: ${RESERVED_HEADERS.join(', ')}, every webhook-* name, and __proto__, constructor and prototype (names JavaScript objects reserve). Shown in full in answers.`,
 };
 
 const rateLimit = {
