@@ -274,14 +274,15 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_by_key ON sessions(api_key_id, last_seen_at);   -- a key's least recently used sessions (schema version 4)
 
--- Recent uses of the quotas that count over a window ([quotas] new_feed_urls_per_hour, test_events_per_minute). A use
--- is recorded only under its limit, after the application's older uses of that quota are deleted, so an application
--- holds at most its limit of rows per quota. (Migration 2.)
+-- Recent uses of the quotas that count over a window ([quotas] new_feed_urls_per_hour, test_events_per_minute,
+-- backfill_entries_per_hour). A use is recorded only under its limit, after the application's older uses of that quota
+-- are deleted, and each counts at least 1, so an application holds at most its limit of rows per quota. (Migration 2.)
 CREATE TABLE quota_usage (
   application_id  TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
   quota           TEXT NOT NULL,          -- the [quotas] key
   subject         TEXT,                   -- the feed id of a new feed URL (a repeat within the hour is free); else NULL
-  used_at         TEXT NOT NULL
+  used_at         TEXT NOT NULL,
+  amount          INTEGER NOT NULL DEFAULT 1   -- what the use counts: 1, or the entries a backfill asked for (version 19)
 );
 CREATE INDEX quota_usage_window ON quota_usage(application_id, quota, used_at);
 

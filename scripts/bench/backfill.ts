@@ -30,6 +30,7 @@ export async function measureBackfill(dir: string, row: Row): Promise<void> {
       quotas: {
         api_requests_per_second: 0,
         new_feed_urls_per_hour: 0,
+        backfill_entries_per_hour: 0,
       },
     },
     ['backfiller'],

@@ -26,7 +26,7 @@ import {
 import type { Ctx } from '../context.ts';
 import { EVENT_CHUNK, nextTurn } from './chunks.ts';
 import { BACKFILL_MAX, queueBackfills } from './entry-history.ts';
-import { chargeNewFeedUrl, checkSubscriptionQuota } from './quotas.ts';
+import { chargeBackfill, chargeNewFeedUrl, checkSubscriptionQuota } from './quotas.ts';
 import { normalizeFeedUrl, privateHostIssue } from './urls.ts';
 import { HttpUrl, IdString, validate } from './validate.ts';
 
@@ -130,7 +130,7 @@ export function subscriptionView(row: SubscriptionView): SubscriptionApiView {
  *  is queued at once from the feed's history when the feed has its baseline, else when the baseline comes.
  *  404 for an endpoint that is not the application's; 409 with the existing id when the endpoint already receives
  *  this feed (the same URL, or a web page and the feed it announces; see findSubscriptionToSameFeed); 429 past the
- *  application's subscriptions or new feed URLs per hour. */
+ *  application's subscriptions, new feed URLs per hour or backfill entries per hour. */
 export function createSubscription(
   ctx: Ctx,
   applicationId: string,
@@ -160,6 +160,7 @@ export function createSubscription(
       checkSubscriptionQuota(ctx, applicationId);
       const feed = upsertFeed(ctx.db, target.url, target.credentials, target.credentialKey, now);
       chargeNewFeedUrl(ctx, applicationId, feed.id, now);
+      chargeBackfill(ctx, applicationId, body.backfill ?? 0, now);
       wakeFeed(ctx.db, feed.id, now); // a feed whose subscriptions were all paused or deleted is due again
       const sid = newId(now);
       insertSubscription(ctx.db, {

@@ -213,4 +213,8 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
   (db) => {
     db.exec('ALTER TABLE feed_leases ADD COLUMN again_at TEXT');
   },
+  // 18 → 19: a window quota's use counts an amount (the entries a backfill asks for).
+  (db) => {
+    db.exec('ALTER TABLE quota_usage ADD COLUMN amount INTEGER NOT NULL DEFAULT 1;');
+  },
 ];

@@ -144,6 +144,7 @@ function exerciseKeysAndSessions(db: Db, now: Date, fx: Fixture): void {
   idem.pruneIdempotency(db, '2000-01-01T00:00:00.000Z', 1000);
   quota.recordQuotaUsage(db, { application_id: fx.app, quota: 'q', subject: 's', used_at: t });
   quota.countQuotaUsage(db, fx.app, 'q', '2000-01-01T00:00:00.000Z');
+  quota.quotaUsesSince(db, fx.app, 'q', '2000-01-01T00:00:00.000Z');
   quota.usedQuotaOn(db, fx.app, 'q', 's', '2000-01-01T00:00:00.000Z');
   quota.pruneQuotaUsage(db, fx.app, 'q', '2000-01-01T00:00:00.000Z');
 }

@@ -41,7 +41,7 @@ export const SUBSCRIPTION_PATHS: Paths = {
         ),
         409: problemResponse('Duplicate; `existing_id` names it'),
         429: tooManyOr(
-          'the application has `quotas.subscriptions_per_application` subscriptions already, or subscribed to `quotas.new_feed_urls_per_hour` feed URLs it did not have within the last hour.',
+          'the application has `quotas.subscriptions_per_application` subscriptions already, or subscribed to `quotas.new_feed_urls_per_hour` feed URLs it did not have within the last hour, or its subscriptions asked for more backfill entries (`backfill`, counted as asked) than `quotas.backfill_entries_per_hour` within the last hour; `detail` then says how many are left.',
         ),
       }),
     ),
