@@ -125,11 +125,14 @@ CREATE TABLE subscriptions (
   last_sequence   INTEGER NOT NULL DEFAULT 0,
   created_at      TEXT NOT NULL,
   updated_at      TEXT NOT NULL,
-  -- History (schema version 8): 1 when it receives subscription.entries_updated; the entries still to backfill when
-  -- its feed's baseline comes; its last 20 pauses as JSON [[paused_at, resumed_at or null], …], for the trace.
+  -- History (schema version 8): 1 when it receives subscription.entries_updated; the entries a backfill asked for and
+  -- not taken yet (0: none); its last 20 pauses as JSON [[paused_at, resumed_at or null], …], for the trace.
   updates         INTEGER NOT NULL DEFAULT 0,
   backfill        INTEGER NOT NULL DEFAULT 0,
   pauses          TEXT,
+  -- When its backfill became ready to queue (created on a feed with a baseline, or its feed's baseline came); NULL
+  -- while it waits for a baseline, or once it is queued or ended (schema version 19).
+  backfill_at     TEXT,
   UNIQUE (endpoint_id, url)
 );
 CREATE INDEX subscriptions_by_application ON subscriptions(application_id, id);
@@ -140,6 +143,9 @@ CREATE INDEX subscriptions_by_application_feed ON subscriptions(application_id, 
 -- An endpoint's subscriptions in id order (GET /v1/subscriptions?endpoint=): a seek, not a walk of the application's
 -- subscriptions looking for the endpoint's (issue 17; migration 14).
 CREATE INDEX subscriptions_by_endpoint ON subscriptions(endpoint_id, id);
+-- The backfills the backfill loop has to queue, per application in id order: it takes applications turn about
+-- (actions/backfills.ts; schema version 19).
+CREATE INDEX subscriptions_backfilling ON subscriptions(application_id, id) WHERE backfill_at IS NOT NULL;
 
 -- Every entry key a feed has shown, kept after the entry leaves the feed (a tombstone) so it is not resent; the
 -- maintenance pass deletes keys not shown for [retention] entry_key_days, beyond the feed's entry_keys_per_feed newest.
@@ -171,6 +177,17 @@ CREATE TABLE entry_history (
 );
 -- Newest first (first seen, then document order: a document is stored from its last entry up).
 CREATE INDEX entry_history_recent ON entry_history(feed_id, first_seen_at);
+
+-- The entries a started backfill has still to send, by key, in the order its events carry them (1 = the oldest): taken
+-- from the history when the backfill starts, and each row deleted in the transaction that queues its event, so a
+-- backfill cut short by a crash goes on where it stopped (actions/backfills.ts; schema version 19). At most 100 rows
+-- per subscription, and only while its backfill is being queued.
+CREATE TABLE backfill_entries (
+  subscription_id  TEXT NOT NULL REFERENCES subscriptions(id) ON DELETE CASCADE,
+  position         INTEGER NOT NULL,
+  key              TEXT NOT NULL,
+  PRIMARY KEY (subscription_id, position)
+) WITHOUT ROWID;
 
 -- Entries held back by the churn guard until an operator accepts or discards them.
 CREATE TABLE held_entries (
