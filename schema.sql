@@ -125,11 +125,14 @@ CREATE TABLE subscriptions (
   last_sequence   INTEGER NOT NULL DEFAULT 0,
   created_at      TEXT NOT NULL,
   updated_at      TEXT NOT NULL,
-  -- History (schema version 8): 1 when it receives subscription.entries_updated; the entries still to backfill when
-  -- its feed's baseline comes; its last 20 pauses as JSON [[paused_at, resumed_at or null], …], for the trace.
+  -- History (schema version 8): 1 when it receives subscription.entries_updated; the entries a backfill asked for and
+  -- not taken yet (0: none); its last 20 pauses as JSON [[paused_at, resumed_at or null], …], for the trace.
   updates         INTEGER NOT NULL DEFAULT 0,
   backfill        INTEGER NOT NULL DEFAULT 0,
   pauses          TEXT,
+  -- When its backfill became ready to queue (created on a feed with a baseline, or its feed's baseline came); NULL
+  -- while it waits for a baseline, or once it is queued or ended (schema version 21).
+  backfill_at     TEXT,
   UNIQUE (endpoint_id, url)
 );
 CREATE INDEX subscriptions_by_application ON subscriptions(application_id, id);
@@ -140,6 +143,9 @@ CREATE INDEX subscriptions_by_application_feed ON subscriptions(application_id, 
 -- An endpoint's subscriptions in id order (GET /v1/subscriptions?endpoint=): a seek, not a walk of the application's
 -- subscriptions looking for the endpoint's (issue 17; migration 14).
 CREATE INDEX subscriptions_by_endpoint ON subscriptions(endpoint_id, id);
+-- The backfills the backfill loop has to queue, per application in id order: it takes applications turn about
+-- (actions/backfills.ts; schema version 21).
+CREATE INDEX subscriptions_backfilling ON subscriptions(application_id, id) WHERE backfill_at IS NOT NULL;
 
 -- Every entry key a feed has shown, kept after the entry leaves the feed (a tombstone) so it is not resent; the
 -- maintenance pass deletes keys not shown for [retention] entry_key_days, beyond the feed's entry_keys_per_feed newest.
@@ -174,6 +180,17 @@ CREATE INDEX entry_history_recent ON entry_history(feed_id, first_seen_at);
 -- The trace finds an entry by its guid or URL with one seek: among entries sharing one, the newest is read first.
 CREATE INDEX entry_history_by_guid ON entry_history(feed_id, entry ->> '$.guid', first_seen_at);
 CREATE INDEX entry_history_by_url ON entry_history(feed_id, entry ->> '$.url', first_seen_at);
+
+-- The entries a started backfill has still to send, by key, in the order its events carry them (1 = the oldest): taken
+-- from the history when the backfill starts, and each row deleted in the transaction that queues its event, so a
+-- backfill cut short by a crash goes on where it stopped (actions/backfills.ts; schema version 21). At most 100 rows
+-- per subscription, and only while its backfill is being queued.
+CREATE TABLE backfill_entries (
+  subscription_id  TEXT NOT NULL REFERENCES subscriptions(id) ON DELETE CASCADE,
+  position         INTEGER NOT NULL,
+  key              TEXT NOT NULL,
+  PRIMARY KEY (subscription_id, position)
+) WITHOUT ROWID;
 
 -- Entries held back by the churn guard until an operator accepts or discards them.
 CREATE TABLE held_entries (
@@ -280,14 +297,15 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_by_key ON sessions(api_key_id, last_seen_at);   -- a key's least recently used sessions (schema version 4)
 
--- Recent uses of the quotas that count over a window ([quotas] new_feed_urls_per_hour, test_events_per_minute). A use
--- is recorded only under its limit, after the application's older uses of that quota are deleted, so an application
--- holds at most its limit of rows per quota. (Migration 2.)
+-- Recent uses of the quotas that count over a window ([quotas] new_feed_urls_per_hour, test_events_per_minute,
+-- backfill_entries_per_hour). A use is recorded only under its limit, after the application's older uses of that quota
+-- are deleted, and each counts at least 1, so an application holds at most its limit of rows per quota. (Migration 2.)
 CREATE TABLE quota_usage (
   application_id  TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
   quota           TEXT NOT NULL,          -- the [quotas] key
   subject         TEXT,                   -- the feed id of a new feed URL (a repeat within the hour is free); else NULL
-  used_at         TEXT NOT NULL
+  used_at         TEXT NOT NULL,
+  amount          INTEGER NOT NULL DEFAULT 1   -- what the use counts: 1, or the entries a backfill asked for (version 21)
 );
 CREATE INDEX quota_usage_window ON quota_usage(application_id, quota, used_at);
 

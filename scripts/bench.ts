@@ -8,6 +8,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+import { measureBackfill } from './bench/backfill.ts';
 import { measureBounds } from './bench/churn.ts';
 import { measureDelivery, measureLatency, warmUpDeliveries } from './bench/delivery.ts';
 import { measureApiWhileParsing, measureIsolation } from './bench/isolation.ts';
@@ -84,6 +85,8 @@ async function run(base: string, dir: string, row: Row, phases: string[]): Promi
   await timed(phases, 'API while parsing', () => measureApiWhileParsing(dir, row));
   // the trace among a full churn hold, and /healthz while traces run
   await timed(phases, 'trace', () => measureTrace(dir, row));
+  // the event loop while 10 clients create and delete subscriptions with a backfill of 100 entries of ~60 KiB
+  await timed(phases, 'backfill', () => measureBackfill(dir, row));
   await timed(phases, 'serve memory', () => measureServeMemory(base, dir, row));
   // What a service runs (make build), when it was built: without tsx's loader in every thread.
   const built = new URL('../dist/feedsub', import.meta.url).pathname;

@@ -17,6 +17,7 @@ import type { Logger } from './log.ts';
 import { releaseAllEventLeases } from './store/events-claim.ts';
 import { countWaitingEvents } from './store/events.ts';
 import { releaseAllFeedLeases } from './store/feeds-poll.ts';
+import { backfillTick, createBackfiller } from './worker/backfiller.ts';
 import { deliverTick } from './worker/deliverer.ts';
 import { createWorkers, type Workers } from './worker/index.ts';
 import { createLoop } from './worker/loop.ts';
@@ -49,8 +50,8 @@ export const LAST_USE_FLUSH_MS = 60_000;
 /** How often the chart's poll counts noted by polls are written (actions/poll-counts.ts), unless enough are noted first. */
 export const POLL_COUNT_WRITE_MS = 60_000;
 
-/** Starts the daemon: lock and database, its checkpoint thread, HTTP server, poller, deliverer and maintenance loops.
- *  Throws DataDirLockedError while another serve runs on the same data directory. */
+/** Starts the daemon: lock and database, its checkpoint thread, HTTP server, poller, deliverer, backfill and
+ *  maintenance loops. Throws DataDirLockedError while another serve runs on the same data directory. */
 export async function startApp(
   config: Config,
   logger: Logger,
@@ -69,6 +70,8 @@ export async function startApp(
   ctx.nudgePoller = workers.poller.nudge;
   ctx.nudgeDeliverer = workers.deliverer.nudge;
   ctx.receivePush = workers.receivePush;
+  const backfiller = createBackfiller(ctx, logger);
+  ctx.nudgeBackfiller = backfiller.nudge;
   const lastUses = createLoop('last-use', async () => void flushLastUses(ctx), {
     idleMs: LAST_USE_FLUSH_MS,
     logger,
@@ -97,6 +100,7 @@ export async function startApp(
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${host}:${port}`;
   workers.start();
+  backfiller.start(); // a backfill a stopped daemon left half queued goes on now
   lastUses.start();
   pollCounts.start();
   logger.info('feedsub: listening', { url, database: dbFile });
@@ -110,6 +114,7 @@ export async function startApp(
       await closeServer(server, left());
       await lastUses.stop(left());
       await lastUses.runOnce(); // the uses the last requests noted (a failure is logged by the loop)
+      await backfiller.stop(left()); // what it has not queued is queued at the next start
       await workers.stop(left());
       await pollCounts.stop(left());
       await pollCounts.runOnce(); // the counts of the last polls (a failure is logged by the loop)
@@ -200,7 +205,7 @@ function closeServer(server: ServerType, timeoutMs: number): Promise<void> {
 }
 
 /** Fetches every active feed once regardless of schedule (through the work pool, a chunk of feeds at a time, each
- *  leased as it starts), queues events, then delivers until no due event is left: each round claims what is sendable
+ *  leased as it starts), queues events and every ready backfill, then delivers until no due event is left: each round claims what is sendable
  *  now (the next event of each subscription as the one before it is delivered; a failed one again once its retry is
  *  due). The summary says how many events are still waiting (failed ones wait for their retry: serve sends them).
  *  Like serve, it holds the data directory's lock meanwhile (and so releases the leases a dead process left): throws
@@ -219,6 +224,8 @@ export async function runPollOnce(
   const workers = createWorkers(ctx, logger);
   try {
     const { summary: p } = await pollTick(ctx, workers.pollerDeps, { all: true });
+    // The backfills ready (those this poll's baselines made ready among them), whole, before the deliveries.
+    await backfillTick(ctx, { after: '' }, logger, Number.POSITIVE_INFINITY);
     const d = await deliverAllDue(ctx, workers);
     return (
       `feeds fetched ${p.fetched}, not modified ${p.notModified}, failed ${p.failed}, new entries ${p.newEntries}, ` +

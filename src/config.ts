@@ -141,6 +141,7 @@ export const ConfigSchema = v.strictObject({
       subscriptions_per_application: v.optional(limit(100_000_000), 10_000),
       new_feed_urls_per_hour: v.optional(limit(10_000_000), 300),
       test_events_per_minute: v.optional(limit(1_000_000), 60),
+      backfill_entries_per_hour: v.optional(limit(100_000_000), 1000),
       api_requests_per_second: v.optional(limit(1_000_000), 50),
       api_burst: v.optional(int(1, 10_000_000), 100),
       failed_auth_per_address: v.optional(limit(1_000_000), 10),

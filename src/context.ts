@@ -11,6 +11,8 @@ export type Ctx = {
   nudgePoller: () => void;
   /** Wakes the deliverer (events are waiting). */
   nudgeDeliverer: () => void;
+  /** Wakes the backfill loop (a backfill is ready to queue: actions/backfills.ts). */
+  nudgeBackfiller: () => void;
   /** Stores a WebSub content delivery whose signature was checked (worker/websub-apply.ts receivePush, wired by
    *  app.ts); absent where no loop runs. Never rejects for a bad body. */
   receivePush?: (push: {
@@ -63,6 +65,7 @@ export function quietCtx(db: Db, clock: Clock, config: Config): Ctx {
     config,
     nudgePoller: () => {},
     nudgeDeliverer: () => {},
+    nudgeBackfiller: () => {},
     lastUses: newLastUses(),
     pollCounts: newPollCounts(),
   };

@@ -66,6 +66,7 @@ describe('config', () => {
       subscriptions_per_application: 10_000,
       new_feed_urls_per_hour: 300,
       test_events_per_minute: 60,
+      backfill_entries_per_hour: 1000,
       api_requests_per_second: 50,
       api_burst: 100,
       failed_auth_per_address: 10,

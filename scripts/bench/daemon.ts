@@ -30,6 +30,7 @@ export type Tenant = {
   key: string;
   get: (path: string) => Promise<{ status: number; body: unknown }>;
   post: (path: string, body: unknown) => Promise<{ status: number; body: unknown }>;
+  delete: (path: string) => Promise<{ status: number; body: unknown }>;
 };
 
 /** The running daemon. */
@@ -112,7 +113,7 @@ function createKey([command, ...args]: string[], config: string, app: string): s
 }
 
 function tenant(url: string, key: string, agent: Agent): Tenant {
-  const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+  const call = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) => {
     const r = await request(url + path, {
       method,
       dispatcher: agent,
@@ -128,6 +129,7 @@ function tenant(url: string, key: string, agent: Agent): Tenant {
     key,
     get: (path) => call('GET', path),
     post: (path, body) => call('POST', path, body),
+    delete: (path) => call('DELETE', path),
   };
 }
 

@@ -1,5 +1,5 @@
 // The entry history as use-cases: storing what a document showed (bounded per feed), telling a new version of a known
-// entry from the stored one, the backfill a new subscription asks for, and the list the API and the dashboard show.
+// entry from the stored one, and the list the API and the dashboard show (backfills read it: actions/backfills.ts).
 import type { Ctx } from '../context.ts';
 import type { Entry } from '../feed/types.ts';
 import { RawJson } from '../rawjson.ts';
@@ -14,19 +14,12 @@ import {
 } from '../store/entry-history.ts';
 import type { FeedRow } from '../store/feeds.ts';
 import type { Page } from '../store/page.ts';
-import {
-  activeSubscriptionsOfFeed,
-  clearBackfills,
-  pendingBackfills,
-  type SubscriptionRow,
-} from '../store/subscriptions.ts';
+import { activeSubscriptionsOfFeed } from '../store/subscriptions.ts';
 import { entryJson, type EventEntry } from '../webhook/event.ts';
 import { queueEntriesFor, toEventEntry } from './entry-events.ts';
 
 /** Never fewer entries per feed than this, whatever their size (README › Entry history). */
 export const HISTORY_FLOOR = 50;
-/** At most this many entries in a backfill. */
-export const BACKFILL_MAX = 100;
 
 /** An entry of a document with its key, the identity source the key came from, and its content hash
  *  (feed/content-hash.ts, computed with the document). */
@@ -131,31 +124,6 @@ export function queueEntryUpdates(
       type: 'subscription.entries_updated',
     });
   }
-  return count;
-}
-
-/** Queues a subscription's backfill: the `n` newest entries of its feed's history, in one event marked backfill (more
- *  only past 256 KiB). Returns how many events (none when the history is empty). Call inside a transaction. */
-export function queueBackfill(
-  ctx: Ctx,
-  sub: SubscriptionRow,
-  source: EventFeedSource,
-  n: number,
-  now: Date,
-): number {
-  const entries = recentHistory(ctx.db, source.feed.id, Math.min(n, BACKFILL_MAX)).map(
-    (r) => JSON.parse(r.entry) as EventEntry,
-  );
-  if (entries.length === 0) return 0;
-  return queueEntriesFor(ctx, sub, source, entries, now, { backfill: true });
-}
-
-/** After a feed's baseline was stored: every subscription waiting for it gets its backfill, and none waits any more. */
-export function queueBackfills(ctx: Ctx, source: EventFeedSource, now: Date): number {
-  let count = 0;
-  for (const sub of pendingBackfills(ctx.db, source.feed.id))
-    count += queueBackfill(ctx, sub, source, sub.backfill, now);
-  clearBackfills(ctx.db, source.feed.id);
   return count;
 }
 

@@ -1,12 +1,13 @@
 // Per-application quotas counted in the database ([quotas]): endpoints and subscriptions held, new feed URLs per hour,
-// test events per minute. Each check runs inside the transaction that creates what it counts, so two requests at once
-// cannot both take the last one. A limit of 0 turns its check off.
+// test events per minute, backfill entries per hour. Each check runs inside the transaction that creates what it
+// counts, so two requests at once cannot both take the last one. A limit of 0 turns its check off.
 import type { Ctx } from '../context.ts';
 import { tooManyRequests } from '../errors.ts';
 import { countApplicationEndpoints } from '../store/endpoints.ts';
 import {
   countQuotaUsage,
   pruneQuotaUsage,
+  quotaUsesSince,
   recordQuotaUsage,
   usedQuotaOn,
 } from '../store/quota-usage.ts';
@@ -57,7 +58,7 @@ export function chargeNewFeedUrl(ctx: Ctx, applicationId: string, feedId: string
   const window = { quota: 'new_feed_urls_per_hour', limit, ms: 3600_000 };
   const since = new Date(now.getTime() - window.ms).toISOString();
   if (usedQuotaOn(ctx.db, applicationId, window.quota, feedId, since)) return;
-  chargeWindow(ctx, applicationId, window, feedId, now, (wait) =>
+  chargeWindow(ctx, applicationId, window, { subject: feedId, amount: 1 }, now, (wait) =>
     [
       `The application subscribed to ${limit} feed URLs it did not have within the last hour, its limit (quotas.new_feed_urls_per_hour).`,
       `Subscribing to a feed URL it already has is not limited; a new one is possible again in ${wait} s.`,
@@ -75,36 +76,76 @@ export function chargeTestEvent(ctx: Ctx, applicationId: string, now: Date): voi
     ctx,
     applicationId,
     window,
-    null,
+    { subject: null, amount: 1 },
     now,
     (wait) =>
       `The application sent ${limit} test events within the last minute, its limit (quotas.test_events_per_minute); try again in ${wait} s.`,
   );
 }
 
+/** Counts the `entries` a new subscription's backfill asks for and answers 429, saying how many are left this hour,
+ *  when they do not fit in the hour's. Call inside the transaction that inserts the subscription. Entries count as
+ *  asked, whether or not the feed has that many: a feed not fetched yet has no history to count, and what a request
+ *  costs is then known before it is made. Each entry is read from the history and sent to a URL of the client's
+ *  choosing, so a create and delete loop would otherwise send a feed's history again and again. */
+export function chargeBackfill(ctx: Ctx, applicationId: string, entries: number, now: Date): void {
+  const limit = ctx.config.quotas.backfill_entries_per_hour;
+  if (limit === 0 || entries === 0) return;
+  const window = { quota: 'backfill_entries_per_hour', limit, ms: 3600_000 };
+  chargeWindow(ctx, applicationId, window, { subject: null, amount: entries }, now, (wait, used) =>
+    entries > limit
+      ? `A backfill of ${entries} entries is more than quotas.backfill_entries_per_hour allows in an hour (${limit}); ask for at most ${limit}.`
+      : [
+          `The application's backfills asked for ${used} entries within the last hour; its limit is ${limit} (quotas.backfill_entries_per_hour), so ${limit - used} are left this hour.`,
+          `Ask for at most ${limit - used}, or for ${entries} again in ${wait} s.`,
+        ].join(' '),
+  );
+}
+
 /** A sliding window over quota_usage, (now - window, now]: forget the application's uses before it, refuse when
- *  `limit` are in it, else record this one. Rows per application and quota never exceed the limit. */
+ *  `use.amount` more would pass `limit`, else record this use. Every use counts at least 1, so rows per application
+ *  and quota never exceed the limit. `detail` is given the wait and what the window holds. */
 function chargeWindow(
   ctx: Ctx,
   applicationId: string,
   window: { quota: string; limit: number; ms: number },
-  subject: string | null,
+  use: { subject: string | null; amount: number },
   now: Date,
-  detail: (waitSeconds: number) => string,
+  detail: (waitSeconds: number, used: number) => string,
 ): void {
   const since = new Date(now.getTime() - window.ms).toISOString();
   pruneQuotaUsage(ctx.db, applicationId, window.quota, since);
   const used = countQuotaUsage(ctx.db, applicationId, window.quota, since);
-  if (used.count >= window.limit) {
-    // The window opens again when its oldest use leaves it.
-    const opensAt = Date.parse(used.oldest ?? now.toISOString()) + window.ms;
-    const wait = Math.max(1, Math.ceil((opensAt - now.getTime()) / 1000));
-    throw tooManyRequests(window.quota, window.limit, wait, detail(wait));
+  if (used + use.amount > window.limit) {
+    const opensAt = roomAt(ctx, applicationId, window, since, used + use.amount - window.limit);
+    const wait = Math.max(
+      1,
+      Math.ceil(((opensAt ?? now.getTime() + window.ms) - now.getTime()) / 1000),
+    );
+    throw tooManyRequests(window.quota, window.limit, wait, detail(wait, used));
   }
   recordQuotaUsage(ctx.db, {
     application_id: applicationId,
     quota: window.quota,
-    subject,
+    subject: use.subject,
     used_at: now.toISOString(),
+    amount: use.amount,
   });
+}
+
+/** When the window has left enough of its uses (oldest first) to free `needed`: when the use that frees the last of it
+ *  leaves the window; undefined when all of them would not free it (a use larger than the limit). */
+function roomAt(
+  ctx: Ctx,
+  applicationId: string,
+  window: { quota: string; ms: number },
+  since: string,
+  needed: number,
+): number | undefined {
+  let freed = 0;
+  for (const use of quotaUsesSince(ctx.db, applicationId, window.quota, since)) {
+    freed += use.amount ?? 1;
+    if (freed >= needed) return Date.parse(use.used_at) + window.ms;
+  }
+  return undefined;
 }

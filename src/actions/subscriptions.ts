@@ -24,9 +24,9 @@ import {
   type SubscriptionView,
 } from '../store/subscriptions.ts';
 import type { Ctx } from '../context.ts';
+import { BACKFILL_MAX, endSubscriptionBackfill } from './backfills.ts';
 import { EVENT_CHUNK, nextTurn } from './chunks.ts';
-import { BACKFILL_MAX, queueBackfills } from './entry-history.ts';
-import { chargeNewFeedUrl, checkSubscriptionQuota } from './quotas.ts';
+import { chargeBackfill, chargeNewFeedUrl, checkSubscriptionQuota } from './quotas.ts';
 import { normalizeFeedUrl, privateHostIssue } from './urls.ts';
 import { HttpUrl, IdString, validate } from './validate.ts';
 
@@ -127,10 +127,11 @@ export function subscriptionView(row: SubscriptionView): SubscriptionApiView {
 }
 
 /** Creates a subscription (sharing the feed record of the same normalized URL) and wakes the poller. A `backfill`
- *  is queued at once from the feed's history when the feed has its baseline, else when the baseline comes.
+ *  is only noted here: ready now when the feed has its baseline (else its baseline makes it ready), it is queued from
+ *  the feed's history by the backfill loop, which this wakes (actions/backfills.ts).
  *  404 for an endpoint that is not the application's; 409 with the existing id when the endpoint already receives
  *  this feed (the same URL, or a web page and the feed it announces; see findSubscriptionToSameFeed); 429 past the
- *  application's subscriptions or new feed URLs per hour. */
+ *  application's subscriptions, new feed URLs per hour or backfill entries per hour. */
 export function createSubscription(
   ctx: Ctx,
   applicationId: string,
@@ -143,6 +144,7 @@ export function createSubscription(
   const issue = privateHostIssue('url', target.url, ctx.config.network.allow_private);
   if (issue) throw invalid([issue]);
   const now = ctx.clock.now();
+  const backfill = body.backfill ?? 0;
   const id = ctx.db
     .transaction(() => {
       requireOwnEndpoint(ctx, applicationId, body.endpoint);
@@ -160,6 +162,7 @@ export function createSubscription(
       checkSubscriptionQuota(ctx, applicationId);
       const feed = upsertFeed(ctx.db, target.url, target.credentials, target.credentialKey, now);
       chargeNewFeedUrl(ctx, applicationId, feed.id, now);
+      chargeBackfill(ctx, applicationId, backfill, now);
       wakeFeed(ctx.db, feed.id, now); // a feed whose subscriptions were all paused or deleted is due again
       const sid = newId(now);
       insertSubscription(ctx.db, {
@@ -171,16 +174,15 @@ export function createSubscription(
         metadata,
         created_at: now.toISOString(),
         updates: body.updates === true ? 1 : 0,
-        backfill: body.backfill ?? 0,
+        backfill,
+        // A feed others watch has its history now; a new one (or one waiting for a fresh baseline) has it then.
+        backfill_at: backfill > 0 && feed.baseline_at !== null ? now.toISOString() : null,
       });
-      // A feed others watch has its history now; a new one (or one waiting for a fresh baseline) sends it then.
-      if ((body.backfill ?? 0) > 0 && feed.baseline_at !== null)
-        queueBackfills(ctx, { feed, meta: feed }, now);
       return sid;
     })
     .immediate();
   ctx.nudgePoller();
-  if ((body.backfill ?? 0) > 0) ctx.nudgeDeliverer();
+  if (backfill > 0) ctx.nudgeBackfiller();
   return subscriptionView(getSubscription(ctx.db, applicationId, id)!);
 }
 
@@ -202,7 +204,8 @@ export function listSubscriptionViews(
 }
 
 /** Changes metadata (null clears it), endpoint (another of the application's) or status (pause/resume). Pausing the
- *  feed's last active subscription restarts its baseline: entries seen while nothing was active are never sent. */
+ *  feed's last active subscription restarts its baseline: entries seen while nothing was active are never sent.
+ *  Pausing ends a backfill not queued yet, or not whole: a paused subscription gets nothing new. */
 export function updateSubscriptionFromInput(
   ctx: Ctx,
   applicationId: string,
@@ -234,6 +237,7 @@ export function updateSubscriptionFromInput(
       const row = updateSubscription(ctx.db, applicationId, id, patch, now)!;
       if (patch.status === 'active') wakeFeed(ctx.db, current.feed_id, now);
       if (patch.status === 'paused') {
+        endSubscriptionBackfill(ctx, id);
         restartBaselineIfIdle(ctx.db, current.feed_id, now);
         webSubFeedIdle(ctx.db, current.feed_id, now); // WebSub: unsubscribed from the hub at once
       }

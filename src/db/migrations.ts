@@ -274,4 +274,24 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX held_entries_by_url ON held_entries(feed_id, entry ->> '$.url', position);
     `);
   },
+  // 20 → 21, backfills off the request path: a backfill is queued by a loop a chunk at a time, so a subscription notes
+  // when its backfill became ready (backfill_at) and the entries still to send (backfill_entries); a window quota's use
+  // counts an amount (the entries a backfill asks for). A backfill waiting for a baseline its feed already has is ready
+  // now; pausing ends a backfill, so a paused subscription waits for none.
+  (db) => {
+    db.exec(`
+      ALTER TABLE quota_usage ADD COLUMN amount INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE subscriptions ADD COLUMN backfill_at TEXT;
+      CREATE INDEX subscriptions_backfilling ON subscriptions(application_id, id) WHERE backfill_at IS NOT NULL;
+      CREATE TABLE backfill_entries (
+        subscription_id  TEXT NOT NULL REFERENCES subscriptions(id) ON DELETE CASCADE,
+        position         INTEGER NOT NULL,
+        key              TEXT NOT NULL,
+        PRIMARY KEY (subscription_id, position)
+      ) WITHOUT ROWID;
+      UPDATE subscriptions SET backfill = 0 WHERE backfill > 0 AND status = 'paused';
+      UPDATE subscriptions SET backfill_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+        WHERE backfill > 0 AND feed_id IN (SELECT id FROM feeds WHERE baseline_at IS NOT NULL);
+    `);
+  },
 ];

@@ -1,5 +1,6 @@
 // SQL for quota_usage: the recent uses of the quotas that count over a window (new feed URLs per hour, test events
-// per minute), per application; old rows are deleted before each new one, so the table stays bounded.
+// per minute, backfill entries per hour), per application; old rows are deleted before each new one, so the table
+// stays bounded.
 import type { Db } from '../db/open.ts';
 import { prepared } from './sql.ts';
 
@@ -9,6 +10,8 @@ export type QuotaUsageRow = {
   /** What was used, when a repeat should not count twice (the feed id of a new feed URL); null otherwise. */
   subject: string | null;
   used_at: string;
+  /** What the use counts towards its limit (the entries a backfill asks for); 1 when absent. */
+  amount?: number;
 };
 
 /** Deletes the application's uses of `quota` at or before `before` (out of a window that starts after it). */
@@ -24,18 +27,34 @@ export function pruneQuotaUsage(
   ).run(applicationId, quota, before).changes;
 }
 
-/** How many uses of `quota` the application made after `since`, and the earliest of them (null when none). */
+/** How much of `quota` the application used after `since` (its uses' amounts added up). */
 export function countQuotaUsage(
   db: Db,
   applicationId: string,
   quota: string,
   since: string,
-): { count: number; oldest: string | null } {
+): number {
   return prepared(
     db,
-    `SELECT count(*) AS count, min(used_at) AS oldest FROM quota_usage
+    `SELECT coalesce(sum(amount), 0) FROM quota_usage
       WHERE application_id = ? AND quota = ? AND used_at > ?`,
-  ).get(applicationId, quota, since) as { count: number; oldest: string | null };
+  )
+    .pluck()
+    .get(applicationId, quota, since) as number;
+}
+
+/** The application's uses of `quota` after `since`, oldest first (at most the quota's limit of them). */
+export function quotaUsesSince(
+  db: Db,
+  applicationId: string,
+  quota: string,
+  since: string,
+): Pick<QuotaUsageRow, 'used_at' | 'amount'>[] {
+  return prepared(
+    db,
+    `SELECT used_at, amount FROM quota_usage
+      WHERE application_id = ? AND quota = ? AND used_at > ? ORDER BY used_at`,
+  ).all(applicationId, quota, since) as Pick<QuotaUsageRow, 'used_at' | 'amount'>[];
 }
 
 /** True when the application used `quota` on `subject` after `since`. */
@@ -59,7 +78,7 @@ export function usedQuotaOn(
 export function recordQuotaUsage(db: Db, row: QuotaUsageRow): void {
   prepared(
     db,
-    `INSERT INTO quota_usage (application_id, quota, subject, used_at)
-              VALUES (@application_id, @quota, @subject, @used_at)`,
-  ).run(row);
+    `INSERT INTO quota_usage (application_id, quota, subject, used_at, amount)
+              VALUES (@application_id, @quota, @subject, @used_at, @amount)`,
+  ).run({ amount: 1, ...row });
 }

@@ -16,8 +16,10 @@ export type SubscriptionRow = {
   updated_at: string;
   /** 1 when it receives subscription.entries_updated. */
   updates: number;
-  /** Entries to backfill when its feed's baseline comes (0 = none pending). */
+  /** Entries its backfill asked for, not taken from the history yet (0 = none). */
   backfill: number;
+  /** When its backfill became ready to queue; null while it waits for its feed's baseline, and when there is none. */
+  backfill_at: string | null;
   /** Its last pauses, JSON [[paused_at, resumed_at or null], …] (see PAUSES_KEPT), or null. */
   pauses: string | null;
 };
@@ -39,15 +41,15 @@ export function insertSubscription(
     SubscriptionRow,
     'id' | 'application_id' | 'endpoint_id' | 'feed_id' | 'url' | 'metadata' | 'created_at'
   > &
-    Partial<Pick<SubscriptionRow, 'updates' | 'backfill'>>,
+    Partial<Pick<SubscriptionRow, 'updates' | 'backfill' | 'backfill_at'>>,
 ): void {
   prepared(
     db,
     `INSERT INTO subscriptions (id, application_id, endpoint_id, feed_id, url, metadata, created_at, updated_at,
-                                updates, backfill)
+                                updates, backfill, backfill_at)
               VALUES (@id, @application_id, @endpoint_id, @feed_id, @url, @metadata, @created_at, @created_at,
-                      @updates, @backfill)`,
-  ).run({ updates: 0, backfill: 0, ...row });
+                      @updates, @backfill, @backfill_at)`,
+  ).run({ updates: 0, backfill: 0, backfill_at: null, ...row });
 }
 
 /** Returns the application's subscription with its feed's state, or undefined. */
@@ -196,17 +198,38 @@ export function countApplicationSubscriptions(db: Db, applicationId: string): nu
     .get(applicationId) as number;
 }
 
-/** The active subscriptions of a feed with a backfill waiting for its baseline whose endpoint receives entries. */
-export function pendingBackfills(db: Db, feedId: string): SubscriptionRow[] {
-  return activeSubscriptionsOfFeed(db, feedId, 'subscription.entries').filter(
-    (s) => s.backfill > 0,
-  );
+/** Makes ready, as of `at`, the backfills of the feed's active subscriptions that waited for its baseline; returns how
+ *  many. */
+export function readyBackfills(db: Db, feedId: string, at: string): number {
+  return prepared(
+    db,
+    `UPDATE subscriptions SET backfill_at = ?
+      WHERE feed_id = ? AND status = 'active' AND backfill > 0 AND backfill_at IS NULL`,
+  ).run(at, feedId).changes;
 }
 
-/** Ends every backfill waiting for the feed's baseline (sent, or not wanted by an endpoint that filters entries out). */
-export function clearBackfills(db: Db, feedId: string): void {
+/** The first subscription with a ready backfill of the first application after `afterApplication` that has one (id
+ *  order; '' for the first of all). */
+export function nextBackfill(
+  db: Db,
+  afterApplication: string,
+): Pick<SubscriptionRow, 'id' | 'application_id'> | undefined {
+  return prepared(
+    db,
+    `SELECT id, application_id FROM subscriptions INDEXED BY subscriptions_backfilling
+      WHERE backfill_at IS NOT NULL AND application_id > ? ORDER BY application_id, id LIMIT 1`,
+  ).get(afterApplication) as Pick<SubscriptionRow, 'id' | 'application_id'> | undefined;
+}
+
+/** Notes that the subscription's backfill took its entries from the history (none left to take). */
+export function backfillTaken(db: Db, id: string): void {
+  prepared(db, 'UPDATE subscriptions SET backfill = 0 WHERE id = ?').run(id);
+}
+
+/** Ends the subscription's backfill, ready or waiting: nothing more to take or queue. */
+export function endBackfill(db: Db, id: string): void {
   prepared(
     db,
-    "UPDATE subscriptions SET backfill = 0 WHERE feed_id = ? AND status = 'active' AND backfill > 0",
-  ).run(feedId);
+    'UPDATE subscriptions SET backfill = 0, backfill_at = NULL WHERE id = ? AND (backfill > 0 OR backfill_at IS NOT NULL)',
+  ).run(id);
 }

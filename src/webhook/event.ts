@@ -80,23 +80,20 @@ export type EntryEventsInput = {
 /** Splits entries into events of ≤ 100 entries and ≤ 256 KiB each, numbered from `firstSequence`.
  *  An entry too large on its own is sent with its summary and content fields removed and `truncated: true`. */
 export function buildEntryEvents(input: EntryEventsInput): BuiltEvent[] {
-  const envelopeBytes = Buffer.byteLength(entriesBody(input, 0, [])) + 16; // + room for the sequence digits
+  const envelope = envelopeBytes(input);
   const batches: string[][] = [];
   let current: string[] = [];
-  let bytes = envelopeBytes;
+  let bytes = envelope;
   for (const entry of input.entries) {
-    const text = fitEntry(entry, MAX_EVENT_BYTES - envelopeBytes);
-    const size = Buffer.byteLength(text) + 1;
-    if (
-      current.length > 0 &&
-      (current.length >= MAX_ENTRIES_PER_EVENT || bytes + size > MAX_EVENT_BYTES)
-    ) {
+    const text = fitEntry(entry, MAX_EVENT_BYTES - envelope);
+    const size = Buffer.byteLength(text);
+    if (startsNewEvent(current.length, bytes, size)) {
       batches.push(current);
       current = [];
-      bytes = envelopeBytes;
+      bytes = envelope;
     }
     current.push(text);
-    bytes += size;
+    bytes += size + 1;
   }
   if (current.length > 0) batches.push(current);
   return batches.map((batch, i) => {
@@ -104,10 +101,35 @@ export function buildEntryEvents(input: EntryEventsInput): BuiltEvent[] {
     return {
       id: input.newId(),
       sequence,
-      body: entriesBody(input, sequence, batch),
+      body: entryEventBody(input, sequence, batch),
       entryCount: batch.length,
     };
   });
+}
+
+/** What an entries event's envelope is built from: every field of EntryEventsInput but its entries and numbering. */
+export type EntriesEnvelope = Omit<EntryEventsInput, 'entries' | 'firstSequence' | 'newId'>;
+
+/** The bytes of an entries event without its entries, with room for its sequence's digits: the rest of MAX_EVENT_BYTES
+ *  is what its entries share, and what one entry may take at most (a longer one is cut). */
+export function envelopeBytes(input: EntriesEnvelope): number {
+  return Buffer.byteLength(entryEventBody(input, 0, [])) + 16;
+}
+
+/** True when an entry whose text is `size` bytes starts a new event after `count` entries that bring the event being
+ *  filled to `bytes` (its envelope included): an event holds at most MAX_ENTRIES_PER_EVENT entries and MAX_EVENT_BYTES,
+ *  and always one entry. Events built one at a time with it split entries as buildEntryEvents does. */
+export function startsNewEvent(count: number, bytes: number, size: number): boolean {
+  return count > 0 && (count >= MAX_ENTRIES_PER_EVENT || bytes + size + 1 > MAX_EVENT_BYTES);
+}
+
+/** The text an event carries for an entry stored as `stored` (entryJson's text, as the entry history keeps it) when
+ *  `room` bytes are left for one entry: the stored text as it is when it fits — what fitting the parsed entry would
+ *  write again, byte for byte, since fitEntry writes a fixed order of fields — else the entry cut to the room. */
+export function storedEntryText(stored: string, room: number): string {
+  return Buffer.byteLength(stored) <= room
+    ? stored
+    : fitEntry(JSON.parse(stored) as EventEntry, room);
 }
 
 /** The body of a feed-health event for one subscription: the entries envelope, with the event's own fields between
@@ -150,7 +172,12 @@ export function entryJson(entry: EventEntry): string {
 /** Room for one entry in an event: the event's size less an envelope with the largest metadata (16 KiB) and a feed. */
 const ENTRY_ROOM = MAX_EVENT_BYTES - 24 * 1024;
 
-function entriesBody(input: EntryEventsInput, sequence: number, entryTexts: string[]): string {
+/** The body of the entries event numbered `sequence` carrying `entryTexts` (each entry's JSON, in order). */
+export function entryEventBody(
+  input: EntriesEnvelope,
+  sequence: number,
+  entryTexts: string[],
+): string {
   const { id, url, title, site_url } = input.feed;
   return subscriptionBody(input.type ?? 'subscription.entries', input, sequence, {
     feed: { id, url, title, site_url },

@@ -31,6 +31,8 @@ export type EntriesResult = {
   /** Entries sent (none for a baseline or a hold). */
   fresh: number;
   events: number;
+  /** Backfills a baseline made ready. */
+  backfills?: number;
   identity: Pick<FeedRow, 'identity_key' | 'identity_rotations'> & {
     /** The feed's new identity probe (JSON, stored apart from its row); absent: the stored one stays. */
     identity_probe?: string;

@@ -4,7 +4,6 @@
 import type { Ctx } from '../context.ts';
 import { queueEntryEvents, toEventEntry } from '../actions/entry-events.ts';
 import {
-  queueBackfills,
   queueEntryUpdates,
   recordHistory,
   storeNewVersions,
@@ -20,7 +19,7 @@ import type { HistoryVia } from '../store/entry-history.ts';
 import type { Entry } from '../feed/types.ts';
 import { hasFeedProbe, type FeedRow } from '../store/feeds.ts';
 import { recordPollSuccess } from '../store/feeds-record.ts';
-import { feedHasActiveSubscription } from '../store/subscriptions.ts';
+import { feedHasActiveSubscription, readyBackfills } from '../store/subscriptions.ts';
 import { holdOrSwitch } from './poll-identity.ts';
 import {
   keyLookup,
@@ -34,11 +33,12 @@ import {
 import { splitRevealed } from './poll-upgrade.ts';
 import { redirectState } from './redirect-state.ts';
 
-/** What storing an outcome added: new entries (none for a baseline), events queued, and the identity the feed moved
- *  to when a churn made it switch. */
+/** What storing an outcome added: new entries (none for a baseline), events queued, backfills a baseline made ready
+ *  (the backfill loop queues them), and the identity the feed moved to when a churn made it switch. */
 export type Stored = {
   newEntries: number;
   events: number;
+  backfills?: number;
   switchedTo?: IdentityKey;
   /** The feed was deleted while it was fetched: nothing was recorded. */
   deleted?: true;
@@ -106,12 +106,13 @@ export function applyParsed(
   return {
     newEntries: stored.fresh,
     events: stored.events,
+    ...(stored.backfills ? { backfills: stored.backfills } : {}),
     ...(switched ? { switchedTo: stored.identity.identity_key } : {}),
   };
 }
 
-/** The document's entries: on a baseline their keys are recorded and nothing is sent (but the backfills waiting for
- *  it); when most keys are suddenly unseen (identity churn) they are held or the feed switches identity
+/** The document's entries: on a baseline their keys are recorded and nothing is sent (the backfills waiting for it
+ *  are made ready); when most keys are suddenly unseen (identity churn) they are held or the feed switches identity
  *  (poll-identity.ts); else the unseen ones are recorded and queued as events. Known entries whose content changed
  *  are stored in their new version and sent to the subscriptions that asked for updates. The poll and the push path
  *  both store entries here, against the same keys, so an entry pushed then polled (or polled then pushed) is one entry;
@@ -236,8 +237,9 @@ function storeFresh(
   return { status, added, fresh: fresh.length, events, identity };
 }
 
-/** A baseline: every key is recorded, nothing is sent but the backfills that waited for it, and any hold ends (what
- *  was held is part of what the feed holds now). */
+/** A baseline: every key is recorded, nothing is sent, and any hold ends (what was held is part of what the feed
+ *  holds now). The backfills that waited for it are made ready, not built: the backfill loop queues them a chunk at a
+ *  time, so a baseline costs the same however many subscriptions wait for it and however much they ask. */
 function baseline(
   ctx: Ctx,
   feed: FeedRow,
@@ -263,12 +265,13 @@ function baseline(
       via,
     },
   );
-  const backfills = queueBackfills(ctx, { feed, meta: outcome.parsed }, seenAt);
+  const backfills = readyBackfills(ctx.db, feed.id, seenAt.toISOString());
   return {
     status: 'active',
     added,
     fresh: 0,
-    events: backfills,
+    events: 0,
+    backfills,
     identity: {
       identity_key: feed.identity_key,
       identity_probe: JSON.stringify(identityProbe(outcome.identities, feed.identity_key)),

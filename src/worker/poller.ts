@@ -134,6 +134,7 @@ export function pollSpec(
     deferrable: ({ outcome }) => outcome.kind !== 'parsed',
     recorded: ({ feed }, { outcome }, stored) => {
       if (stored.events > 0) ctx.nudgeDeliverer(); // each feed's events go out as soon as they are stored
+      if (stored.backfills) ctx.nudgeBackfiller();
       // The dashboard's 24 h chart, once the outcome is committed (a rolled-back group commit records it again).
       if (!stored.deleted)
         notePoll(ctx.pollCounts, feed.id, outcome.kind, stored.newEntries, ctx.clock.now());

@@ -2,6 +2,7 @@
 // (opt-in), the bound per feed, and the trace of a baseline, a paused, a held and a queued entry.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { queueBackfillChunk } from '../../src/actions/backfills.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
 import { pollTick } from '../../src/worker/poll-round.ts';
@@ -82,6 +83,11 @@ describe('entry history', () => {
   const poll = async () => {
     w.clock.advance(2 * 3600 * 1000);
     await pollTick(w.ctx, workers.pollerDeps);
+  };
+  /** What the backfill loop does with the ready backfills: every chunk of them. */
+  const backfill = () => {
+    for (let chunk = queueBackfillChunk(w.ctx, ''); chunk;)
+      chunk = queueBackfillChunk(w.ctx, chunk.applicationId);
   };
   const sent = (sub: string): Sent[] =>
     (
@@ -193,10 +199,13 @@ describe('entry history', () => {
     await subscribe(origin.url + p);
     await poll();
     const late = await subscribe(origin.url + p, { backfill: 2 });
+    assert.deepEqual(sent(late.id), [], 'not in the request');
+    assert.equal(w.nudges.backfiller, 1, 'the backfill loop woken');
+    backfill();
     assert.deepEqual(
       sent(late.id).map((e) => [e.sequence, e.data.backfill, e.data.entries.map((x) => x.guid)]),
       [[1, true, ['g3', 'g4']]],
-      'at once, oldest first like every event',
+      'oldest first like every event',
     );
     origin.set(p, { body: guids(5, 4, 3, 2, 1) });
     await poll();
@@ -216,13 +225,18 @@ describe('entry history', () => {
     const sub = await subscribe(origin.url + p, { backfill: 5 });
     const plain = await subscribe(origin.url + p);
     assert.deepEqual(sent(sub.id), [], 'nothing to backfill before the first fetch');
+    backfill();
+    assert.deepEqual(sent(sub.id), [], 'nothing to backfill before the first fetch');
     await poll();
+    assert.deepEqual(sent(sub.id), [], 'not in the poll transaction');
+    backfill();
     assert.deepEqual(
       sent(sub.id).map((e) => [e.sequence, e.data.backfill, e.data.entries.map((x) => x.guid)]),
       [[1, true, ['g1', 'g2', 'g3']]],
     );
     assert.deepEqual(sent(plain.id), [], 'the baseline rule holds for the others');
     await poll();
+    backfill();
     assert.equal(sent(sub.id).length, 1, 'a backfill is sent once');
     const refused = await w.call('POST', '/v1/subscriptions', {
       key,

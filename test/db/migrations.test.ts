@@ -213,6 +213,42 @@ test('the upgrade to version 20 indexes the guids and URLs of the entries stored
   }
 });
 
+test('the upgrade to version 21 makes ready a backfill whose feed has its baseline, and ends a paused one', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
+  try {
+    const t = '2026-01-01T00:00:00.000Z';
+    const file = databaseAt(dir, 20, (old) => {
+      old.exec(`INSERT INTO applications (id, name, created_at) VALUES ('a1', 'app', '${t}');
+        INSERT INTO endpoints (id, application_id, title, url, secret, created_at, updated_at)
+          VALUES ('e1', 'a1', 'E', 'https://hooks.example/', 'whsec_x', '${t}', '${t}');
+        INSERT INTO feeds (id, url, fetch_url, next_poll_at, created_at, updated_at, baseline_at)
+          VALUES ('f1', 'https://a.example/', 'https://a.example/', '${t}', '${t}', '${t}', '${t}'),
+                 ('f2', 'https://b.example/', 'https://b.example/', '${t}', '${t}', '${t}', NULL);
+        INSERT INTO subscriptions (id, application_id, endpoint_id, feed_id, url, created_at, updated_at, status, backfill)
+          VALUES ('s1', 'a1', 'e1', 'f1', 'https://a.example/', '${t}', '${t}', 'active', 5),
+                 ('s2', 'a1', 'e1', 'f2', 'https://b.example/', '${t}', '${t}', 'active', 5),
+                 ('s3', 'a1', 'e1', 'f2', 'https://b.example/3', '${t}', '${t}', 'paused', 5);
+        INSERT INTO quota_usage (application_id, quota, subject, used_at)
+          VALUES ('a1', 'test_events_per_minute', NULL, '${t}');`);
+    });
+    const db = openDatabase(file);
+    const subs = db
+      .prepare(
+        'SELECT id, backfill, backfill_at IS NOT NULL AS ready FROM subscriptions ORDER BY id',
+      )
+      .all();
+    assert.deepEqual(subs, [
+      { id: 's1', backfill: 5, ready: 1 },
+      { id: 's2', backfill: 5, ready: 0 },
+      { id: 's3', backfill: 0, ready: 0 },
+    ]);
+    assert.equal(db.prepare('SELECT amount FROM quota_usage').pluck().get(), 1, 'a use counts 1');
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 const doc = (extra: string[]) =>
   `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Upgrade</title><link>https://blog.example/</link>${[...extra, ...V1_ITEMS].join('\n')}</channel></rss>`;
 

@@ -1,7 +1,8 @@
-// The plan test's workload, continued: the entry history, the trace's lookups (held entries, keys, the events of an
-// entry) and the dashboard's charts and summaries, run against the rows populate() made.
+// The plan test's workload, continued: the entry history and backfills, the trace's lookups (held entries, keys, the
+// events of an entry) and the dashboard's charts and summaries, run against the rows populate() made.
 import type { Db } from '../../src/db/open.ts';
 import { attemptHours } from '../../src/store/attempts.ts';
+import * as backfill from '../../src/store/backfill-entries.ts';
 import { existingEndpointIds } from '../../src/store/endpoints.ts';
 import { findHeldEntry, keyFirstSeen } from '../../src/store/entries.ts';
 import * as history from '../../src/store/entry-history.ts';
@@ -14,7 +15,12 @@ import {
   prunePollHours,
 } from '../../src/store/feed-poll-hours.ts';
 import { pollFeedBy, pollPushedFeedBy } from '../../src/store/feeds-push.ts';
-import { clearBackfills } from '../../src/store/subscriptions.ts';
+import {
+  backfillTaken,
+  endBackfill,
+  nextBackfill,
+  readyBackfills,
+} from '../../src/store/subscriptions.ts';
 import * as websub from '../../src/store/websub-subscriptions.ts';
 import type { Fixture } from './exercise.ts';
 
@@ -40,7 +46,21 @@ export function exerciseHistory(db: Db, now: Date, fx: Fixture): void {
   history.pruneHistoryWithoutKeys(db, fx.feed);
 }
 
-/** The trace's lookups, the dashboard's charts and event summaries, /metrics' endpoint probe and backfill's end. */
+/** A backfill of the fixture's subscription from the history exerciseHistory left: made ready, found, taken, read and
+ *  sent, ended. */
+export function exerciseBackfill(db: Db, now: Date, fx: Fixture): void {
+  const sub = { id: fx.sub, feed_id: fx.feed };
+  readyBackfills(db, fx.feed, now.toISOString());
+  nextBackfill(db, '');
+  backfill.takeBackfillEntries(db, sub, 10);
+  backfillTaken(db, fx.sub);
+  backfill.backfillSizes(db, sub, 100);
+  backfill.backfillEntries(db, sub, 10);
+  backfill.dropBackfillEntries(db, fx.sub, 1);
+  endBackfill(db, fx.sub);
+}
+
+/** The trace's lookups, the dashboard's charts and event summaries, /metrics' endpoint probe. */
 export function exerciseTraceAndCharts(db: Db, now: Date, fx: Fixture): void {
   keyFirstSeen(db, fx.feed, fx.entryKey);
   findHeldEntry(db, fx.feed, 'https://feeds.example/none'); // no such key nor guid: every lookup runs
@@ -59,7 +79,6 @@ export function exerciseTraceAndCharts(db: Db, now: Date, fx: Fixture): void {
   });
   pollHours(db, fx.feed, [hourOf(new Date(+now - 3_600_000)), hourOf(now)]);
   prunePollHours(db, hourOf(now), 100);
-  clearBackfills(db, fx.feed);
 }
 
 /** The WebSub loop's rows and the push path's schedule change, for the fixture's feed. */

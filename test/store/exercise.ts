@@ -20,7 +20,12 @@ import * as quota from '../../src/store/quota-usage.ts';
 import * as sessions from '../../src/store/sessions.ts';
 import { exportSubscriptionsPage } from '../../src/store/subscriptions-export.ts';
 import * as subs from '../../src/store/subscriptions.ts';
-import { exerciseHistory, exerciseTraceAndCharts, exerciseWebSub } from './exercise-trace.ts';
+import {
+  exerciseBackfill,
+  exerciseHistory,
+  exerciseTraceAndCharts,
+  exerciseWebSub,
+} from './exercise-trace.ts';
 
 /** The last application's rows: its endpoint and key, its last feed with that feed's stored entry key, subscription
  *  and event. */
@@ -104,6 +109,7 @@ export function exerciseStore(db: Db, now: Date): void {
   exerciseEntries(db, now, fx);
   exerciseEvents(db, now, fx);
   exerciseHistory(db, now, fx);
+  exerciseBackfill(db, now, fx);
   exerciseTraceAndCharts(db, now, fx);
   exerciseWebSub(db, now, fx);
   exerciseDeletions(db, now, fx);
@@ -144,6 +150,7 @@ function exerciseKeysAndSessions(db: Db, now: Date, fx: Fixture): void {
   idem.pruneIdempotency(db, '2000-01-01T00:00:00.000Z', 1000);
   quota.recordQuotaUsage(db, { application_id: fx.app, quota: 'q', subject: 's', used_at: t });
   quota.countQuotaUsage(db, fx.app, 'q', '2000-01-01T00:00:00.000Z');
+  quota.quotaUsesSince(db, fx.app, 'q', '2000-01-01T00:00:00.000Z');
   quota.usedQuotaOn(db, fx.app, 'q', 's', '2000-01-01T00:00:00.000Z');
   quota.pruneQuotaUsage(db, fx.app, 'q', '2000-01-01T00:00:00.000Z');
 }

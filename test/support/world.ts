@@ -18,7 +18,7 @@ export type World = {
   app: Hono;
   clock: ReturnType<typeof manualClock>;
   dir: string;
-  nudges: { poller: number; deliverer: number };
+  nudges: { poller: number; deliverer: number; backfiller: number };
   /** A new application with a key; returns the key and the application id. */
   key(appName?: string): { key: string; applicationId: string };
   /** app.request with JSON body and the key in Authorization. */
@@ -42,7 +42,7 @@ export function makeWorld(
   );
   const db = openDatabase(join(dir, 'feedsub.db'));
   const clock = manualClock(start);
-  const nudges = { poller: 0, deliverer: 0 };
+  const nudges = { poller: 0, deliverer: 0, backfiller: 0 };
   const ctx: Ctx = {
     db,
     clock,
@@ -52,6 +52,9 @@ export function makeWorld(
     },
     nudgeDeliverer: () => {
       nudges.deliverer++;
+    },
+    nudgeBackfiller: () => {
+      nudges.backfiller++;
     },
     lastUses: newLastUses(),
     pollCounts: newPollCounts(),

@@ -7,10 +7,14 @@ import {
   buildTestEvent,
   entryJson,
   deliveryOrder,
+  entryEventBody,
+  envelopeBytes,
   FEED_EVENT_TYPES,
   MAX_ENTRIES_PER_EVENT,
   MAX_EVENT_BYTES,
   SCHEMA_VERSION,
+  startsNewEvent,
+  storedEntryText,
   type EventEntry,
   type FeedHealthEvent,
 } from '../../src/webhook/event.ts';
@@ -248,6 +252,54 @@ describe('buildEntryEvents', () => {
     assert.equal(body.data.metadata, null);
     assert.equal(body.data.subscription.metadata, null);
   });
+});
+
+describe('events built one at a time from stored entry texts', () => {
+  // Whole, stored cut (too large for the history), and one the history keeps whole but a large envelope does not.
+  const stored = [
+    entry(1),
+    entry(2, { content_html: 'x'.repeat(300_000) }),
+    entry(3, { summary: 'y'.repeat(110_000), summary_html: 'z'.repeat(122_000) }),
+    ...Array.from({ length: 120 }, (_, i) => entry(10 + i)),
+  ].map((e) => entryJson(e));
+
+  for (const metadata of ['{"team":"alpha"}', JSON.stringify({ note: 'm'.repeat(16_000) })]) {
+    it(`carry the bytes buildEntryEvents makes of the parsed entries (metadata of ${metadata.length} bytes)`, () => {
+      const input = {
+        subscription: { id: 's'.repeat(24), url: feed.url, metadata },
+        feed,
+        now,
+        backfill: true,
+      };
+      const expected = buildEntryEvents({
+        ...input,
+        entries: stored.map((text) => JSON.parse(text) as EventEntry),
+        firstSequence: 1,
+        newId: () => 'id',
+      }).map((e) => e.body);
+      const envelope = envelopeBytes(input);
+      assert.equal(
+        stored.some((text) => Buffer.byteLength(text) > MAX_EVENT_BYTES - envelope),
+        metadata.length > 1000,
+        'with the large metadata, an entry stored whole is cut to fit',
+      );
+      const bodies: string[] = [];
+      let texts: string[] = [];
+      let bytes = envelope;
+      for (const text of stored.map((t) => storedEntryText(t, MAX_EVENT_BYTES - envelope))) {
+        const size = Buffer.byteLength(text);
+        if (startsNewEvent(texts.length, bytes, size)) {
+          bodies.push(entryEventBody(input, bodies.length + 1, texts));
+          texts = [];
+          bytes = envelope;
+        }
+        texts.push(text);
+        bytes += size + 1;
+      }
+      bodies.push(entryEventBody(input, bodies.length + 1, texts));
+      assert.deepEqual(bodies, expected);
+    });
+  }
 });
 
 describe('buildTestEvent', () => {

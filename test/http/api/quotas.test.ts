@@ -1,5 +1,5 @@
 // Per-application quotas through the API: endpoints and subscriptions held, new feed URLs per hour, test events per
-// minute — each a 429 problem naming the quota, with Retry-After, that leaves nothing behind.
+// minute, backfill entries per hour — each a 429 problem naming the quota, with Retry-After, that leaves nothing behind.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startReceiver, type Receiver } from '../../support/servers.ts';
@@ -151,6 +151,88 @@ describe('quotas.subscriptions_per_application and quotas.new_feed_urls_per_hour
   });
 });
 
+describe('quotas.backfill_entries_per_hour', () => {
+  let w: World;
+  before(() => {
+    w = makeWorld({ quotas: { backfill_entries_per_hour: 250 } });
+  });
+  after(() => w.close());
+
+  const subscribe = (key: string, endpoint: string, backfill?: number) =>
+    w.call('POST', '/v1/subscriptions', {
+      key,
+      body: { endpoint, url: 'http://127.0.0.1:9/backfilled', backfill },
+    });
+
+  it('counts the entries asked for across creates and deletes, and says how many are left this hour', async () => {
+    const { key, applicationId } = w.key();
+    const endpoint = (
+      await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'b', url: 'http://127.0.0.1:9/' },
+      })
+    ).body.id as string;
+    for (let i = 0; i < 2; i++) {
+      const made = await subscribe(key, endpoint, 100);
+      assert.equal(made.status, 201, made.text);
+      assert.equal(
+        (await w.call('DELETE', `/v1/subscriptions/${made.body.id}`, { key })).status,
+        204,
+      );
+      w.clock.advance(600_000);
+    }
+    const refused = await subscribe(key, endpoint, 100);
+    // 200 asked, 50 left: 100 more fit once the first create's 100 leave the hour, 40 minutes from now.
+    assertQuota(refused, 'backfill_entries_per_hour', 250, 2400);
+    assert.match(refused.body.detail, /50 are left this hour/);
+    assert.equal(count(w, 'subscriptions'), 0, 'the refusal created nothing');
+    const fits = await subscribe(key, endpoint, 50);
+    assert.equal(fits.status, 201, 'what is left fits');
+    await w.call('DELETE', `/v1/subscriptions/${fits.body.id}`, { key });
+    assert.equal((await subscribe(key, endpoint, 0)).status, 201, 'no backfill costs nothing');
+    const rows = w.ctx.db
+      .prepare(
+        "SELECT count(*) FROM quota_usage WHERE application_id = ? AND quota = 'backfill_entries_per_hour'",
+      )
+      .pluck()
+      .get(applicationId) as number;
+    assert.equal(rows, 3, 'one row per backfill, each with its amount');
+    const other = w.key().key;
+    const elsewhere = (
+      await w.call('POST', '/v1/endpoints', {
+        key: other,
+        body: { title: 'o', url: 'http://127.0.0.1:9/' },
+      })
+    ).body.id as string;
+    assert.equal(
+      (await subscribe(other, elsewhere, 100)).status,
+      201,
+      'another application has its own',
+    );
+  });
+
+  it('refuses a backfill larger than the whole hour allows for an hour, saying so', async () => {
+    const small = makeWorld({ quotas: { backfill_entries_per_hour: 50 } });
+    try {
+      const { key } = small.key();
+      const endpoint = (
+        await small.call('POST', '/v1/endpoints', {
+          key,
+          body: { title: 'b', url: 'http://127.0.0.1:9/' },
+        })
+      ).body.id as string;
+      const refused = await small.call('POST', '/v1/subscriptions', {
+        key,
+        body: { endpoint, url: 'http://127.0.0.1:9/big', backfill: 60 },
+      });
+      assertQuota(refused, 'backfill_entries_per_hour', 50, 3600);
+      assert.match(refused.body.detail, /ask for at most 50/);
+    } finally {
+      small.close();
+    }
+  });
+});
+
 describe('quotas.test_events_per_minute', () => {
   let w: World;
   let receiver: Receiver;
@@ -216,6 +298,7 @@ describe('a quota set to 0', () => {
         subscriptions_per_application: 0,
         new_feed_urls_per_hour: 0,
         test_events_per_minute: 0,
+        backfill_entries_per_hour: 0,
       },
     });
     try {
@@ -227,7 +310,7 @@ describe('a quota set to 0', () => {
         })
       ).body.id as string;
       for (let n = 0; n < 5; n++) {
-        const body = { endpoint, url: `http://127.0.0.1:9/f${n}` };
+        const body = { endpoint, url: `http://127.0.0.1:9/f${n}`, backfill: 100 };
         assert.equal((await w.call('POST', '/v1/subscriptions', { key, body })).status, 201);
         assert.equal((await w.call('POST', `/v1/endpoints/${endpoint}/test`, { key })).status, 200);
       }

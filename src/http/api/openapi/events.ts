@@ -244,7 +244,7 @@ const WEBHOOK_SCHEMAS: Record<string, Schema> = {
     backfill: {
       const: true,
       description:
-        'Present on the backfill a subscription asked for when it was created (`backfill: n`): its feed’s n newest entries, whenever feedsub first saw them.',
+        'Present on the events of the backfill a subscription asked for when it was created (`backfill: n`): its feed’s n newest entries it is not sent as new ones (first seen before it was created, or recorded by the baseline it waited for), oldest first.',
     },
   }),
   SubscriptionEntriesUpdatedPayload: entriesPayload('subscription.entries_updated', {}),

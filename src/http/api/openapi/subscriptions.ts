@@ -41,7 +41,7 @@ export const SUBSCRIPTION_PATHS: Paths = {
         ),
         409: problemResponse('Duplicate; `existing_id` names it'),
         429: tooManyOr(
-          'the application has `quotas.subscriptions_per_application` subscriptions already, or subscribed to `quotas.new_feed_urls_per_hour` feed URLs it did not have within the last hour.',
+          'the application has `quotas.subscriptions_per_application` subscriptions already, or subscribed to `quotas.new_feed_urls_per_hour` feed URLs it did not have within the last hour, or its subscriptions asked for more backfill entries (`backfill`, counted as asked) than `quotas.backfill_entries_per_hour` within the last hour; `detail` then says how many are left.',
         ),
       }),
     ),
@@ -184,7 +184,7 @@ export const SUBSCRIPTION_SCHEMAS: Record<string, Schema> = {
         minimum: 0,
         maximum: 100,
         description:
-          "Send the feed's n newest entries (from its history; for a feed not fetched yet, from its first document) as the first event, marked `backfill: true`. The baseline rule holds for everything else. Default 0.",
+          "Send the feed's n newest entries this subscription is not sent as new ones (from its history; for a feed not fetched yet, from its first document), in events marked `backfill: true`, queued in the background after the answer: events of entries the feed shows meanwhile may come before, between or after them, in `sequence` order. Counts towards `quotas.backfill_entries_per_hour` as asked. The baseline rule holds for everything else. Default 0.",
       }),
       updates,
     },

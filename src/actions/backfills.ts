@@ -1,0 +1,140 @@
+// Backfills (README › Entry history, backfill and updates) off the request path: a create or a baseline only makes a
+// subscription's backfill ready; the backfill loop (worker/backfiller.ts) queues its events here, one event per
+// transaction, applications turn about, its progress in the database so a crash neither repeats nor skips an entry.
+import type { Ctx } from '../context.ts';
+import { newId } from '../ids.ts';
+import {
+  backfillEntries,
+  backfillSizes,
+  dropBackfillEntries,
+  takeBackfillEntries,
+} from '../store/backfill-entries.ts';
+import { getEndpoint } from '../store/endpoints.ts';
+import { findHistory } from '../store/entry-history.ts';
+import { recordEventEntries } from '../store/event-entries.ts';
+import { getFeed } from '../store/feeds.ts';
+import {
+  backfillTaken,
+  endBackfill,
+  getSubscription,
+  nextBackfill,
+  type SubscriptionRow,
+} from '../store/subscriptions.ts';
+import {
+  entryEventBody,
+  envelopeBytes,
+  MAX_ENTRIES_PER_EVENT,
+  MAX_EVENT_BYTES,
+  startsNewEvent,
+  storedEntryText,
+  type EntriesEnvelope,
+} from '../webhook/event.ts';
+import { eventFeed, queueSubscriptionEvents } from './entry-events.ts';
+
+/** At most this many entries in a backfill. */
+export const BACKFILL_MAX = 100;
+
+/** What one chunk did: whose backfill it served, the events it queued (0 or 1), and whether that backfill is over. */
+export type BackfillChunk = {
+  applicationId: string;
+  subscriptionId: string;
+  events: number;
+  done: boolean;
+};
+
+/** Queues the next event of a ready backfill, in one transaction: the backfill of the first application after
+ *  `afterApplication` (id order, wrapping around) that has one ready, its earliest subscription's. The first chunk of a
+ *  backfill takes its entries from the history (see takeBackfillEntries); each chunk queues the next event of them as
+ *  buildEntryEvents would split them all (≤ 100 entries, ≤ 256 KiB), with the subscription's next sequence, and deletes
+ *  what it queued from the backfill's entries in the same transaction. A subscription paused meanwhile, or whose
+ *  endpoint leaves out subscription.entries, ends its backfill with no event; a deleted one took its backfill with it.
+ *  Undefined when no backfill is ready. */
+export function queueBackfillChunk(ctx: Ctx, afterApplication: string): BackfillChunk | undefined {
+  return ctx.db
+    .transaction((): BackfillChunk | undefined => {
+      const next =
+        nextBackfill(ctx.db, afterApplication) ??
+        (afterApplication === '' ? undefined : nextBackfill(ctx.db, ''));
+      if (next === undefined) return undefined;
+      const sub = getSubscription(ctx.db, next.application_id, next.id)!;
+      const chunk = { applicationId: sub.application_id, subscriptionId: sub.id, events: 0 };
+      if (sub.status !== 'active' || !receivesEntries(ctx, sub)) {
+        endSubscriptionBackfill(ctx, sub.id);
+        return { ...chunk, done: true };
+      }
+      if (sub.backfill > 0) {
+        takeBackfillEntries(ctx.db, sub, Math.min(sub.backfill, BACKFILL_MAX));
+        backfillTaken(ctx.db, sub.id);
+      }
+      const queued = queueNextEvent(ctx, sub);
+      if (queued.left === 0) endSubscriptionBackfill(ctx, sub.id);
+      return { ...chunk, events: queued.events, done: queued.left === 0 };
+    })
+    .immediate();
+}
+
+/** Ends the subscription's backfill, waiting, ready or started: what it has not queued is never sent. Pausing does
+ *  this (a paused subscription gets nothing new). Call inside a transaction. */
+export function endSubscriptionBackfill(ctx: Ctx, subscriptionId: string): void {
+  dropBackfillEntries(ctx.db, subscriptionId);
+  endBackfill(ctx.db, subscriptionId);
+}
+
+/** True when the subscription's endpoint receives subscription.entries (its filter_types is null or lists it). */
+function receivesEntries(ctx: Ctx, sub: SubscriptionRow): boolean {
+  const endpoint = getEndpoint(ctx.db, sub.application_id, sub.endpoint_id);
+  if (endpoint === undefined) return false;
+  return (
+    endpoint.filter_types === null ||
+    (JSON.parse(endpoint.filter_types) as string[]).includes('subscription.entries')
+  );
+}
+
+/** Queues the event that carries the backfill's next entries and deletes them from what is left to send (entries the
+ *  history dropped meanwhile are deleted unsent). The event's entries are read twice: their sizes first, which decide
+ *  where the event ends, then the JSON of those it carries, so no more than one event's entries is ever read; the
+ *  stored JSON goes into the body as it is (storedEntryText). Returns the events queued and the entries left. */
+function queueNextEvent(ctx: Ctx, sub: SubscriptionRow): { events: number; left: number } {
+  const now = ctx.clock.now();
+  const feed = getFeed(ctx.db, sub.feed_id)!;
+  const envelope: EntriesEnvelope = {
+    subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },
+    feed: eventFeed(feed, feed),
+    now,
+    backfill: true,
+  };
+  const empty = envelopeBytes(envelope);
+  const room = MAX_EVENT_BYTES - empty;
+  let count = 0;
+  let bytes = empty;
+  let through = 0;
+  // Entries longer than the room are cut to it (rare: a feed title or metadata making the envelope over 24 KiB).
+  const cut = new Map<number, string>();
+  for (const planned of backfillSizes(ctx.db, sub, MAX_ENTRIES_PER_EVENT)) {
+    let size = planned.bytes;
+    if (size !== null && size > room) {
+      const text = storedEntryText(findHistory(ctx.db, sub.feed_id, planned.key)!.entry, room);
+      cut.set(planned.position, text);
+      size = Buffer.byteLength(text);
+    }
+    if (size !== null && startsNewEvent(count, bytes, size)) break;
+    through = planned.position;
+    if (size === null) continue; // dropped from the history since the backfill began
+    count += 1;
+    bytes += size + 1;
+  }
+  if (count === 0) return { events: 0, left: dropBackfillEntries(ctx.db, sub.id, through) };
+  const rows = backfillEntries(ctx.db, sub, through);
+  const texts = rows.map((r) => cut.get(r.position) ?? r.entry);
+  const id = newId(now);
+  queueSubscriptionEvents(ctx, sub, 'subscription.entries', now, (sequence) => [
+    { id, sequence, body: entryEventBody(envelope, sequence, texts) },
+  ]);
+  recordEventEntries(
+    ctx.db,
+    sub.id,
+    id,
+    rows.map((r) => r.key),
+  );
+  return { events: 1, left: dropBackfillEntries(ctx.db, sub.id, through) };
+}
