@@ -1,7 +1,7 @@
 // make bench: feedsub against a local origin of N feeds and a local receiver (separate process), beside the raw limits,
-// then the real `feedsub serve` among hostile peers, tracing entries among a full churn hold, and its memory. The phases
-// live under bench/; this file starts the origin, runs them in order (printing each one's time as it ends) and prints
-// the table and the ratios to the raw limits.
+// then the real `feedsub serve` among hostile or failing WebSub hubs and hostile peers, tracing entries among a full
+// churn hold, and its memory. The phases live under bench/; this file starts the origin, runs them in order (printing
+// each one's time as it ends) and prints the table and the ratios to the raw limits.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { measureTrace } from './bench/trace.ts';
 import { measurePolls, queueRounds } from './bench/polls.ts';
 import { measurePushLatency } from './bench/push.ts';
 import { reportRawPosts } from './bench/raw.ts';
+import { measureWebSub } from './bench/websub.ts';
 import { measureWrites } from './bench/writes.ts';
 import { CONCURRENCY, FEEDS } from './bench/settings.ts';
 import { setUp, tearDown } from './bench/setup.ts';
@@ -77,6 +78,8 @@ async function run(base: string, dir: string, row: Row, phases: string[]): Promi
   await tearDown(b);
   // WebSub: a hub's publication → the webhook, on its own app
   await timed(phases, 'push', () => measurePushLatency(row));
+  // WebSub on the real `feedsub serve`: push latency, failing hubs' fallback polls, hostile hubs' 14 MiB pushes
+  await timed(phases, 'websub', () => measureWebSub(dir, row));
   // bounds: an hour of churning feeds, a 200,000-entry release
   await timed(phases, 'bounds', () => measureBounds(dir, row));
   // bytes written per created subscription and per 304 poll

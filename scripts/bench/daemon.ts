@@ -47,8 +47,9 @@ export type Serve = {
 };
 
 /** Writes `sections` as config.toml under `dir`, creates one key per application name with `feedsub keys create`,
- *  starts `feedsub serve` and resolves once /healthz answers (within 60 s). `executable`: a built feedsub instead of
- *  the sources under tsx. */
+ *  starts `feedsub serve` and resolves once /healthz answers (within 60 s). It listens on `sections.server.port` when
+ *  given (so a config may name its own URL, e.g. server.public_url), else on a free port. `executable`: a built feedsub
+ *  instead of the sources under tsx. */
 export async function startServe(
   dir: string,
   sections: Sections,
@@ -57,7 +58,7 @@ export async function startServe(
 ): Promise<Serve> {
   const [command, ...args] = executable ? [executable] : FROM_SOURCE;
   mkdirSync(dir, { recursive: true });
-  const port = await freePort();
+  const port = Number(sections.server?.port ?? (await freePort()));
   const config = join(dir, 'config.toml');
   writeFileSync(
     config,

@@ -19,7 +19,8 @@ export type Origin = {
   /** Holds the next request for `path` until `release()`, then answers with what was served when it came; `arrived`
    *  resolves when it comes. */
   hold(path: string): { arrived: Promise<void>; release: () => void };
-  requests: { path: string; headers: IncomingMessage['headers'] }[];
+  /** Every request, with when it arrived (performance.now()). */
+  requests: { path: string; headers: IncomingMessage['headers']; at: number }[];
   close(): Promise<void>;
 };
 
@@ -30,7 +31,7 @@ export async function startOrigin(): Promise<Origin> {
   const requests: Origin['requests'] = [];
   const holds = new Map<string, { arrived: () => void; released: Promise<void> }>();
   const server = createServer(async (req, res) => {
-    requests.push({ path: req.url ?? '/', headers: req.headers });
+    requests.push({ path: req.url ?? '/', headers: req.headers, at: performance.now() });
     const path = (req.url ?? '/').split('?')[0]!;
     const script = scripts.get(path);
     if (script && script.length > 1) feeds.set(path, script.shift()!);

@@ -227,18 +227,20 @@ function close(server: Server): Promise<void> {
 }
 
 /** What a hostile hub does with a callback it knows: a POST whose body is `size` bytes of `chunk` repeated, sent
- *  `chunkBytes` at a time every `dripMs` (0: as fast as the socket takes it), with `declared` as its Content-Length
- *  (undefined: chunked), signed under `secret` when given. Resolves with the status (0 when the callback hung up
- *  first) and when it came (performance.now()). */
+ *  `chunkBytes` at a time every `dripMs` (0: as fast as the socket takes it), the last chunk held back `holdLastMs`,
+ *  with `declared` as its Content-Length (undefined: chunked), signed under `secret` when given. Resolves with the
+ *  status (0 when the callback hung up first, or `signal` ended it first) and when it came (performance.now()). */
 export function pushRaw(
   callback: string,
   opts: {
     size: number;
     chunkBytes?: number;
     dripMs?: number;
+    holdLastMs?: number;
     declared?: number;
     secret?: string;
     signature?: string;
+    signal?: AbortSignal;
   },
 ): Promise<{ status: number; at: number }> {
   const chunkBytes = opts.chunkBytes ?? 64 * 1024;
@@ -258,12 +260,18 @@ export function pushRaw(
       clearTimeout(timer);
       resolve({ status, at: performance.now() });
     };
+    // `signal` ends the request whenever it comes, answered or not (a body may still be unsent).
+    const abort = () => req.destroy();
+    if (opts.signal?.aborted) abort();
+    opts.signal?.addEventListener('abort', abort, { once: true });
+    req.once('close', () => opts.signal?.removeEventListener('abort', abort));
     req.on('response', (res) => {
       res.resume();
       done(res.statusCode ?? 0);
     });
     req.on('error', () => done(0));
     let sent = 0;
+    let held = false;
     const next = (): void => {
       if (req.destroyed) return;
       if (sent >= opts.size) {
@@ -271,6 +279,11 @@ export function pushRaw(
         return;
       }
       const n = Math.min(chunkBytes, opts.size - sent);
+      if (opts.holdLastMs && !held && sent + n >= opts.size) {
+        held = true;
+        timer = setTimeout(next, opts.holdLastMs);
+        return;
+      }
       sent += n;
       const ok = req.write(Buffer.alloc(n, 0x61));
       if (opts.dripMs) timer = setTimeout(next, opts.dripMs);
