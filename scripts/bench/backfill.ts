@@ -1,6 +1,7 @@
 // make bench, the backfill rows, on the real `feedsub serve`: /healthz, asked every 10 ms, while 10 clients each create
-// a subscription asking for a backfill of 100 entries of ~60 KiB and delete it again, twice; the same cycles
-// without a backfill; then while 10 such backfills are queued and delivered whole.
+// a subscription asking for a backfill of 100 entries of ~60 KiB and delete it again, twice; the same cycles with 10
+// trace requests a second beside them; the same cycles without a backfill; then while 10 such backfills are queued
+// and delivered whole.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -15,6 +16,8 @@ const ENTRY_TEXT = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.r
 const CLIENTS = 10;
 const CYCLES = 2; // per client: 20 cycles in all
 const PROBE_EVERY_MS = 10;
+/** Trace requests a second beside the cycles, by guid and by URL in turn. */
+const TRACES_PER_SECOND = 10;
 
 /** The backfill rows: /healthz p50 and p99 while 10 concurrent clients create (backfill 100 of ~60 KiB entries) and
  *  delete subscriptions, with the creates' own latency, and during the same cycles without a backfill; then while 10
@@ -55,6 +58,9 @@ export async function measureBackfill(dir: string, row: Row): Promise<void> {
     const idle = await probed(serve, () => sleep(1000));
     const before = { events: receiver.events, bytes: receiver.bytes };
     const churn = await cycles(serve, t, endpoints.slice(0, CLIENTS), origin.url, ENTRIES);
+    const traced = await withTraces(t, watcher.id, () =>
+      cycles(serve, t, endpoints.slice(0, CLIENTS), origin.url, ENTRIES),
+    );
     const plain = await cycles(serve, t, endpoints.slice(0, CLIENTS), origin.url, 0);
     row(
       `backfill: /healthz during ${CLIENTS} clients' create/delete cycles, p99`,
@@ -65,6 +71,11 @@ export async function measureBackfill(dir: string, row: Row): Promise<void> {
       'backfill: POST /v1/subscriptions {"backfill": 100} among them, p50',
       ms(percentile(churn.creates, 0.5), 1),
       `p99 ${ms(percentile(churn.creates, 0.99), 1)}, ${churn.creates.length} creates`,
+    );
+    row(
+      `backfill: /healthz during the cycles and ${TRACES_PER_SECOND} traces a second, p99`,
+      ms(percentile(traced.value.probes, 0.99), 1),
+      `target < 50 ms; p50 ${ms(percentile(traced.value.probes, 0.5), 1)}, max ${ms(Math.max(...traced.value.probes), 1)}${unanswered(traced.value.failed)}, for ${ms(traced.value.ms)}; the same cycles, while GET /v1/subscriptions/:id/trace?entry= asks for an entry of the feed by guid, then by URL, ${TRACES_PER_SECOND} a second: ${traced.traces.length} traces, p50 ${ms(percentile(traced.traces, 0.5), 1)}, p99 ${ms(percentile(traced.traces, 0.99), 1)}`,
     );
     row(
       `backfill: /healthz during the same cycles without a backfill, p99`,
@@ -130,6 +141,35 @@ async function probed(
   await Promise.all(inFlight);
   await agent.close();
   return { probes, ms: took, failed };
+}
+
+/** Runs `work` while TRACES_PER_SECOND trace requests a second ask for entries of the subscription's feed, by guid and
+ *  by URL in turn: `work`'s value and each trace's ms. */
+async function withTraces<T>(
+  t: Tenant,
+  subscription: string,
+  work: () => Promise<T>,
+): Promise<{ value: T; traces: number[] }> {
+  const traces: number[] = [];
+  const inFlight: Promise<void>[] = [];
+  let n = 0;
+  const trace = async () => {
+    const i = n++ % ENTRIES;
+    const entry = n % 2 === 0 ? `backfill-${i}` : `http://example.com/${i}`;
+    const t0 = performance.now();
+    const r = await t.get(
+      `/v1/subscriptions/${subscription}/trace?entry=${encodeURIComponent(entry)}`,
+    );
+    if (r.status !== 200) throw new Error(`bench: a trace answered ${r.status}`);
+    traces.push(performance.now() - t0);
+  };
+  const timer = setInterval(() => inFlight.push(trace()), 1000 / TRACES_PER_SECOND);
+  try {
+    return { value: await work(), traces };
+  } finally {
+    clearInterval(timer);
+    await Promise.all(inFlight);
+  }
 }
 
 /** CYCLES create/delete cycles of each endpoint's client, all clients at once, asking for `backfill` entries, under
