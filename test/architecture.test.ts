@@ -1,4 +1,5 @@
-// The layer rule of docs/ARCHITECTURE.md, executable: every import under src/ goes to its own layer or a lower rank.
+// The layer rule of docs/ARCHITECTURE.md, executable: every import under src/ goes to its own layer or a lower rank,
+// and no import, value or type-only, closes a cycle anywhere under src/.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -69,6 +70,43 @@ function violations(imports: Import[], layers: Layer[]): string[] {
   return out;
 }
 
+/** The import cycles: each strongly connected component of two or more files (or a file importing itself), its files
+ *  sorted, the components in order (Tarjan's algorithm over the import graph). */
+function cycles(imports: Import[]): string[][] {
+  const next = new Map<string, Set<string>>();
+  for (const { from, to } of imports) {
+    if (!next.has(from)) next.set(from, new Set());
+    next.get(from)!.add(to);
+  }
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    for (let w = stack.pop()!; ; w = stack.pop()!) {
+      onStack.delete(w);
+      component.push(w);
+      if (w === v) break;
+    }
+    if (component.length > 1 || next.get(v)?.has(v)) found.push(component.sort());
+  };
+  for (const v of [...next.keys()].sort()) if (!index.has(v)) visit(v);
+  return found.sort((a, b) => a[0]!.localeCompare(b[0]!));
+}
+
 const layers = readLayers(readFileSync(join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8'));
 
 describe('the layer rule of docs/ARCHITECTURE.md', () => {
@@ -108,5 +146,32 @@ describe('the layer rule of docs/ARCHITECTURE.md', () => {
       'worker/poller.ts → http/server.ts (worker/ is rank 8, http/ is rank 8)',
       'feed/parse.ts → somewhere/new.ts (somewhere/new.ts is in no layer of the table)',
     ]);
+  });
+});
+
+describe('no import cycles under src/', () => {
+  it('finds no cycle of imports, value or type-only, among the files under src/', () => {
+    assert.deepEqual(cycles(readImports()), []);
+  });
+
+  it('reports a planted cycle through three files, one through a type-only import, and a file importing itself', () => {
+    const planted: Import[] = [
+      { from: 'worker/a.ts', to: 'worker/b.ts' },
+      { from: 'worker/b.ts', to: 'worker/c.ts' },
+      { from: 'worker/c.ts', to: 'worker/a.ts' },
+      { from: 'store/x.ts', to: 'store/y.ts' },
+      { from: 'store/y.ts', to: 'store/x.ts' },
+      { from: 'feed/self.ts', to: 'feed/self.ts' },
+      { from: 'feed/one.ts', to: 'feed/two.ts' },
+    ];
+    assert.deepEqual(cycles(planted), [
+      ['feed/self.ts'],
+      ['store/x.ts', 'store/y.ts'],
+      ['worker/a.ts', 'worker/b.ts', 'worker/c.ts'],
+    ]);
+    // A type-only import is read like any other: the real files' imports include `import type`.
+    assert.ok(
+      readImports().some((i) => i.from === 'store/feeds-poll.ts' && i.to === 'store/feeds.ts'),
+    );
   });
 });

@@ -21,6 +21,31 @@ export type RefreshTarget = {
    *  target, so keys survive a feed moving host). */
   keyBase: string;
 };
+/** What to fetch for a feed. A feed awaiting its baseline is fetched without validators: a 304 would leave it without
+ *  one, and the entries of its next change would be swallowed by that late baseline. */
+export function refreshTarget(feed: {
+  url: string;
+  fetch_url: string;
+  credentials: string | null;
+  etag: string | null;
+  last_modified: string | null;
+  body_hash: string | null;
+  baseline_at: string | null;
+  discovered_url: string | null;
+}): RefreshTarget {
+  const fresh = feed.baseline_at === null;
+  return {
+    url: feed.url,
+    fetchUrl: feed.fetch_url,
+    credentials: feed.credentials,
+    etag: fresh ? null : feed.etag,
+    lastModified: fresh ? null : feed.last_modified,
+    bodyHash: fresh ? null : feed.body_hash,
+    discovered: feed.discovered_url !== null,
+    keyBase: feed.discovered_url ?? feed.url,
+  };
+}
+
 export type RefreshDeps = {
   agent: Dispatcher;
   /** Reads fetched bytes by `deadline` (a performance.now() time): parse-pool.ts, or readDocument inline in tests. */

@@ -1,7 +1,7 @@
 // SQL for feeds written by the WebSub path: a pushed document's state, and the poll pulled forward when push stops.
 import type { Db } from '../db/open.ts';
 import { storeFeedProbe, type FeedRow } from './feeds.ts';
-import { pollAgainBy } from './feeds-poll.ts';
+import { pollAgainBy } from './feed-leases.ts';
 import { prepared, updateRow } from './sql.ts';
 
 /** What a pushed document changes on its feed: entry count, identity and hold state. The fetch state (validators,

@@ -2,7 +2,7 @@
 // ends the poll's lease (feeds-poll.ts).
 import type { Db } from '../db/open.ts';
 import { storeFeedProbe, type FeedRow, type FeedStatus } from './feeds.ts';
-import { endLease } from './feeds-poll.ts';
+import { endLease } from './feed-leases.ts';
 import { prepared, updateRow } from './sql.ts';
 
 type FeedPatch = Partial<

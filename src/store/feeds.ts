@@ -2,7 +2,7 @@
 // per-application views. Polling it is in feeds-poll.ts.
 import type { Db } from '../db/open.ts';
 import type { IdentityKey } from '../feed/identity.ts';
-import { pollAgainBy, UNLEASED } from './feeds-poll.ts';
+import { pollAgainBy, UNLEASED } from './feed-leases.ts';
 import { prepared } from './sql.ts';
 import { newId } from '../ids.ts';
 

@@ -6,9 +6,9 @@ import type { Ctx } from '../context.ts';
 import { notePoll } from '../actions/poll-counts.ts';
 import {
   refreshFeed,
+  refreshTarget,
   type RefreshDeps,
   type RefreshOutcome,
-  type RefreshTarget,
 } from '../feed/refresh.ts';
 import type { Logger } from '../log.ts';
 import { addressKey, type Resolver } from '../net/resolver.ts';
@@ -210,34 +210,6 @@ export function feedKeys(
   if (addresses === undefined && app !== null) return undefined;
   const keys = [`host:${host}`, ...new Set((addresses ?? []).map((a) => `addr:${addressKey(a)}`))];
   return app === null ? keys : [`app:${app}`, ...keys];
-}
-
-/** What to fetch for a feed. A feed awaiting its baseline is fetched without validators: a 304 would leave it without
- *  one, and the entries of its next change would be swallowed by that late baseline. */
-export function refreshTarget(
-  feed: Pick<
-    PollTarget,
-    | 'url'
-    | 'fetch_url'
-    | 'credentials'
-    | 'etag'
-    | 'last_modified'
-    | 'body_hash'
-    | 'baseline_at'
-    | 'discovered_url'
-  >,
-): RefreshTarget {
-  const fresh = feed.baseline_at === null;
-  return {
-    url: feed.url,
-    fetchUrl: feed.fetch_url,
-    credentials: feed.credentials,
-    etag: fresh ? null : feed.etag,
-    lastModified: fresh ? null : feed.last_modified,
-    bodyHash: fresh ? null : feed.body_hash,
-    discovered: feed.discovered_url !== null,
-    keyBase: feed.discovered_url ?? feed.url,
-  };
 }
 
 /** The lease of a claimed feed: its refresh's deadline and a margin for recording it. */

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Ctx } from '../context.ts';
 import type { FetchMeta } from '../feed/fetch.ts';
 import { EntryList } from '../feed/entry-list.ts';
+import { refreshTarget } from '../feed/refresh.ts';
 import type { DocumentReply, DocumentRequest } from '../feed/parse-worker.ts';
 import {
   advertisedLinks,
@@ -21,7 +22,6 @@ import { getWebSub, startWebSub, updateWebSub } from '../store/websub-subscripti
 import type { HistoryVia } from '../store/entry-history.ts';
 import { storeEntries, type Stored } from './poll-parsed.ts';
 import type { Parsed } from './poll-keys.ts';
-import { refreshTarget } from './poller.ts';
 
 /** What reading a pushed body needs: the parse pool (or readDocument inline), within a deadline. */
 export type PushDeps = {
