@@ -172,7 +172,8 @@ CREATE TABLE entry_history (
 -- Newest first (first seen, then document order: a document is stored from its last entry up).
 CREATE INDEX entry_history_recent ON entry_history(feed_id, first_seen_at);
 
--- Entries held back by the churn guard until an operator accepts or discards them.
+-- Entries held back by the churn guard until an operator accepts or discards them. A rowid table (schema version 19):
+-- a held entry's JSON is often over 1 KB, which a WITHOUT ROWID row would put on a 4 KiB overflow page of its own.
 CREATE TABLE held_entries (
   feed_id     TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
   key         TEXT NOT NULL,
@@ -182,7 +183,7 @@ CREATE TABLE held_entries (
   fingerprint TEXT,               -- stored with the key when the entry is released (migration 1)
   key_source  TEXT,               -- the identity source of the key, for the entry history (schema version 8)
   PRIMARY KEY (feed_id, key)
-) WITHOUT ROWID;
+);
 -- A release walks a hold in document order, a few hundred entries per transaction (schema version 4).
 CREATE INDEX held_entries_order ON held_entries(feed_id, position, held_at);
 

@@ -131,6 +131,53 @@ test('the upgrade to version 17 moves each identity probe out of the feeds row, 
   }
 });
 
+test('the upgrade to version 19 keeps every held entry, in a rowid table that still goes with its feed', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
+  try {
+    const file = databaseAt(dir, 18, (old) => {
+      old.exec(`INSERT INTO feeds (id, url, fetch_url, next_poll_at, created_at, updated_at)
+                  VALUES ('f1', 'https://a.example/', 'https://a.example/', '2026-01-01', '2026-01-01', '2026-01-01')`);
+      old.exec(`INSERT INTO held_entries (feed_id, key, entry, position, held_at, fingerprint, key_source)
+                  VALUES ('f1', 'k1', '{"title":"One"}', 0, '2026-01-01', 'fp', 'guid'),
+                         ('f1', 'k2', '{"title":"Two"}', 1, '2026-01-01', NULL, NULL)`);
+    });
+    const db = openDatabase(file);
+    assert.deepEqual(db.prepare('SELECT * FROM held_entries ORDER BY position').all(), [
+      {
+        feed_id: 'f1',
+        key: 'k1',
+        entry: '{"title":"One"}',
+        position: 0,
+        held_at: '2026-01-01',
+        fingerprint: 'fp',
+        key_source: 'guid',
+      },
+      {
+        feed_id: 'f1',
+        key: 'k2',
+        entry: '{"title":"Two"}',
+        position: 1,
+        held_at: '2026-01-01',
+        fingerprint: null,
+        key_source: null,
+      },
+    ]);
+    assert.match(
+      db
+        .prepare("SELECT sql FROM sqlite_master WHERE name = 'held_entries'")
+        .pluck()
+        .get() as string,
+      /\)$/,
+      'not WITHOUT ROWID',
+    );
+    db.prepare("DELETE FROM feeds WHERE id = 'f1'").run();
+    assert.equal(db.prepare('SELECT count(*) FROM held_entries').pluck().get(), 0);
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 const doc = (extra: string[]) =>
   `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Upgrade</title><link>https://blog.example/</link>${[...extra, ...V1_ITEMS].join('\n')}</channel></rss>`;
 
