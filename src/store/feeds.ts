@@ -4,6 +4,7 @@ import type { Db } from '../db/open.ts';
 import type { IdentityKey } from '../feed/identity.ts';
 import { pollAgainBy, UNLEASED } from './feeds-poll.ts';
 import { prepared } from './sql.ts';
+import { changeFeedStorage, PROBE_ROW_BYTES } from './storage.ts';
 import { newId } from '../ids.ts';
 
 /** Every status a feed can be in. */
@@ -51,6 +52,14 @@ export type FeedRow = {
   /** The health event sent for the feed's current outage (feed.failing or feed.gone), and when; null when healthy. */
   health_alert: 'failing' | 'gone' | null;
   health_alert_at: string | null;
+  /** The application every subscription of the feed belongs to, whose storage budget counts the feed; null when none
+   *  or several (store/storage.ts). */
+  sole_application_id: string | null;
+  /** Entry keys the feed stores, and the bytes of its keys, held entries, history and identity probe. */
+  stored_keys: number;
+  stored_bytes: number;
+  /** Since when its application's storage budget holds the feed's polling (status over_budget); null: not held. */
+  budget_held_at: string | null;
 };
 
 /** The feed's identity probe (feed/identity-switch.ts), stored apart from its row: null when it has none. */
@@ -74,11 +83,19 @@ export function storeFeedProbe<T extends { identity_probe?: string }>(
   record: T,
 ): Omit<T, 'identity_probe'> {
   const { identity_probe: probe, ...row } = record;
-  if (probe !== undefined)
+  if (probe !== undefined) {
+    const before = prepared(db, 'SELECT octet_length(probe) FROM feed_probes WHERE feed_id = ?')
+      .pluck()
+      .get(id) as number | undefined;
     prepared(
       db,
       'INSERT INTO feed_probes (feed_id, probe) VALUES (?, ?) ON CONFLICT (feed_id) DO UPDATE SET probe = excluded.probe',
     ).run(id, probe);
+    const size = Buffer.byteLength(probe);
+    changeFeedStorage(db, id, {
+      bytes: before === undefined ? size + PROBE_ROW_BYTES : size - before,
+    });
+  }
   return row;
 }
 

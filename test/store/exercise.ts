@@ -19,6 +19,7 @@ import { pingDatabase } from '../../src/store/maintenance.ts';
 import * as quota from '../../src/store/quota-usage.ts';
 import * as sessions from '../../src/store/sessions.ts';
 import { exportSubscriptionsPage } from '../../src/store/subscriptions-export.ts';
+import * as storage from '../../src/store/storage.ts';
 import * as subs from '../../src/store/subscriptions.ts';
 import { exerciseHistory, exerciseTraceAndCharts, exerciseWebSub } from './exercise-trace.ts';
 
@@ -106,6 +107,7 @@ export function exerciseStore(db: Db, now: Date): void {
   exerciseHistory(db, now, fx);
   exerciseTraceAndCharts(db, now, fx);
   exerciseWebSub(db, now, fx);
+  exerciseStorage(db, fx);
   exerciseDeletions(db, now, fx);
   pingDatabase(db);
 }
@@ -304,6 +306,17 @@ function exerciseEvents(db: Db, now: Date, fx: Fixture): void {
   events.hastenEndpointRetries(db, fx.endpoint, now);
   events.hasMoreEventsThan(db, fx.sub, 100);
   events.pruneFinishedEvents(db, t, 100);
+}
+
+function exerciseStorage(db: Db, fx: Fixture): void {
+  storage.applicationStorage(db, fx.app);
+  storage.recountFeedStorage(db, fx.feed);
+  for (const app of storage.applicationsAfter(db, '', 10))
+    for (const part of ['feed', 'event'] as const) {
+      const first = storage.walkStorage(db, app, part, null, 5);
+      storage.walkStorage(db, app, part, first.last, 5);
+      storage.finishStorageWalk(db, app, part, 0);
+    }
 }
 
 function exerciseDeletions(db: Db, now: Date, fx: Fixture): void {
