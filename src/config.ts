@@ -122,6 +122,9 @@ export const ConfigSchema = v.strictObject({
       held_bytes_per_feed: v.optional(int(1024, 1024 * 1024 * 1024), 4 * 1024 * 1024),
       entry_key_days: v.optional(int(1, 36_500), 30),
       entry_keys_per_feed: v.optional(int(1, 100_000_000), 1000),
+      // Whatever the window, a feed keeps at most this many keys (a feed with new ids on every poll made the window
+      // unbounded): a hundred times the most entries a real feed shows at once.
+      entry_keys_max_per_feed: v.optional(int(1, 100_000_000), 10_000),
       orphaned_feed_days: v.optional(int(1, 36_500), 7),
       // The entry history (GET …/entries, backfill, updates, the trace): at least the 50 newest entries per feed.
       entry_history_per_feed: v.optional(int(50, 10_000), 100),

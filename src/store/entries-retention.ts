@@ -2,6 +2,7 @@
 // batches, trimming a hold past its cap, and emptying a feed before it is deleted.
 import type { Db } from '../db/open.ts';
 import { forgetHeldEntries } from './entries.ts';
+import { pruneHistoryWithoutKeys } from './entry-history.ts';
 import { prepared } from './sql.ts';
 import { changeFeedStorage, KEY_ROW_BYTES } from './storage.ts';
 
@@ -44,6 +45,26 @@ export function deleteKeysWithin(
        ORDER BY seen_at, key LIMIT @limit)`,
   ).run({ feed: feedId, windowStart: bound.windowStart, ...bound.last, limit }).changes;
   changeFeedStorage(db, feedId, { keys: -deleted, bytes: -deleted * KEY_ROW_BYTES });
+  return deleted;
+}
+
+/** Deletes up to `limit` of the feed's least recently shown keys (seen_at, then key) that are not among `keep` (every
+ *  key the feed's latest document could be matched by), and the history of the keys that went; returns how many keys
+ *  went. */
+export function pruneKeysBeyond(
+  db: Db,
+  feedId: string,
+  keep: readonly string[],
+  limit: number,
+): number {
+  const deleted = prepared(
+    db,
+    `DELETE FROM entries WHERE feed_id = @feed AND key IN (
+       SELECT key FROM entries WHERE feed_id = @feed AND key NOT IN (SELECT value FROM json_each(@keep))
+       ORDER BY seen_at, key LIMIT @limit)`,
+  ).run({ feed: feedId, keep: JSON.stringify(keep), limit }).changes;
+  changeFeedStorage(db, feedId, { keys: -deleted, bytes: -deleted * KEY_ROW_BYTES });
+  if (deleted > 0) pruneHistoryWithoutKeys(db, feedId);
   return deleted;
 }
 

@@ -107,6 +107,14 @@ export function refreshSoleApplication(db: Db, feedId: string): void {
   if (sole !== null) changeApplicationFeedBytes(db, sole, feedId, feed.stored_bytes);
 }
 
+/** How many entry keys the feed stores, as counted (0 for a feed that is gone). */
+export function storedKeyCount(db: Db, feedId: string): number {
+  return (
+    (prepared(db, 'SELECT stored_keys FROM feeds WHERE id = ?').pluck().get(feedId) as
+      number | undefined) ?? 0
+  );
+}
+
 /** What an application keeps: the bytes of the feeds only its subscriptions use, and of its events. */
 export type ApplicationStorage = { feed_bytes: number; event_bytes: number };
 

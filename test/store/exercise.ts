@@ -310,6 +310,8 @@ function exerciseEvents(db: Db, now: Date, fx: Fixture): void {
 
 function exerciseStorage(db: Db, fx: Fixture): void {
   storage.applicationStorage(db, fx.app);
+  storage.storedKeyCount(db, fx.feed);
+  retention.pruneKeysBeyond(db, fx.feed, [fx.entryKey], 1);
   storage.recountFeedStorage(db, fx.feed);
   for (const app of storage.applicationsAfter(db, '', 10))
     for (const part of ['feed', 'event'] as const) {
