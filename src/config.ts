@@ -144,6 +144,9 @@ export const ConfigSchema = v.strictObject({
       api_burst: v.optional(int(1, 10_000_000), 100),
       failed_auth_per_address: v.optional(limit(1_000_000), 10),
       failed_auth_refill_seconds: v.optional(int(1, 86_400), 60),
+      // What the feeds only its subscriptions use and its events may keep (src/actions/budget.ts); past it, such a
+      // feed is held. 1 GiB: several times what a few hundred real feeds keep with 30 days of their events.
+      storage_bytes_per_application: v.optional(limit(1024 ** 5), 1024 ** 3),
     }),
     {},
   ),

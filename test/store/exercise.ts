@@ -310,6 +310,17 @@ function exerciseEvents(db: Db, now: Date, fx: Fixture): void {
 
 function exerciseStorage(db: Db, fx: Fixture): void {
   storage.applicationStorage(db, fx.app);
+  record.recordBudgetHold(
+    db,
+    fx.feed,
+    { last_http_status: 200, held_at: '2026-01-01' },
+    new Date(),
+  );
+  feeds.heldFeedsAfter(db, '', 10);
+  feeds.heldFeedsOf(db, fx.app);
+  feeds.countHeldFeedsOf(db, fx.app);
+  feeds.retryHeldFeed(db, fx.feed, new Date());
+  record.endBudgetHold(db, fx.feed);
   storage.storedKeyCount(db, fx.feed);
   retention.pruneKeysBeyond(db, fx.feed, [fx.entryKey], 1);
   storage.recountFeedStorage(db, fx.feed);
