@@ -7,6 +7,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+import { measureHostileTenant } from './bench/budget.ts';
 import { measureBounds } from './bench/churn.ts';
 import { measureDelivery, measureLatency, warmUpDeliveries } from './bench/delivery.ts';
 import { measureApiWhileParsing, measureIsolation } from './bench/isolation.ts';
@@ -79,6 +80,8 @@ async function run(base: string, dir: string, row: Row, phases: string[]): Promi
   // bytes written per created subscription and per 304 poll
   await timed(phases, 'writes', () => measureWrites(row));
   await timed(phases, 'isolation', () => measureIsolation(dir, row));
+  // one hostile tenant's growth, without and with a storage budget
+  await timed(phases, 'storage budget', () => measureHostileTenant(dir, row));
   await timed(phases, 'API while parsing', () => measureApiWhileParsing(dir, row));
   await timed(phases, 'serve memory', () => measureServeMemory(base, dir, row));
   // What a service runs (make build), when it was built: without tsx's loader in every thread.
