@@ -114,8 +114,8 @@ export const ConfigSchema = v.strictObject({
   ),
   // What the database keeps of each feed (README, "The database file"): a feed that churns holds a bounded number of
   // entries; keys of entries long gone and feeds nobody subscribes to any more are deleted by the maintenance pass.
-  // The defaults are a few times what the largest feed of test/fixtures/corpus shows (100 entries; 1.0 MB of them as
-  // held JSON, 0.7 MB as history), so a real feed's document is held or kept whole and a hostile one stops early.
+  // The defaults are a few times what the largest feed of test/fixtures/corpus shows (test/feed/corpus.test.ts checks
+  // it), so a real feed's document is held or kept whole and a hostile one stops early.
   retention: v.optional(
     v.strictObject({
       held_entries_per_feed: v.optional(int(1, 10_000_000), 1000),

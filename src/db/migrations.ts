@@ -214,8 +214,8 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
     db.exec('ALTER TABLE feed_leases ADD COLUMN again_at TEXT');
   },
   // 18 → 19 (storage bounds). Held entries in a rowid table: a WITHOUT ROWID row of more than about 1,000 bytes (most
-  // held entries) kept 489 bytes in its page and put the rest on a 4 KiB overflow page of its own: 10,000 held entries
-  // of 1.1 KB of JSON took 47 MB. A rowid table keeps rows of up to about 4 KB in their page.
+  // held entries) keeps 489 bytes in its page and puts the rest on a 4 KiB overflow page of its own; a rowid table keeps
+  // rows of up to about 4 KB in their page.
   // The storage budget (quotas.storage_bytes_per_application): feeds may be 'over_budget' (a CHECK constraint, so the
   // table is rebuilt: create, copy, drop, rename, with foreign keys off, as migrate() runs every step), and count what
   // they keep and which application alone uses them; events count their bytes; each application's sums. Existing rows

@@ -6,8 +6,8 @@ import type { Db } from '../db/open.ts';
 import { prepared } from './sql.ts';
 
 // What a row is counted as: the bytes of its JSON (or body) as stored, plus a fixed amount for its other columns and
-// its index entries, measured with dbstat on rows of the usual shape. SQLite's pages add their slack on top.
-/** An entry key: a row of entries (155 bytes) and its entries_seen entry (100). */
+// its index entries, as dbstat shows rows of the usual shape. SQLite's pages add their slack on top.
+/** An entry key: its row of entries and its entries_seen entry. */
 export const KEY_ROW_BYTES = 255;
 /** Beside a held entry's JSON: its key, fingerprint and times, and its two index entries. */
 export const HELD_ROW_BYTES = 390;
@@ -17,7 +17,7 @@ export const HISTORY_ROW_BYTES = 300;
 export const PROBE_ROW_BYTES = 50;
 /** Beside an event's body: its row and its index entries, and its body's row. */
 export const EVENT_ROW_BYTES = 700;
-/** Per entry an event carries: its event_entries row and index entry (205 bytes). */
+/** Per entry an event carries: its event_entries row and index entry. */
 export const EVENT_ENTRY_BYTES = 205;
 /** Per attempt of an event, beside the response it keeps: its row and its two index entries. */
 export const ATTEMPT_ROW_BYTES = 260;

@@ -13,7 +13,7 @@ import {
 /** What a recount found: how many applications, and by how many bytes their sums were off in all. */
 export type StorageRecount = { applications: number; driftBytes: number };
 
-/** Feeds or events summed per transaction: rows of about 300 bytes read by the application's index, about 1 ms. */
+/** Feeds or events summed per transaction: small rows read along the application's index, a short transaction. */
 const WALK_ROWS = 1000;
 const APPLICATIONS_PER_STEP = 100;
 
