@@ -49,7 +49,7 @@ CREATE TABLE feeds (
   site_url             TEXT,
   format               TEXT,
   status               TEXT NOT NULL DEFAULT 'pending'
-                       CHECK (status IN ('pending', 'active', 'error', 'gone', 'identity_changed')),
+                       CHECK (status IN ('pending', 'active', 'error', 'gone', 'identity_changed', 'over_budget')),
   baseline_at          TEXT,                  -- first successful parse; entries seen then are never sent
   etag                 TEXT,
   last_modified        TEXT,
@@ -84,6 +84,13 @@ CREATE TABLE feeds (
   -- is sent once, and the first success after it sends feed.recovered and clears both (schema version 6).
   health_alert         TEXT CHECK (health_alert IN ('failing', 'gone')),
   health_alert_at      TEXT,
+  -- What the storage budget counts (schema version 22; store/storage.ts): the application every subscription of the feed
+  -- belongs to (NULL: none, or several), the entry keys the feed stores, and the bytes of its keys, held entries, history
+  -- and identity probe; and since when its application's budget holds its polling (status over_budget; NULL: not held).
+  sole_application_id  TEXT,
+  stored_keys          INTEGER NOT NULL DEFAULT 0,
+  stored_bytes         INTEGER NOT NULL DEFAULT 0,
+  budget_held_at       TEXT,
   UNIQUE (url, credential_key)
 );
 CREATE INDEX feeds_due ON feeds(next_poll_at) WHERE status <> 'gone';
@@ -95,6 +102,8 @@ CREATE INDEX feeds_by_status ON feeds(status, id);
 -- (store/subscriptions.ts findSubscriptionToSameFeed; schema version 13).
 CREATE INDEX feeds_by_fetch_url ON feeds(fetch_url);
 CREATE INDEX feeds_by_discovered_url ON feeds(discovered_url) WHERE discovered_url IS NOT NULL;
+-- The feeds only one application uses, which its storage budget counts: its walk of them (schema version 22).
+CREATE INDEX feeds_by_sole_application ON feeds(sole_application_id, id) WHERE sole_application_id IS NOT NULL;
 
 -- The feeds being polled now, each until its lease ends (the poll's deadline plus a margin), by serve or poll --once
 -- (schema version 15). Only polls in flight are here, a few pages, so taking and ending a lease rewrites those pages,
@@ -192,7 +201,8 @@ CREATE TABLE backfill_entries (
   PRIMARY KEY (subscription_id, position)
 ) WITHOUT ROWID;
 
--- Entries held back by the churn guard until an operator accepts or discards them.
+-- Entries held back by the churn guard until an operator accepts or discards them. A rowid table (schema version 22):
+-- a held entry's JSON is often over 1 KB, which a WITHOUT ROWID row would put on a 4 KiB overflow page of its own.
 CREATE TABLE held_entries (
   feed_id     TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
   key         TEXT NOT NULL,
@@ -202,7 +212,7 @@ CREATE TABLE held_entries (
   fingerprint TEXT,               -- stored with the key when the entry is released (migration 1)
   key_source  TEXT,               -- the identity source of the key, for the entry history (schema version 8)
   PRIMARY KEY (feed_id, key)
-) WITHOUT ROWID;
+);
 -- A release walks a hold in document order, a few hundred entries per transaction (schema version 4).
 CREATE INDEX held_entries_order ON held_entries(feed_id, position, held_at);
 -- The trace finds a held entry by its guid or URL with one seek: among entries sharing one, the first in document order.
@@ -224,7 +234,10 @@ CREATE TABLE events (
   last_error       TEXT,
   created_at       TEXT NOT NULL,
   delivered_at     TEXT,
-  updated_at       TEXT NOT NULL
+  updated_at       TEXT NOT NULL,
+  -- The bytes the event keeps, as the storage budget counts them: its body, its row and index entries, one row per entry
+  -- it carries (event_entries) and its attempts with their responses (schema version 22; store/storage.ts).
+  stored_bytes     INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX events_due ON events(next_attempt_at) WHERE status IN ('pending', 'failed');
 -- A subscription's events newest first (GET /v1/events?subscription=) and deleting them in batches (migration 10: was
@@ -273,6 +286,20 @@ CREATE TABLE event_entries (
   PRIMARY KEY (subscription_id, key, event_id)
 ) WITHOUT ROWID;
 CREATE INDEX event_entries_by_event ON event_entries(event_id);
+
+-- What each application keeps, for its storage budget ([quotas] storage_bytes_per_application; schema version 22): the
+-- bytes of the feeds only its subscriptions use and of its events, kept by the writes that add and remove them. The
+-- maintenance pass recounts each sum in chunks, walking in id order: *_walk_at is how far the walk has come, and
+-- *_walk_change what changed behind it since, which the walk adds to what it counted.
+CREATE TABLE application_storage (
+  application_id    TEXT PRIMARY KEY REFERENCES applications(id) ON DELETE CASCADE,
+  feed_bytes        INTEGER NOT NULL DEFAULT 0,
+  event_bytes       INTEGER NOT NULL DEFAULT 0,
+  feed_walk_at      TEXT,
+  feed_walk_change  INTEGER NOT NULL DEFAULT 0,
+  event_walk_at     TEXT,
+  event_walk_change INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
 
 CREATE TABLE idempotency_keys (
   application_id  TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { measureBackfill } from './bench/backfill.ts';
+import { measureHostileTenant } from './bench/budget.ts';
 import { measureBounds } from './bench/churn.ts';
 import { measureDelivery, measureLatency, warmUpDeliveries } from './bench/delivery.ts';
 import { measureApiWhileParsing, measureIsolation } from './bench/isolation.ts';
@@ -85,6 +86,8 @@ async function run(base: string, dir: string, row: Row, phases: string[]): Promi
   // bytes written per created subscription and per 304 poll
   await timed(phases, 'writes', () => measureWrites(row));
   await timed(phases, 'isolation', () => measureIsolation(dir, row));
+  // one hostile tenant's growth, without and with a storage budget
+  await timed(phases, 'storage budget', () => measureHostileTenant(dir, row));
   await timed(phases, 'API while parsing', () => measureApiWhileParsing(dir, row));
   // the trace among a full churn hold, and /healthz while traces run
   await timed(phases, 'trace', () => measureTrace(dir, row));

@@ -63,6 +63,13 @@ const OVERRIDES: OverrideRule[] = [
       `delivery.retry_schedule_seconds spans ${sum(c.delivery.retry_schedule_seconds)} s, more than delivery.disable_after_seconds (${c.delivery.disable_after_seconds}): an endpoint that keeps failing is disabled before its events' last retries, which then wait until it is re-enabled`,
   },
   {
+    key: 'retention.entry_keys_per_feed',
+    by: 'retention.entry_keys_max_per_feed',
+    applies: (c) => c.retention.entry_keys_per_feed > c.retention.entry_keys_max_per_feed,
+    message: (c) =>
+      `retention.entry_keys_per_feed (${c.retention.entry_keys_per_feed}) is above retention.entry_keys_max_per_feed (${c.retention.entry_keys_max_per_feed}): a feed keeps at most ${c.retention.entry_keys_max_per_feed} keys`,
+  },
+  {
     key: 'quotas.api_burst',
     by: 'quotas.api_requests_per_second',
     applies: (c) => c.quotas.api_requests_per_second === 0 && isSet(c, 'api_burst'),

@@ -120,16 +120,21 @@ export const ConfigSchema = v.strictObject({
   ),
   // What the database keeps of each feed (README, "The database file"): a feed that churns holds a bounded number of
   // entries; keys of entries long gone and feeds nobody subscribes to any more are deleted by the maintenance pass.
+  // The defaults are a few times what the largest feed of test/fixtures/corpus shows (test/feed/corpus.test.ts checks
+  // it), so a real feed's document is held or kept whole and a hostile one stops early.
   retention: v.optional(
     v.strictObject({
-      held_entries_per_feed: v.optional(int(1, 10_000_000), 10_000),
-      held_bytes_per_feed: v.optional(int(1024, 1024 * 1024 * 1024), 32 * 1024 * 1024),
+      held_entries_per_feed: v.optional(int(1, 10_000_000), 1000),
+      held_bytes_per_feed: v.optional(int(1024, 1024 * 1024 * 1024), 4 * 1024 * 1024),
       entry_key_days: v.optional(int(1, 36_500), 30),
       entry_keys_per_feed: v.optional(int(1, 100_000_000), 1000),
+      // Whatever the window, a feed keeps at most this many keys (a feed with new ids on every poll made the window
+      // unbounded): a hundred times the most entries a real feed shows at once.
+      entry_keys_max_per_feed: v.optional(int(1, 100_000_000), 10_000),
       orphaned_feed_days: v.optional(int(1, 36_500), 7),
       // The entry history (GET …/entries, backfill, updates, the trace): at least the 50 newest entries per feed.
       entry_history_per_feed: v.optional(int(50, 10_000), 100),
-      entry_history_bytes_per_feed: v.optional(int(64 * 1024, 1024 * 1024 * 1024), 8 * 1024 * 1024),
+      entry_history_bytes_per_feed: v.optional(int(64 * 1024, 1024 * 1024 * 1024), 2 * 1024 * 1024),
     }),
     {},
   ),
@@ -146,6 +151,9 @@ export const ConfigSchema = v.strictObject({
       api_burst: v.optional(int(1, 10_000_000), 100),
       failed_auth_per_address: v.optional(limit(1_000_000), 10),
       failed_auth_refill_seconds: v.optional(int(1, 86_400), 60),
+      // What the feeds only its subscriptions use and its events may keep (src/actions/budget.ts); past it, such a
+      // feed is held. 1 GiB: several times what a few hundred real feeds keep with 30 days of their events.
+      storage_bytes_per_application: v.optional(limit(1024 ** 5), 1024 ** 3),
     }),
     {},
   ),

@@ -20,6 +20,8 @@ import { startOrigin, startReceiver, type Origin, type Receiver } from './suppor
 const ENV = {
   FEEDSUB_NETWORK_ALLOW_PRIVATE: 'true',
   FEEDSUB_POLL_INTERVAL_SECONDS: '3600',
+  // A history of 100 entries of ~60 KiB (6 MiB): past the default 2 MiB, as an operator may allow.
+  FEEDSUB_RETENTION_ENTRY_HISTORY_BYTES_PER_FEED: '8388608',
   FEEDSUB_QUOTAS_BACKFILL_ENTRIES_PER_HOUR: '400',
   FEEDSUB_QUOTAS_NEW_FEED_URLS_PER_HOUR: '0',
   FEEDSUB_QUOTAS_API_REQUESTS_PER_SECOND: '0',

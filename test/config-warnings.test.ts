@@ -56,6 +56,13 @@ describe('configWarnings', () => {
       /spans 99305 s, more than delivery\.disable_after_seconds \(3600\)/,
     ],
     [
+      'more keys always kept than a feed may keep',
+      { FEEDSUB_RETENTION_ENTRY_KEYS_PER_FEED: '20000' },
+      'retention.entry_keys_per_feed',
+      'retention.entry_keys_max_per_feed',
+      /a feed keeps at most 10000 keys/,
+    ],
+    [
       'a burst set while the request rate limit is off',
       { FEEDSUB_QUOTAS_API_REQUESTS_PER_SECOND: '0', FEEDSUB_QUOTAS_API_BURST: '500' },
       'quotas.api_burst',

@@ -71,6 +71,7 @@ describe('config', () => {
       api_burst: 100,
       failed_auth_per_address: 10,
       failed_auth_refill_seconds: 60,
+      storage_bytes_per_application: 1024 ** 3,
     });
     assert.deepEqual(c.server.trusted_proxies, []);
   });

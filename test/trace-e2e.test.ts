@@ -9,6 +9,9 @@ import { startServed, type Served } from './support/served.ts';
 const ENV = {
   FEEDSUB_NETWORK_ALLOW_PRIVATE: 'true',
   FEEDSUB_POLL_INTERVAL_SECONDS: '1',
+  // A hold of 5,000 entries: past the defaults (1,000 entries, 4 MiB), as an operator may allow.
+  FEEDSUB_RETENTION_HELD_ENTRIES_PER_FEED: '10000',
+  FEEDSUB_RETENTION_HELD_BYTES_PER_FEED: '33554432',
   FEEDSUB_POLL_MIN_INTERVAL_SECONDS: '1',
   FEEDSUB_POLL_MAX_INTERVAL_SECONDS: '1',
 };

@@ -35,6 +35,8 @@ export async function measureBackfill(dir: string, row: Row): Promise<void> {
         new_feed_urls_per_hour: 0,
         backfill_entries_per_hour: 0,
       },
+      // The feed's 100 entries of ~60 KiB (6 MiB) all in its history: past the default 2 MiB.
+      retention: { entry_history_bytes_per_feed: 8 * 1024 * 1024 },
     },
     ['backfiller'],
   );

@@ -10,7 +10,7 @@ import { startOrigin, startReceiver, type Origin } from '../../test/support/serv
 import { startServe, type Tenant } from './daemon.ts';
 import { ms, percentile, type Row } from './table.ts';
 
-const HELD = 10_000; // [retention] held_entries_per_feed's default: a full hold
+const HELD = 10_000; // a full hold at retention.held_entries_per_feed as set below (the default is 1,000)
 const BASELINE = 20; // the feed's entries before its ids change (the churn guard needs at least 10 known)
 const TRACES = 100; // of each kind, one after another
 const LOAD_PER_S = 10;
@@ -44,6 +44,7 @@ export async function measureTrace(dir: string, row: Row): Promise<void> {
       network: { allow_private: true },
       poll: { interval_seconds: 1, min_interval_seconds: 1, max_interval_seconds: 1 },
       quotas: { api_requests_per_second: 0, new_feed_urls_per_hour: 0 },
+      retention: { held_entries_per_feed: HELD, held_bytes_per_feed: 32 * 1024 * 1024 },
     },
     ['tracer'],
   );

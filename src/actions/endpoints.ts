@@ -15,6 +15,7 @@ import {
 import { hastenEndpointRetries, requeueEndpointEvents } from '../store/events.ts';
 import type { Page, PageQuery } from '../store/page.ts';
 import type { Ctx } from '../context.ts';
+import { retryHeldFeeds } from './budget.ts';
 import { SUBSCRIPTION_EVENT_TYPES, type SubscriptionEventType } from '../webhook/event.ts';
 import { headersOf, headersText, Headers, RateLimit } from './endpoint-options.ts';
 import { checkEndpointQuota } from './quotas.ts';
@@ -173,7 +174,8 @@ export function updateEndpointFromInput(
   return endpointView(row);
 }
 
-/** Deletes an endpoint; 409 while subscriptions use it (delete or move them first). */
+/** Deletes an endpoint with its events; 409 while subscriptions use it (delete or move them first). The room its events
+ *  took in the application's storage budget may resume a feed held for it. */
 export function removeEndpoint(ctx: Ctx, applicationId: string, id: string): void {
   ctx.db
     .transaction(() => {
@@ -187,6 +189,7 @@ export function removeEndpoint(ctx: Ctx, applicationId: string, id: string): voi
       deleteEndpoint(ctx.db, applicationId, id);
     })
     .immediate();
+  retryHeldFeeds(ctx, applicationId);
 }
 
 /** The endpoint's current signing secret (and the previous one while a rotation's grace period lasts). */

@@ -114,7 +114,9 @@ export function queueSubscriptionEvents(
   sub: SubscriptionRow,
   type: SubscriptionEventType,
   now: Date,
-  build: (firstSequence: number) => Pick<BuiltEvent, 'id' | 'sequence' | 'body'>[],
+  build: (
+    firstSequence: number,
+  ) => (Pick<BuiltEvent, 'id' | 'sequence' | 'body'> & { entryCount?: number })[],
 ): number {
   const built = build(sub.last_sequence + 1);
   allocateSequences(ctx.db, sub.id, built.length);
@@ -129,6 +131,7 @@ export function queueSubscriptionEvents(
         type,
         sequence: e.sequence,
         body: e.body,
+        entries: e.entryCount ?? 0,
       },
       now,
     );

@@ -1,5 +1,6 @@
-// Feed-health events: the transitions a poll makes (failing, recovered, gone, moved, an identity hold starting), each
-// queued once as one event per active subscription of the feed, in the subscription's sequence like its entries.
+// Feed-health events: the transitions a poll makes (failing, recovered, gone, moved, an identity hold starting, a
+// storage budget hold starting and ending), each queued once as one event per active subscription of the feed, in the
+// subscription's sequence like its entries.
 import type { Ctx } from '../context.ts';
 import { newId } from '../ids.ts';
 import { countHeldEntries } from '../store/entries.ts';
@@ -91,6 +92,48 @@ export function queueIdentityHold(ctx: Ctx, feed: FeedRow, newlyHeld: number, at
   };
   const shown = { ...feed, status: 'identity_changed' as const };
   return queueFeedEvent(ctx, shown, { event, since: at.toISOString() }, at);
+}
+
+/** A poll held the feed for its application's storage budget, and it was not held before: queues feed.over_budget with
+ *  what the application keeps and its budget, to the subscriptions created by `at` (when the fetch began). Returns
+ *  how many events were queued. Call inside the poll transaction, after recording the hold. */
+export function queueOverBudget(
+  ctx: Ctx,
+  feed: FeedRow,
+  usage: { used: number; budget: number },
+  at: Date,
+): number {
+  const event: FeedHealthEvent = {
+    type: 'feed.over_budget',
+    held_at: at.toISOString(),
+    used_bytes: usage.used,
+    budget_bytes: usage.budget,
+    feed_bytes: feed.stored_bytes,
+  };
+  const shown = { ...feed, status: 'over_budget' as const };
+  return queueFeedEvent(ctx, shown, { event, since: at.toISOString() }, at);
+}
+
+/** A poll stored what a feed held for its storage budget showed (its application had room again, or no budget counts
+ *  the feed any more): queues feed.within_budget to the subscriptions that existed when the hold began (`heldAt`), as
+ *  feed.recovered follows feed.failing. Returns how many events were queued. Call inside the poll transaction, after
+ *  storing. */
+export function queueWithinBudget(
+  ctx: Ctx,
+  feedId: string,
+  heldAt: string,
+  usage: { used: number; budget: number },
+  at: Date,
+): number {
+  const feed = getFeed(ctx.db, feedId);
+  if (!feed) return 0;
+  const event: FeedHealthEvent = {
+    type: 'feed.within_budget',
+    held_at: heldAt,
+    used_bytes: usage.used,
+    budget_bytes: usage.budget,
+  };
+  return queueFeedEvent(ctx, feed, { event, since: heldAt }, at);
 }
 
 /** One event of the transition per active subscription created by `since` whose endpoint receives its type. */

@@ -26,6 +26,7 @@ import type { Ctx } from '../context.ts';
 import { CHUNK_ROWS, nextTurn } from './chunks.ts';
 import { queueEntryEvents, toEventEntry } from './entry-events.ts';
 import { recordHistory } from './entry-history.ts';
+import { budgetHoldView, type BudgetHoldView } from './budget.ts';
 import { validate } from './validate.ts';
 import { pushView, type PushView } from './websub.ts';
 
@@ -54,6 +55,10 @@ export type FeedView = {
   held_entries: number;
   held_entries_dropped: number;
   identity_key: FeedRow['identity_key'];
+  /** What the feed keeps (entry keys, held entries, history, identity probe), as the storage budget counts it. */
+  stored_bytes: number;
+  /** Why the feed is held for its application's storage budget (status over_budget), or null. */
+  over_budget: BudgetHoldView | null;
   /** WebSub (issue 14): the hub the feed advertises and where our subscription to it stands. */
   push: PushView;
   created_at: string;
@@ -71,7 +76,12 @@ export const IdentityChangeInput = v.strictObject({
 export function requireFeedView(ctx: Ctx, applicationId: string, id: string): FeedView {
   const feed = getFeed(ctx.db, id);
   if (!feed || !applicationUsesFeed(ctx.db, applicationId, id)) throw notFound('Feed');
-  return feedView(feed, countHeldEntries(ctx.db, id), pushView(ctx, feed));
+  return feedView(
+    feed,
+    countHeldEntries(ctx.db, id),
+    pushView(ctx, feed),
+    budgetHoldView(ctx, feed),
+  );
 }
 
 /** Resolves a GUID-churn hold on a feed (shared by every subscriber, so any of them may resolve it): "deliver" sends
@@ -161,6 +171,7 @@ export function feedView(
   f: FeedRow,
   heldEntries = 0,
   push: PushView = { hub: f.hub_url, status: 'none', lease_expires_at: null, last_push_at: null },
+  overBudget: BudgetHoldView | null = null,
 ): FeedView {
   return {
     id: f.id,
@@ -187,6 +198,8 @@ export function feedView(
     held_entries: heldEntries,
     held_entries_dropped: f.held_dropped,
     identity_key: f.identity_key,
+    stored_bytes: f.stored_bytes,
+    over_budget: overBudget,
     push,
     created_at: f.created_at,
     updated_at: f.updated_at,
@@ -202,7 +215,7 @@ export function listApplicationFeeds(
   const page = listFeedsOfApplication(ctx.db, applicationId, q);
   return {
     data: page.data.map((f) => ({
-      ...feedView(f, f.held_entries, pushView(ctx, f)),
+      ...feedView(f, f.held_entries, pushView(ctx, f), budgetHoldView(ctx, f)),
       subscription_count: f.subscription_count,
     })),
     next: page.next,
@@ -218,7 +231,7 @@ export function countApplicationFeeds(ctx: Ctx, applicationId: string): Record<F
  *  (error and gone). */
 export const FeedStatusFilter = v.picklist(
   [...FEED_STATUSES, 'failing'],
-  'must be one of pending, active, error, gone, identity_changed, failing (= error and gone)',
+  'must be one of pending, active, error, gone, identity_changed, over_budget, failing (= error and gone)',
 );
 
 /** One page of the application's feeds (GET /v1/feeds), newest first, optionally of one status; 400 for an unknown

@@ -25,6 +25,7 @@ import {
 } from '../store/subscriptions.ts';
 import type { Ctx } from '../context.ts';
 import { BACKFILL_MAX, endSubscriptionBackfill } from './backfills.ts';
+import { retryHeldFeeds } from './budget.ts';
 import { EVENT_CHUNK, nextTurn } from './chunks.ts';
 import { chargeBackfill, chargeNewFeedUrl, checkSubscriptionQuota } from './quotas.ts';
 import { normalizeFeedUrl, privateHostIssue } from './urls.ts';
@@ -255,7 +256,8 @@ export function updateSubscriptionFromInput(
  *  subscription to the same URL receives nothing the feed showed before; the feed's last subscription starts its
  *  grace before deletion ([retention] orphaned_feed_days). A backlog of more than EVENT_CHUNK events is deleted a
  *  chunk per transaction, with a turn of the event loop between two, after pausing the subscription (so no event is
- *  sent or made for it meanwhile); a deletion cut short leaves it paused, and deleting it again finishes the job. */
+ *  sent or made for it meanwhile); a deletion cut short leaves it paused, and deleting it again finishes the job. The
+ *  room it took in the application's storage budget may resume the feeds held for it (retryHeldFeeds). */
 export async function removeSubscription(
   ctx: Ctx,
   applicationId: string,
@@ -283,6 +285,7 @@ export async function removeSubscription(
       markFeedUnused(ctx.db, current.feed_id, now);
     })
     .immediate();
+  retryHeldFeeds(ctx, applicationId);
 }
 
 /** The application's endpoint; 404 naming the `endpoint` field when unknown or another application's. */

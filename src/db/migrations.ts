@@ -294,4 +294,127 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
         WHERE backfill > 0 AND feed_id IN (SELECT id FROM feeds WHERE baseline_at IS NOT NULL);
     `);
   },
+  // 21 → 22 (storage bounds). Held entries in a rowid table: a WITHOUT ROWID row of more than about 1,000 bytes (most
+  // held entries) keeps 489 bytes in its page and puts the rest on a 4 KiB overflow page of its own; a rowid table keeps
+  // rows of up to about 4 KB in their page.
+  // The storage budget (quotas.storage_bytes_per_application): feeds may be 'over_budget' (a CHECK constraint, so the
+  // table is rebuilt: create, copy, drop, rename, with foreign keys off, as migrate() runs every step), and count what
+  // they keep and which application alone uses them; events count their bytes; each application's sums. Existing rows
+  // are counted here as store/storage.ts counts them (the maintenance pass recounts them anyway).
+  (db) => {
+    db.exec(`
+      CREATE TABLE held_entries_rowid (
+        feed_id     TEXT NOT NULL REFERENCES feeds(id) ON DELETE CASCADE,
+        key         TEXT NOT NULL,
+        entry       TEXT NOT NULL,
+        position    INTEGER NOT NULL,
+        held_at     TEXT NOT NULL,
+        fingerprint TEXT,
+        key_source  TEXT,
+        PRIMARY KEY (feed_id, key)
+      );
+      INSERT INTO held_entries_rowid (feed_id, key, entry, position, held_at, fingerprint, key_source)
+        SELECT feed_id, key, entry, position, held_at, fingerprint, key_source FROM held_entries
+        ORDER BY feed_id, position, held_at;
+      DROP TABLE held_entries;
+      ALTER TABLE held_entries_rowid RENAME TO held_entries;
+      CREATE INDEX held_entries_order ON held_entries(feed_id, position, held_at);
+      CREATE INDEX held_entries_by_guid ON held_entries(feed_id, entry ->> '$.guid', position);
+      CREATE INDEX held_entries_by_url ON held_entries(feed_id, entry ->> '$.url', position);
+    `);
+    const columns = `id, url, credentials, credential_key, fetch_url, discovered_url, title, site_url, format, status,
+      baseline_at, etag, last_modified, body_hash, last_polled_at, last_success_at, next_poll_at, interval_seconds,
+      ttl_seconds, last_http_status, error_count, network_error_count, http_error_count, parse_error_count, last_error,
+      last_error_at, degraded, redirect_url, redirect_count, entry_count, hub_url, self_url, created_at, updated_at,
+      identity_key, identity_rotations, held_dropped, parser_version, health_alert, health_alert_at`;
+    db.exec(`
+      CREATE TABLE feeds_budget (
+        id                   TEXT PRIMARY KEY,
+        url                  TEXT NOT NULL,
+        credentials          TEXT,
+        credential_key       TEXT NOT NULL DEFAULT '',
+        fetch_url            TEXT NOT NULL,
+        discovered_url       TEXT,
+        title                TEXT,
+        site_url             TEXT,
+        format               TEXT,
+        status               TEXT NOT NULL DEFAULT 'pending'
+                             CHECK (status IN ('pending', 'active', 'error', 'gone', 'identity_changed', 'over_budget')),
+        baseline_at          TEXT,
+        etag                 TEXT,
+        last_modified        TEXT,
+        body_hash            TEXT,
+        last_polled_at       TEXT,
+        last_success_at      TEXT,
+        next_poll_at         TEXT NOT NULL,
+        interval_seconds     INTEGER,
+        ttl_seconds          INTEGER,
+        last_http_status     INTEGER,
+        error_count          INTEGER NOT NULL DEFAULT 0,
+        network_error_count  INTEGER NOT NULL DEFAULT 0,
+        http_error_count     INTEGER NOT NULL DEFAULT 0,
+        parse_error_count    INTEGER NOT NULL DEFAULT 0,
+        last_error           TEXT,
+        last_error_at        TEXT,
+        degraded             TEXT,
+        redirect_url         TEXT,
+        redirect_count       INTEGER NOT NULL DEFAULT 0,
+        entry_count          INTEGER NOT NULL DEFAULT 0,
+        hub_url              TEXT,
+        self_url             TEXT,
+        created_at           TEXT NOT NULL,
+        updated_at           TEXT NOT NULL,
+        identity_key         TEXT NOT NULL DEFAULT 'guid' CHECK (identity_key IN ('guid', 'link', 'enclosure', 'content')),
+        identity_rotations   INTEGER NOT NULL DEFAULT 0,
+        held_dropped         INTEGER NOT NULL DEFAULT 0,
+        parser_version       INTEGER NOT NULL DEFAULT 1,
+        health_alert         TEXT CHECK (health_alert IN ('failing', 'gone')),
+        health_alert_at      TEXT,
+        sole_application_id  TEXT,
+        stored_keys          INTEGER NOT NULL DEFAULT 0,
+        stored_bytes         INTEGER NOT NULL DEFAULT 0,
+        budget_held_at       TEXT,
+        UNIQUE (url, credential_key)
+      );
+      INSERT INTO feeds_budget (${columns}, sole_application_id, stored_keys, stored_bytes)
+        SELECT ${columns},
+          (SELECT CASE WHEN count(DISTINCT s.application_id) = 1 THEN min(s.application_id) END
+             FROM subscriptions s WHERE s.feed_id = f.id),
+          (SELECT count(*) FROM entries e WHERE e.feed_id = f.id),
+          (SELECT count(*) * 255 FROM entries e WHERE e.feed_id = f.id)
+            + (SELECT coalesce(sum(octet_length(h.entry) + 390), 0) FROM held_entries h WHERE h.feed_id = f.id)
+            + (SELECT coalesce(sum(octet_length(x.entry) + 300), 0) FROM entry_history x WHERE x.feed_id = f.id)
+            + (SELECT coalesce(sum(octet_length(p.probe) + 50), 0) FROM feed_probes p WHERE p.feed_id = f.id)
+        FROM feeds f ORDER BY f.rowid;
+      DROP TABLE feeds;
+      ALTER TABLE feeds_budget RENAME TO feeds;
+      CREATE INDEX feeds_due ON feeds(next_poll_at) WHERE status <> 'gone';
+      CREATE INDEX feeds_by_status ON feeds(status, id);
+      CREATE INDEX feeds_by_fetch_url ON feeds(fetch_url);
+      CREATE INDEX feeds_by_discovered_url ON feeds(discovered_url) WHERE discovered_url IS NOT NULL;
+      CREATE INDEX feeds_by_sole_application ON feeds(sole_application_id, id) WHERE sole_application_id IS NOT NULL;
+
+      ALTER TABLE events ADD COLUMN stored_bytes INTEGER NOT NULL DEFAULT 0;
+      UPDATE events SET stored_bytes = 700
+        + coalesce((SELECT octet_length(b.body) FROM event_bodies b WHERE b.event_id = events.id), 0)
+        + 205 * (SELECT count(*) FROM event_entries x WHERE x.event_id = events.id)
+        + (SELECT coalesce(sum(260 + coalesce(octet_length(a.response_body), 0)), 0) FROM attempts a
+           WHERE a.event_id = events.id);
+
+      CREATE TABLE application_storage (
+        application_id    TEXT PRIMARY KEY REFERENCES applications(id) ON DELETE CASCADE,
+        feed_bytes        INTEGER NOT NULL DEFAULT 0,
+        event_bytes       INTEGER NOT NULL DEFAULT 0,
+        feed_walk_at      TEXT,
+        feed_walk_change  INTEGER NOT NULL DEFAULT 0,
+        event_walk_at     TEXT,
+        event_walk_change INTEGER NOT NULL DEFAULT 0
+      ) WITHOUT ROWID;
+      INSERT INTO application_storage (application_id, feed_bytes, event_bytes)
+        SELECT a.id,
+          (SELECT coalesce(sum(f.stored_bytes), 0) FROM feeds f WHERE f.sole_application_id = a.id),
+          (SELECT coalesce(sum(e.stored_bytes), 0) FROM events e WHERE e.application_id = a.id)
+        FROM applications a;
+    `);
+  },
 ];

@@ -101,10 +101,23 @@ function migrate(db: Db): void {
     throw new Error(
       `db: unable to open a database of schema version ${version}; this feedsub knows up to ${latest}`,
     );
-  for (let v = version; v < latest; v++) {
-    db.transaction(() => {
-      MIGRATIONS[v - 1]!(db);
-      db.pragma(`user_version = ${v + 1}`);
-    })();
+  // A step may rebuild a table that others reference (SQLite's way to change a constraint: create, copy, drop, rename),
+  // which needs foreign keys off: enforced, dropping the old table would delete or refuse its children's rows. They are
+  // checked before each step commits, and on again after the last.
+  db.pragma('foreign_keys = OFF');
+  try {
+    for (let v = version; v < latest; v++) {
+      db.transaction(() => {
+        MIGRATIONS[v - 1]!(db);
+        const broken = db.pragma('foreign_key_check') as unknown[];
+        if (broken.length > 0)
+          throw new Error(
+            `db: the upgrade to schema version ${v + 1} left ${broken.length} rows without their parent`,
+          );
+        db.pragma(`user_version = ${v + 1}`);
+      })();
+    }
+  } finally {
+    db.pragma('foreign_keys = ON');
   }
 }

@@ -2,6 +2,7 @@
 import type { Db } from '../db/open.ts';
 import type { EventStatus } from './events.ts';
 import { prepared } from './sql.ts';
+import { attemptBytes, changeEventStorage } from './storage.ts';
 
 export type AttemptRow = {
   id: number;
@@ -23,23 +24,28 @@ export function recordAttempt(
   now: Date,
 ): boolean {
   const t = now.toISOString();
+  const stored = attemptBytes(a.response_body);
   // Positional parameters: this runs for every attempt, and binding by name costs more.
-  const updated = prepared(
+  const application = prepared(
     db,
     `UPDATE events SET status = ?, attempt_count = attempt_count + 1, lease_until = NULL,
                 next_attempt_at = coalesce(?, next_attempt_at), last_status_code = ?, last_error = ?,
-                delivered_at = coalesce(?, delivered_at), updated_at = ?
-              WHERE id = ?`,
-  ).run(
-    outcome.status,
-    outcome.nextAttemptAt,
-    a.status_code,
-    a.error,
-    outcome.status === 'delivered' ? t : null,
-    t,
-    a.event_id,
-  );
-  if (updated.changes === 0) return false;
+                delivered_at = coalesce(?, delivered_at), updated_at = ?, stored_bytes = stored_bytes + ?
+              WHERE id = ? RETURNING application_id`,
+  )
+    .pluck()
+    .get(
+      outcome.status,
+      outcome.nextAttemptAt,
+      a.status_code,
+      a.error,
+      outcome.status === 'delivered' ? t : null,
+      t,
+      stored,
+      a.event_id,
+    ) as string | undefined;
+  if (application === undefined) return false;
+  changeEventStorage(db, application, a.event_id, stored);
   prepared(
     db,
     `INSERT INTO attempts (event_id, endpoint_id, started_at, status_code, duration_ms, error, response_body) VALUES (?, ?, ?, ?, ?, ?, ?)`,

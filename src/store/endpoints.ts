@@ -2,6 +2,7 @@
 import type { Db } from '../db/open.ts';
 import { prepared, updateRow } from './sql.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
+import { deleteEndpointEvents } from './events.ts';
 
 export type EndpointRow = {
   id: string;
@@ -111,12 +112,12 @@ export function countEndpointSubscriptions(db: Db, id: string): number {
   ).n;
 }
 
-/** Deletes the endpoint (and, by cascade, its events); returns false when not the application's. */
+/** Deletes the endpoint and its events (test pings, and events of subscriptions moved to another endpoint); returns
+ *  false when not the application's. */
 export function deleteEndpoint(db: Db, applicationId: string, id: string): boolean {
-  return (
-    prepared(db, 'DELETE FROM endpoints WHERE id = ? AND application_id = ?').run(id, applicationId)
-      .changes > 0
-  );
+  if (getEndpoint(db, applicationId, id) === undefined) return false;
+  deleteEndpointEvents(db, id);
+  return prepared(db, 'DELETE FROM endpoints WHERE id = ?').run(id).changes > 0;
 }
 
 /** A delivery succeeded: the endpoint's run of failures ends. */

@@ -1,7 +1,10 @@
 // SQL for bounding entry keys and held entries: which keys have been gone long enough to prune, deleting them in small
 // batches, trimming a hold past its cap, and emptying a feed before it is deleted.
 import type { Db } from '../db/open.ts';
+import { forgetHeldEntries } from './entries.ts';
+import { pruneHistoryWithoutKeys } from './entry-history.ts';
 import { prepared } from './sql.ts';
+import { changeFeedStorage, KEY_ROW_BYTES } from './storage.ts';
 
 /** Which of a feed's keys may be pruned: those last shown before `windowStart`, and at or after `last` in newest-first
  *  order (seen_at, then key), the first key beyond the feed's `keep` most recently shown. */
@@ -35,12 +38,34 @@ export function deleteKeysWithin(
   bound: KeyPruneBound,
   limit: number,
 ): number {
-  return prepared(
+  const deleted = prepared(
     db,
     `DELETE FROM entries WHERE feed_id = @feed AND key IN (
        SELECT key FROM entries WHERE feed_id = @feed AND seen_at < @windowStart AND (seen_at, key) <= (@seenAt, @key)
        ORDER BY seen_at, key LIMIT @limit)`,
   ).run({ feed: feedId, windowStart: bound.windowStart, ...bound.last, limit }).changes;
+  changeFeedStorage(db, feedId, { keys: -deleted, bytes: -deleted * KEY_ROW_BYTES });
+  return deleted;
+}
+
+/** Deletes up to `limit` of the feed's least recently shown keys (seen_at, then key) that are not among `keep` (every
+ *  key the feed's latest document could be matched by), and the history of the keys that went; returns how many keys
+ *  went. */
+export function pruneKeysBeyond(
+  db: Db,
+  feedId: string,
+  keep: readonly string[],
+  limit: number,
+): number {
+  const deleted = prepared(
+    db,
+    `DELETE FROM entries WHERE feed_id = @feed AND key IN (
+       SELECT key FROM entries WHERE feed_id = @feed AND key NOT IN (SELECT value FROM json_each(@keep))
+       ORDER BY seen_at, key LIMIT @limit)`,
+  ).run({ feed: feedId, keep: JSON.stringify(keep), limit }).changes;
+  changeFeedStorage(db, feedId, { keys: -deleted, bytes: -deleted * KEY_ROW_BYTES });
+  if (deleted > 0) pruneHistoryWithoutKeys(db, feedId);
+  return deleted;
 }
 
 /** Number of keys the feed stores (aliases included). */
@@ -53,26 +78,33 @@ export function countFeedKeys(db: Db, feedId: string): number {
 /** Deletes up to `limit` held entries of the feed from the end of the hold in document order (what a lowered cap, or a
  *  hold made before there was one, no longer keeps); returns how many. */
 export function trimHeldEntries(db: Db, feedId: string, limit: number): number {
-  return prepared(
+  const sizes = prepared(
     db,
     `DELETE FROM held_entries WHERE feed_id = @feed AND key IN (
-       SELECT key FROM held_entries WHERE feed_id = @feed ORDER BY position DESC, held_at DESC LIMIT @limit)`,
-  ).run({ feed: feedId, limit }).changes;
+       SELECT key FROM held_entries WHERE feed_id = @feed ORDER BY position DESC, held_at DESC LIMIT @limit)
+     RETURNING octet_length(entry)`,
+  )
+    .pluck()
+    .all({ feed: feedId, limit }) as number[];
+  return forgetHeldEntries(db, feedId, sizes);
 }
 
 /** Deletes up to `limit` of the feed's held entries, then up to the rest of `limit` of its keys: a feed about to be
  *  deleted is emptied a batch at a time. Returns how many rows went. */
 export function emptyFeed(db: Db, feedId: string, limit: number): number {
-  const held = prepared(
+  const sizes = prepared(
     db,
-    'DELETE FROM held_entries WHERE feed_id = @feed AND key IN (SELECT key FROM held_entries WHERE feed_id = @feed LIMIT @limit)',
-  ).run({ feed: feedId, limit }).changes;
+    `DELETE FROM held_entries WHERE feed_id = @feed AND key IN (SELECT key FROM held_entries WHERE feed_id = @feed LIMIT @limit)
+     RETURNING octet_length(entry)`,
+  )
+    .pluck()
+    .all({ feed: feedId, limit }) as number[];
+  const held = forgetHeldEntries(db, feedId, sizes);
   if (held === limit) return held;
-  return (
-    held +
-    prepared(
-      db,
-      'DELETE FROM entries WHERE feed_id = @feed AND key IN (SELECT key FROM entries WHERE feed_id = @feed LIMIT @limit)',
-    ).run({ feed: feedId, limit: limit - held }).changes
-  );
+  const keys = prepared(
+    db,
+    'DELETE FROM entries WHERE feed_id = @feed AND key IN (SELECT key FROM entries WHERE feed_id = @feed LIMIT @limit)',
+  ).run({ feed: feedId, limit: limit - held }).changes;
+  changeFeedStorage(db, feedId, { keys: -keys, bytes: -keys * KEY_ROW_BYTES });
+  return held + keys;
 }

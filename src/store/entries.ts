@@ -3,6 +3,7 @@
 // back, up to a cap per feed. Pruning keys and deleting a feed's rows are in entries-retention.ts.
 import type { Db } from '../db/open.ts';
 import { prepared } from './sql.ts';
+import { changeFeedStorage, HELD_ROW_BYTES, KEY_ROW_BYTES } from './storage.ts';
 
 /** A key to record: its fingerprint (null for content keys) and other spellings of it to record beside it. */
 export type KeyRow = { key: string; fingerprint: string | null; aliases?: string[] };
@@ -49,10 +50,13 @@ export function recordKeys(db: Db, feedId: string, rows: Iterable<KeyRow>, at: D
   );
   const t = at.toISOString();
   let added = 0;
+  let aliases = 0;
   for (const row of rows) {
     added += insert.run(feedId, row.key, t, t, row.fingerprint).changes;
-    for (const alias of row.aliases ?? []) insert.run(feedId, alias, t, t, null);
+    for (const alias of row.aliases ?? []) aliases += insert.run(feedId, alias, t, t, null).changes;
   }
+  const stored = added + aliases;
+  changeFeedStorage(db, feedId, { keys: stored, bytes: stored * KEY_ROW_BYTES });
   return added;
 }
 
@@ -126,6 +130,7 @@ export function holdEntries(
     'SELECT count(*) AS count, coalesce(sum(octet_length(entry)), 0) AS bytes FROM held_entries WHERE feed_id = ?',
   ).get(feedId) as { count: number; bytes: number };
   const result: HoldResult = { added: 0, dropped: 0, repeated: 0, before: usage.count };
+  let stored = 0;
   for (const h of held) {
     const size = Buffer.byteLength(h.entry);
     if (usage.count < limits.entries && usage.bytes + size <= limits.bytes) {
@@ -142,9 +147,11 @@ export function holdEntries(
       result.repeated += 1 - n.changes;
       usage.count += n.changes;
       usage.bytes += n.changes * size;
+      stored += n.changes * (size + HELD_ROW_BYTES);
     } else if (isHeld.get(feedId, h.key) === undefined) result.dropped += 1;
     else result.repeated += 1;
   }
+  changeFeedStorage(db, feedId, { bytes: stored });
   return result;
 }
 
@@ -173,8 +180,24 @@ export function heldEntriesFromEnd(
 
 /** Drops these held entries of a feed (they were released). */
 export function deleteHeldEntries(db: Db, feedId: string, keys: Iterable<string>): void {
-  const del = prepared(db, 'DELETE FROM held_entries WHERE feed_id = ? AND key = ?');
-  for (const key of keys) del.run(feedId, key);
+  const del = prepared(
+    db,
+    'DELETE FROM held_entries WHERE feed_id = ? AND key = ? RETURNING octet_length(entry)',
+  ).pluck();
+  let bytes = 0;
+  for (const key of keys) {
+    const size = del.get(feedId, key) as number | undefined;
+    if (size !== undefined) bytes += size + HELD_ROW_BYTES;
+  }
+  changeFeedStorage(db, feedId, { bytes: -bytes });
+}
+
+/** Counts held entries that went (their JSON sizes, as DELETE … RETURNING octet_length(entry) reads them) out of the
+ *  feed's storage; returns how many. */
+export function forgetHeldEntries(db: Db, feedId: string, sizes: readonly number[]): number {
+  const bytes = sizes.reduce((sum, size) => sum + size + HELD_ROW_BYTES, 0);
+  changeFeedStorage(db, feedId, { bytes: -bytes });
+  return sizes.length;
 }
 
 /** Number of held entries of a feed. */
@@ -194,7 +217,13 @@ export function hasHeldEntries(db: Db, feedId: string): boolean {
 
 /** Drops a feed's held entries (at most [retention] held_entries_per_feed, so one statement). */
 export function clearHeldEntries(db: Db, feedId: string): void {
-  prepared(db, 'DELETE FROM held_entries WHERE feed_id = ?').run(feedId);
+  const sizes = prepared(
+    db,
+    'DELETE FROM held_entries WHERE feed_id = ? RETURNING octet_length(entry)',
+  )
+    .pluck()
+    .all(feedId) as number[];
+  forgetHeldEntries(db, feedId, sizes);
 }
 
 /** When the feed first saw a stored key, or undefined when it stores no such key (never shown, or pruned). */

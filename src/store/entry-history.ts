@@ -2,6 +2,7 @@
 // key's source, when and by which fetch it was first seen, what was done with it), bounded per feed in entries and bytes.
 import type { Db } from '../db/open.ts';
 import { prepared } from './sql.ts';
+import { changeFeedStorage, HISTORY_ROW_BYTES } from './storage.ts';
 
 /** What was done with an entry the feed showed: recorded by a baseline (never sent), sent to the subscriptions active
  *  then, recorded as seen by a parser upgrade (never sent), or held by the churn guard, then released or discarded. */
@@ -36,7 +37,13 @@ export function insertHistory(
      VALUES (@feed, @key, @key_source, @entry, @content_hash, @first_seen_at, @via, @fate)`,
   );
   let added = 0;
-  for (const row of rows) added += insert.run({ feed: feedId, ...row }).changes;
+  let bytes = 0;
+  for (const row of rows) {
+    const n = insert.run({ feed: feedId, ...row }).changes;
+    added += n;
+    bytes += n * (Buffer.byteLength(row.entry) + HISTORY_ROW_BYTES);
+  }
+  changeFeedStorage(db, feedId, { bytes });
   return added;
 }
 
@@ -60,10 +67,18 @@ export function storeNewVersion(
   row: Pick<HistoryRow, 'key' | 'entry' | 'content_hash'>,
   at: Date,
 ): void {
+  const before = prepared(
+    db,
+    'SELECT octet_length(entry) FROM entry_history WHERE feed_id = ? AND key = ?',
+  )
+    .pluck()
+    .get(feedId, row.key) as number | undefined;
+  if (before === undefined) return;
   prepared(
     db,
     'UPDATE entry_history SET entry = ?, content_hash = ?, changed_at = ? WHERE feed_id = ? AND key = ?',
   ).run(row.entry, row.content_hash, at.toISOString(), feedId, row.key);
+  changeFeedStorage(db, feedId, { bytes: Buffer.byteLength(row.entry) - before });
 }
 
 /** Deletes the feed's oldest entries beyond its limits (see HistoryLimits); returns how many. Call after storing. */
@@ -82,7 +97,12 @@ export function boundHistory(db: Db, feedId: string, limits: HistoryLimits): num
   });
   if (cut < 0) return 0;
   const del = prepared(db, 'DELETE FROM entry_history WHERE rowid = ?');
-  for (const [rowid] of sizes.slice(cut)) del.run(rowid);
+  let freed = 0;
+  for (const [rowid, size] of sizes.slice(cut)) {
+    del.run(rowid);
+    freed += size + HISTORY_ROW_BYTES;
+  }
+  changeFeedStorage(db, feedId, { bytes: -freed });
   return sizes.length - cut;
 }
 
@@ -144,11 +164,17 @@ function historyBy<F extends 'guid' | 'url'>(
 /** Deletes the feed's stored entries whose key the feed no longer stores (the key was pruned): an entry in the history
  *  never outlives the key that makes it known. Returns how many. */
 export function pruneHistoryWithoutKeys(db: Db, feedId: string): number {
-  return prepared(
+  const sizes = prepared(
     db,
     `DELETE FROM entry_history WHERE feed_id = @feed AND NOT EXISTS (
-       SELECT 1 FROM entries e WHERE e.feed_id = @feed AND e.key = entry_history.key)`,
-  ).run({ feed: feedId }).changes;
+       SELECT 1 FROM entries e WHERE e.feed_id = @feed AND e.key = entry_history.key)
+     RETURNING octet_length(entry)`,
+  )
+    .pluck()
+    .all({ feed: feedId }) as number[];
+  const bytes = sizes.reduce((sum, size) => sum + size + HISTORY_ROW_BYTES, 0);
+  changeFeedStorage(db, feedId, { bytes: -bytes });
+  return sizes.length;
 }
 
 /** Number of stored entries of the feed. */

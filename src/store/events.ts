@@ -2,6 +2,7 @@
 import type { Db } from '../db/open.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
 import { prepared } from './sql.ts';
+import { changeEventStorage, eventBytes, forgetEvents, type DeletedEvent } from './storage.ts';
 
 export type EventStatus = 'pending' | 'delivered' | 'failed' | 'dead';
 export type EventRow = {
@@ -20,6 +21,8 @@ export type EventRow = {
   created_at: string;
   delivered_at: string | null;
   updated_at: string;
+  /** What it keeps, as the storage budget counts it (store/storage.ts): body, row, entries carried, attempts. */
+  stored_bytes: number;
 };
 
 /** An event with the exact body it is sent with. */
@@ -27,23 +30,26 @@ export type EventWithBody = EventRow & { body: string };
 
 // Every column but the body, for reads that do not send or show it.
 const COLUMNS = `id, application_id, endpoint_id, subscription_id, type, sequence, status, attempt_count, next_attempt_at, lease_until,
-  last_status_code, last_error, created_at, delivered_at, updated_at`;
+  last_status_code, last_error, created_at, delivered_at, updated_at, stored_bytes`;
 
-/** Queues an event, due at `dueAt` (now by default). */
+/** Queues an event, due at `dueAt` (now by default), and counts what it keeps for its application: its body and the
+ *  `entries` it carries (their event_entries rows, recorded beside it). */
 export function insertEvent(
   db: Db,
   e: Pick<
     EventWithBody,
     'id' | 'application_id' | 'endpoint_id' | 'subscription_id' | 'type' | 'sequence' | 'body'
-  >,
+  > & { entries?: number },
   now: Date,
   dueAt: Date = now,
 ): void {
   const t = now.toISOString();
+  const stored = eventBytes(e.body, e.entries ?? 0);
   prepared(
     db,
-    `INSERT INTO events (id, application_id, endpoint_id, subscription_id, type, sequence, next_attempt_at, created_at, updated_at)
-              VALUES (@id, @application_id, @endpoint_id, @subscription_id, @type, @sequence, @due, @t, @t)`,
+    `INSERT INTO events (id, application_id, endpoint_id, subscription_id, type, sequence, next_attempt_at, created_at, updated_at,
+                         stored_bytes)
+              VALUES (@id, @application_id, @endpoint_id, @subscription_id, @type, @sequence, @due, @t, @t, @stored)`,
   ).run({
     id: e.id,
     application_id: e.application_id,
@@ -53,8 +59,10 @@ export function insertEvent(
     sequence: e.sequence,
     due: dueAt.toISOString(),
     t,
+    stored,
   });
   prepared(db, 'INSERT INTO event_bodies (event_id, body) VALUES (?, ?)').run(e.id, e.body);
+  changeEventStorage(db, e.application_id, e.id, stored);
 }
 
 /** The application's event with its body, or undefined. */
@@ -186,22 +194,41 @@ export function pruneFinishedEvents(db: Db, before: string, limit: number): numb
   const delivered = prepared(
     db,
     `DELETE FROM events WHERE id IN (
-      SELECT id FROM events WHERE status = 'delivered' AND delivered_at < ? LIMIT ?)`,
-  ).run(before, limit).changes;
+      SELECT id FROM events WHERE status = 'delivered' AND delivered_at < ? LIMIT ?)
+     RETURNING id, application_id, stored_bytes`,
+  ).all(before, limit) as DeletedEvent[];
+  forgetEvents(db, delivered);
   const pings = prepared(
     db,
     `DELETE FROM events WHERE id IN (
-      SELECT id FROM events WHERE status = 'dead' AND created_at < ? AND type = 'endpoint.test' LIMIT ?)`,
-  ).run(before, Math.max(0, limit - delivered)).changes;
-  return delivered + pings;
+      SELECT id FROM events WHERE status = 'dead' AND created_at < ? AND type = 'endpoint.test' LIMIT ?)
+     RETURNING id, application_id, stored_bytes`,
+  ).all(before, Math.max(0, limit - delivered.length)) as DeletedEvent[];
+  forgetEvents(db, pings);
+  return delivered.length + pings.length;
 }
 
 /** Deletes up to `limit` events of a subscription (their bodies and attempts cascade); returns how many. */
 export function deleteSubscriptionEvents(db: Db, subscriptionId: string, limit: number): number {
-  return prepared(
+  const deleted = prepared(
     db,
-    'DELETE FROM events WHERE id IN (SELECT id FROM events WHERE subscription_id = ? LIMIT ?)',
-  ).run(subscriptionId, limit).changes;
+    `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE subscription_id = ? LIMIT ?)
+     RETURNING id, application_id, stored_bytes`,
+  ).all(subscriptionId, limit) as DeletedEvent[];
+  forgetEvents(db, deleted);
+  return deleted.length;
+}
+
+/** Deletes every event of an endpoint (test pings, and events of subscriptions that moved to another endpoint), as
+ *  the endpoint goes. Call in the transaction that deletes it. */
+export function deleteEndpointEvents(db: Db, endpointId: string): void {
+  forgetEvents(
+    db,
+    prepared(
+      db,
+      'DELETE FROM events WHERE endpoint_id = ? RETURNING id, application_id, stored_bytes',
+    ).all(endpointId) as DeletedEvent[],
+  );
 }
 
 /** True when the subscription has more than `n` events (counting no further than n + 1). */

@@ -1,7 +1,7 @@
 // SQL for recording a poll's outcome on its feed (success, unchanged, quiet unchanged, failure, throttled, gone): each
 // ends the poll's lease (feeds-poll.ts).
 import type { Db } from '../db/open.ts';
-import { storeFeedProbe, type FeedRow, type FeedStatus } from './feeds.ts';
+import { PARKED_AT, storeFeedProbe, type FeedRow, type FeedStatus } from './feeds.ts';
 import { endLease } from './feed-leases.ts';
 import { prepared, updateRow } from './sql.ts';
 
@@ -113,6 +113,37 @@ export function recordQuietUnchanged(
     ).run({ ...state, id, t: now.toISOString() }).changes === 1;
   if (recorded) endLease(db, id);
   return recorded;
+}
+
+/** A document (or a 304) that its feed's application has no room for in its storage budget: the fetch is recorded as
+ *  a success, but nothing it showed is stored, validators included, so that the next fetch reads it whole. The feed is
+ *  held (over_budget, since `heldAt`) and parked until its application has room again. */
+export function recordBudgetHold(
+  db: Db,
+  id: string,
+  state: { last_http_status: number; held_at: string },
+  now: Date,
+): void {
+  const t = now.toISOString();
+  patchFeed(
+    db,
+    id,
+    {
+      status: 'over_budget',
+      budget_held_at: state.held_at,
+      last_http_status: state.last_http_status,
+      next_poll_at: PARKED_AT,
+      last_polled_at: t,
+      last_success_at: t,
+      error_count: 0,
+    },
+    now,
+  );
+}
+
+/** A poll stored what its feed showed within its application's storage budget: the hold is over. */
+export function endBudgetHold(db: Db, id: string): void {
+  prepared(db, 'UPDATE feeds SET budget_held_at = NULL WHERE id = ?').run(id);
 }
 
 /** A failed fetch or parse: counted by kind, recorded with its message, backed off; the feed keeps being polled. */

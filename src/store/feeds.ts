@@ -4,10 +4,18 @@ import type { Db } from '../db/open.ts';
 import type { IdentityKey } from '../feed/identity.ts';
 import { pollAgainBy, UNLEASED } from './feed-leases.ts';
 import { prepared } from './sql.ts';
+import { changeFeedStorage, PROBE_ROW_BYTES } from './storage.ts';
 import { newId } from '../ids.ts';
 
 /** Every status a feed can be in. */
-export const FEED_STATUSES = ['pending', 'active', 'error', 'gone', 'identity_changed'] as const;
+export const FEED_STATUSES = [
+  'pending',
+  'active',
+  'error',
+  'gone',
+  'identity_changed',
+  'over_budget',
+] as const;
 export type FeedStatus = (typeof FEED_STATUSES)[number];
 export type FeedRow = {
   id: string;
@@ -51,6 +59,14 @@ export type FeedRow = {
   /** The health event sent for the feed's current outage (feed.failing or feed.gone), and when; null when healthy. */
   health_alert: 'failing' | 'gone' | null;
   health_alert_at: string | null;
+  /** The application every subscription of the feed belongs to, whose storage budget counts the feed; null when none
+   *  or several (store/storage.ts). */
+  sole_application_id: string | null;
+  /** Entry keys the feed stores, and the bytes of its keys, held entries, history and identity probe. */
+  stored_keys: number;
+  stored_bytes: number;
+  /** Since when its application's storage budget holds the feed's polling (status over_budget); null: not held. */
+  budget_held_at: string | null;
 };
 
 /** The feed's identity probe (feed/identity-switch.ts), stored apart from its row: null when it has none. */
@@ -74,11 +90,19 @@ export function storeFeedProbe<T extends { identity_probe?: string }>(
   record: T,
 ): Omit<T, 'identity_probe'> {
   const { identity_probe: probe, ...row } = record;
-  if (probe !== undefined)
+  if (probe !== undefined) {
+    const before = prepared(db, 'SELECT octet_length(probe) FROM feed_probes WHERE feed_id = ?')
+      .pluck()
+      .get(id) as number | undefined;
     prepared(
       db,
       'INSERT INTO feed_probes (feed_id, probe) VALUES (?, ?) ON CONFLICT (feed_id) DO UPDATE SET probe = excluded.probe',
     ).run(id, probe);
+    const size = Buffer.byteLength(probe);
+    changeFeedStorage(db, id, {
+      bytes: before === undefined ? size + PROBE_ROW_BYTES : size - before,
+    });
+  }
   return row;
 }
 
@@ -201,6 +225,51 @@ export function parkIdleDueFeeds(db: Db, now: Date, limit: number): number {
          AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
        ORDER BY f.next_poll_at LIMIT @limit)`,
   ).run({ t: now.toISOString(), parked: PARKED_AT, limit }).changes;
+}
+
+/** A feed held for its application's storage budget and parked, and the application that alone uses it now (null:
+ *  none, or several). */
+export type HeldFeed = { id: string; sole_application_id: string | null };
+
+/** Up to `limit` feeds held for a storage budget and parked, after id `after` in id order: a range of
+ *  feeds_by_status. */
+export function heldFeedsAfter(db: Db, after: string, limit: number): HeldFeed[] {
+  return prepared(
+    db,
+    `SELECT id, sole_application_id FROM feeds WHERE status = 'over_budget' AND id > ? AND next_poll_at = ?
+     ORDER BY id LIMIT ?`,
+  ).all(after, PARKED_AT, limit) as HeldFeed[];
+}
+
+/** The application's feeds held for its storage budget (a range of its own feeds, feeds_by_sole_application). */
+export function heldFeedsOf(db: Db, applicationId: string): HeldFeed[] {
+  return prepared(
+    db,
+    `SELECT id, sole_application_id FROM feeds WHERE sole_application_id = ? AND status = 'over_budget'
+     AND next_poll_at = ?`,
+  ).all(applicationId, PARKED_AT) as HeldFeed[];
+}
+
+/** How many of the application's feeds are held for its storage budget. */
+export function countHeldFeedsOf(db: Db, applicationId: string): number {
+  return prepared(
+    db,
+    'SELECT count(*) FROM feeds WHERE sole_application_id = ? AND budget_held_at IS NOT NULL',
+  )
+    .pluck()
+    .get(applicationId) as number;
+}
+
+/** Makes a parked feed held for a storage budget due now, when a subscription of it is active: the poll that comes
+ *  decides whether what it shows fits. Returns whether it did. */
+export function retryHeldFeed(db: Db, id: string, now: Date): boolean {
+  return (
+    prepared(
+      db,
+      `UPDATE feeds SET next_poll_at = @t WHERE id = @id AND status = 'over_budget' AND next_poll_at = @parked
+         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = @id AND s.status = 'active')`,
+    ).run({ id, t: now.toISOString(), parked: PARKED_AT }).changes > 0
+  );
 }
 
 /** A feed's status as /metrics counts it: its own while an active subscription has it polled; `idle` when none does

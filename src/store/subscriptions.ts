@@ -2,6 +2,8 @@
 import type { Db } from '../db/open.ts';
 import { prepared, updateRow } from './sql.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
+import { deleteSubscriptionEvents } from './events.ts';
+import { refreshSoleApplication } from './storage.ts';
 
 export type SubscriptionRow = {
   id: string;
@@ -34,7 +36,7 @@ const VIEW_COLUMNS =
   'SELECT s.*, f.status AS feed_status, f.fetch_url AS feed_fetch_url, f.discovered_url AS feed_discovered_url';
 const VIEW = `${VIEW_COLUMNS} FROM subscriptions s JOIN feeds f ON f.id = s.feed_id`;
 
-/** Stores a new subscription. */
+/** Stores a new subscription (its feed's bytes may now count for its application alone, or for none). */
 export function insertSubscription(
   db: Db,
   row: Pick<
@@ -50,6 +52,7 @@ export function insertSubscription(
               VALUES (@id, @application_id, @endpoint_id, @feed_id, @url, @metadata, @created_at, @created_at,
                       @updates, @backfill, @backfill_at)`,
   ).run({ updates: 0, backfill: 0, backfill_at: null, ...row });
+  refreshSoleApplication(db, row.feed_id);
 }
 
 /** Returns the application's subscription with its feed's state, or undefined. */
@@ -134,14 +137,17 @@ export function updateSubscription(
   return getSubscription(db, applicationId, id);
 }
 
-/** Deletes the subscription and its events; returns false when not the application's. */
+/** Deletes the subscription and its events (every one left: over EVENT_CHUNK, delete them in chunks first); returns
+ *  false when not the application's. Its feed's bytes may now count for another application alone, or for none. */
 export function deleteSubscription(db: Db, applicationId: string, id: string): boolean {
-  return (
-    prepared(db, 'DELETE FROM subscriptions WHERE id = ? AND application_id = ?').run(
-      id,
-      applicationId,
-    ).changes > 0
-  );
+  const feed = prepared(db, 'SELECT feed_id FROM subscriptions WHERE id = ? AND application_id = ?')
+    .pluck()
+    .get(id, applicationId) as string | undefined;
+  if (feed === undefined) return false;
+  deleteSubscriptionEvents(db, id, Number.MAX_SAFE_INTEGER);
+  prepared(db, 'DELETE FROM subscriptions WHERE id = ?').run(id);
+  refreshSoleApplication(db, feed);
+  return true;
 }
 
 /** True when the application has a subscription to this feed (so it may read the feed record). */

@@ -25,6 +25,8 @@ export const FEED_EVENT_TYPES = [
   'feed.gone',
   'feed.moved',
   'feed.identity_hold',
+  'feed.over_budget',
+  'feed.within_budget',
 ] as const;
 /** The types a subscription's events have: what an endpoint's `filter_types` may list (`endpoint.test` always passes). */
 export const SUBSCRIPTION_EVENT_TYPES = [
@@ -60,7 +62,15 @@ export type FeedHealthEvent =
       held_entries: number;
       identity_key: string;
       release: { method: 'POST'; path: string; actions: ['deliver', 'discard'] };
-    };
+    }
+  | {
+      type: 'feed.over_budget';
+      held_at: string;
+      used_bytes: number;
+      budget_bytes: number;
+      feed_bytes: number;
+    }
+  | { type: 'feed.within_budget'; held_at: string; used_bytes: number; budget_bytes: number };
 /** The feed as health events show it: the entries event's fields, then the URL fetched and the feed's status. */
 export type HealthFeed = EventFeed & { feed_url: string; status: string };
 

@@ -1,5 +1,7 @@
 // The maintenance loop: retention of delivered events and their attempts, expired Idempotency-Keys and dashboard
-// sessions, the bounds on entry keys, held entries and orphaned feeds (retention.ts), idle feeds parked, WAL checkpoints.
+// sessions, the bounds on entry keys, held entries and orphaned feeds (retention.ts), idle feeds parked, the storage
+// counts recounted (storage.ts).
+import { retryHeldFeeds } from '../actions/budget.ts';
 import { EVENT_CHUNK, nextTurn } from '../actions/chunks.ts';
 import { expireIdleSessions } from '../actions/sessions.ts';
 import type { Ctx } from '../context.ts';
@@ -11,6 +13,7 @@ import { pruneIdempotency } from '../store/idempotency.ts';
 import { noTelemetry, type Telemetry } from '../telemetry.ts';
 import { createLoop, type Loop } from './loop.ts';
 import { retentionPass, type Budget, type RetentionSummary } from './retention.ts';
+import { recountStorage, type StorageRecount } from './storage.ts';
 
 export type MaintenanceSummary = {
   events: number;
@@ -20,6 +23,10 @@ export type MaintenanceSummary = {
   /** Due feeds no active subscription uses, moved out of the due range (store/feeds.ts PARKED_AT). */
   parkedFeeds: number;
   retention: RetentionSummary;
+  /** Each application's storage sums, recounted after the feeds' (retention.ts). */
+  storage: StorageRecount;
+  /** Feeds held for a storage budget made due again, their application having room now (actions/budget.ts). */
+  heldFeedsRetried: number;
 };
 
 /** How often maintenance runs; the first run is at start-up. */
@@ -37,7 +44,8 @@ const POLL_HOURS_MS = 24 * 3600_000;
 /** One maintenance pass: deletes events delivered more than delivery.retention_days ago (attempts cascade) and test
  *  pings that died as long ago, Idempotency-Key records past their 24 h, feeds' poll counts of hours more than a day
  *  old, dashboard sessions idle past their limit; parks due feeds no active subscription uses;
- *  bounds entry keys, held entries and orphaned feeds (retention.ts). Pending, failed and other dead events are kept
+ *  bounds entry keys, held entries and orphaned feeds (retention.ts), recounts what each feed and application
+ *  stores (retention.ts, storage.ts) and makes due the feeds held for a storage budget that has room again. Pending, failed and other dead events are kept
  *  until handled (resent, recovered or deleted with their subscription). It does not checkpoint: the checkpoint thread
  *  does, off the event loop, and the WAL file's size is bounded at each reset (db/open.ts WAL_SIZE_LIMIT_BYTES); a
  *  TRUNCATE checkpoint here held the event loop 80-180 ms under write load (its fsyncs), once every pass. */
@@ -60,6 +68,8 @@ export async function maintenanceTick(
   const budget: Budget = { batches: MAX_BATCHES_PER_TICK };
   const retention = await retentionPass(ctx, now, budget);
   if (retention.counts) (deps.telemetry ?? noTelemetry).retained(retention.counts);
+  const storage = await recountStorage(ctx);
+  const heldFeedsRetried = retryHeldFeeds(ctx);
   const summary: MaintenanceSummary = {
     events: events.rows,
     idempotencyKeys: idempotency.rows,
@@ -67,6 +77,8 @@ export async function maintenanceTick(
     sessions,
     parkedFeeds: parked.rows,
     retention,
+    storage,
+    heldFeedsRetried,
   };
   log(deps.logger, summary);
   const more =
@@ -94,7 +106,7 @@ async function inBatches(
   return { rows, more: true };
 }
 
-/** One line per pass: info when it deleted something or the checkpoint was kept from finishing, else debug. */
+/** One line per pass: info when it deleted something, found a storage count off or retried held feeds, else debug. */
 function log(logger: Logger, s: MaintenanceSummary): void {
   const r = s.retention;
   const deleted =
@@ -106,23 +118,30 @@ function log(logger: Logger, s: MaintenanceSummary): void {
     r.feedsDeleted +
     r.keysPruned +
     r.heldTrimmed;
-  logger[deleted > 0 ? 'info' : 'debug']('maintenance: done', {
-    events_pruned: s.events,
-    idempotency_keys_pruned: s.idempotencyKeys,
-    poll_hours_pruned: s.pollHours,
-    sessions_expired: s.sessions,
-    feeds_parked: s.parkedFeeds,
-    feeds_deleted: r.feedsDeleted,
-    entry_keys_pruned: r.keysPruned,
-    held_entries_trimmed: r.heldTrimmed,
-    ...(r.counts
-      ? {
-          entry_keys: r.counts.entryKeys,
-          held_entries: r.counts.heldEntries,
-          orphaned_feeds: r.counts.orphanedFeeds,
-        }
-      : {}),
-  });
+  // A storage count found off means a write that did not count what it did: worth seeing at info as well.
+  const drift = r.storageDrift + s.storage.driftBytes;
+  logger[deleted > 0 || drift > 0 || s.heldFeedsRetried > 0 ? 'info' : 'debug'](
+    'maintenance: done',
+    {
+      events_pruned: s.events,
+      idempotency_keys_pruned: s.idempotencyKeys,
+      poll_hours_pruned: s.pollHours,
+      sessions_expired: s.sessions,
+      feeds_parked: s.parkedFeeds,
+      feeds_deleted: r.feedsDeleted,
+      entry_keys_pruned: r.keysPruned,
+      held_entries_trimmed: r.heldTrimmed,
+      storage_drift_bytes: drift,
+      held_feeds_retried: s.heldFeedsRetried,
+      ...(r.counts
+        ? {
+            entry_keys: r.counts.entryKeys,
+            held_entries: r.counts.heldEntries,
+            orphaned_feeds: r.counts.orphanedFeeds,
+          }
+        : {}),
+    },
+  );
 }
 
 /** The maintenance loop (not started). */

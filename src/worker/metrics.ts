@@ -254,7 +254,7 @@ function registerDatabaseGauges(registry: Registry, { db, clock }: { db: Db; clo
   const registers = [registry];
   new Gauge({
     name: 'feedsub_feeds',
-    help: 'Feeds by status (pending, active, error, gone, identity_changed) while polled; idle = no active subscription.',
+    help: 'Feeds by status (pending, active, error, gone, identity_changed, over_budget) while polled; idle = no active subscription.',
     labelNames: ['status'],
     registers,
     async collect() {

@@ -1,6 +1,8 @@
 // Entry keys inside the poll transaction: what the feed stored under a key (each key read once), the document's unseen
 // entries, and recording planned keys so that what was known only by an old spelling, or without a fingerprint, is
 // known in full afterwards.
+import { CHUNK_ROWS } from '../actions/chunks.ts';
+import type { Ctx } from '../context.ts';
 import type { Db } from '../db/open.ts';
 import {
   sourcesFrom,
@@ -19,7 +21,9 @@ import {
   storedFingerprint,
   storedKeys,
 } from '../store/entries.ts';
+import { pruneKeysBeyond } from '../store/entries-retention.ts';
 import type { FeedRow } from '../store/feeds.ts';
+import { storedKeyCount } from '../store/storage.ts';
 
 export type Parsed = Extract<RefreshOutcome, { kind: 'parsed' }>;
 
@@ -130,6 +134,19 @@ export function remember(
   const added = recordKeys(db, feedId, missing.values(), at);
   for (const p of [...missing.values(), ...unprinted]) memo.note(p.key, p.fingerprint);
   return added;
+}
+
+/** Keeps the feed within [retention] entry_keys_max_per_feed once a document's keys are stored: past it, deletes its
+ *  least recently shown keys that the document does not show under any source, link alias or old spelling (so no entry
+ *  it shows looks new at the next poll), at most CHUNK_ROWS per poll (a feed far over a lowered limit comes down over
+ *  its next polls). Returns how many keys went. Call inside the poll transaction. */
+export function capKeys(ctx: Ctx, feedId: string, identities: readonly EntryIdentity[]): number {
+  const over = storedKeyCount(ctx.db, feedId) - ctx.config.retention.entry_keys_max_per_feed;
+  if (over <= 0) return 0;
+  const keep = identities.flatMap((id) =>
+    [...Object.values(id.keys), id.linkAlias, id.legacy].filter((k): k is string => k !== null),
+  );
+  return pruneKeysBeyond(ctx.db, feedId, keep, Math.min(over, CHUNK_ROWS));
 }
 
 /** Entries whose key is unseen, once each, in document order (each read from `entries` only if it is one). */

@@ -1,5 +1,6 @@
 // Storing one refresh outcome, inside the poll transaction: each kind's feed state and next poll time (a parsed
-// document's entries and events are in poll-parsed.ts), then the health events of the transitions it made.
+// document's entries and events are in poll-parsed.ts) within the application's storage budget (poll-budget.ts), then
+// the health events of the transitions it made.
 import type { Ctx } from '../context.ts';
 import { queueHealthEvents } from '../actions/feed-events.ts';
 import type { RefreshOutcome } from '../feed/refresh.ts';
@@ -15,6 +16,7 @@ import {
   recordQuietUnchanged,
 } from '../store/feeds-record.ts';
 import { isPushHealthy } from '../store/websub-subscriptions.ts';
+import { storeBudgeted } from './poll-budget.ts';
 import { applyParsed, type Stored } from './poll-parsed.ts';
 import { redirectState } from './redirect-state.ts';
 import { noteWebSub } from './websub-apply.ts';
@@ -36,7 +38,9 @@ export function applyOutcome(
     return { newEntries: 0, events: 0 };
   const feed = getFeed(ctx.db, claimed.id);
   if (!feed) return { newEntries: 0, events: 0, deleted: true };
-  const stored = storeOutcome(ctx, feed, outcome, now, seenAt);
+  const stored = storeBudgeted(ctx, feed, outcome, { now, seenAt }, () =>
+    storeOutcome(ctx, feed, outcome, now, seenAt),
+  );
   // A hub the document advertises starts (or moves) the feed's WebSub subscription (websub-apply.ts).
   if (outcome.kind === 'parsed') noteWebSub(ctx, feed.id, outcome, now);
   // The failing, recovered, gone and moved transitions this poll made, one event per subscription.

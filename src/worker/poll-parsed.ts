@@ -22,6 +22,7 @@ import { recordPollSuccess } from '../store/feeds-record.ts';
 import { feedHasActiveSubscription, readyBackfills } from '../store/subscriptions.ts';
 import { holdOrSwitch } from './poll-identity.ts';
 import {
+  capKeys,
   keyLookup,
   remember,
   uniqueFresh,
@@ -116,8 +117,22 @@ export function applyParsed(
  *  (poll-identity.ts); else the unseen ones are recorded and queued as events. Known entries whose content changed
  *  are stored in their new version and sent to the subscriptions that asked for updates. The poll and the push path
  *  both store entries here, against the same keys, so an entry pushed then polled (or polled then pushed) is one entry;
- *  `sighting.via` says which path brought the document (the entry history records it). */
+ *  `sighting.via` says which path brought the document (the entry history records it). Then the feed's keys are kept
+ *  within their cap (capKeys). */
 export function storeEntries(
+  ctx: Ctx,
+  feed: FeedRow,
+  outcome: Parsed,
+  sighting: Sighting,
+  live: boolean,
+): EntriesResult {
+  const result = storeDocument(ctx, feed, outcome, sighting, live);
+  capKeys(ctx, feed.id, outcome.identities);
+  return result;
+}
+
+/** storeEntries without the cap on keys. */
+function storeDocument(
   ctx: Ctx,
   feed: FeedRow,
   outcome: Parsed,

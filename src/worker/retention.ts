@@ -1,12 +1,12 @@
 // The retention part of maintenance: walks every feed a slice at a time; deletes the feeds no subscription has used for
 // [retention] orphaned_feed_days with their keys and held entries, prunes the other feeds' keys to their window, trims
-// holds over their cap; and counts what the bounded tables hold, for the metrics. Every deletion is a short
-// transaction with a turn of the event loop after it.
+// holds over their cap; then recounts what each feed stores for the storage budget (store/storage.ts), which is also
+// what the bounded tables hold, for the metrics. Every deletion is a short transaction with a turn of the event loop
+// after it.
 import { CHUNK_ROWS, nextTurn } from '../actions/chunks.ts';
 import type { Ctx } from '../context.ts';
 import { countHeldEntries } from '../store/entries.ts';
 import {
-  countFeedKeys,
   deleteKeysWithin,
   emptyFeed,
   keyPruneBound,
@@ -14,6 +14,7 @@ import {
 } from '../store/entries-retention.ts';
 import { pruneHistoryWithoutKeys } from '../store/entry-history.ts';
 import { addHeldDropped, deleteUnusedFeed, feedsAfter } from '../store/feeds.ts';
+import { recountFeedStorage } from '../store/storage.ts';
 import { feedHasSubscription } from '../store/subscriptions.ts';
 
 /** What the bounded tables hold after a complete pass (the metrics' gauges). */
@@ -23,6 +24,8 @@ export type RetentionSummary = {
   feedsDeleted: number;
   keysPruned: number;
   heldTrimmed: number;
+  /** Bytes by which the feeds' storage counts were off, in all (0 when every write counted what it did). */
+  storageDrift: number;
   /** Set when the pass walked every feed; a pass that spent its budget stops early and the next tick walks again. */
   counts?: RetainedCounts;
 };
@@ -43,7 +46,12 @@ export async function retentionPass(
   const orphanedBefore = new Date(
     now.getTime() - ctx.config.retention.orphaned_feed_days * DAY_MS,
   ).toISOString();
-  const summary: RetentionSummary = { feedsDeleted: 0, keysPruned: 0, heldTrimmed: 0 };
+  const summary: RetentionSummary = {
+    feedsDeleted: 0,
+    keysPruned: 0,
+    heldTrimmed: 0,
+    storageDrift: 0,
+  };
   const counts: RetainedCounts = { entryKeys: 0, heldEntries: 0, orphanedFeeds: 0 };
   for (let after = ''; ;) {
     const feeds = feedsAfter(ctx.db, after, FEEDS_PER_STEP);
@@ -90,8 +98,9 @@ async function deleteOrphan(
   }
 }
 
-/** Trims the feed's hold to its cap and prunes its keys to their window, then counts what it keeps; false when the
- *  budget ran out first. */
+/** Trims the feed's hold to its cap and prunes its keys to their window, then recounts what it keeps (one
+ *  transaction: the feed's storage counts and its application's are set to what its rows are); false when the budget
+ *  ran out first. */
 async function boundFeed(
   ctx: Ctx,
   feedId: string,
@@ -128,7 +137,11 @@ async function boundFeed(
     summary.keysPruned += n;
     await nextTurn();
   }
-  counts.entryKeys += countFeedKeys(ctx.db, feedId);
-  counts.heldEntries += countHeldEntries(ctx.db, feedId);
+  const kept = ctx.db.transaction(() => recountFeedStorage(ctx.db, feedId)).immediate();
+  if (kept !== undefined) {
+    counts.entryKeys += kept.keys;
+    counts.heldEntries += kept.held;
+    summary.storageDrift += Math.abs(kept.drift);
+  }
   return true;
 }

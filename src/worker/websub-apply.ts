@@ -2,6 +2,7 @@
 // pushed document is read and stored exactly as a polled one would be (same keys, same events), only without its
 // fetch state.
 import { randomBytes } from 'node:crypto';
+import { storeWithinBudget } from '../actions/budget.ts';
 import type { Ctx } from '../context.ts';
 import type { FetchMeta } from '../feed/fetch.ts';
 import { EntryList } from '../feed/entry-list.ts';
@@ -95,13 +96,18 @@ export async function receivePush(
   const stored = ctx.db
     .transaction(() => applyPushed(ctx, push.feedId, outcome, seenAt))
     .immediate();
-  if (stored === undefined) return { kind: 'ignored', reason: 'feed awaiting its baseline' };
+  if (stored === undefined)
+    return {
+      kind: 'ignored',
+      reason: 'feed awaiting its baseline, or without room in its storage budget',
+    };
   if (stored.events > 0) ctx.nudgeDeliverer();
   return { kind: 'stored', newEntries: stored.newEntries, events: stored.events };
 }
 
 /** Stores a pushed document's entries for the feed as re-read in this transaction, and notes the push; undefined when
- *  the feed is gone, awaits its baseline or has no active subscription. */
+ *  the feed is gone, awaits its baseline, has no active subscription, or is held for its application's storage budget
+ *  or would be taken past it (the next poll holds it, or reads the document whole once there is room). */
 export function applyPushed(
   ctx: Ctx,
   feedId: string,
@@ -113,8 +119,11 @@ export function applyPushed(
   const now = ctx.clock.now();
   updateWebSub(ctx.db, feedId, { last_push_at: now.toISOString() }, now);
   if (feed === undefined || feed.baseline_at === null) return undefined;
-  if (!feedHasActiveSubscription(ctx.db, feedId)) return undefined;
-  const r = storeEntries(ctx, feed, outcome, { seenAt, via }, true);
+  if (!feedHasActiveSubscription(ctx.db, feedId) || feed.budget_held_at !== null) return undefined;
+  const r = storeWithinBudget(ctx, feed, () =>
+    storeEntries(ctx, feed, outcome, { seenAt, via }, true),
+  );
+  if (r === 'over') return undefined;
   // Only the hold decides between active and identity_changed; a poll's error or pending status is the poll's.
   const status =
     r.status === 'identity_changed'

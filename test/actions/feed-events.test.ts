@@ -49,6 +49,10 @@ function feed(extra: Partial<FeedRow> = {}): FeedRow {
     parser_version: 1,
     health_alert: null,
     health_alert_at: null,
+    sole_application_id: null,
+    stored_keys: 3,
+    stored_bytes: 765,
+    budget_held_at: null,
     ...extra,
   };
 }

@@ -20,6 +20,7 @@ import { createWorkers } from '../../src/worker/index.ts';
 import { pollTick } from '../../src/worker/poll-round.ts';
 import { V1_ITEMS, V1_KEYS } from '../support/identity.ts';
 import { startOrigin } from '../support/servers.ts';
+import { storageOffBy } from '../support/storage.ts';
 
 const V1_SCHEMA = readFileSync(new URL('../fixtures/schema-v1.sql', import.meta.url), 'utf8');
 
@@ -38,6 +39,7 @@ function v1Database(dir: string, fill: (db: Database.Database) => void = () => {
 function databaseAt(dir: string, version: number, fill: (db: Database.Database) => void): string {
   const file = v1Database(dir);
   const old = new Database(file);
+  old.pragma('foreign_keys = OFF'); // as db/open.ts migrate() runs the steps
   for (const step of MIGRATIONS.slice(0, version - 1)) step(old); // versions 2 to `version`
   old.pragma(`user_version = ${version}`);
   fill(old);
@@ -213,6 +215,53 @@ test('the upgrade to version 20 indexes the guids and URLs of the entries stored
   }
 });
 
+test('the upgrade to version 22 keeps every held entry, in a rowid table that still goes with its feed', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
+  try {
+    const file = databaseAt(dir, 21, (old) => {
+      old.exec(`INSERT INTO feeds (id, url, fetch_url, next_poll_at, created_at, updated_at)
+                  VALUES ('f1', 'https://a.example/', 'https://a.example/', '2026-01-01', '2026-01-01', '2026-01-01')`);
+      old.exec(`INSERT INTO held_entries (feed_id, key, entry, position, held_at, fingerprint, key_source)
+                  VALUES ('f1', 'k1', '{"title":"One"}', 0, '2026-01-01', 'fp', 'guid'),
+                         ('f1', 'k2', '{"title":"Two"}', 1, '2026-01-01', NULL, NULL)`);
+    });
+    const db = openDatabase(file);
+    assert.deepEqual(db.prepare('SELECT * FROM held_entries ORDER BY position').all(), [
+      {
+        feed_id: 'f1',
+        key: 'k1',
+        entry: '{"title":"One"}',
+        position: 0,
+        held_at: '2026-01-01',
+        fingerprint: 'fp',
+        key_source: 'guid',
+      },
+      {
+        feed_id: 'f1',
+        key: 'k2',
+        entry: '{"title":"Two"}',
+        position: 1,
+        held_at: '2026-01-01',
+        fingerprint: null,
+        key_source: null,
+      },
+    ]);
+    assert.match(
+      db
+        .prepare("SELECT sql FROM sqlite_master WHERE name = 'held_entries'")
+        .pluck()
+        .get() as string,
+      /\)$/,
+      'not WITHOUT ROWID',
+    );
+    db.prepare("DELETE FROM feeds WHERE id = 'f1'").run();
+    assert.equal(db.prepare('SELECT count(*) FROM held_entries').pluck().get(), 0);
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the upgrade to version 21 makes ready a backfill whose feed has its baseline, and ends a paused one', () => {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
   try {
@@ -243,6 +292,97 @@ test('the upgrade to version 21 makes ready a backfill whose feed has its baseli
       { id: 's3', backfill: 0, ready: 0 },
     ]);
     assert.equal(db.prepare('SELECT amount FROM quota_usage').pluck().get(), 1, 'a use counts 1');
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the upgrade to version 22 counts what every feed, event and application keeps as the writes count it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
+  try {
+    const t = '2026-01-01T00:00:00.000Z';
+    const file = databaseAt(dir, 21, (old) => {
+      const run = (sql: string, ...args: unknown[]) => old.prepare(sql).run(...args);
+      for (const app of ['a1', 'a2']) {
+        run('INSERT INTO applications VALUES (?, ?, ?)', app, app, t);
+        run(
+          `INSERT INTO endpoints (id, application_id, title, url, secret, created_at, updated_at)
+           VALUES (?, ?, 'E', 'https://hooks.example/', 'whsec_x', ?, ?)`,
+          `e-${app}`,
+          app,
+          t,
+          t,
+        );
+      }
+      for (const [feed, apps] of [
+        ['own', ['a1']],
+        ['shared', ['a1', 'a2']],
+      ] as const) {
+        run(
+          `INSERT INTO feeds (id, url, fetch_url, next_poll_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+          feed,
+          `https://${feed}.example/`,
+          `https://${feed}.example/`,
+          t,
+          t,
+          t,
+        );
+        for (const app of apps)
+          run(
+            `INSERT INTO subscriptions (id, application_id, endpoint_id, feed_id, url, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?)`,
+            `s-${feed}-${app}`,
+            app,
+            `e-${app}`,
+            feed,
+            `https://${feed}.example/`,
+            t,
+            t,
+          );
+        run(
+          'INSERT INTO entries (feed_id, key, first_seen_at, seen_at) VALUES (?, ?, ?, ?), (?, ?, ?, ?)',
+          ...[feed, 'k1', t, t, feed, 'k2', t, t],
+        );
+        run(
+          `INSERT INTO entry_history (feed_id, key, content_hash, first_seen_at, fate, entry)
+           VALUES (?, 'k1', 'h', ?, 'new', '{"id":"k1","title":"Één"}')`,
+          feed,
+          t,
+        );
+        run(
+          `INSERT INTO held_entries (feed_id, key, entry, position, held_at) VALUES (?, 'h1', '{"title":"held"}', 0, ?)`,
+          feed,
+          t,
+        );
+        run('INSERT INTO feed_probes (feed_id, probe) VALUES (?, ?)', feed, '{"link":["x"]}');
+      }
+      run(
+        `INSERT INTO events (id, application_id, endpoint_id, subscription_id, type, sequence, next_attempt_at,
+           created_at, updated_at) VALUES ('ev1', 'a1', 'e-a1', 's-own-a1', 'subscription.entries', 1, ?, ?, ?)`,
+        t,
+        t,
+        t,
+      );
+      run('INSERT INTO event_bodies (event_id, body) VALUES (?, ?)', 'ev1', '{"entries":["é"]}');
+      run(
+        "INSERT INTO event_entries (subscription_id, key, event_id) VALUES ('s-own-a1', 'k1', 'ev1')",
+      );
+      run(
+        `INSERT INTO attempts (event_id, endpoint_id, started_at, status_code, duration_ms, response_body)
+         VALUES ('ev1', 'e-a1', ?, 500, 3, 'busy'), ('ev1', 'e-a1', ?, 200, 3, NULL)`,
+        t,
+        t,
+      );
+    });
+    const db = openDatabase(file);
+    assert.deepEqual(storageOffBy(db), []);
+    const feeds = db.prepare('SELECT id, sole_application_id FROM feeds ORDER BY id').all();
+    assert.deepEqual(feeds, [
+      { id: 'own', sole_application_id: 'a1' },
+      { id: 'shared', sole_application_id: null },
+    ]);
+    assert.ok((db.prepare('SELECT stored_bytes FROM events').pluck().get() as number) > 700);
     db.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

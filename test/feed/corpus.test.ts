@@ -4,10 +4,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
+import { toEventEntry } from '../../src/actions/entry-events.ts';
+import { defaultConfig } from '../../src/config.ts';
 import { decodeFeed } from '../../src/feed/decode.ts';
 import { entryKeys } from '../../src/feed/identity.ts';
 import { FeedParseError, parseFeed, sniffDocument } from '../../src/feed/parse.ts';
 import type { ParsedFeed } from '../../src/feed/types.ts';
+import { entryJson } from '../../src/webhook/event.ts';
 import { CORPUS_DIR } from '../support/corpus.ts';
 
 const CORPUS = CORPUS_DIR;
@@ -144,6 +147,41 @@ test('across the corpus, entry HTML is sanitized with every URL absolute, and ti
     }
   }
   assert.ok(html > 1000, `${html} HTML fields checked`);
+});
+
+test("the per-feed retention defaults keep several times the largest real feed's document whole", () => {
+  // A hold stores each entry as its JSON (poll-identity.ts), the history as webhooks carry it (entry-history.ts).
+  let most = { entries: 0, held: 0, history: 0 };
+  for (const f of files) {
+    let feed: ParsedFeed;
+    try {
+      feed = parseFile(f);
+    } catch {
+      continue;
+    }
+    const keys = entryKeys(feed.entries, ORIGIN + f.rel);
+    const bytes = (each: (i: number) => string) =>
+      feed.entries.reduce((n, _, i) => n + Buffer.byteLength(each(i)), 0);
+    most = {
+      entries: Math.max(most.entries, feed.entries.length),
+      held: Math.max(
+        most.held,
+        bytes((i) => JSON.stringify(feed.entries[i])),
+      ),
+      history: Math.max(
+        most.history,
+        bytes((i) => entryJson(toEventEntry(keys[i]!, feed.entries[i]!, new Date(0)))),
+      ),
+    };
+  }
+  console.log(
+    `corpus: at most ${most.entries} entries in a document, ${most.held} bytes of them held, ${most.history} kept`,
+  );
+  const r = defaultConfig().retention;
+  assert.ok(r.held_entries_per_feed >= 10 * most.entries, 'held_entries_per_feed');
+  assert.ok(r.held_bytes_per_feed >= 3 * most.held, 'held_bytes_per_feed');
+  assert.ok(r.entry_history_bytes_per_feed >= 3 * most.history, 'entry_history_bytes_per_feed');
+  assert.ok(r.entry_history_per_feed >= most.entries, 'entry_history_per_feed');
 });
 
 test('corpus files with stray markup inserted are repaired or rejected with FeedParseError, never anything else', () => {

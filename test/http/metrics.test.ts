@@ -121,7 +121,7 @@ describe('GET /metrics', () => {
       ['nodejs_heap_size_used_bytes', 'gauge'],
     ];
     for (const [name, type] of expected) assert.equal(exp.types.get(name), type, name);
-    for (const status of ['pending', 'active', 'error', 'gone', 'identity_changed'])
+    for (const status of ['pending', 'active', 'error', 'gone', 'identity_changed', 'over_budget'])
       assert.equal(value(exp, 'feedsub_feeds', { status }), 0);
     for (const outcome of ['parsed', 'unchanged', 'gone', 'throttled', 'error'])
       assert.equal(value(exp, 'feedsub_polls_total', { outcome }), 0);

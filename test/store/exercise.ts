@@ -19,6 +19,7 @@ import { pingDatabase } from '../../src/store/maintenance.ts';
 import * as quota from '../../src/store/quota-usage.ts';
 import * as sessions from '../../src/store/sessions.ts';
 import { exportSubscriptionsPage } from '../../src/store/subscriptions-export.ts';
+import * as storage from '../../src/store/storage.ts';
 import * as subs from '../../src/store/subscriptions.ts';
 import {
   exerciseBackfill,
@@ -112,6 +113,7 @@ export function exerciseStore(db: Db, now: Date): void {
   exerciseBackfill(db, now, fx);
   exerciseTraceAndCharts(db, now, fx);
   exerciseWebSub(db, now, fx);
+  exerciseStorage(db, fx);
   exerciseDeletions(db, now, fx);
   pingDatabase(db);
 }
@@ -311,6 +313,30 @@ function exerciseEvents(db: Db, now: Date, fx: Fixture): void {
   events.hastenEndpointRetries(db, fx.endpoint, now);
   events.hasMoreEventsThan(db, fx.sub, 100);
   events.pruneFinishedEvents(db, t, 100);
+}
+
+function exerciseStorage(db: Db, fx: Fixture): void {
+  storage.applicationStorage(db, fx.app);
+  record.recordBudgetHold(
+    db,
+    fx.feed,
+    { last_http_status: 200, held_at: '2026-01-01' },
+    new Date(),
+  );
+  feeds.heldFeedsAfter(db, '', 10);
+  feeds.heldFeedsOf(db, fx.app);
+  feeds.countHeldFeedsOf(db, fx.app);
+  feeds.retryHeldFeed(db, fx.feed, new Date());
+  record.endBudgetHold(db, fx.feed);
+  storage.storedKeyCount(db, fx.feed);
+  retention.pruneKeysBeyond(db, fx.feed, [fx.entryKey], 1);
+  storage.recountFeedStorage(db, fx.feed);
+  for (const app of storage.applicationsAfter(db, '', 10))
+    for (const part of ['feed', 'event'] as const) {
+      const first = storage.walkStorage(db, app, part, null, 5);
+      storage.walkStorage(db, app, part, first.last, 5);
+      storage.finishStorageWalk(db, app, part, 0);
+    }
 }
 
 function exerciseDeletions(db: Db, now: Date, fx: Fixture): void {

@@ -353,6 +353,19 @@ describe('buildHealthEvent', () => {
         actions: ['deliver', 'discard'],
       },
     },
+    {
+      type: 'feed.over_budget',
+      held_at: now.toISOString(),
+      used_bytes: 2_000_000,
+      budget_bytes: 1_048_576,
+      feed_bytes: 120_000,
+    },
+    {
+      type: 'feed.within_budget',
+      held_at: now.toISOString(),
+      used_bytes: 900_000,
+      budget_bytes: 1_048_576,
+    },
   ];
   const documentedName = (type: string) =>
     `${type

@@ -24,7 +24,15 @@ test('feeds are counted by status in pages with a turn of the event loop between
       );
     updateSubscriptionFromInput(world.ctx, s.applicationId, subs[0]!.id, { status: 'paused' });
     await removeSubscription(world.ctx, s.applicationId, subs[8]!.id);
-    const expected = { pending: 4, active: 0, error: 3, gone: 0, identity_changed: 0, idle: 2 };
+    const expected = {
+      pending: 4,
+      active: 0,
+      error: 3,
+      gone: 0,
+      identity_changed: 0,
+      over_budget: 0,
+      idle: 2,
+    };
     assert.deepEqual(await countFeeds(world.ctx.db), expected, 'in one page');
 
     // A callback that queues itself again each turn of the event loop: it runs between pages only if the count yields.

@@ -98,6 +98,34 @@ describe('retention: entry keys', () => {
     }
   });
 
+  it('keeps at most entry_keys_max_per_feed keys of a feed with new ids on every poll, never one its document shows', async () => {
+    const { w, subscribe } = setUp({ retention: { entry_keys_max_per_feed: 30 } });
+    const workers = createWorkers(w.ctx, silentLogger);
+    try {
+      const path = '/fresh.xml';
+      const sub = subscribe(origin.url + path);
+      const sent: string[] = [];
+      for (let round = 0; round < 20; round++) {
+        // P, the first entry, stays in the document all along, beside the 8 newest of 5 new ones a poll.
+        const news = Array.from({ length: 8 }, (_, i) => `N${round * 5 + 7 - i}`);
+        origin.set(path, { body: rss([...news, 'P'].map((t) => ({ guid: t, title: t }))) });
+        w.clock.advance(2 * 3600_000);
+        const before = eventCount(w);
+        await pollTick(w.ctx, workers.pollerDeps);
+        sent.push(...newTitles(w, before));
+        assert.ok(keyCount(w, sub.feed) <= 30, `round ${round}: ${keyCount(w, sub.feed)} keys`);
+      }
+      assert.equal(keyCount(w, sub.feed), 30);
+      assert.equal(getFeed(w.ctx.db, sub.feed)!.stored_keys, 30);
+      assert.equal(sent.filter((t) => t === 'P').length, 0, 'P, in the baseline, is never sent');
+      assert.equal(new Set(sent).size, sent.length, 'no entry sent twice');
+      assert.equal(sent.length, 19 * 5);
+    } finally {
+      await workers.close();
+      w.close();
+    }
+  });
+
   it('keeps every key of a feed whose document stopped changing, however long ago', async () => {
     const { w, subscribe } = setUp({
       retention: { entry_key_days: 30, entry_keys_per_feed: 1 },

@@ -10,6 +10,7 @@ import { eventsApi } from './events.ts';
 import { feedsApi } from './feeds.ts';
 import { openapiDocument } from './openapi.ts';
 import { limitFailedKeys } from './ratelimit.ts';
+import { storageApi } from './storage.ts';
 import { subscriptionsApi } from './subscriptions.ts';
 
 /** The /v1 sub-app. The OpenAPI document is public; everything else needs a key and is rate limited (`limits` are
@@ -38,5 +39,6 @@ export function v1Api(ctx: Ctx, limits: RequestLimits = requestLimits(ctx.config
   api.route('/subscriptions', subscriptionsApi(ctx));
   api.route('/feeds', feedsApi(ctx));
   api.route('/events', eventsApi(ctx));
+  api.route('/storage', storageApi(ctx));
   return api;
 }

@@ -43,7 +43,7 @@ fieldset.choices.invalid { border-color: var(--bad); }
 .badge { display: inline-block; padding: .05rem .5rem; border-radius: 999px; font-size: .8rem; font-weight: 600; background: #e9edf2; color: var(--muted); }
 .badge.active, .badge.delivered { background: #e2f3e8; color: var(--ok); }
 .badge.error, .badge.failed, .badge.dead, .badge.disabled, .badge.gone { background: #fbe3e1; color: var(--bad); }
-.badge.pending, .badge.paused, .badge.identity_changed { background: #fdf0dc; color: var(--warn); }
+.badge.pending, .badge.paused, .badge.identity_changed, .badge.over_budget { background: #fdf0dc; color: var(--warn); }
 .empty { padding: 1rem; border: 1px dashed #b7c0cc; border-radius: 8px; color: var(--muted); background: var(--card); }
 .muted { color: var(--muted); } .error-text { color: var(--bad); }
 pre { background: #f0f2f5; padding: .5rem; border-radius: 6px; white-space: pre-wrap; word-break: break-all; max-height: 14rem; overflow: auto; margin: .3rem 0; }

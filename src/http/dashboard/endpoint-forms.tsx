@@ -70,6 +70,8 @@ const TYPE_LABELS: Record<SubscriptionEventType, string> = {
   'feed.gone': 'it answered 410 Gone',
   'feed.moved': 'it moved to a new URL',
   'feed.identity_hold': 'its entries are held after an id change',
+  'feed.over_budget': 'its polling is held: your application is over its storage budget',
+  'feed.within_budget': 'its polling resumes within your storage budget',
 };
 
 /** The form fields showing `types`: the "every type" choice, or "only these" with each listed type ticked. */

@@ -21,6 +21,8 @@ const HEALTH: Record<string, string> = {
   'feed.gone': 'is gone (410)',
   'feed.moved': 'moved to a new URL',
   'feed.identity_hold': 'replaced its entry ids; entries held',
+  'feed.over_budget': 'is held: your application is over its storage budget',
+  'feed.within_budget': 'is polled again within your storage budget',
 };
 
 const quoted = (title: string | null) => (title === null ? '(untitled)' : `“${title}”`);

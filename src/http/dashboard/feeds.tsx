@@ -1,4 +1,5 @@
-// /dashboard/feeds: the health of every feed the application's subscriptions use — failing, gone, identity changed first in the tabs.
+// /dashboard/feeds: the health of every feed the application's subscriptions use — failing, gone, identity changed, over
+// budget first in the tabs — and what the application keeps against its storage budget.
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Ctx } from '../../context.ts';
@@ -12,6 +13,7 @@ import {
 } from '../../actions/feeds.ts';
 import type { FeedStatus } from '../../store/feeds.ts';
 import { ActionButton, Badge, DataTable, Empty, Pager, Time } from './components.tsx';
+import { storageView } from '../../actions/budget.ts';
 import { feedPollHours } from '../../actions/poll-counts.ts';
 import { HourSparkline } from './chart.tsx';
 import { chartHours, pollChart } from './charts.ts';
@@ -41,6 +43,11 @@ const TABS: Tab[] = [
     status: 'identity_changed',
     label: 'Identity changed',
     empty: 'No feed has suddenly replaced its entries.',
+  },
+  {
+    status: 'over_budget',
+    label: 'Over budget',
+    empty: 'No feed is held for your storage budget.',
   },
   {
     status: 'pending',
@@ -77,6 +84,20 @@ function HeldEntries(p: { ctx: Ctx; c: Context<DashEnv>; feedId: string }) {
         />
       </div>
     </div>
+  );
+}
+
+/** What the application keeps against its storage budget, in MB. */
+function StorageLine(p: { ctx: Ctx; applicationId: string }) {
+  const s = storageView(p.ctx, p.applicationId);
+  const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+  return (
+    <p class="muted">
+      Storage: {mb(s.used_bytes)} ({mb(s.feed_bytes)} for feeds only your subscriptions use,{' '}
+      {mb(s.event_bytes)} of events)
+      {s.budget_bytes > 0 ? `, of a budget of ${mb(s.budget_bytes)}` : ', no budget'}
+      {s.held_feeds > 0 ? `; ${s.held_feeds} feeds held until there is room` : ''}.
+    </p>
   );
 }
 
@@ -121,6 +142,7 @@ function FeedTableRow(p: {
         <Badge status={f.status} />
         {f.error_count > 0 ? <div class="muted">{f.error_count} in a row</div> : null}
         {f.status === 'identity_changed' ? <HeldEntries ctx={p.ctx} c={p.c} feedId={f.id} /> : null}
+        {f.over_budget ? <div class="muted">{f.over_budget.detail}</div> : null}
       </td>
       <td data-label="Last poll">
         <Time at={f.last_polled_at} empty="not yet" />
@@ -185,6 +207,7 @@ function page(ctx: Ctx, c: Context<DashEnv>, error?: string, status: ContentfulS
         feed (410) is no longer polled until you refresh it. Refresh now fetches a feed within
         seconds (at most once per minimum poll interval).
       </p>
+      <StorageLine ctx={ctx} applicationId={s.applicationId} />
       <FeedTabs current={tab} counts={counts} />
       {list.data.length === 0 ? (
         <Empty>{tab.empty}</Empty>

@@ -64,7 +64,8 @@ function Stats(p: {
         {feeds.pending ? `, ${feeds.pending} waiting for a first fetch` : ''}
       </a>
       <a href="/dashboard/feeds?status=error">
-        <strong>{feeds.error + feeds.gone + feeds.identity_changed}</strong>feeds with problems
+        <strong>{feeds.error + feeds.gone + feeds.identity_changed + feeds.over_budget}</strong>
+        feeds with problems
       </a>
     </div>
   );
@@ -109,8 +110,8 @@ function TroubledFeedRow(p: { f: FeedView }) {
         </>
       }
       status={p.f.status}
-      detail={p.f.last_error ?? ''}
-      since={p.f.last_error_at}
+      detail={p.f.over_budget?.detail ?? p.f.last_error ?? ''}
+      since={p.f.over_budget?.held_at ?? p.f.last_error_at}
     />
   );
 }
@@ -171,7 +172,7 @@ export function showOverview(ctx: Ctx, c: Context<DashEnv>): Response | Promise<
   const feeds = countApplicationFeeds(ctx, s.applicationId);
   const troubled = listApplicationFeeds(ctx, s.applicationId, {
     limit: 5,
-    statuses: ['error', 'gone', 'identity_changed'],
+    statuses: ['error', 'gone', 'identity_changed', 'over_budget'],
   }).data;
   // Test pings are never retried and need nothing done: a failed one is shown on its endpoint's page, not here.
   const failed = [

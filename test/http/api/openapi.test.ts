@@ -271,4 +271,17 @@ const HEALTH_EVENTS: { [T in FeedHealthEvent['type']]: Extract<FeedHealthEvent, 
       actions: ['deliver', 'discard'],
     },
   },
+  'feed.over_budget': {
+    type: 'feed.over_budget',
+    held_at: '2026-01-01T00:00:00.000Z',
+    used_bytes: 1_073_800_000,
+    budget_bytes: 1_073_741_824,
+    feed_bytes: 2_400_000,
+  },
+  'feed.within_budget': {
+    type: 'feed.within_budget',
+    held_at: '2026-01-01T00:00:00.000Z',
+    used_bytes: 900_000_000,
+    budget_bytes: 1_073_741_824,
+  },
 };

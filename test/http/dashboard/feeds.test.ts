@@ -2,7 +2,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { holdEntries } from '../../../src/store/entries.ts';
-import { recordFeedGone, recordPollFailure } from '../../../src/store/feeds-record.ts';
+import {
+  recordBudgetHold,
+  recordFeedGone,
+  recordPollFailure,
+} from '../../../src/store/feeds-record.ts';
 import { makeWorld, type World } from '../../support/world.ts';
 import { Client } from './client.ts';
 
@@ -91,6 +95,30 @@ describe('dashboard feeds health', () => {
     const overview = await c.get('/dashboard');
     assert.match(overview.text, /<strong>3<\/strong>feeds with problems/);
     assert.match(overview.text, /ECONNREFUSED/);
+  });
+
+  it('shows a feed held for the storage budget under Over budget, with why, and what the application keeps', async () => {
+    const { c, feeds } = await withFeeds([
+      'http://127.0.0.1:9/big.xml',
+      'http://127.0.0.1:9/ok.xml',
+    ]);
+    const now = w.clock.now();
+    // What the poller records when a document would not fit (poll-budget.ts; tested with the poller).
+    recordBudgetHold(
+      w.ctx.db,
+      feeds['http://127.0.0.1:9/big.xml']!,
+      { last_http_status: 200, held_at: now.toISOString() },
+      now,
+    );
+    const page = await c.get('/dashboard/feeds?status=over_budget');
+    assert.match(page.text, /Over budget \(1\)/);
+    assert.match(page.text, /big\.xml/);
+    assert.doesNotMatch(page.text, /ok\.xml/);
+    assert.match(page.text, /Polling is held: .*storage budget of 1073741824 bytes/);
+    assert.match(page.text, /Storage: 0\.0 MB .*, of a budget of 1073\.7 MB; 1 feeds held/);
+    const overview = await c.get('/dashboard');
+    assert.match(overview.text, /<strong>1<\/strong>feeds with problems/);
+    assert.match(overview.text, /Polling is held/);
   });
 
   it("sends or discards a feed's held entries, scoped to feeds the application uses", async () => {

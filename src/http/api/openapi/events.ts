@@ -117,6 +117,22 @@ const HEALTH_SCHEMAS: Record<string, Schema> = {
       },
     },
   }),
+  FeedOverBudgetPayload: health('feed.over_budget', {
+    held_at: time,
+    used_bytes: int({ description: 'What the application keeps now (GET /v1/storage).' }),
+    budget_bytes: int({ description: 'quotas.storage_bytes_per_application.' }),
+    feed_bytes: int({ description: 'What this feed keeps (its stored_bytes).' }),
+  }),
+  FeedWithinBudgetPayload: health('feed.within_budget', {
+    held_at: time,
+    used_bytes: int({
+      description: 'What the application keeps now; 0 when no budget counts the feed any more.',
+    }),
+    budget_bytes: int({
+      description:
+        'quotas.storage_bytes_per_application; 0 when no budget counts the feed any more (it is shared with another application now, or the budget was removed).',
+    }),
+  }),
 };
 
 /** An entries payload (new entries, or new versions of known ones) with the given optional fields after `entries`. */
@@ -397,6 +413,20 @@ export const WEBHOOKS: Paths = {
       'feedIdentityHold',
       'The churn guard held entries back until a subscriber releases them',
       'FeedIdentityHoldPayload',
+    ),
+  },
+  'feed.over_budget': {
+    post: webhook(
+      'feedOverBudget',
+      'The application is over its storage budget: the feed is held (not polled) until there is room',
+      'FeedOverBudgetPayload',
+    ),
+  },
+  'feed.within_budget': {
+    post: webhook(
+      'feedWithinBudget',
+      'The feed held for the storage budget is polled again; what it showed meanwhile follows as entries',
+      'FeedWithinBudgetPayload',
     ),
   },
   'endpoint.test': {

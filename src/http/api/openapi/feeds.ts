@@ -1,6 +1,8 @@
-// The OpenAPI paths and schemas of feed records: the list, one feed, a refresh, and the release of a GUID-churn hold.
+// The OpenAPI paths and schemas of feed records: the list, one feed, a refresh, the release of a GUID-churn hold; and
+// what the application keeps against its storage budget.
 import {
   body,
+  ok,
   id,
   idempotencyHeader,
   idParam,
@@ -71,6 +73,13 @@ export const FEED_PATHS: Paths = {
       },
     },
   },
+  '/v1/storage': {
+    get: withId('getStorage', {
+      summary:
+        'What your application keeps against its storage budget (quotas.storage_bytes_per_application)',
+      responses: ok('Storage'),
+    }),
+  },
 };
 
 export const FEED_SCHEMAS: Record<string, Schema> = {
@@ -107,6 +116,22 @@ export const FEED_SCHEMAS: Record<string, Schema> = {
         description:
           'Unseen entries left out of this hold because it was full (retention.held_entries_per_feed, held_bytes_per_feed), counted on every poll that showed them. 0 once the hold ends.',
       }),
+      stored_bytes: int({
+        description:
+          'What the feed keeps: its entry keys, held entries, entry history and identity probe, as the storage budget counts them. Counted in the budget of an application only while every subscription of the feed is that application’s.',
+      }),
+      over_budget: nullable({
+        type: 'object',
+        description:
+          'Set while the feed is held for your storage budget (status over_budget): it is not polled until your application has room again, then resumes by itself and sends what it shows then.',
+        required: ['held_at', 'used_bytes', 'budget_bytes', 'detail'],
+        properties: {
+          held_at: time,
+          used_bytes: int({ description: 'What your application keeps now (GET /v1/storage).' }),
+          budget_bytes: int({ description: 'quotas.storage_bytes_per_application.' }),
+          detail: str({ description: 'Why, and what resumes it.' }),
+        },
+      }),
       identity_key: {
         enum: ['guid', 'link', 'enclosure', 'content'],
         description:
@@ -133,6 +158,21 @@ export const FEED_SCHEMAS: Record<string, Schema> = {
       },
       lease_expires_at: nullable(time),
       last_push_at: nullable(time),
+    },
+  },
+  Storage: {
+    type: 'object',
+    description:
+      'What your application keeps: the entry keys, held entries, history and probes of the feeds only your subscriptions use (a feed shared with another application counts for neither), and your events (bodies, the entries they carry, their attempts with the responses kept). Past the budget, a feed only you use is held (status over_budget) when its next document would not fit.',
+    required: ['used_bytes', 'budget_bytes', 'feed_bytes', 'event_bytes', 'held_feeds'],
+    properties: {
+      used_bytes: int({ description: 'feed_bytes + event_bytes.' }),
+      budget_bytes: int({
+        description: 'quotas.storage_bytes_per_application; 0 = no budget.',
+      }),
+      feed_bytes: int(),
+      event_bytes: int(),
+      held_feeds: int({ description: 'Your feeds held for the budget.' }),
     },
   },
   FeedListItem: {
