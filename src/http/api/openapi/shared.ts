@@ -98,8 +98,10 @@ export const ok = (schema: SchemaLike) => ({ 200: json(schema) });
 export const withId = (operationId: string, op: Schema): Schema => ({ operationId, ...op });
 
 /** A page of items of this schema, with the cursor of the next page (a record id unless told). */
-export const page = <S extends v.GenericSchema>(item: S, cursor: v.GenericSchema = Id) =>
-  v.object({ data: v.array(item), next: v.nullable(cursor) });
+export const page = <S extends v.GenericSchema>(
+  item: S,
+  cursor: v.GenericSchema<string, string> = Id,
+) => v.object({ data: v.array(item), next: v.nullable(cursor) });
 /** The paging parameters (http/body.ts reads them), then the resource's filters. */
 export const pageQuery = (...filters: Schema[]) => [
   ...queryParameters(PageQuerySchema),
