@@ -31,14 +31,14 @@ export const RESERVED_HEADERS: readonly string[] = [
 
 // RFC 9110 §5.6.2: token = 1*tchar; tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" /
 // "`" / "|" / "~" / DIGIT / ALPHA.
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // RFC 9110 §5.5: field-value = *field-content, visible characters with spaces and tabs between them; we take ASCII only
 // (obs-text is obsolete) and no CR, LF or NUL, so a value can never end the header line.
 const VALUE = /^[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?$/;
 
 /** Why `name` cannot be an extra header, or undefined when it can. */
 function nameIssue(name: string): string | undefined {
-  if (!TOKEN.test(name))
+  if (!HEADER_NAME.test(name))
     return "is not a header name: letters, digits and !#$%&'*+-.^_`|~ only (RFC 9110 §5.6.2)";
   const lower = name.toLowerCase();
   if (lower.startsWith('webhook-') || RESERVED_HEADERS.includes(lower))
@@ -52,7 +52,8 @@ function wireBytes(headers: Record<string, string>): number {
 }
 
 const OBJECT = 'must be an object of header name → value, or null';
-const HeaderValue = v.pipe(
+/** A header's value. */
+export const HeaderValue = v.pipe(
   v.string('must be a string'),
   v.regex(
     VALUE,
@@ -104,29 +105,34 @@ const HeaderObject = v.pipe(
   ),
 );
 
-/** Extra headers: null for none, else an object of header name → value. Each bad name is reported at its own path.
- *  The object's own names are read as given (JSON.parse makes `__proto__` one of them), so that a name HeaderObject
- *  cannot see is refused rather than dropped; what passes is the object as given. */
-export const Headers = v.nullable(
-  v.pipe(
-    v.custom<Record<string, string>>(isObject, OBJECT),
-    v.rawCheck(({ dataset, config, addIssue }) => {
-      if (!dataset.typed) return;
-      const headers = dataset.value;
-      const { lang, abortEarly, abortPipeEarly } = config;
-      const checked = v.safeParse(HeaderObject, headers, { lang, abortEarly, abortPipeEarly });
-      for (const issue of checked.issues ?? [])
-        addIssue({ message: issue.message, ...(issue.path ? { path: issue.path } : {}) });
-      for (const name of Object.keys(headers))
-        if (OBJECT_NAMES.includes(name.toLowerCase()))
-          addIssue({
-            message:
-              'cannot be set: __proto__, constructor and prototype are names JavaScript objects reserve (in any case)',
-            path: [
-              { type: 'object', origin: 'key', input: headers, key: name, value: headers[name] },
-            ],
-          });
-    }),
+/** A JSON object, not an array or null: what the headers member is before its names and values are read. */
+export const HeadersShape = v.custom<Record<string, string>>(isObject, OBJECT);
+
+/** The names and values of the headers: HeaderObject's rules, each bad name reported at its own path, and the names
+ *  HeaderObject cannot see. The object's own names are read as given (JSON.parse makes `__proto__` one of them), so that
+ *  such a name is refused rather than dropped. The OpenAPI document says what JSON Schema can of it (the name and
+ *  value patterns, the count), the rest in the description. */
+export const HeaderRules = v.rawCheck<Record<string, string>>(({ dataset, config, addIssue }) => {
+  if (!dataset.typed) return;
+  const headers = dataset.value;
+  const { lang, abortEarly, abortPipeEarly } = config;
+  const checked = v.safeParse(HeaderObject, headers, { lang, abortEarly, abortPipeEarly });
+  for (const issue of checked.issues ?? [])
+    addIssue({ message: issue.message, ...(issue.path ? { path: issue.path } : {}) });
+  for (const name of Object.keys(headers))
+    if (OBJECT_NAMES.includes(name.toLowerCase()))
+      addIssue({
+        message:
+          'cannot be set: __proto__, constructor and prototype are names JavaScript objects reserve (in any case)',
+        path: [{ type: 'object', origin: 'key', input: headers, key: name, value: headers[name] }],
+      });
+});
+
+/** Extra headers: null for none, else an object of header name → value; what passes is the object as given. */
+export const Headers = v.pipe(
+  v.nullable(v.pipe(HeadersShape, HeaderRules)),
+  v.description(
+    `Extra headers sent with every attempt (and the test event), name → value; null (the default) for none. Names are RFC 9110 tokens, values visible ASCII with inner spaces or tabs; at most ${MAX_HEADERS} headers and ${MAX_HEADER_BYTES} bytes in all (each counted as "name: value" and its line end). Case-insensitively refused: ${RESERVED_HEADERS.join(', ')}, every webhook-* name, and __proto__, constructor and prototype (names JavaScript objects reserve). Shown in full in answers.`,
   ),
 );
 
@@ -145,11 +151,16 @@ export function headersOf(text: string | null): Record<string, string> | null {
 export const MAX_RATE_LIMIT = 1000;
 
 /** Attempts the endpoint may start in any one second: an integer from 1 to MAX_RATE_LIMIT, or null for no limit. */
-export const RateLimit = v.nullable(
-  v.pipe(
-    v.number('must be a whole number of deliveries per second, or null for no limit'),
-    v.integer('must be a whole number of deliveries per second, or null for no limit'),
-    v.minValue(1, 'must be at least 1 (null for no limit)'),
-    v.maxValue(MAX_RATE_LIMIT, `must be at most ${MAX_RATE_LIMIT} (null for no limit)`),
+export const RateLimit = v.pipe(
+  v.nullable(
+    v.pipe(
+      v.number('must be a whole number of deliveries per second, or null for no limit'),
+      v.integer('must be a whole number of deliveries per second, or null for no limit'),
+      v.minValue(1, 'must be at least 1 (null for no limit)'),
+      v.maxValue(MAX_RATE_LIMIT, `must be at most ${MAX_RATE_LIMIT} (null for no limit)`),
+    ),
+  ),
+  v.description(
+    'Attempts the endpoint may start in any one second; null (the default) for no limit. Events over the rate wait their turn (in order per subscription) without delaying other endpoints; test events are not counted.',
   ),
 );

@@ -35,21 +35,34 @@ export type EndpointView = {
   updated_at: string;
 };
 
+/** The check of FilterTypes that the OpenAPI document says as `uniqueItems`: no type listed twice. */
+export const DistinctTypes = v.check(
+  (types: SubscriptionEventType[]) => new Set(types).size === types.length,
+  'must not list a type twice',
+);
+
 /** The event types an endpoint receives: null for every type (those added later too), else a non-empty list of known
  *  subscription event types without repeats. endpoint.test is not listed: a test is always sent. */
-const FilterTypes = v.nullable(
-  v.pipe(
-    v.array(
-      v.picklist(
-        SUBSCRIPTION_EVENT_TYPES,
-        `must be one of ${SUBSCRIPTION_EVENT_TYPES.join(', ')} (endpoint.test is always sent)`,
+export const FilterTypes = v.pipe(
+  v.nullable(
+    v.pipe(
+      v.array(
+        v.picklist(
+          SUBSCRIPTION_EVENT_TYPES,
+          `must be one of ${SUBSCRIPTION_EVENT_TYPES.join(', ')} (endpoint.test is always sent)`,
+        ),
+        'must be a list of event types, or null for every type',
       ),
-      'must be a list of event types, or null for every type',
+      v.nonEmpty('must list at least one event type, or be null for every type'),
+      DistinctTypes,
     ),
-    v.nonEmpty('must list at least one event type, or be null for every type'),
-    v.check((types) => new Set(types).size === types.length, 'must not list a type twice'),
+  ),
+  v.description(
+    'The event types the endpoint receives; null (the default) for every type, including types added later. An event of another type is not created for it at all (no event, no sequence number); endpoint.test is always sent.',
   ),
 );
+/** An endpoint's status. */
+export const EndpointStatus = v.picklist(['active', 'disabled'], 'must be "active" or "disabled"');
 
 export const CreateEndpointInput = v.strictObject({
   title: Title,
@@ -61,7 +74,7 @@ export const CreateEndpointInput = v.strictObject({
 export const UpdateEndpointInput = v.strictObject({
   title: v.optional(Title),
   url: v.optional(HttpUrl),
-  status: v.optional(v.picklist(['active', 'disabled'], 'must be "active" or "disabled"')),
+  status: v.optional(EndpointStatus),
   filter_types: v.optional(FilterTypes),
   headers: v.optional(Headers),
   rate_limit: v.optional(RateLimit),
@@ -229,11 +242,15 @@ export function rotateEndpointSecret(
   return endpointSecret(ctx, applicationId, id);
 }
 
+/** The check of RecoverInput's `since` that the OpenAPI document says as `format: date-time` (Date.parse reads more
+ *  forms than RFC 3339's; the document names the one to send). */
+export const IsDateTime = v.check(
+  (s: string) => !Number.isNaN(Date.parse(s)),
+  'must be an ISO 8601 date-time',
+);
+
 export const RecoverInput = v.strictObject({
-  since: v.pipe(
-    v.string('must be a date-time string'),
-    v.check((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time'),
-  ),
+  since: v.pipe(v.string('must be a date-time string'), IsDateTime),
 });
 
 /** Queues again every dead or failed event of the endpoint created at or after `since` (fresh retry schedule, due now,

@@ -1,6 +1,7 @@
 // Event use-cases shared by the API, the dashboard and the CLI: list and read events with their attempts, resend one,
 // and send an endpoint a signed test event now.
 import type { Dispatcher } from 'undici';
+import * as v from 'valibot';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { createGuardedAgent } from '../net/guard.ts';
 import { newId } from '../ids.ts';
@@ -58,7 +59,13 @@ export type EventFilters = {
   tests?: boolean | undefined;
 };
 
-const STATUSES = ['pending', 'delivered', 'failed', 'dead'] as const;
+/** An event's status. */
+export const EventStatusValue = v.picklist(
+  ['pending', 'delivered', 'failed', 'dead'],
+  'must be pending, delivered, failed or dead',
+);
+/** The `status` filter of GET /v1/events: none, or one event status. */
+export const EventStatusFilter = v.optional(EventStatusValue);
 
 /** The API view of an event (its body is only in the detail view). `next_attempt_at` only while it waits to be sent. */
 export function eventView(e: EventRow): EventView {
@@ -254,11 +261,12 @@ function recordTestEvent(
     .immediate();
 }
 
+/** The status filter; an empty parameter is none. */
 function validateStatus(status: string | undefined): EventStatus | undefined {
-  if (status === undefined || status === '') return undefined;
-  if ((STATUSES as readonly string[]).includes(status)) return status as EventStatus;
+  const result = v.safeParse(EventStatusFilter, status === '' ? undefined : status);
+  if (result.success) return result.output;
   throw invalid(
-    [{ path: 'status', message: 'must be pending, delivered, failed or dead' }],
+    [{ path: 'status', message: result.issues[0].message }],
     'The query string has invalid parameters.',
   );
 }

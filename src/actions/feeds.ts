@@ -227,11 +227,18 @@ export function countApplicationFeeds(ctx: Ctx, applicationId: string): Record<F
   return countFeedsOfApplication(ctx.db, applicationId);
 }
 
-/** The `status` filter of GET /v1/feeds: a feed status, or `failing` for every feed not fetched successfully now
- *  (error and gone). */
-export const FeedStatusFilter = v.picklist(
-  [...FEED_STATUSES, 'failing'],
-  'must be one of pending, active, error, gone, identity_changed, over_budget, failing (= error and gone)',
+/** The `status` filter of GET /v1/feeds: none, a feed status, or `failing` for every feed not fetched successfully
+ *  now (error and gone). */
+export const FeedStatusFilter = v.optional(
+  v.pipe(
+    v.picklist(
+      [...FEED_STATUSES, 'failing'],
+      'must be one of pending, active, error, gone, identity_changed, over_budget, failing (= error and gone)',
+    ),
+    v.description(
+      'Only feeds in this status; `failing` is every feed not fetched successfully now (`error` and `gone`).',
+    ),
+  ),
 );
 
 /** One page of the application's feeds (GET /v1/feeds), newest first, optionally of one status; 400 for an unknown
@@ -241,16 +248,16 @@ export function listFeedsFromQuery(
   applicationId: string,
   q: { limit: number; after?: string | undefined; status?: string | undefined },
 ): Page<FeedView & { subscription_count: number }> {
-  let statuses: FeedStatus[] | undefined;
-  if (q.status !== undefined && q.status !== '') {
-    const result = v.safeParse(FeedStatusFilter, q.status);
-    if (!result.success)
-      throw invalid(
-        [{ path: 'status', message: result.issues[0].message }],
-        'The query string has invalid parameters.',
-      );
-    statuses = result.output === 'failing' ? ['error', 'gone'] : [result.output];
-  }
+  // An empty parameter is none.
+  const result = v.safeParse(FeedStatusFilter, q.status === '' ? undefined : q.status);
+  if (!result.success)
+    throw invalid(
+      [{ path: 'status', message: result.issues[0].message }],
+      'The query string has invalid parameters.',
+    );
+  const status = result.output;
+  const statuses: FeedStatus[] | undefined =
+    status === undefined ? undefined : status === 'failing' ? ['error', 'gone'] : [status];
   return listApplicationFeeds(ctx, applicationId, { limit: q.limit, after: q.after, statuses });
 }
 

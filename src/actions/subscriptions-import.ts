@@ -7,6 +7,7 @@ import { OpmlError, readOpmlFeeds, type OpmlFeed } from '../feed/opml.ts';
 import {
   CreateSubscriptionInput,
   createSubscription,
+  Metadata,
   metadataText,
   requireOwnEndpoint,
   type RawParts,
@@ -23,6 +24,9 @@ const TURN = 10;
 const OpmlDocument = v.pipe(
   v.string('must be a string'),
   v.nonEmpty('is required'),
+  v.description(
+    'The OPML 1.0 or 2.0 document. Every outline under <body> with an xmlUrl (or typed rss/atom) is a feed, at any folder depth; folders are not kept. At most 1,000 feeds.',
+  ),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     try {
       return readOpmlFeeds(dataset.value, IMPORT_MAX_FEEDS);
@@ -37,7 +41,12 @@ const OpmlDocument = v.pipe(
 export const ImportSubscriptionsInput = v.strictObject({
   endpoint: IdString,
   opml: OpmlDocument,
-  metadata: CreateSubscriptionInput.entries.metadata,
+  metadata: v.optional(
+    v.pipe(
+      Metadata,
+      v.description('Given to every subscription created, exactly as given; at most 16 KiB.'),
+    ),
+  ),
 });
 
 export type ImportStatus = 'created' | 'exists' | 'invalid' | 'refused';

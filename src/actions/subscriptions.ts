@@ -48,34 +48,55 @@ export type SubscriptionApiView = {
   updated_at: string;
 };
 
-const Metadata = v.nullable(
-  v.custom<Record<string, unknown>>(
-    (m) => typeof m === 'object' && m !== null && !Array.isArray(m),
-    'must be a JSON object',
-  ),
-  undefined,
+/** A JSON object, not an array: what metadata holds (the OpenAPI document says it in JSON Schema, which a custom
+ *  schema is beyond). */
+export const JsonObject = v.custom<Record<string, unknown>>(
+  (m) => typeof m === 'object' && m !== null && !Array.isArray(m),
+  'must be a JSON object',
 );
+/** Metadata as a request gives it: a JSON object, or null for none. */
+export const Metadata = v.nullable(JsonObject, undefined);
 
-const Updates = v.boolean('must be true or false');
+/** Whether the subscription receives subscription.entries_updated. */
+export const Updates = v.pipe(
+  v.boolean('must be true or false'),
+  v.description(
+    'Receive `subscription.entries_updated` when a known entry’s title, summary, content or updated date changes. Default false.',
+  ),
+);
+/** A subscription's status. */
+export const SubscriptionStatus = v.picklist(['active', 'paused'], 'must be "active" or "paused"');
 
+// No `default` on optional request fields: a generated client (openapi-typescript) would make such a field required,
+// so defaults are told in descriptions.
 export const CreateSubscriptionInput = v.strictObject({
   endpoint: IdString,
   url: HttpUrl,
-  metadata: v.optional(Metadata),
+  metadata: v.optional(
+    v.pipe(
+      Metadata,
+      v.description(
+        'Your own JSON object, at most 16 KiB; returned and delivered exactly as given.',
+      ),
+    ),
+  ),
   backfill: v.optional(
     v.pipe(
       v.number(`must be an integer from 0 to ${BACKFILL_MAX}`),
       v.integer(`must be an integer from 0 to ${BACKFILL_MAX}`),
       v.minValue(0, `must be an integer from 0 to ${BACKFILL_MAX}`),
       v.maxValue(BACKFILL_MAX, `must be an integer from 0 to ${BACKFILL_MAX}`),
+      v.description(
+        "Send the feed's n newest entries this subscription is not sent as new ones (from its history; for a feed not fetched yet, from its first document), in events marked `backfill: true`, queued in the background after the answer: events of entries the feed shows meanwhile may come before, between or after them, in `sequence` order. Counts towards `quotas.backfill_entries_per_hour` as asked. The baseline rule holds for everything else. Default 0.",
+      ),
     ),
   ),
   updates: v.optional(Updates),
 });
 export const UpdateSubscriptionInput = v.strictObject({
   endpoint: v.optional(IdString),
-  metadata: v.optional(Metadata),
-  status: v.optional(v.picklist(['active', 'paused'], 'must be "active" or "paused"')),
+  metadata: v.optional(v.pipe(Metadata, v.description('Replaces the metadata; null clears it.'))),
+  status: v.optional(SubscriptionStatus),
   updates: v.optional(Updates),
 });
 

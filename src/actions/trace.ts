@@ -1,6 +1,7 @@
 // "Why was (or wasn't) this entry delivered?": the stored facts about one entry of a subscription's feed (its key and
 // where it came from, when and how it was first seen, what was done with it, the events that carried it) and the
 // decision they add up to for this subscription.
+import * as v from 'valibot';
 import type { Ctx } from '../context.ts';
 import { invalid } from '../errors.ts';
 import { RawJson } from '../rawjson.ts';
@@ -63,6 +64,17 @@ export type TraceView = {
   events: TraceEvent[];
 };
 
+const ENTRY_QUERY = "must be an entry's id, guid or URL (1 to 2048 characters)";
+/** The `entry` the trace is of (GET /v1/subscriptions/:id/trace?entry=). */
+export const EntryQuery = v.pipe(
+  v.string(ENTRY_QUERY),
+  v.minLength(1, ENTRY_QUERY),
+  v.maxLength(2048, ENTRY_QUERY),
+  v.description(
+    "The entry's id (the webhook's `entries[].id`), its guid or its URL, as the webhook shows them.",
+  ),
+);
+
 /** Events of one entry a trace lists (the first ones, in sequence order). */
 const TRACE_EVENTS = 20;
 const KEY = /^[0-9a-f]{32}$/;
@@ -77,12 +89,13 @@ export function traceEntry(
   query: string | undefined,
 ): TraceView {
   const sub = requireSubscription(ctx, applicationId, subscriptionId);
-  if (query === undefined || query.length === 0 || query.length > 2048)
+  const parsed = v.safeParse(EntryQuery, query);
+  if (!parsed.success)
     throw invalid(
-      [{ path: 'entry', message: "must be an entry's id, guid or URL (1 to 2048 characters)" }],
+      [{ path: 'entry', message: parsed.issues[0].message }],
       'The query string has invalid parameters.',
     );
-  const facts = entryFacts(ctx, sub.feed_id, query);
+  const facts = entryFacts(ctx, sub.feed_id, parsed.output);
   const events = facts.key === null ? [] : traceEvents(ctx, sub.id, facts.key);
   const endpoint = getEndpoint(ctx.db, applicationId, sub.endpoint_id);
   const filtered =
@@ -91,7 +104,7 @@ export function traceEntry(
   const pauses = readPauses(sub.pauses);
   const verdict = decide(facts, { sub, pauses, filtered, events }, ctx.config);
   return {
-    query,
+    query: parsed.output,
     ...facts,
     ...verdict,
     subscription: {

@@ -33,13 +33,17 @@ function describe(issue: v.BaseIssue<unknown>, path: string): string {
   return 'must be a JSON object';
 }
 
+/** The check of HttpUrl that JSON Schema cannot say exactly: an absolute URL whose scheme is http or https (the OpenAPI
+ *  document says `format: uri`). */
+export const IsHttpUrl = v.check(isHttpUrl, 'must be an absolute http or https URL');
+
 /** An absolute http(s) URL of at most 2048 characters. */
 export const HttpUrl = v.pipe(
   v.string('must be a string'),
   v.trim(),
   v.nonEmpty('is required'),
   v.maxLength(2048, 'must be at most 2048 characters'),
-  v.check((s) => isHttpUrl(s), 'must be an absolute http or https URL'),
+  IsHttpUrl,
 );
 
 /** A title of 1–200 characters. */

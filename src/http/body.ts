@@ -1,7 +1,7 @@
 // Reading request bodies and query strings: JSON only (415 otherwise), bad JSON → 400, the raw text kept for exact metadata.
 import type { Context } from 'hono';
 import * as v from 'valibot';
-import { toFieldIssues } from '../actions/validate.ts';
+import { IdString, toFieldIssues } from '../actions/validate.ts';
 import { ApiError, invalid } from '../errors.ts';
 import { extractMember } from '../rawjson.ts';
 import type { PageQuery } from '../store/page.ts';
@@ -37,23 +37,40 @@ export function rawMember(body: JsonBody, name: string): string | undefined {
     : undefined;
 }
 
-const pageQuerySchema = (cursor: RegExp) =>
+const LIMIT = 'must be an integer from 1 to 200';
+const pageQuerySchema = (cursor: RegExp, after: string) =>
   v.object({
     limit: v.optional(
       v.pipe(
         v.string(),
-        v.regex(/^\d+$/, 'must be an integer from 1 to 200'),
+        v.regex(/^\d+$/, LIMIT),
         v.transform(Number),
-        v.minValue(1, 'must be an integer from 1 to 200'),
-        v.maxValue(200, 'must be an integer from 1 to 200'),
+        // The number the digits read as: the OpenAPI document describes the parameter from here on.
+        v.number(),
+        v.integer(LIMIT),
+        v.minValue(1, LIMIT),
+        v.maxValue(200, LIMIT),
       ),
       '50',
     ),
-    after: v.optional(v.pipe(v.string(), v.regex(cursor, 'must be an id from a previous page'))),
+    after: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(cursor, 'must be an id from a previous page'),
+        v.description(after),
+      ),
+    ),
   });
-const PageQuerySchema = pageQuerySchema(/^[0-9a-f]{24}$/);
+/** `?limit=` and `?after=` of the lists of records, paged by record id. */
+export const PageQuerySchema = pageQuerySchema(
+  /^[0-9a-f]{24}$/,
+  'The `next` cursor of the previous page.',
+);
 /** Lists of entries page by entry id (32 hex). */
-const EntryPageQuerySchema = pageQuerySchema(/^[0-9a-f]{32}$/);
+export const EntryPageQuerySchema = pageQuerySchema(
+  /^[0-9a-f]{32}$/,
+  'The `next` cursor of the previous page: an entry id (an entry pruned meanwhile ends the list).',
+);
 
 /** `?limit=` (default 50, 1–200) and `?after=<id>` (`entries`: an entry id); 400 naming the bad parameter. */
 export function pageQuery(c: Context, ids: 'records' | 'entries' = 'records'): PageQuery {
@@ -64,17 +81,20 @@ export function pageQuery(c: Context, ids: 'records' | 'entries' = 'records'): P
   );
   if (!result.success)
     throw invalid(toFieldIssues(result.issues), 'The query string has invalid parameters.');
-  return { limit: Number(result.output.limit), after: result.output.after };
+  return { limit: result.output.limit, after: result.output.after };
 }
 
-/** An optional id filter from the query string; 400 when malformed. */
+/** An id filter of a query string: none, or an id. */
+export const IdFilter = v.optional(IdString);
+
+/** An optional id filter from the query string (IdFilter; an empty parameter is none); 400 when malformed. */
 export function idFilter(c: Context, name: string): string | undefined {
   const value = c.req.query(name);
-  if (value === undefined || value === '') return undefined;
-  if (!/^[0-9a-f]{24}$/.test(value))
+  const result = v.safeParse(IdFilter, value === '' ? undefined : value);
+  if (!result.success)
     throw invalid(
-      [{ path: name, message: 'must be an id of 24 hex characters' }],
+      [{ path: name, message: result.issues[0].message }],
       'The query string has invalid parameters.',
     );
-  return value;
+  return result.output;
 }

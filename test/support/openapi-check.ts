@@ -1,18 +1,26 @@
 // Checks an API response against the OpenAPI document the app serves: the status is one the operation lists, the
 // content type one that status lists, the JSON body valid against its schema, every required header present. World's
-// call() runs it on every /v1 response, so every API test also tests the document.
+// call() runs it on every /v1 response, so every API test also tests the document. It also says what the document
+// refuses in a request body or a query parameter, for the tests that compare it with what the routes refuse.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { AssertionError } from 'node:assert';
 import { openapiDocument } from '../../src/http/api/openapi.ts';
 
 type Content = Record<string, { schema?: unknown }>;
 type DocResponse = { content?: Content; headers?: Record<string, { required?: boolean }> };
-type Operation = { responses: Record<string, DocResponse> };
+type Parameter = { name: string; in: string; schema?: { type?: unknown } };
+type Operation = { responses: Record<string, DocResponse>; parameters?: Parameter[] };
 type Document = { paths: Record<string, Record<string, Operation>> };
 type Route = { template: string; pattern: RegExp; params: number };
 
 /** A response as the check sees it. */
 export type CheckedResponse = { status: number; headers: Headers; text: string };
+/** What the document finds wrong with a value: where (a JSON pointer into it), the keyword, its parameters. */
+export type SchemaIssue = {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+};
 
 /** Validates responses against one document; schemas are compiled on first use and kept. */
 export class OpenApiChecker {
@@ -82,6 +90,37 @@ export class OpenApiChecker {
       throw new AssertionError({
         message: `OpenAPI: webhook ${type}: ${this.#ajv.errorsText(validate.errors, { dataVar: 'body' })}\n${body}`,
       });
+  }
+
+  /** What the document finds wrong with `body` as the JSON request body of `method template` (none: it allows it). */
+  requestIssues(method: string, template: string, body: unknown): SchemaIssue[] {
+    const m = method.toLowerCase();
+    const pointer = ['paths', template, m, 'requestBody', 'content', 'application/json', 'schema'];
+    return this.#issues(pointer, body);
+  }
+
+  /** What the document finds wrong with `text` as the query parameter `name` of `method template`: a number where
+   *  the parameter is one, as a client would serialize it, else the text itself. */
+  queryIssues(method: string, template: string, name: string, text: string): SchemaIssue[] {
+    const m = method.toLowerCase();
+    const parameters = this.#doc.paths[template]![m]!.parameters ?? [];
+    const at = parameters.findIndex((p) => p.in === 'query' && p.name === name);
+    if (at < 0) throw new AssertionError({ message: `OpenAPI: ${m} ${template} has no ${name}` });
+    const type = parameters[at]!.schema?.type;
+    const numeric = (type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(text);
+    const pointer = ['paths', template, m, 'parameters', String(at), 'schema'];
+    return this.#issues(pointer, numeric ? Number(text) : text);
+  }
+
+  #issues(pointer: string[], value: unknown): SchemaIssue[] {
+    const validate = this.#validator(pointer);
+    return validate(value)
+      ? []
+      : (validate.errors ?? []).map(({ instancePath, keyword, params }) => ({
+          instancePath,
+          keyword,
+          params,
+        }));
   }
 
   #validator(pointer: string[]): ValidateFunction {

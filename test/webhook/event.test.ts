@@ -18,8 +18,11 @@ import {
   type EventEntry,
   type FeedHealthEvent,
 } from '../../src/webhook/event.ts';
-import { SCHEMAS } from '../../src/http/api/openapi.ts';
+import { openapiDocument } from '../../src/http/api/openapi.ts';
 
+// The document's named schemas, as JSON Schema.
+const SCHEMAS = (openapiDocument() as { components: { schemas: Record<string, unknown> } })
+  .components.schemas;
 const now = new Date('2026-01-01T00:00:00.000Z');
 const feed = {
   id: 'f'.repeat(24),

@@ -18,7 +18,9 @@ import { subscriptionsApi } from './subscriptions.ts';
 export function v1Api(ctx: Ctx, limits: RequestLimits = requestLimits(ctx.config)): Hono<ApiEnv> {
   const maxBytes = ctx.config.server.max_body_bytes;
   const api = new Hono<ApiEnv>();
-  api.get('/openapi.json', (c) => c.json(openapiDocument()));
+  // Built on first request and kept by this app: generating it takes tens of milliseconds, and it is public.
+  let document: ReturnType<typeof openapiDocument> | undefined;
+  api.get('/openapi.json', (c) => c.json((document ??= openapiDocument())));
   api.use('*', limitFailedKeys(ctx, limits));
   api.use('*', requireKey(ctx));
   api.use(

@@ -1,11 +1,12 @@
-// The OpenAPI 3.1 document served at /v1/openapi.json, assembled from each resource's part under openapi/; a test
-// checks it lists exactly the routes the app serves.
+// The OpenAPI 3.1 document served at /v1/openapi.json, assembled from each resource's part under openapi/, its valibot
+// schemas turned into JSON Schema (openapi/convert.ts); a test checks it lists exactly the routes the app serves.
 import { FEEDSUB_VERSION } from '../../version.ts';
 import { ENDPOINT_ACTION_SCHEMAS, ENDPOINT_PATHS, ENDPOINT_SCHEMAS } from './openapi/endpoints.ts';
 import { EVENT_PATHS, EVENT_SCHEMAS, WEBHOOKS } from './openapi/events.ts';
 import { FEED_PATHS, FEED_SCHEMAS } from './openapi/feeds.ts';
+import { convertSchemas, type Components } from './openapi/convert.ts';
 import { completePaths } from './openapi/operations.ts';
-import { json, openObject, PROBLEM } from './openapi/shared.ts';
+import { json, openObject, Problem } from './openapi/shared.ts';
 import type { Paths, Schema } from './openapi/shared.ts';
 import { SUBSCRIPTION_PATHS, SUBSCRIPTION_SCHEMAS } from './openapi/subscriptions.ts';
 
@@ -26,9 +27,10 @@ export const PATHS: Paths = {
   },
 };
 
-/** Named schemas, in the order the document has always listed them. */
-export const SCHEMAS: Record<string, Schema> = {
-  Problem: PROBLEM,
+/** Named schemas, in the order the document has always listed them: each is a component, and every other use of it in
+ *  the document a reference to it. */
+export const SCHEMAS: Components = {
+  Problem,
   ...ENDPOINT_SCHEMAS,
   ...SUBSCRIPTION_SCHEMAS,
   ...FEED_SCHEMAS,
@@ -38,6 +40,7 @@ export const SCHEMAS: Record<string, Schema> = {
 
 /** The whole document. */
 export function openapiDocument(): Schema {
+  const converted = convertSchemas({ paths: completePaths(PATHS), webhooks: WEBHOOKS }, SCHEMAS);
   return {
     openapi: '3.1.0',
     info: {
@@ -49,10 +52,10 @@ export function openapiDocument(): Schema {
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
-    paths: completePaths(PATHS),
-    webhooks: WEBHOOKS,
+    paths: converted.tree.paths,
+    webhooks: converted.tree.webhooks,
     components: {
-      schemas: SCHEMAS,
+      schemas: converted.components,
       securitySchemes: {
         apiKey: {
           type: 'apiKey',

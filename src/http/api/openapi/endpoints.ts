@@ -1,75 +1,68 @@
 // The OpenAPI paths and schemas of webhook endpoints: CRUD, the signing secret, test sends and recovery.
+import * as v from 'valibot';
+import { Headers, RateLimit } from '../../../actions/endpoint-options.ts';
+import {
+  CreateEndpointInput,
+  EndpointStatus,
+  FilterTypes,
+  RecoverInput,
+  UpdateEndpointInput,
+} from '../../../actions/endpoints.ts';
+import { Attempt } from './events.ts';
 import {
   body,
   create,
-  id,
+  Id,
   idempotencyHeader,
   idParam,
-  int,
+  Int,
   json,
   list,
-  nullable,
   ok,
   problemResponse,
   read,
-  ref,
-  str,
-  time,
+  Time,
   tooManyOr,
-  uri,
   withId,
 } from './shared.ts';
-import type { Paths, Schema } from './shared.ts';
-import { SUBSCRIPTION_EVENT_TYPES } from '../../../webhook/event.ts';
-import {
-  MAX_HEADER_BYTES,
-  MAX_HEADERS,
-  MAX_RATE_LIMIT,
-  RESERVED_HEADERS,
-} from '../../../actions/endpoint-options.ts';
+import type { Paths } from './shared.ts';
 
-const title = str({ minLength: 1, maxLength: 200 });
-const status = { enum: ['active', 'disabled'] };
-const filterTypes = {
-  oneOf: [
-    {
-      type: 'array',
-      minItems: 1,
-      uniqueItems: true,
-      items: { enum: [...SUBSCRIPTION_EVENT_TYPES] },
-    },
-    { type: 'null' },
-  ],
-  description:
-    'The event types the endpoint receives; null (the default) for every type, including types added later. An event of another type is not created for it at all (no event, no sequence number); endpoint.test is always sent.',
-};
-
-const headers = {
-  oneOf: [
-    {
-      type: 'object',
-      maxProperties: MAX_HEADERS,
-      propertyNames: { pattern: "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$" },
-      additionalProperties: str({ pattern: '^[\\x21-\\x7e]([\\x20-\\x7e\\t]*[\\x21-\\x7e])?$' }),
-    },
-    { type: 'null' },
-  ],
-  description: `Extra headers sent with every attempt (and the test event), name → value; null (the default) for none. Names are RFC 9110 tokens, values visible ASCII with inner spaces or tabs; at most ${MAX_HEADERS} headers and ${MAX_HEADER_BYTES} bytes in all (each counted as "name: value" and its line end). Case-insensitively refused: ${RESERVED_HEADERS.join(', ')}, every webhook-* name, and __proto__, constructor and prototype (names JavaScript objects reserve). Shown in full in answers.`,
-};
-
-const rateLimit = {
-  oneOf: [int({ minimum: 1, maximum: MAX_RATE_LIMIT }), { type: 'null' }],
-  description:
-    'Attempts the endpoint may start in any one second; null (the default) for no limit. Events over the rate wait their turn (in order per subscription) without delaying other endpoints; test events are not counted.',
-};
+/** An endpoint as the API shows it (actions' EndpointView): never its secret. */
+export const Endpoint = v.object({
+  id: Id,
+  title: v.string(),
+  url: v.string(),
+  status: EndpointStatus,
+  disabled_reason: v.nullable(v.string()),
+  filter_types: FilterTypes,
+  headers: Headers,
+  rate_limit: RateLimit,
+  created_at: Time,
+  updated_at: Time,
+});
+/** The endpoint with its signing secret: the answer to its creation. */
+export const EndpointWithSecret = v.intersect([
+  Endpoint,
+  v.object({ secret: v.pipe(v.string(), v.startsWith('whsec_')) }),
+]);
+/** The signing secret, and the previous one while a rotation's grace period lasts. */
+export const EndpointSecret = v.object({
+  secret: v.string(),
+  previous_secret: v.nullable(v.string()),
+  previous_secret_expires_at: v.nullable(Time),
+});
+/** What a test send did: its event, whether it was delivered, and its one attempt. */
+export const TestEventResult = v.object({ event: Id, delivered: v.boolean(), attempt: Attempt });
+/** How many events a recovery queued again. */
+export const RecoverResult = v.object({ count: Int });
 
 export const ENDPOINT_PATHS: Paths = {
   '/v1/endpoints': {
     post: withId(
       'createEndpoint',
-      create('Register a webhook endpoint', 'EndpointCreate', {
+      create('Register a webhook endpoint', CreateEndpointInput, {
         201: json(
-          ref('EndpointWithSecret'),
+          EndpointWithSecret,
           'Created; the only response besides GET …/secret that shows the secret',
         ),
         429: tooManyOr(
@@ -77,17 +70,17 @@ export const ENDPOINT_PATHS: Paths = {
         ),
       }),
     ),
-    get: withId('listEndpoints', list('List endpoints, newest first', 'Endpoint')),
+    get: withId('listEndpoints', list('List endpoints, newest first', Endpoint)),
   },
   '/v1/endpoints/{id}': {
-    get: withId('getEndpoint', read('Read an endpoint', 'Endpoint')),
+    get: withId('getEndpoint', read('Read an endpoint', Endpoint)),
     patch: {
       operationId: 'updateEndpoint',
       summary:
         'Change title, url, filter_types, headers or rate_limit, or enable/disable (re-enabling resumes delivery)',
       parameters: [idParam],
-      requestBody: body(ref('EndpointUpdate')),
-      responses: ok('Endpoint'),
+      requestBody: body(UpdateEndpointInput),
+      responses: ok(Endpoint),
     },
     delete: {
       operationId: 'deleteEndpoint',
@@ -102,7 +95,7 @@ export const ENDPOINT_PATHS: Paths = {
   '/v1/endpoints/{id}/secret': {
     get: withId(
       'getEndpointSecret',
-      read('Reveal the signing secret (and the previous one during a rotation)', 'EndpointSecret'),
+      read('Reveal the signing secret (and the previous one during a rotation)', EndpointSecret),
     ),
   },
   '/v1/endpoints/{id}/rotate-secret': {
@@ -111,7 +104,7 @@ export const ENDPOINT_PATHS: Paths = {
       summary:
         'Replace the signing secret; the previous one also signs deliveries for delivery.secret_rotation_grace_seconds (24 h)',
       parameters: [idParam, idempotencyHeader],
-      responses: ok('EndpointSecret'),
+      responses: ok(EndpointSecret),
     },
   },
   '/v1/endpoints/{id}/test': {
@@ -120,7 +113,7 @@ export const ENDPOINT_PATHS: Paths = {
       summary: 'Send a signed endpoint.test event now (once, never retried) and return the attempt',
       parameters: [idParam, idempotencyHeader],
       responses: {
-        ...ok('TestEventResult'),
+        ...ok(TestEventResult),
         429: tooManyOr(
           'the application sent `quotas.test_events_per_minute` test events within the last minute; nothing was sent.',
         ),
@@ -133,81 +126,21 @@ export const ENDPOINT_PATHS: Paths = {
       summary:
         'Queue again every dead or failed event of the endpoint created since a time; returns how many',
       parameters: [idParam, idempotencyHeader],
-      requestBody: body(ref('RecoverInput')),
-      responses: ok('RecoverResult'),
+      requestBody: body(RecoverInput),
+      responses: ok(RecoverResult),
     },
   },
 };
 
-export const ENDPOINT_SCHEMAS: Record<string, Schema> = {
-  EndpointCreate: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['title', 'url'],
-    properties: { title, url: uri, filter_types: filterTypes, headers, rate_limit: rateLimit },
-  },
-  EndpointUpdate: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      title,
-      url: uri,
-      status,
-      filter_types: filterTypes,
-      headers,
-      rate_limit: rateLimit,
-    },
-  },
-  Endpoint: {
-    type: 'object',
-    required: ['id', 'title', 'url', 'status', 'created_at'],
-    properties: {
-      id,
-      title: str(),
-      url: str(),
-      status,
-      disabled_reason: nullable(str()),
-      filter_types: filterTypes,
-      headers,
-      rate_limit: rateLimit,
-      created_at: time,
-      updated_at: time,
-    },
-  },
-  EndpointWithSecret: {
-    allOf: [
-      ref('Endpoint'),
-      { type: 'object', required: ['secret'], properties: { secret: str({ pattern: '^whsec_' }) } },
-    ],
-  },
-  EndpointSecret: {
-    type: 'object',
-    required: ['secret'],
-    properties: {
-      secret: str(),
-      previous_secret: nullable(str()),
-      previous_secret_expires_at: nullable(time),
-    },
-  },
+/** The endpoint schemas, in the document's order. */
+export const ENDPOINT_SCHEMAS = {
+  EndpointCreate: CreateEndpointInput,
+  EndpointUpdate: UpdateEndpointInput,
+  Endpoint,
+  EndpointWithSecret,
+  EndpointSecret,
 };
 
 // The schemas of the test and recover actions. The document has always listed them last, after the event schemas,
 // and the served JSON keeps its order, so they are spread in apart from ENDPOINT_SCHEMAS.
-export const ENDPOINT_ACTION_SCHEMAS: Record<string, Schema> = {
-  TestEventResult: {
-    type: 'object',
-    required: ['event', 'delivered', 'attempt'],
-    properties: { event: id, delivered: { type: 'boolean' }, attempt: ref('Attempt') },
-  },
-  RecoverInput: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['since'],
-    properties: { since: time },
-  },
-  RecoverResult: {
-    type: 'object',
-    required: ['count'],
-    properties: { count: int() },
-  },
-};
+export const ENDPOINT_ACTION_SCHEMAS = { TestEventResult, RecoverInput, RecoverResult };

@@ -1,9 +1,10 @@
 // What every operation may answer besides its own responses, added when the document is assembled: each resource's
 // part lists only what is particular to it, and a route added later gets the shared statuses without anyone recalling.
-import { idempotencyHeader, int, problemResponse, RATE_LIMITED, tooMany } from './shared.ts';
+import * as v from 'valibot';
+import { idempotencyHeader, problemResponse, RATE_LIMITED, Seconds, tooMany } from './shared.ts';
 import type { Paths, Schema } from './shared.ts';
 
-type Response = ReturnType<typeof problemResponse> & { headers?: Record<string, Schema> };
+type Response = ReturnType<typeof problemResponse> & { headers?: Record<string, unknown> };
 
 const IDEMPOTENCY_CONFLICT =
   'This Idempotency-Key was used within 24 h with another request (method, path or body).';
@@ -32,7 +33,7 @@ const KEYED = {
         description:
           'The challenge (RFC 9110 §11.6.1): `Bearer realm="feedsub"`, with `error="invalid_token"` when a key was sent and refused (RFC 6750 §3.1).',
         required: true,
-        schema: { type: 'string' },
+        schema: v.string(),
       },
     },
   },
@@ -44,7 +45,7 @@ const KEYED = {
       'Retry-After': {
         description: 'Whole seconds to wait before trying again.',
         required: true,
-        schema: int({ minimum: 1 }),
+        schema: Seconds,
       },
     },
   },

@@ -1,46 +1,69 @@
-// The building blocks every resource's part of the OpenAPI document shares: schema helpers, parameters, responses.
+// The building blocks every resource's part of the OpenAPI document shares: the schemas of ids, times, pages and
+// problems, parameters and responses. Schemas are valibot schemas, turned into JSON Schema when the document is
+// assembled (convert.ts): those of requests are the very schemas that validate them, those of answers describe the
+// views the actions return (a type-level test holds each to its TypeScript type).
+import * as v from 'valibot';
+import { JsonObject } from '../../../actions/subscriptions.ts';
+import { IdString } from '../../../actions/validate.ts';
+import { PageQuerySchema } from '../../body.ts';
+import { queryParameters, type Schema } from './convert.ts';
 
-/** A JSON Schema or OpenAPI object, as plain data. */
-export type Schema = Record<string, unknown>;
+export type { Schema };
+/** A schema as the parts give it: a valibot schema, or an OpenAPI object that holds them. */
+export type SchemaLike = Schema | v.GenericSchema;
 /** Path → method → operation. */
 export type Paths = Record<string, Record<string, Schema>>;
 
-/** A reference to a named schema of components.schemas. */
-export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-/** A string schema with the given keywords. */
-export const str = (extra: Schema = {}): Schema => ({ type: 'string', ...extra });
-/** An integer schema with the given keywords. */
-export const int = (extra: Schema = {}): Schema => ({ type: 'integer', ...extra });
-/** The schema, or null. */
-export const nullable = (s: Schema): Schema => ({ oneOf: [s, { type: 'null' }] });
 /** Every resource's id, and the paging cursor. */
-export const id = str({ pattern: '^[0-9a-f]{24}$' });
-export const time = str({ format: 'date-time' });
-export const uri = str({ format: 'uri', maxLength: 2048 });
+export const Id = IdString;
+/** An ISO 8601 time, as every time in the API is written. */
+export const Time = v.pipe(v.string(), v.isoTimestamp());
+/** An absolute URL. */
+export const Uri = v.pipe(v.string(), v.url());
+/** A whole number. */
+export const Int = v.pipe(v.number(), v.integer());
+
+/** The schema with a description. */
+export function described<S extends v.GenericSchema>(
+  schema: S,
+  description: string,
+): v.SchemaWithPipe<readonly [S, v.DescriptionAction<v.InferOutput<S>, string>]> {
+  return v.pipe(schema, v.description<v.InferOutput<S>, string>(description));
+}
+
+/** A JSON object whose members are the client's own (metadata) or described elsewhere: any members. */
+export const openObject = (description: string) => described(JsonObject, description);
+
+/** The body of every error response (RFC 9457). */
+export const Problem = v.object({
+  type: v.string(),
+  title: v.string(),
+  status: Int,
+  detail: v.string(),
+  errors: v.optional(v.array(v.object({ path: v.string(), message: v.string() }))),
+  existing_id: v.optional(Id),
+  quota: v.optional(described(v.string(), 'On 429: the [quotas] key of the limit met.')),
+  limit: v.optional(described(Int, 'On 429: that limit.')),
+  retry_after_seconds: v.optional(described(Int, 'On 429: the same wait as Retry-After.')),
+});
 
 /** The `{id}` of a path. */
-export const idParam = { name: 'id', in: 'path', required: true, schema: id };
+export const idParam = { name: 'id', in: 'path', required: true, schema: Id };
+/** The Idempotency-Key header (http/auth.ts reads it: 1 to 255 characters). */
 export const idempotencyHeader = {
   name: 'Idempotency-Key',
   in: 'header',
   required: false,
   description: 'Same key and body within 24 h returns the first response.',
-  schema: str({ maxLength: 255 }),
+  schema: v.pipe(v.string(), v.maxLength(255)),
 };
-const pageParams = [
-  { name: 'limit', in: 'query', schema: int({ minimum: 1, maximum: 200, default: 50 }) },
-  {
-    name: 'after',
-    in: 'query',
-    description: 'The `next` cursor of the previous page.',
-    schema: id,
-  },
-];
+/** A response header of whole seconds (Retry-After). */
+export const Seconds = v.pipe(v.number(), v.integer(), v.minValue(1));
 
 /** An application/problem+json response with this description. */
 export const problemResponse = (description: string) => ({
   description,
-  content: { 'application/problem+json': { schema: ref('Problem') } },
+  content: { 'application/problem+json': { schema: Problem } },
 });
 /** A 429 problem (its `quota`, `limit` and `retry_after_seconds` name the limit met) with its Retry-After header. */
 export const tooMany = (description: string) => ({
@@ -49,7 +72,7 @@ export const tooMany = (description: string) => ({
     'Retry-After': {
       description: 'Whole seconds to wait before trying again (also `retry_after_seconds`).',
       required: true,
-      schema: int({ minimum: 1 }),
+      schema: Seconds,
     },
   },
 });
@@ -59,71 +82,47 @@ export const RATE_LIMITED =
 /** The 429 of an operation that may also meet a quota of its own, described after the request rates. */
 export const tooManyOr = (quota: string) => tooMany(`${RATE_LIMITED} Or: ${quota}`);
 /** An application/json response of this schema. */
-export const json = (schema: Schema, description = 'OK') => ({
+export const json = (schema: SchemaLike, description = 'OK') => ({
   description,
   content: { 'application/json': { schema } },
 });
-/** A required application/json request body of this schema. */
-export const body = (schema: Schema) => ({
+/** A required application/json request body of this schema (the one the action validates it with). */
+export const body = (schema: v.GenericSchema) => ({
   required: true,
   content: { 'application/json': { schema } },
 });
-/** The responses of an operation that answers 200 with the named schema (the problems are added by operations.ts). */
-export const ok = (name: string) => ({ 200: json(ref(name)) });
+/** The responses of an operation that answers 200 with this schema (the problems are added by operations.ts). */
+export const ok = (schema: SchemaLike) => ({ 200: json(schema) });
 /** The operation with its operationId (the name a generated client gives its method), first. */
 export const withId = (operationId: string, op: Schema): Schema => ({ operationId, ...op });
-/** A JSON object whose members are the client's own (metadata) or described elsewhere: any members. */
-export const openObject = (description?: string): Schema => ({
-  type: 'object',
-  additionalProperties: true,
-  ...(description ? { description } : {}),
-});
 
-/** A page of items of the named schema, with the cursor of the next page. */
-export const page = (item: string): Schema => ({
-  type: 'object',
-  required: ['data', 'next'],
-  properties: { data: { type: 'array', items: ref(item) }, next: nullable(id) },
-});
-/** The paging parameters, then the resource's filters. */
-export const pageQuery = (...filters: Schema[]) => [...pageParams, ...filters];
-/** GET of a collection: one page of the named schema, newest first. */
-export const list = (summary: string, item: string, ...filters: Schema[]): Schema => ({
+/** A page of items of this schema, with the cursor of the next page (a record id unless told). */
+export const page = <S extends v.GenericSchema>(
+  item: S,
+  cursor: v.GenericSchema<string, string> = Id,
+) => v.object({ data: v.array(item), next: v.nullable(cursor) });
+/** The paging parameters (http/body.ts reads them), then the resource's filters. */
+export const pageQuery = (...filters: Schema[]) => [
+  ...queryParameters(PageQuerySchema),
+  ...filters,
+];
+/** GET of a collection: one page of this schema, newest first. */
+export const list = (summary: string, item: v.GenericSchema, ...filters: Schema[]): Schema => ({
   summary,
   parameters: pageQuery(...filters),
   responses: { 200: json(page(item)) },
 });
-/** POST of a collection: the named input schema, an Idempotency-Key, these responses (a 429 of its own replaces the
+/** POST of a collection: the input schema, an Idempotency-Key, these responses (a 429 of its own replaces the
  *  shared one). */
-export const create = (summary: string, input: string, responses: object): Schema => ({
+export const create = (summary: string, input: v.GenericSchema, responses: object): Schema => ({
   summary,
   parameters: [idempotencyHeader],
-  requestBody: body(ref(input)),
+  requestBody: body(input),
   responses,
 });
-/** GET of one resource by id, answered with the named schema. */
-export const read = (summary: string, name: string): Schema => ({
+/** GET of one resource by id, answered with this schema. */
+export const read = (summary: string, schema: SchemaLike): Schema => ({
   summary,
   parameters: [idParam],
-  responses: ok(name),
+  responses: ok(schema),
 });
-
-/** The body of every error response (RFC 9457). */
-export const PROBLEM: Schema = {
-  type: 'object',
-  required: ['type', 'title', 'status', 'detail'],
-  properties: {
-    type: str(),
-    title: str(),
-    status: int(),
-    detail: str(),
-    errors: {
-      type: 'array',
-      items: { type: 'object', properties: { path: str(), message: str() } },
-    },
-    existing_id: id,
-    quota: str({ description: 'On 429: the [quotas] key of the limit met.' }),
-    limit: int({ description: 'On 429: that limit.' }),
-    retry_after_seconds: int({ description: 'On 429: the same wait as Retry-After.' }),
-  },
-};

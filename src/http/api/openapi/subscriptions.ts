@@ -1,41 +1,139 @@
-// The OpenAPI paths and schemas of subscriptions: a feed URL tied to one endpoint, with metadata; OPML import/export.
+// The OpenAPI paths and schemas of subscriptions: a feed URL tied to one endpoint, with metadata; OPML import/export;
+// the feed's entry history and the trace of one entry.
+import * as v from 'valibot';
+import { EventStatusValue } from '../../../actions/events.ts';
+import {
+  CreateSubscriptionInput,
+  JsonObject,
+  SubscriptionStatus,
+  UpdateSubscriptionInput,
+  Updates,
+} from '../../../actions/subscriptions.ts';
+import { ImportSubscriptionsInput } from '../../../actions/subscriptions-import.ts';
+import { EntryQuery } from '../../../actions/trace.ts';
+import { EntryPageQuerySchema, IdFilter } from '../../body.ts';
+import { queryParameter, queryParameters } from './convert.ts';
+import { Attempt, Entry, KeySource } from './events.ts';
 import {
   body,
   create,
-  id,
+  described,
+  Id,
   idParam,
-  int,
+  Int,
   json,
   list,
-  nullable,
+  page,
+  Problem,
   problemResponse,
   read,
-  ref,
-  str,
-  time,
+  Time,
   tooManyOr,
-  uri,
-  openObject,
   withId,
 } from './shared.ts';
-import type { Paths, Schema } from './shared.ts';
+import type { Paths } from './shared.ts';
 
-const status = { enum: ['active', 'paused'] };
-// No `default` keyword on request fields: generated clients (openapi-typescript) would make such a field required.
-const updates = {
-  type: 'boolean',
-  description:
-    'Receive `subscription.entries_updated` when a known entry’s title, summary, content or updated date changes. Default false.',
-};
 /** An entry's id: feedsub's key for it. */
-const entryId = str({ pattern: '^[0-9a-f]{32}$' });
+const EntryId = v.pipe(v.string(), v.regex(/^[0-9a-f]{32}$/));
+
+/** A subscription as the API shows it (actions' SubscriptionApiView). */
+export const Subscription = v.object({
+  id: Id,
+  application: Id,
+  url: v.string(),
+  feed: Id,
+  endpoint: Id,
+  metadata: described(v.nullable(JsonObject), 'Your metadata, byte for byte as you sent it.'),
+  status: SubscriptionStatus,
+  updates: Updates,
+  feed_url: described(
+    v.string(),
+    'The URL actually fetched (a discovered feed when url is a web page).',
+  ),
+  feed_status: v.string(),
+  created_at: Time,
+  updated_at: Time,
+});
+
+/** What an OPML import did with one feed outline (actions' ImportResult). */
+export const SubscriptionImportResult = v.object({
+  url: described(v.nullable(v.string()), "The outline's xmlUrl as written, without credentials."),
+  title: described(v.nullable(v.string()), "The outline's title, else its text."),
+  status: described(
+    v.picklist(['created', 'exists', 'invalid', 'refused']),
+    '`created`; `exists`: the endpoint already has this feed (`subscription` names it); `invalid`: no usable xmlUrl; `refused`: a private address, or a quota — once one is met, every later valid outline is refused with the same problem.',
+  ),
+  subscription: v.optional(Id),
+  error: v.optional(Problem),
+});
+/** An OPML import's results, one per feed outline, and how many of each (actions' ImportReport). */
+export const SubscriptionImportReport = v.object({
+  results: v.array(SubscriptionImportResult),
+  counts: v.object({ created: Int, exists: Int, invalid: Int, refused: Int }),
+});
+
+/** Why an entry was or was not delivered to a subscription (actions' TraceView). */
+export const EntryTrace = v.object({
+  query: v.string(),
+  matched_by: v.nullable(v.picklist(['id', 'guid', 'url'])),
+  key: v.nullable(EntryId),
+  key_source: described(v.nullable(KeySource), 'The field the key was computed from.'),
+  entry: v.nullable(Entry),
+  first_seen_at: described(
+    v.nullable(Time),
+    'When the fetch that first showed it began (a held entry: when it was held).',
+  ),
+  via: described(v.nullable(v.picklist(['poll', 'push'])), 'The fetch that first showed it.'),
+  fate: described(
+    v.nullable(v.picklist(['baseline', 'new', 'revealed', 'held', 'released', 'discarded'])),
+    'What feedsub did with it for the feed: recorded by a baseline; sent to the subscriptions active then; recorded by a parser upgrade; held by the churn guard; then released or discarded.',
+  ),
+  decision: v.picklist([
+    'delivered',
+    'pending',
+    'dead',
+    'held',
+    'discarded',
+    'before_subscription',
+    'baseline',
+    'paused',
+    'filtered',
+    'unknown',
+  ]),
+  reason: described(v.string(), 'The decision in one sentence, with its dates and ids.'),
+  subscription: v.object({
+    id: Id,
+    status: SubscriptionStatus,
+    created_at: Time,
+    pauses: described(
+      v.array(v.object({ paused_at: Time, resumed_at: v.nullable(Time) })),
+      'Its last 20 pauses, oldest first.',
+    ),
+  }),
+  events: described(
+    v.array(
+      v.object({
+        id: Id,
+        type: v.picklist(['subscription.entries', 'subscription.entries_updated']),
+        sequence: v.nullable(Int),
+        status: EventStatusValue,
+        backfill: v.boolean(),
+        created_at: Time,
+        delivered_at: v.nullable(Time),
+        next_attempt_at: v.nullable(Time),
+        attempts: v.array(Attempt),
+      }),
+    ),
+    'Its events that carry the entry (the first 20, in sequence order).',
+  ),
+});
 
 export const SUBSCRIPTION_PATHS: Paths = {
   '/v1/subscriptions': {
     post: withId(
       'createSubscription',
-      create('Subscribe an endpoint to a feed URL', 'SubscriptionCreate', {
-        201: json(ref('Subscription'), 'Created'),
+      create('Subscribe an endpoint to a feed URL', CreateSubscriptionInput, {
+        201: json(Subscription, 'Created'),
         404: problemResponse(
           "The endpoint is unknown or another application's; `errors` names `endpoint`.",
         ),
@@ -47,19 +145,15 @@ export const SUBSCRIPTION_PATHS: Paths = {
     ),
     get: withId(
       'listSubscriptions',
-      list('List subscriptions, newest first', 'Subscription', {
-        name: 'endpoint',
-        in: 'query',
-        schema: id,
-      }),
+      list('List subscriptions, newest first', Subscription, queryParameter('endpoint', IdFilter)),
     ),
   },
   '/v1/subscriptions/import': {
     post: withId(
       'importSubscriptions',
-      create('Subscribe an endpoint to every feed of an OPML document', 'SubscriptionImport', {
+      create('Subscribe an endpoint to every feed of an OPML document', ImportSubscriptionsInput, {
         200: json(
-          ref('SubscriptionImportReport'),
+          SubscriptionImportReport,
           'One result per feed outline, in document order: quotas and refusals are reported per outline, not as the status of the request.',
         ),
         400: problemResponse(
@@ -76,18 +170,17 @@ export const SUBSCRIPTION_PATHS: Paths = {
       operationId: 'exportSubscriptions',
       summary: 'The subscriptions as an OPML 2.0 document, a folder per endpoint',
       parameters: [
-        {
-          name: 'endpoint',
-          in: 'query',
-          description: "Only this endpoint's subscriptions (404 when not one of yours).",
-          schema: id,
-        },
+        queryParameter(
+          'endpoint',
+          IdFilter,
+          "Only this endpoint's subscriptions (404 when not one of yours).",
+        ),
       ],
       responses: {
         200: {
           description:
             'OPML 2.0, streamed: an outline per subscription (`xmlUrl` = its URL, never credentials; `text` = the feed title or the URL; paused ones carry `feedsubStatus="paused"`) inside a folder outline per endpoint.',
-          content: { 'text/x-opml': { schema: str() } },
+          content: { 'text/x-opml': { schema: v.string() } },
         },
         404: problemResponse(
           "The `endpoint` filter names an unknown endpoint, or another application's.",
@@ -100,61 +193,32 @@ export const SUBSCRIPTION_PATHS: Paths = {
       operationId: 'listSubscriptionEntries',
       summary:
         "The feed's newest entries as webhooks show them (its entry history), newest first, whether or not this subscription was sent them",
-      parameters: [
-        idParam,
-        { name: 'limit', in: 'query', schema: int({ minimum: 1, maximum: 200, default: 50 }) },
-        {
-          name: 'after',
-          in: 'query',
-          description:
-            'The `next` cursor of the previous page: an entry id (an entry pruned meanwhile ends the list).',
-          schema: entryId,
-        },
-      ],
-      responses: {
-        200: json({
-          type: 'object',
-          required: ['data', 'next'],
-          properties: {
-            data: { type: 'array', items: ref('Entry') },
-            next: nullable(entryId),
-          },
-        }),
-      },
+      parameters: [idParam, ...queryParameters(EntryPageQuerySchema)],
+      responses: { 200: json(page(Entry, EntryId)) },
     },
   },
   '/v1/subscriptions/{id}/trace': {
     get: {
       operationId: 'traceSubscriptionEntry',
       summary: "Why was (or wasn't) this entry delivered to this subscription?",
-      parameters: [
-        idParam,
-        {
-          name: 'entry',
-          in: 'query',
-          required: true,
-          description:
-            "The entry's id (the webhook's `entries[].id`), its guid or its URL, as the webhook shows them.",
-          schema: str({ minLength: 1, maxLength: 2048 }),
-        },
-      ],
+      parameters: [idParam, queryParameter('entry', EntryQuery)],
       responses: {
         200: json(
-          ref('EntryTrace'),
+          EntryTrace,
           'The stored facts and the decision they add up to; an entry feedsub knows nothing about answers decision `unknown`.',
         ),
       },
     },
   },
   '/v1/subscriptions/{id}': {
-    get: withId('getSubscription', read('Read a subscription', 'Subscription')),
+    get: withId('getSubscription', read('Read a subscription', Subscription)),
     patch: {
       operationId: 'updateSubscription',
       summary: 'Change metadata or endpoint, pause or resume',
       parameters: [idParam],
-      requestBody: body(ref('SubscriptionUpdate')),
+      requestBody: body(UpdateSubscriptionInput),
       responses: {
-        200: json(ref('Subscription')),
+        200: json(Subscription),
         409: problemResponse('The new endpoint already has this feed'),
       },
     },
@@ -167,205 +231,13 @@ export const SUBSCRIPTION_PATHS: Paths = {
   },
 };
 
-export const SUBSCRIPTION_SCHEMAS: Record<string, Schema> = {
-  SubscriptionCreate: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['endpoint', 'url'],
-    properties: {
-      endpoint: id,
-      url: uri,
-      metadata: nullable(
-        openObject(
-          'Your own JSON object, at most 16 KiB; returned and delivered exactly as given.',
-        ),
-      ),
-      backfill: int({
-        minimum: 0,
-        maximum: 100,
-        description:
-          "Send the feed's n newest entries this subscription is not sent as new ones (from its history; for a feed not fetched yet, from its first document), in events marked `backfill: true`, queued in the background after the answer: events of entries the feed shows meanwhile may come before, between or after them, in `sequence` order. Counts towards `quotas.backfill_entries_per_hour` as asked. The baseline rule holds for everything else. Default 0.",
-      }),
-      updates,
-    },
-  },
-  SubscriptionUpdate: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      endpoint: id,
-      metadata: nullable(openObject('Replaces the metadata; null clears it.')),
-      status,
-      updates,
-    },
-  },
-  SubscriptionImport: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['endpoint', 'opml'],
-    properties: {
-      endpoint: id,
-      opml: str({
-        description:
-          'The OPML 1.0 or 2.0 document. Every outline under <body> with an xmlUrl (or typed rss/atom) is a feed, at any folder depth; folders are not kept. At most 1,000 feeds.',
-      }),
-      metadata: nullable(
-        openObject('Given to every subscription created, exactly as given; at most 16 KiB.'),
-      ),
-    },
-  },
-  SubscriptionImportReport: {
-    type: 'object',
-    required: ['results', 'counts'],
-    properties: {
-      results: { type: 'array', items: ref('SubscriptionImportResult') },
-      counts: {
-        type: 'object',
-        required: ['created', 'exists', 'invalid', 'refused'],
-        properties: {
-          created: int(),
-          exists: int(),
-          invalid: int(),
-          refused: int(),
-        },
-      },
-    },
-  },
-  SubscriptionImportResult: {
-    type: 'object',
-    required: ['url', 'title', 'status'],
-    properties: {
-      url: nullable(str({ description: "The outline's xmlUrl as written, without credentials." })),
-      title: nullable(str({ description: "The outline's title, else its text." })),
-      status: {
-        enum: ['created', 'exists', 'invalid', 'refused'],
-        description:
-          '`created`; `exists`: the endpoint already has this feed (`subscription` names it); `invalid`: no usable xmlUrl; `refused`: a private address, or a quota — once one is met, every later valid outline is refused with the same problem.',
-      },
-      subscription: id,
-      error: ref('Problem'),
-    },
-  },
-  Subscription: {
-    type: 'object',
-    required: ['id', 'application', 'url', 'feed', 'endpoint', 'metadata', 'created_at'],
-    properties: {
-      id,
-      application: id,
-      url: str(),
-      feed: id,
-      endpoint: id,
-      metadata: nullable(openObject('Your metadata, byte for byte as you sent it.')),
-      status,
-      updates,
-      feed_url: str({
-        description: 'The URL actually fetched (a discovered feed when url is a web page).',
-      }),
-      feed_status: str(),
-      created_at: time,
-      updated_at: time,
-    },
-  },
-  EntryTrace: {
-    type: 'object',
-    required: [
-      'query',
-      'matched_by',
-      'key',
-      'key_source',
-      'entry',
-      'first_seen_at',
-      'via',
-      'fate',
-      'decision',
-      'reason',
-      'subscription',
-      'events',
-    ],
-    properties: {
-      query: str(),
-      matched_by: nullable({ enum: ['id', 'guid', 'url'] }),
-      key: nullable(entryId),
-      key_source: nullable({
-        enum: ['guid', 'link', 'enclosure', 'content'],
-        description: 'The field the key was computed from.',
-      }),
-      entry: nullable(ref('Entry')),
-      first_seen_at: nullable(
-        str({
-          format: 'date-time',
-          description:
-            'When the fetch that first showed it began (a held entry: when it was held).',
-        }),
-      ),
-      via: nullable({ enum: ['poll', 'push'], description: 'The fetch that first showed it.' }),
-      fate: nullable({
-        enum: ['baseline', 'new', 'revealed', 'held', 'released', 'discarded'],
-        description:
-          'What feedsub did with it for the feed: recorded by a baseline; sent to the subscriptions active then; recorded by a parser upgrade; held by the churn guard; then released or discarded.',
-      }),
-      decision: {
-        enum: [
-          'delivered',
-          'pending',
-          'dead',
-          'held',
-          'discarded',
-          'before_subscription',
-          'baseline',
-          'paused',
-          'filtered',
-          'unknown',
-        ],
-      },
-      reason: str({ description: 'The decision in one sentence, with its dates and ids.' }),
-      subscription: {
-        type: 'object',
-        required: ['id', 'status', 'created_at', 'pauses'],
-        properties: {
-          id,
-          status,
-          created_at: time,
-          pauses: {
-            type: 'array',
-            description: 'Its last 20 pauses, oldest first.',
-            items: {
-              type: 'object',
-              required: ['paused_at', 'resumed_at'],
-              properties: { paused_at: time, resumed_at: nullable(time) },
-            },
-          },
-        },
-      },
-      events: {
-        type: 'array',
-        description: 'Its events that carry the entry (the first 20, in sequence order).',
-        items: {
-          type: 'object',
-          required: [
-            'id',
-            'type',
-            'sequence',
-            'status',
-            'backfill',
-            'created_at',
-            'delivered_at',
-            'next_attempt_at',
-            'attempts',
-          ],
-          properties: {
-            id,
-            type: { enum: ['subscription.entries', 'subscription.entries_updated'] },
-            sequence: nullable(int()),
-            status: { enum: ['pending', 'delivered', 'failed', 'dead'] },
-            backfill: { type: 'boolean' },
-            created_at: time,
-            delivered_at: nullable(time),
-            next_attempt_at: nullable(time),
-            attempts: { type: 'array', items: ref('Attempt') },
-          },
-        },
-      },
-    },
-  },
+/** The subscription schemas, in the document's order. */
+export const SUBSCRIPTION_SCHEMAS = {
+  SubscriptionCreate: CreateSubscriptionInput,
+  SubscriptionUpdate: UpdateSubscriptionInput,
+  SubscriptionImport: ImportSubscriptionsInput,
+  SubscriptionImportReport,
+  SubscriptionImportResult,
+  Subscription,
+  EntryTrace,
 };
