@@ -22,7 +22,7 @@ import { sendWebhook, type SendResult } from '../webhook/send.ts';
 import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
 import { EndpointHealth } from './endpoint-health.ts';
 import { EndpointRates } from './endpoint-rate.ts';
-import { pickFairly, type Candidate } from './fair.ts';
+import { pickFairly, type Candidate } from './pool/fair.ts';
 import { reportAttempt } from './delivery-report.ts';
 import { recordOutcome, type Outcome } from './outcome.ts';
 import { Pool, type Room } from './pool.ts';

@@ -11,7 +11,7 @@ import {
   nextFeedDueAfter,
   type PollTarget,
 } from '../store/feeds-poll.ts';
-import { pickFairly } from './fair.ts';
+import { pickFairly } from './pool/fair.ts';
 import type { Stored } from './poll-parsed.ts';
 import {
   feedKeys,

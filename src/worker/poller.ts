@@ -21,7 +21,7 @@ import {
   type PollTarget,
 } from '../store/feeds-poll.ts';
 import type { Telemetry } from '../telemetry.ts';
-import { pickFairly, type Candidate } from './fair.ts';
+import { pickFairly, type Candidate } from './pool/fair.ts';
 import { applyOutcome } from './poll-outcome.ts';
 import type { Stored } from './poll-parsed.ts';
 import { Pool, type PoolSpec, type Room } from './pool.ts';

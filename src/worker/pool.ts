@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../log.ts';
-import { commitTogether, TurnBatch } from './group-commit.ts';
+import { commitTogether, TurnBatch } from './pool/group-commit.ts';
 import { failureLog } from './loop.ts';
 
 /** What a claim sees of the slots: how many items hold a key (in flight, plus those this claim picked so far), whether

@@ -1,7 +1,7 @@
 // Group commit: the writes finished in one turn of the event loop share one transaction (a commit costs more than the
 // writes of one outcome), and that transaction ends with a tail (the claim of the next work for the slots they free).
 import { performance } from 'node:perf_hooks';
-import type { Db } from '../db/open.ts';
+import type { Db } from '../../db/open.ts';
 
 /** A write's result: its value, or what it threw. */
 export type Written<T> = { ok: true; value: T } | { ok: false; error: unknown };
