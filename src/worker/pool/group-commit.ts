@@ -17,7 +17,7 @@ export type Linger<T> = {
  *  `budget` of their weight (`weigh`) at a time, but always at least one item; what is left goes in the next turn,
  *  ahead of items added meanwhile, so that a transaction of heavy writes never holds the event loop for all of them.
  *  With a `linger`, a batch under its budget waits while `linger.hold()` is true, up to `linger.maxMs`, so that more
- *  items share one transaction (the poller, whose slots keep working meanwhile: pool.ts). */
+ *  items share one transaction (a pool's throughput layer, whose slots keep working meanwhile: throughput.ts). */
 export class TurnBatch<T> {
   readonly #flush: (items: T[]) => void;
   readonly #weigh: (item: T) => number;

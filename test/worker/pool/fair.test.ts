@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pickFairly, type Candidate } from '../../../src/worker/pool/fair.ts';
-import type { Room } from '../../../src/worker/pool.ts';
+import type { Room } from '../../../src/worker/pool/spec.ts';
 
 /** A room with `held` items in flight per key and `caps` per key (others uncapped). */
 function room(held: Record<string, number>, caps: Record<string, number> = {}): Room {

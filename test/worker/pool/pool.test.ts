@@ -5,11 +5,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openDatabase, type Db } from '../../src/db/open.ts';
-import { silentLogger, type Logger } from '../../src/log.ts';
-import { DEFER_MS, Pool, RESERVE_MS, RESERVE_SLOTS } from '../../src/worker/pool.ts';
-import { until, within } from '../support/deadline.ts';
-import { recordingLogger } from '../support/log.ts';
+import { openDatabase, type Db } from '../../../src/db/open.ts';
+import { silentLogger, type Logger } from '../../../src/log.ts';
+import { Pool } from '../../../src/worker/pool/core.ts';
+import {
+  DEFER_MS,
+  RESERVE_MS,
+  RESERVE_SLOTS,
+  throughput,
+} from '../../../src/worker/pool/throughput.ts';
+import { until, within } from '../../support/deadline.ts';
+import { recordingLogger } from '../../support/log.ts';
 
 type Item = { id: string; key: string };
 
@@ -49,10 +55,15 @@ function harness(opts: {
     {
       name: 'test',
       slots: opts.slots,
-      reserve: opts.reserve,
-      lingerMs: opts.lingerMs,
-      queueMs: opts.queueMs,
-      deferrable: opts.deferrable,
+      layer:
+        opts.reserve === undefined
+          ? undefined
+          : throughput({
+              reserve: opts.reserve,
+              lingerMs: opts.lingerMs,
+              queueMs: opts.queueMs,
+              deferrable: opts.deferrable,
+            }),
       keysOf: (item) => [`k:${item.key}`],
       capOf: (key) => opts.caps?.[key.slice(2)] ?? Infinity,
       claim(free, room) {
@@ -116,6 +127,10 @@ function harness(opts: {
       gate();
     },
     running: () => [...gates.keys()],
+    /** Claimed items not started: leased, not in flight (before any outcome is recorded). */
+    queued: () =>
+      (db.prepare('SELECT count(*) FROM work WHERE leased = 1').pluck().get() as number) -
+      inFlight.total,
     leased: (id: string) =>
       db.prepare('SELECT leased FROM work WHERE id = ?').pluck().get(id) as number,
     runs: (id: string) =>
@@ -361,7 +376,7 @@ describe('work pool', () => {
       h.pool.start();
       h.pool.fill();
       assert.deepEqual(h.events, ['claim 4'], 'the free slots and the reserve, in one claim');
-      assert.deepEqual([h.running(), h.pool.queued], [['a', 'b'], 2]);
+      assert.deepEqual([h.running(), h.queued()], [['a', 'b'], 2]);
       h.events.length = 0;
       h.finish('a');
       await until(() => h.running().includes('c'), 2000, 'c started in the slot a freed');
@@ -526,7 +541,7 @@ describe('work pool', () => {
     try {
       h.pool.start();
       h.pool.fill();
-      assert.equal(h.pool.queued, 3, 'the reserve is full');
+      assert.equal(h.queued(), 3, 'the reserve is full');
       assert.ok(
         h.events[0] === 'claim 6' && h.running().length === 0,
         'one claim for the slots and the reserve',
@@ -554,9 +569,8 @@ describe('work pool', () => {
     try {
       h.pool.start();
       h.pool.fill();
-      assert.deepEqual([h.running(), h.pool.queued], [['a'], 2]);
+      assert.deepEqual([h.running(), h.queued()], [['a'], 2]);
       h.pool.stop();
-      assert.equal(h.pool.queued, 0);
       h.finish('a');
       await within(h.pool.drain(5000), 6000, 'drain');
       assert.ok(h.events.includes('release b,c'), `released: ${h.events.join('; ')}`);
@@ -586,7 +600,7 @@ describe('work pool', () => {
     try {
       h.pool.start();
       h.pool.fill();
-      assert.deepEqual([h.running(), h.pool.queued], [['a'], 1]);
+      assert.deepEqual([h.running(), h.queued()], [['a'], 1]);
       await new Promise((resolve) => setTimeout(resolve, 60)); // b has waited past queueMs
       h.events.length = 0;
       h.finish('a');
