@@ -1,17 +1,17 @@
-// The work pool's core, which the poller and the deliverer run on: fixed slots and per-key caps, each freed slot refilled
-// at once by a claim in the transaction that records the outcomes (group commit), with no batch barrier.
+// The work pool's core, on which the poller and the deliverer run: slots, per-key caps and the group commit.
 //
-// States (what a caller can rely on). Until start() and after stop() a commit claims nothing; between them each commit
-// claims for the slots free after it. An item is due (in its table, no live lease) → claimed (leased by spec.claim in
-// a write transaction, which takes its slot and keys: never more than `slots` items run, nor more items hold a key than
-// its cap) → running (spec.run, no transaction open) → finished (its outcome joins the group commit of the event-loop
-// turn it finished in) → recorded (spec.record, in one transaction with the outcomes that finished in that turn, up to
-// COMMIT_WEIGHT of them; their slots and keys freed just before it, and the claim for the free slots at its end, whose
-// items start at once; then spec.recorded) — or unrecorded (its run rejected, or its record threw when tried alone
-// after its batch failed: slot and keys free, lease kept) → released (spec.release, in the next transaction that
-// commits) → due. A commit that claims nothing while slots are free calls spec.idle(), so the loop looks again when
-// the next item falls due; fill() never does. drain() waits for every item in flight to settle. A layer (spec.layer:
-// throughput.ts) may keep claimed items beyond the slots and let outcomes wait, at the points spec.ts names.
+// States (what a caller can rely on). An item is due (in its table, no live lease) → claimed (leased by spec.claim in a
+// write transaction that also takes its slot and keys: never more than `slots` items run, nor more items hold a key
+// than its cap) → running (spec.run, no transaction open) → finished (its outcome joins the group commit of the
+// event-loop turn it finished in) → recorded (spec.record, in one transaction with the other outcomes of that turn, up
+// to COMMIT_WEIGHT of them: their slots and keys freed just before it, the claim for the free slots at its end, and
+// the items it claims started at once, with no timer and no batch barrier; then spec.recorded) — or unrecorded (its
+// run rejected, or its record threw again alone after its batch rolled back: slot and keys free, lease kept) →
+// released (spec.release, in the next transaction that commits) → due. fill() claims for the free slots in a
+// transaction of its own (the loop's tick); commits claim only between start() and stop(), and one that claims nothing
+// while slots are free calls spec.idle(), so the loop looks again when the next item falls due (fill() never does).
+// drain() waits for every item in flight to settle. A layer (spec.layer: throughput.ts) may keep claimed items beyond
+// the slots and let outcomes wait, at the points spec.ts names.
 import { performance } from 'node:perf_hooks';
 import type { Db } from '../../db/open.ts';
 import type { Logger } from '../../log.ts';
@@ -266,7 +266,7 @@ export class Pool<I, R, V> {
     if (this.#unrecorded.length > max) this.#unrecorded.splice(0, this.#unrecorded.length - max);
   }
 
-  /** After an item that recorded nothing, or a commit whose claim failed (or when a layer asks): on the next turn, fills
+  /** After an item that recorded nothing, a commit whose claim failed, or when a layer asks: on the next turn, fills
    *  the free slots, or hands over to the loop (idle) when nothing fits or the claim cannot be written, so a failing
    *  database is retried on the loop's backoff rather than here. */
   #refillSoon(): void {

@@ -1,5 +1,5 @@
-// What a work pool is given: the spec of one kind of work, the room a claim fits items in, and the two sides of a layer
-// on the core (throughput.ts): what it sees of the slots, and what it adds to them.
+// What a work pool is given: one kind of work's spec, the claim's room, and the two sides of a layer on the core
+// (throughput.ts): what it sees of the slots, and what it adds to them.
 import type { Linger } from './group-commit.ts';
 
 /** What a claim sees of the slots: how many items hold a key (in flight, plus those this claim picked so far), whether

@@ -1,7 +1,7 @@
-// The work pool's throughput layer, opt-in by a pool's spec (the poller's; the deliverer runs on the core alone): claimed
-// items kept in a reserve beyond the slots, and outcomes that wait for a larger group commit while the slots work.
+// The work pool's throughput layer, opt-in by a pool's spec: a reserve of claimed items, and outcomes that wait.
 //
-// States (what a caller can rely on), on top of the core's (core.ts). Each claim asks for the free slots and what the
+// States (what a caller can rely on), on top of the core's (core.ts; the poller uses this layer, the deliverer does
+// not): fewer, larger transactions for a bounded wait. Each claim asks for the free slots and what the
 // reserve lacks; the items it leases beyond the free slots are queued: not started, yet counted against their keys at
 // claim time (a key takes at most its cap again of queued items for each slot-full of reserve). A queued item starts,
 // oldest first among those whose keys are under their caps, as soon as a slot frees — before the outcome that freed it
@@ -129,7 +129,7 @@ class Throughput<I, R, V> implements Layer<I, R, V> {
     return this.#queue.splice(0).map((q) => q.item);
   }
 
-  /** Whether every outcome of `batch` may wait for its commit (ThroughputSpec.deferrable), and it is under DEFER_MAX. */
+  /** Whether every outcome of `batch` may wait for its commit (ThroughputSpec.deferrable), fewer than DEFER_MAX. */
   #defers(batch: readonly { readonly result: R }[]): boolean {
     const deferrable = this.#spec.deferrable;
     return (
