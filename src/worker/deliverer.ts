@@ -1,4 +1,4 @@
-// The deliverer: an event's way from claim to recorded outcome, on the work pool (pool.ts; states in ARCHITECTURE.md).
+// The deliverer: an event's way from claim to recorded outcome, on the work pool's core alone (pool/core.ts).
 // claim: each free slot goes to the application holding the fewest, then to its endpoint holding the fewest, among due
 // sendable events (store/events-claim.ts: per-subscription FIFO) → run: one signed POST that ends by its total deadline
 // (webhook/send.ts) → record: the attempt, the event's next state, the endpoint's health (outcome.ts), in the group
@@ -22,10 +22,11 @@ import { sendWebhook, type SendResult } from '../webhook/send.ts';
 import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
 import { EndpointHealth } from './endpoint-health.ts';
 import { EndpointRates } from './endpoint-rate.ts';
-import { pickFairly, type Candidate } from './fair.ts';
+import { pickFairly, type Candidate } from './pool/fair.ts';
 import { reportAttempt } from './delivery-report.ts';
 import { recordOutcome, type Outcome } from './outcome.ts';
-import { Pool, type Room } from './pool.ts';
+import { Pool } from './pool/core.ts';
+import type { Room } from './pool/spec.ts';
 
 /** What an attempt needs besides the context; `random` is the retry jitter's source (tests fix it). */
 export type AttemptDeps = {

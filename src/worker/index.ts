@@ -18,7 +18,7 @@ import { createMaintenance } from './maintenance.ts';
 import { createPollerDeps, pollFill, type PollerDeps } from './poller.ts';
 import { createWebSubRequests, WEBSUB_TICK_MS, type WebSubRequests } from './websub.ts';
 import { receivePush, type PushDeps, type PushResult } from './websub-apply.ts';
-import type { Pool } from './pool.ts';
+import type { Pool } from './pool/core.ts';
 
 export type Workers = {
   poller: Loop;

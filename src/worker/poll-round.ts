@@ -11,7 +11,7 @@ import {
   nextFeedDueAfter,
   type PollTarget,
 } from '../store/feeds-poll.ts';
-import { pickFairly } from './fair.ts';
+import { pickFairly } from './pool/fair.ts';
 import type { Stored } from './poll-parsed.ts';
 import {
   feedKeys,
@@ -24,7 +24,8 @@ import {
   type PollDeps,
   type PollSummary,
 } from './poller.ts';
-import { Pool, type Room } from './pool.ts';
+import { Pool } from './pool/core.ts';
+import type { Room } from './pool/spec.ts';
 
 /** One poll round, awaited (poll --once, tests). Without `all`: leases up to 64 due feeds, looks up their hosts, runs
  *  them through a pool of poll.concurrency slots under the same per-host caps, and resolves once each is recorded. With

@@ -1,4 +1,4 @@
-// The poller: a feed's way from claim to recorded outcome, on the work pool (pool.ts; states in ARCHITECTURE.md).
+// The poller: a feed's way from claim to recorded outcome, on the work pool and its throughput layer (worker/pool/).
 // claim: among the earliest due feeds, each keyed by its host, every address the host resolves to (looked up before the
 // claim) and one of its applications, picked fairly → run: refreshFeed, all of it within poll.timeout_seconds → record:
 // applyOutcome (poll-outcome.ts) in the group commit that claims for the slots it frees → report.
@@ -21,10 +21,12 @@ import {
   type PollTarget,
 } from '../store/feeds-poll.ts';
 import type { Telemetry } from '../telemetry.ts';
-import { pickFairly, type Candidate } from './fair.ts';
+import { pickFairly, type Candidate } from './pool/fair.ts';
 import { applyOutcome } from './poll-outcome.ts';
 import type { Stored } from './poll-parsed.ts';
-import { Pool, type PoolSpec, type Room } from './pool.ts';
+import { Pool } from './pool/core.ts';
+import type { PoolSpec, Room } from './pool/spec.ts';
+import { throughput } from './pool/throughput.ts';
 
 export type PollSummary = {
   fetched: number;
@@ -50,7 +52,7 @@ export type PollerDeps = PollDeps & {
 /** A claimed feed and the pool keys it holds. */
 export type Claimed = { feed: PollTarget; keys: readonly string[] };
 /** A poll's outcome, when its fetch began (`seenAt`) and when it ended: its commit may come later (a deferrable
- *  outcome, pool.ts), and the next poll is scheduled from the end of this one. */
+ *  outcome, pool/throughput.ts), and the next poll is scheduled from the end of this one. */
 type Polled = { outcome: RefreshOutcome; seenAt: Date; endedAt: Date };
 type PollPool = Pool<Claimed, Polled, Stored>;
 
@@ -110,11 +112,6 @@ export function pollSpec(
   return {
     name: 'poll',
     slots: ctx.config.poll.concurrency,
-    // As many claimed feeds again wait for a slot, so a group commit records about a slot-full of polls (a few 304s
-    // per transaction before: ~3 pages written each, of the WAL and then the database).
-    reserve: ctx.config.poll.concurrency,
-    // Half the lease's margin: a feed that waited longer for a slot is claimed afresh, never run on a lease that ends.
-    queueMs: LEASE_MARGIN_MS / 2,
     keysOf: (c) => c.keys,
     capOf: (key) => (key.startsWith('host:') || key.startsWith('addr:') ? perHost : Infinity),
     claim,
@@ -129,9 +126,6 @@ export function pollSpec(
     record: ({ feed }, { outcome, seenAt, endedAt }) =>
       applyOutcome(ctx, feed, outcome, endedAt, seenAt),
     weightOf: ({ outcome }) => (outcome.kind === 'parsed' ? outcome.entries.length : 0),
-    // Only a parsed document makes events: every other outcome (a 304 above all) may wait for a larger commit, so the
-    // pages of feeds, feeds_due and feed_leases it writes are shared by more polls (make bench-scale: bytes per 304).
-    deferrable: ({ outcome }) => outcome.kind !== 'parsed',
     recorded: ({ feed }, { outcome }, stored) => {
       if (stored.events > 0) ctx.nudgeDeliverer(); // each feed's events go out as soon as they are stored
       if (stored.backfills) ctx.nudgeBackfiller();
@@ -147,6 +141,16 @@ export function pollSpec(
         items.map((c) => c.feed.id),
       ),
     idle,
+    layer: throughput({
+      // As many claimed feeds again wait for a slot, so a group commit records about a slot-full of polls: the pages a
+      // 304 writes (of the WAL, then of the database) are shared by all of them.
+      reserve: ctx.config.poll.concurrency,
+      // Half the lease's margin: a feed that waited longer for a slot is claimed afresh, never run on a lease that ends.
+      queueMs: LEASE_MARGIN_MS / 2,
+      // Only a parsed document makes events: every other outcome (a 304 above all) may wait for a larger commit, so the
+      // pages of feeds, feeds_due and feed_leases it writes are shared by more polls.
+      deferrable: ({ outcome }) => outcome.kind !== 'parsed',
+    }),
   };
 }
 

@@ -1,7 +1,7 @@
 // Group commit: the writes finished in one turn of the event loop share one transaction (a commit costs more than the
 // writes of one outcome), and that transaction ends with a tail (the claim of the next work for the slots they free).
 import { performance } from 'node:perf_hooks';
-import type { Db } from '../db/open.ts';
+import type { Db } from '../../db/open.ts';
 
 /** A write's result: its value, or what it threw. */
 export type Written<T> = { ok: true; value: T } | { ok: false; error: unknown };
@@ -17,7 +17,7 @@ export type Linger<T> = {
  *  `budget` of their weight (`weigh`) at a time, but always at least one item; what is left goes in the next turn,
  *  ahead of items added meanwhile, so that a transaction of heavy writes never holds the event loop for all of them.
  *  With a `linger`, a batch under its budget waits while `linger.hold()` is true, up to `linger.maxMs`, so that more
- *  items share one transaction (the poller, whose slots keep working meanwhile: pool.ts). */
+ *  items share one transaction (a pool's throughput layer, whose slots keep working meanwhile: throughput.ts). */
 export class TurnBatch<T> {
   readonly #flush: (items: T[]) => void;
   readonly #weigh: (item: T) => number;

@@ -5,10 +5,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openDatabase } from '../../src/db/open.ts';
+import { openDatabase } from '../../../src/db/open.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { commitTogether, TurnBatch } from '../../src/worker/group-commit.ts';
-import { until } from '../support/deadline.ts';
+import { commitTogether, TurnBatch } from '../../../src/worker/pool/group-commit.ts';
+import { until } from '../../support/deadline.ts';
 
 describe('group commit', () => {
   it('records an outcome that reads before it writes while another connection commits in between', () => {

@@ -1,8 +1,8 @@
 // Fair picking inside a claim: applications first, then endpoints or hosts within one, caps respected.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { pickFairly, type Candidate } from '../../src/worker/fair.ts';
-import type { Room } from '../../src/worker/pool.ts';
+import { pickFairly, type Candidate } from '../../../src/worker/pool/fair.ts';
+import type { Room } from '../../../src/worker/pool/spec.ts';
 
 /** A room with `held` items in flight per key and `caps` per key (others uncapped). */
 function room(held: Record<string, number>, caps: Record<string, number> = {}): Room {

@@ -1,6 +1,6 @@
 // Fair picking inside a claim: each free slot goes to the application holding the fewest slots, then within it to the
 // endpoint or host holding the fewest, earliest due first, so one backlog never keeps another's due work waiting.
-import type { Room } from './pool.ts';
+import type { Room } from './spec.ts';
 
 /** A due item a claim may pick: its capped keys (as the pool counts them), and the keys of the groups it is shared
  *  fairly in, outermost first (an application, then an endpoint or host); each group key is one of its keys. */
