@@ -18,11 +18,11 @@ import { releaseAllEventLeases } from './store/events-claim.ts';
 import { countWaitingEvents } from './store/events.ts';
 import { releaseAllFeedLeases } from './store/feeds-poll.ts';
 import { backfillTick, createBackfiller } from './worker/backfiller.ts';
-import { deliverTick } from './worker/deliverer.ts';
+import { deliverTick } from './worker/deliver/deliverer.ts';
 import { createWorkers, type Workers } from './worker/index.ts';
 import { createLoop } from './worker/loop.ts';
 import { createMetrics } from './worker/metrics.ts';
-import { pollTick } from './worker/poll-round.ts';
+import { pollTick } from './worker/poll/round.ts';
 
 export type RunningApp = {
   url: string;

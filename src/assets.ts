@@ -45,7 +45,11 @@ export function nativeBindingPath(): string | undefined {
 /** feedsub's worker threads: the module each runs from in development (relative to this file), the function of it the
  *  thread calls, and the asset holding its own bundle in the executable. */
 export const WORKER_THREADS = {
-  parse: { module: './feed/parse-worker.ts', run: 'runParseWorker', asset: PARSE_WORKER_ASSET },
+  parse: {
+    module: './feed/parse/read-document.ts',
+    run: 'runParseWorker',
+    asset: PARSE_WORKER_ASSET,
+  },
   checkpoint: {
     module: './db/checkpoint-worker.ts',
     run: 'runCheckpointWorker',

@@ -13,7 +13,7 @@ export type Ctx = {
   nudgeDeliverer: () => void;
   /** Wakes the backfill loop (a backfill is ready to queue: actions/backfills.ts). */
   nudgeBackfiller: () => void;
-  /** Stores a WebSub content delivery whose signature was checked (worker/websub-apply.ts receivePush, wired by
+  /** Stores a WebSub content delivery whose signature was checked (worker/websub/apply.ts receivePush, wired by
    *  app.ts); absent where no loop runs. Never rejects for a bad body. */
   receivePush?: (push: {
     feedId: string;

@@ -20,8 +20,8 @@ import { openDatabase, type Db } from '../../src/db/open.ts';
 import { silentLogger } from '../../src/log.ts';
 import { holdEntries } from '../../src/store/entries.ts';
 import { createWorkers } from '../../src/worker/index.ts';
-import { maintenanceTick } from '../../src/worker/maintenance.ts';
-import { pollTick } from '../../src/worker/poll-round.ts';
+import { maintenanceTick } from '../../src/worker/maintenance/maintenance.ts';
+import { pollTick } from '../../src/worker/poll/round.ts';
 import { entry } from '../../test/support/identity.ts';
 import type { Row } from './table.ts';
 

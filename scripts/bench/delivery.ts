@@ -2,8 +2,8 @@
 import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
 import type { Db } from '../../src/db/open.ts';
-import { drainDeliveries } from '../../src/worker/deliverer.ts';
-import { pollTick } from '../../src/worker/poll-round.ts';
+import { drainDeliveries } from '../../src/worker/deliver/deliverer.ts';
+import { pollTick } from '../../src/worker/poll/round.ts';
 import { rawPosts } from './raw.ts';
 import type { Bench } from './setup.ts';
 import { TRIALS } from './settings.ts';

@@ -1,7 +1,7 @@
 // The poll phases: one poll of every feed per path (first fetch, 304, same body, changed), and rounds queued untimed.
 import { performance } from 'node:perf_hooks';
-import { pollTick } from '../../src/worker/poll-round.ts';
-import type { PollSummary } from '../../src/worker/poller.ts';
+import { pollTick } from '../../src/worker/poll/round.ts';
+import type { PollSummary } from '../../src/worker/poll/poller.ts';
 import type { Bench } from './setup.ts';
 import { fetchBodies, ratio, rawConditionalGets, rawParse } from './raw.ts';
 import { CONCURRENCY, FEEDS } from './settings.ts';

@@ -14,7 +14,7 @@ import { quietCtx } from '../../src/context.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createWorkers } from '../../src/worker/index.ts';
-import { pollTick } from '../../src/worker/poll-round.ts';
+import { pollTick } from '../../src/worker/poll/round.ts';
 import type { Row } from './table.ts';
 
 const WRITE_FEEDS = 1000;

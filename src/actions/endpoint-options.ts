@@ -1,5 +1,5 @@
 // An endpoint's delivery options (issue 15, as Svix offers them): extra static headers sent with every attempt, and a
-// rate limit (attempts it may start in any one second; the deliverer enforces it, worker/endpoint-rate.ts).
+// rate limit (attempts it may start in any one second; the deliverer enforces it, worker/deliver/endpoint-rate.ts).
 import * as v from 'valibot';
 
 /** At most this many extra headers per endpoint. */

@@ -22,7 +22,7 @@ import { queueEntriesFor, toEventEntry } from './entry-events.ts';
 export const HISTORY_FLOOR = 50;
 
 /** An entry of a document with its key, the identity source the key came from, and its content hash
- *  (feed/content-hash.ts, computed with the document). */
+ *  (feed/identity/content-hash.ts, computed with the document). */
 export type KeyedEntry = { key: string; source: string | null; entry: Entry; hash: string };
 /** The feed and the feed-level fields events show. */
 type EventFeedSource = {

@@ -1,7 +1,7 @@
 // Feed use-cases: the health view a subscriber may read.
 import * as v from 'valibot';
 import { conflict, invalid, notFound, tooManyRequests } from '../errors.ts';
-import { contentHash } from '../feed/content-hash.ts';
+import { contentHash } from '../feed/identity/content-hash.ts';
 import type { Entry } from '../feed/types.ts';
 import {
   countHeldEntries,

@@ -42,7 +42,7 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
     `);
   },
   // 4 → 5, parser upgrades (issue 12): which parser version last read each feed; every existing feed was read by
-  // version 1, so its first parse by a later version takes the upgrade pass (worker/poll-upgrade.ts).
+  // version 1, so its first parse by a later version takes the upgrade pass (actions/ingest/upgrade.ts).
   (db) => {
     db.exec('ALTER TABLE feeds ADD COLUMN parser_version INTEGER NOT NULL DEFAULT 1');
   },

@@ -1,8 +1,8 @@
 // OPML subscription lists (OPML 1.0 and 2.0, http://opml.org/spec2.opml): the feed outlines of a document, read
 // within bounds and refused when cut short, and a document written from feeds grouped in folders.
 import { Parser } from 'htmlparser2';
-import { lineAt } from './parse-xml-scan.ts';
-import { stripIllegalXmlChars } from './parse-xml-prolog.ts';
+import { lineAt } from './parse/xml-scan.ts';
+import { stripIllegalXmlChars } from './parse/xml-prolog.ts';
 
 /** The document cannot be imported; the message says why, in words for the person who sent it. */
 export class OpmlError extends Error {

@@ -1,6 +1,6 @@
 // WebSub subscriber decisions, pure (W3C WebSub Recommendation): hub discovery, request forms, intent, signatures.
 import { createHmac, timingSafeEqual, type Hmac } from 'node:crypto';
-import { discoverRelLink } from './discover.ts';
+import { discoverRelLink } from './fetch/discover.ts';
 
 /** A topic's hub and self URL as advertised by one source (a Link header, a document); null where it says nothing. */
 export type WebSubLinks = { hub: string | null; self: string | null };

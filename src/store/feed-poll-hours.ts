@@ -5,7 +5,7 @@ import type { PollCount } from '../context.ts';
 import type { Db } from '../db/open.ts';
 import { prepared } from './sql.ts';
 
-/** A refresh's outcome kind, as the poller reports it (feed/refresh.ts). */
+/** A refresh's outcome kind, as the poller reports it (feed/fetch/refresh.ts). */
 export type PollKind = 'parsed' | 'unchanged' | 'gone' | 'throttled' | 'error';
 /** How a poll counts on the chart: ok (parsed or unchanged), failed (error or gone), throttled (told to wait). */
 export const POLL_RESULT: Record<PollKind, 'ok' | 'failed' | 'throttled'> = {

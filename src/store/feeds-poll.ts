@@ -31,7 +31,7 @@ function pollTargets(db: Db, ids: readonly string[]): PollTarget[] {
 }
 
 /** A claimed feed as its poll needs it until the outcome is recorded: what to fetch and how, and what a quiet 304
- *  checks (poll-outcome.ts). Narrower than the row, which a claim would otherwise read whole for each feed. */
+ *  checks (worker/poll/outcome.ts). Narrower than the row, which a claim would otherwise read whole for each feed. */
 export type PollTarget = Pick<
   FeedRow,
   | 'id'

@@ -1,7 +1,7 @@
 // SQL for feeds: one record per normalized URL (and credentials), with its fetch state and health; lookups and
 // per-application views. Polling it is in feeds-poll.ts.
 import type { Db } from '../db/open.ts';
-import type { IdentityKey } from '../feed/identity.ts';
+import type { IdentityKey } from '../feed/identity/keys.ts';
 import { pollAgainBy, UNLEASED } from './feed-leases.ts';
 import { prepared } from './sql.ts';
 import { changeFeedStorage, PROBE_ROW_BYTES } from './storage.ts';
@@ -69,7 +69,7 @@ export type FeedRow = {
   budget_held_at: string | null;
 };
 
-/** The feed's identity probe (feed/identity-switch.ts), stored apart from its row: null when it has none. */
+/** The feed's identity probe (feed/identity/switch.ts), stored apart from its row: null when it has none. */
 export function feedProbe(db: Db, id: string): string | null {
   return (
     (prepared(db, 'SELECT probe FROM feed_probes WHERE feed_id = ?').pluck().get(id) as

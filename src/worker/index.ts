@@ -1,7 +1,7 @@
 // Builds the loops and what they share (guarded HTTP agents, host lookups, parse pool, work pools) from the config.
 import type { Agent } from 'undici';
 import type { Ctx } from '../context.ts';
-import { createParsePool, type ParsePool } from '../feed/parse-pool.ts';
+import { createParsePool, type ParsePool } from '../feed/parse/pool.ts';
 import type { Logger } from '../log.ts';
 import { createGuardedAgent } from '../net/guard.ts';
 import { createResolver, type Resolver } from '../net/resolver.ts';
@@ -12,12 +12,12 @@ import {
   deliverTick,
   drainDeliveries,
   type DelivererDeps,
-} from './deliverer.ts';
+} from './deliver/deliverer.ts';
 import { createLoop, type Loop } from './loop.ts';
-import { createMaintenance } from './maintenance.ts';
-import { createPollerDeps, pollFill, type PollerDeps } from './poller.ts';
-import { createWebSubRequests, WEBSUB_TICK_MS, type WebSubRequests } from './websub.ts';
-import { receivePush, type PushDeps, type PushResult } from './websub-apply.ts';
+import { createMaintenance } from './maintenance/maintenance.ts';
+import { createPollerDeps, pollFill, type PollerDeps } from './poll/poller.ts';
+import { createWebSubRequests, WEBSUB_TICK_MS, type WebSubRequests } from './websub/requests.ts';
+import { receivePush, type PushDeps, type PushResult } from './websub/apply.ts';
 import type { Pool } from './pool/core.ts';
 
 export type Workers = {

@@ -17,7 +17,7 @@ import {
   type EventEntry,
 } from '../../src/webhook/event.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
-import { pollTick } from '../../src/worker/poll-round.ts';
+import { pollTick } from '../../src/worker/poll/round.ts';
 import { startOrigin, type Origin } from '../support/servers.ts';
 import { makeWorld, type World } from '../support/world.ts';
 

@@ -5,7 +5,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { queueBackfillChunk } from '../../src/actions/backfills.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
-import { pollTick } from '../../src/worker/poll-round.ts';
+import { pollTick } from '../../src/worker/poll/round.ts';
 import { startOrigin, type Origin } from '../support/servers.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
@@ -21,7 +21,7 @@ type Sent = {
 };
 
 /** An RSS document of these items, in this order (newest first). Each has a link and a date, so a new title alone is
- *  a new version of the entry, not another entry reusing its guid (feed/identity.ts). */
+ *  a new version of the entry, not another entry reusing its guid (feed/identity/keys.ts). */
 function feed(items: Item[]): string {
   const body = items
     .map(

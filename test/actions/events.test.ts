@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { recoverEndpoint } from '../../src/actions/endpoints.ts';
 import { listEventViews, resendEvent } from '../../src/actions/events.ts';
 import { ApiError } from '../../src/errors.ts';
-import { deliveryWorld } from '../worker/deliverer-fixtures.ts';
+import { deliveryWorld } from '../worker/deliver/fixtures.ts';
 
 describe('resendEvent and recoverEndpoint', () => {
   it('sends a resent event before the later events of its subscription, which wait until it is delivered', async () => {

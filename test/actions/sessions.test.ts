@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { flushLastUses } from '../../src/actions/keys.ts';
 import { MAX_SESSIONS_PER_KEY, resumeSession, signIn } from '../../src/actions/sessions.ts';
 import { silentLogger } from '../../src/log.ts';
-import { maintenanceTick } from '../../src/worker/maintenance.ts';
+import { maintenanceTick } from '../../src/worker/maintenance/maintenance.ts';
 import { makeWorld } from '../support/world.ts';
 
 describe('dashboard sessions', () => {

@@ -9,9 +9,9 @@ import { silentLogger } from '../../src/log.ts';
 import { insertEvent } from '../../src/store/events.ts';
 import { getFeed, PARKED_AT } from '../../src/store/feeds.ts';
 import { dueFeedWindow } from '../../src/store/feeds-poll.ts';
-import { maintenanceTick } from '../../src/worker/maintenance.ts';
+import { maintenanceTick } from '../../src/worker/maintenance/maintenance.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
-import { pollTick } from '../../src/worker/poll-round.ts';
+import { pollTick } from '../../src/worker/poll/round.ts';
 import { rss, startOrigin, type Origin } from '../support/servers.ts';
 import { makeWorld, type World } from '../support/world.ts';
 

@@ -17,7 +17,7 @@ import { findHistory } from '../../src/store/entry-history.ts';
 import { getWebSub } from '../../src/store/websub-subscriptions.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createWorkers } from '../../src/worker/index.ts';
-import { pollTick } from '../../src/worker/poll-round.ts';
+import { pollTick } from '../../src/worker/poll/round.ts';
 import { V1_ITEMS, V1_KEYS } from '../support/identity.ts';
 import { startOrigin } from '../support/servers.ts';
 import { storageOffBy } from '../support/storage.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it, test } from 'node:test';
-import { parseFeed } from '../../src/feed/parse.ts';
+import { parseFeed } from '../../src/feed/parse/parse.ts';
 import { pushedLimits } from '../../src/feed/schedule.ts';
 import {
   advertisedLinks,

@@ -4,9 +4,9 @@ import { after, before, describe, it } from 'node:test';
 import { defaultConfig, withConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
 import { userAgent } from '../../src/net/user-agent.ts';
-import { deliverTick } from '../../src/worker/deliverer.ts';
+import { deliverTick } from '../../src/worker/deliver/deliverer.ts';
 import { createWorkers, type Workers } from '../../src/worker/index.ts';
-import { pollTick } from '../../src/worker/poll-round.ts';
+import { pollTick } from '../../src/worker/poll/round.ts';
 import { rss, startOrigin, startReceiver, type Origin, type Receiver } from '../support/servers.ts';
 import { makeWorld, type World } from '../support/world.ts';
 

@@ -1,7 +1,7 @@
 // Parsing a feed text through a parse pool, as the poller reads a fetched body: for tests that check what a worker
 // thread makes of hostile documents, within a deadline a hang cannot outlive.
 import { EntryList } from '../../src/feed/entry-list.ts';
-import type { ParsePool } from '../../src/feed/parse-pool.ts';
+import type { ParsePool } from '../../src/feed/parse/pool.ts';
 import type { ParsedFeed, ParseOptions } from '../../src/feed/types.ts';
 
 /** Reads `text` as a feed on `pool` by `timeoutMs`; the parsed feed, or throws with the pool's error reply. */

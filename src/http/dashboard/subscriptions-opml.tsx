@@ -11,7 +11,7 @@ import {
   type ImportStatus,
 } from '../../actions/subscriptions-import.ts';
 import type { Ctx } from '../../context.ts';
-import { decodeFeed } from '../../feed/decode.ts';
+import { decodeFeed } from '../../feed/parse/decode.ts';
 import { sendOpml } from '../opml.ts';
 import { Badge, Breadcrumb, Csrf, DataTable, Empty } from './components.tsx';
 import { render } from './errors.tsx';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { verifySignature } from '../../../src/webhook/sign.ts';
 import { within } from '../../support/deadline.ts';
-import { deliveryWorld, type DeliveryWorld } from '../../worker/deliverer-fixtures.ts';
+import { deliveryWorld, type DeliveryWorld } from '../../worker/deliver/fixtures.ts';
 
 describe('/v1/events', () => {
   let d: DeliveryWorld;

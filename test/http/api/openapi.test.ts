@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { toEventEntry } from '../../../src/actions/entry-events.ts';
-import { parseFeed } from '../../../src/feed/parse.ts';
+import { parseFeed } from '../../../src/feed/parse/parse.ts';
 import { PATHS, SCHEMAS } from '../../../src/http/api/openapi.ts';
 import {
   ENDPOINT_ACTION_SCHEMAS,

@@ -103,7 +103,7 @@ describe('dashboard feeds health', () => {
       'http://127.0.0.1:9/ok.xml',
     ]);
     const now = w.clock.now();
-    // What the poller records when a document would not fit (poll-budget.ts; tested with the poller).
+    // What the poller records when a document would not fit (worker/poll/budget.ts; tested with the poller).
     recordBudgetHold(
       w.ctx.db,
       feeds['http://127.0.0.1:9/big.xml']!,

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../../src/log.ts';
 import { createWorkers, type Workers } from '../../../src/worker/index.ts';
-import { maintenanceTick } from '../../../src/worker/maintenance.ts';
-import { pollTick } from '../../../src/worker/poll-round.ts';
+import { maintenanceTick } from '../../../src/worker/maintenance/maintenance.ts';
+import { pollTick } from '../../../src/worker/poll/round.ts';
 import {
   rss,
   startOrigin,

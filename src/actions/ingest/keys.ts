@@ -1,0 +1,165 @@
+// Entry keys inside the poll transaction: what the feed stored under a key (each key read once), the document's unseen
+// entries, and recording planned keys so that what was known only by an old spelling, or without a fingerprint, is
+// known in full afterwards.
+import { CHUNK_ROWS } from '../chunks.ts';
+import type { Ctx } from '../../context.ts';
+import type { Db } from '../../db/open.ts';
+import {
+  sourcesFrom,
+  type EntryIdentity,
+  type IdentityKey,
+  type KeyLookup,
+  type KeyPlan,
+} from '../../feed/identity/keys.ts';
+import type { RefreshOutcome } from '../../feed/fetch/refresh.ts';
+import type { Entry } from '../../feed/types.ts';
+import {
+  fillFingerprints,
+  markKeysSeen,
+  recordKeys,
+  SEEN_AT_GRANULARITY_MS,
+  storedFingerprint,
+  storedKeys,
+} from '../../store/entries.ts';
+import { pruneKeysBeyond } from '../../store/entries-retention.ts';
+import type { FeedRow } from '../../store/feeds.ts';
+import { storedKeyCount } from '../../store/storage.ts';
+
+export type Parsed = Extract<RefreshOutcome, { kind: 'parsed' }>;
+
+/** What storing the entries decided for the feed record. */
+export type EntriesResult = {
+  status: FeedRow['status'];
+  /** Entries the feed now counts as seen in addition to before. */
+  added: number;
+  /** Entries sent (none for a baseline or a hold). */
+  fresh: number;
+  events: number;
+  /** Backfills a baseline made ready. */
+  backfills?: number;
+  identity: Pick<FeedRow, 'identity_key' | 'identity_rotations'> & {
+    /** The feed's new identity probe (JSON, stored apart from its row); absent: the stored one stays. */
+    identity_probe?: string;
+  };
+  /** Unseen entries a full churn hold left out (actions/ingest/identity.ts); the feed counts them until its hold ends. */
+  heldDropped?: number;
+};
+
+/** An unseen entry of the document, once per key, with its place in the document. */
+export type Fresh = { plan: KeyPlan; entry: Entry; position: number };
+
+/** A per-transaction memo of the feed's stored keys; `note` keeps it true after recording; `shownSince` says whether
+ *  a document showed a stored key at or after a time (false when the memo does not know). */
+export type KeyMemo = {
+  lookup: KeyLookup;
+  note(key: string, fingerprint: string | null): void;
+  shownSince(key: string, since: string): boolean;
+};
+
+type StoredKey = { fingerprint: string | null; seenAt: string | null } | undefined;
+
+/** Reads what the feed stored under a key, once per key for the life of the memo (one poll transaction). The keys a
+ *  document's entries most likely have (`identities`: each entry's key from the feed's identity source on, its link
+ *  alias and legacy key) are read in one statement first: a key at a time, the reads of a 550-entry document took
+ *  ~2.5 ms of the event loop per poll, and marking them seen as many again. */
+export function keyLookup(
+  db: Db,
+  feedId: string,
+  identities: readonly EntryIdentity[] = [],
+  identityKey?: IdentityKey,
+): KeyMemo {
+  const cache = new Map<string, StoredKey>();
+  if (identityKey !== undefined && identities.length > 0) {
+    const sources = sourcesFrom(identityKey);
+    for (const id of identities) {
+      for (const s of sources) {
+        const key = id.keys[s];
+        if (key === null) continue;
+        cache.set(key, undefined);
+        break;
+      }
+      if (id.linkAlias !== null) cache.set(id.linkAlias, undefined);
+      if (id.legacy !== null) cache.set(id.legacy, undefined);
+    }
+    for (const [key, fingerprint, seenAt] of storedKeys(db, feedId, [...cache.keys()]))
+      cache.set(key, { fingerprint, seenAt });
+  }
+  return {
+    lookup: (key) => {
+      if (!cache.has(key)) {
+        const fingerprint = storedFingerprint(db, feedId, key);
+        cache.set(key, fingerprint === undefined ? undefined : { fingerprint, seenAt: null });
+      }
+      return cache.get(key)?.fingerprint;
+    },
+    note: (key, fingerprint) => {
+      cache.set(key, { fingerprint, seenAt: null });
+    },
+    shownSince: (key, since) => {
+      const seenAt = cache.get(key)?.seenAt;
+      return seenAt !== undefined && seenAt !== null && seenAt >= since;
+    },
+  };
+}
+
+/** Records the plans' keys that are not stored yet (with their aliases and fingerprints), fills the fingerprint of
+ *  stored keys that have none (recorded before fingerprints existed), and notes that the document showed the stored
+ *  ones (their seen_at, which keeps them from being pruned). Returns how many keys were new. */
+export function remember(
+  db: Db,
+  feedId: string,
+  plans: KeyPlan[],
+  memo: KeyMemo,
+  at: Date,
+): number {
+  const missing = new Map<string, KeyPlan>();
+  const unprinted: { key: string; fingerprint: string }[] = [];
+  const shown: string[] = [];
+  for (const p of plans) {
+    const stored = memo.lookup(p.key);
+    if (stored === undefined) missing.set(p.key, missing.get(p.key) ?? p);
+    else shown.push(p.key);
+    if (stored === null && p.fingerprint !== null)
+      unprinted.push({ key: p.key, fingerprint: p.fingerprint });
+  }
+  fillFingerprints(db, feedId, unprinted);
+  // A key shown within the last day keeps its seen_at (markKeysSeen's rule): not even an UPDATE that changes nothing.
+  const stale = new Date(at.getTime() - SEEN_AT_GRANULARITY_MS).toISOString();
+  markKeysSeen(
+    db,
+    feedId,
+    shown.filter((key) => !memo.shownSince(key, stale)),
+    at,
+  );
+  const added = recordKeys(db, feedId, missing.values(), at);
+  for (const p of [...missing.values(), ...unprinted]) memo.note(p.key, p.fingerprint);
+  return added;
+}
+
+/** Keeps the feed within [retention] entry_keys_max_per_feed once a document's keys are stored: past it, deletes its
+ *  least recently shown keys that the document does not show under any source, link alias or old spelling (so no entry
+ *  it shows looks new at the next poll), at most CHUNK_ROWS per poll (a feed far over a lowered limit comes down over
+ *  its next polls). Returns how many keys went. Call inside the poll transaction. */
+export function capKeys(ctx: Ctx, feedId: string, identities: readonly EntryIdentity[]): number {
+  const over = storedKeyCount(ctx.db, feedId) - ctx.config.retention.entry_keys_max_per_feed;
+  if (over <= 0) return 0;
+  const keep = identities.flatMap((id) =>
+    [...Object.values(id.keys), id.linkAlias, id.legacy].filter((k): k is string => k !== null),
+  );
+  return pruneKeysBeyond(ctx.db, feedId, keep, Math.min(over, CHUNK_ROWS));
+}
+
+/** Entries whose key is unseen, once each, in document order (each read from `entries` only if it is one). */
+export function uniqueFresh(
+  entries: { at(position: number): Entry | undefined },
+  plans: KeyPlan[],
+): Fresh[] {
+  const taken = new Set<string>();
+  const out: Fresh[] = [];
+  plans.forEach((plan, i) => {
+    if (plan.seen || taken.has(plan.key)) return;
+    taken.add(plan.key);
+    out.push({ plan, entry: entries.at(i)!, position: i });
+  });
+  return out;
+}

@@ -1,0 +1,12 @@
+// Which version of an entry a document carries: computed where the document is read (feed/parse/read-document.ts), on the
+// parse thread for a large body, so a poll transaction compares hashes instead of hashing every entry it already knows.
+import { hash } from 'node:crypto';
+import type { Entry } from '../types.ts';
+
+/** The hash that tells a new version of an entry: its title, summary, content and updated date (README › Updated
+ *  entries); nothing else (a new image URL or category is not an update). Stored hashes were made this way: keep it. */
+export function contentHash(entry: Entry): string {
+  const fields = [entry.title, entry.summary_html, entry.content_html, entry.updated_at];
+  // crypto.hash, the one-shot digest: the same bytes as createHash's, without a Hash object per entry.
+  return hash('sha256', JSON.stringify(fields), 'hex').slice(0, 32);
+}

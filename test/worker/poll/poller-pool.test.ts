@@ -1,0 +1,156 @@
+// The poller on the work pool: per-host caps counted by address as well as by name, so several names of one server
+// share one cap; every feed is polled once its turn comes.
+import assert from 'node:assert/strict';
+import { lookup } from 'node:dns/promises';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, it } from 'node:test';
+import type { Dispatcher } from 'undici';
+import { readDocument, type DocumentRequest } from '../../../src/feed/parse/read-document.ts';
+import { silentLogger } from '../../../src/log.ts';
+import { createGuardedAgent } from '../../../src/net/guard.ts';
+import { createResolver, type Resolver } from '../../../src/net/resolver.ts';
+import { noTelemetry } from '../../../src/telemetry.ts';
+import { createPollerDeps, pollFill, type PollerDeps } from '../../../src/worker/poll/poller.ts';
+import { until } from '../../support/deadline.ts';
+import { rss } from '../../support/servers.ts';
+import { makeWorld, type World } from '../../support/world.ts';
+
+/** A feed origin on 127.0.0.1 that holds every request until released, counting how many it holds at once. */
+async function holdingOrigin() {
+  const held: ServerResponse[] = [];
+  const state = { served: 0, max: 0 };
+  const server = createServer((req, res) => {
+    held.push(res);
+    state.max = Math.max(state.max, held.length);
+    req.resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    state,
+    held: () => held.length,
+    release() {
+      for (const res of held.splice(0)) {
+        state.served += 1;
+        res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rss([{ guid: 'g1' }]));
+      }
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The daemon's poller over `w`, fetching through `agent` (reads inline). */
+function pollerDeps(
+  w: World,
+  resolver: Resolver,
+  agent: Dispatcher,
+  idle?: () => void,
+): PollerDeps {
+  const deps = {
+    refresh: {
+      agent,
+      read: async (doc: DocumentRequest) => readDocument(doc),
+      userAgent: 'feedsub-test',
+      maxBodyBytes: 1 << 20,
+      connectTimeoutMs: 2000,
+      totalTimeoutMs: 10_000,
+    },
+    resolver,
+    logger: silentLogger,
+    telemetry: noTelemetry,
+  };
+  return createPollerDeps(w.ctx, deps, idle);
+}
+
+describe('poller on the work pool', () => {
+  it('counts several names of one server against one per-host cap', async () => {
+    const w = makeWorld({ poll: { concurrency: 8, per_host_concurrency: 2 } });
+    const origin = await holdingOrigin();
+    // Seven made-up names of 127.0.0.1, plus its own spellings: the address is what they share.
+    const resolver = createResolver({
+      timeoutMs: 2000,
+      lookup: async (host) =>
+        host.endsWith('.feeds.test')
+          ? ['127.0.0.1']
+          : (await lookup(host, { all: true })).map((a) => a.address),
+    });
+    const agent = createGuardedAgent({ allowPrivate: true, resolver });
+    const deps: PollerDeps = pollerDeps(w, resolver, agent, () =>
+      setImmediate(() => pollFill(w.ctx, deps)),
+    );
+    try {
+      const { key } = w.key();
+      const ep = await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'E', url: 'https://hooks.example/' },
+      });
+      const hosts = [
+        ...['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((n) => `${n}.feeds.test`),
+        '127.0.0.1',
+        'localhost',
+      ];
+      for (const host of hosts) {
+        const res = await w.call('POST', '/v1/subscriptions', {
+          key,
+          body: { endpoint: ep.body.id, url: `http://${host}:${origin.port}/feed.xml` },
+        });
+        assert.equal(res.status, 201, res.text);
+      }
+      deps.pool.start();
+      pollFill(w.ctx, deps);
+      await until(() => origin.held() === 2, 3000, 'two fetches held');
+      await new Promise((r) => setTimeout(r, 300)); // a third would have arrived by now
+      assert.equal(origin.held(), 2, 'nine names of one address, two fetches at a time');
+      await until(
+        () => {
+          origin.release();
+          return origin.state.served === hosts.length;
+        },
+        10_000,
+        'every feed polled in turn',
+        50,
+      );
+      assert.equal(origin.state.max, 2);
+    } finally {
+      deps.pool.stop();
+      origin.release();
+      await deps.pool.drain(5000);
+      await agent.close();
+      await origin.close();
+      w.close();
+    }
+  });
+
+  it('sleeps until the next feed falls due, however soon, not a whole second', async () => {
+    const w = makeWorld();
+    const resolver = createResolver({ timeoutMs: 2000 });
+    const agent = createGuardedAgent({ allowPrivate: true, resolver });
+    const deps = pollerDeps(w, resolver, agent);
+    try {
+      const { key } = w.key();
+      const ep = await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'E', url: 'https://hooks.example/' },
+      });
+      const sub = await w.call('POST', '/v1/subscriptions', {
+        key,
+        body: { endpoint: ep.body.id, url: 'http://127.0.0.1:9/feed.xml' },
+      });
+      const due = new Date(w.clock.now().getTime() + 300).toISOString();
+      w.ctx.db.prepare('UPDATE feeds SET next_poll_at = ? WHERE id = ?').run(due, sub.body.feed);
+      deps.pool.start();
+      // It slept at least a second (polls up to a second late: p50 5.7 s for a 5 s interval in make bench).
+      assert.equal(pollFill(w.ctx, deps), 300);
+    } finally {
+      deps.pool.stop();
+      await deps.pool.drain(5000);
+      await agent.close();
+      w.close();
+    }
+  });
+});
