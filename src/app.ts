@@ -69,7 +69,6 @@ export async function startApp(
   const workers = createWorkers(ctx, logger, metrics.telemetry);
   ctx.nudgePoller = workers.poller.nudge;
   ctx.nudgeDeliverer = workers.deliverer.nudge;
-  ctx.receivePush = workers.receivePush;
   const backfiller = createBackfiller(ctx, logger);
   ctx.nudgeBackfiller = backfiller.nudge;
   const lastUses = createLoop('last-use', async () => void flushLastUses(ctx), {
@@ -81,7 +80,10 @@ export async function startApp(
     logger,
   });
   ctx.pollCounts.full = pollCounts.nudge;
-  const app = createHttpApp(ctx, logger, metrics.registry);
+  const app = createHttpApp(ctx, logger, {
+    registry: metrics.registry,
+    read: (doc, deadline) => workers.parsePool.read(doc, deadline),
+  });
   let server: ServerType;
   try {
     server = await listenHttp(app.fetch, {

@@ -13,13 +13,6 @@ export type Ctx = {
   nudgeDeliverer: () => void;
   /** Wakes the backfill loop (a backfill is ready to queue: actions/backfills.ts). */
   nudgeBackfiller: () => void;
-  /** Stores a WebSub content delivery whose signature was checked (worker/websub/apply.ts receivePush, wired by
-   *  app.ts); absent where no loop runs. Never rejects for a bad body. */
-  receivePush?: (push: {
-    feedId: string;
-    body: Uint8Array;
-    contentType: string | null;
-  }) => Promise<void>;
   /** Uses seen by authenticated requests and not yet written (see LastUses). */
   lastUses: LastUses;
   /** The chart's poll counts noted by polls and not yet written (actions/poll-counts.ts). */

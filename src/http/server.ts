@@ -11,11 +11,25 @@ import { closeOnUnreadBody } from './listen.ts';
 import { metricsHandler } from './metrics.ts';
 import { requestLimits } from './ratelimit.ts';
 import { webSubApp } from './websub.ts';
+import type { PushDeps } from '../actions/ingest/push.ts';
+import {
+  readDocument,
+  type DocumentReply,
+  type DocumentRequest,
+} from '../feed/parse/read-document.ts';
 import { probeWrite, type WriteHealth } from '../db/health.ts';
 import { pingDatabase } from '../store/maintenance.ts';
 
-/** Builds the Hono app over a context; no network listening here, so tests call app.request(). /metrics only with a registry. */
-export function createHttpApp(ctx: Ctx, logger: Logger, registry?: Registry): Hono {
+/** What the app is built with beside the context: the metrics registry (/metrics only with one), and what reads a
+ *  pushed WebSub body (the parse pool's threads; absent: readDocument inline, on the main thread). */
+export type HttpOptions = {
+  registry?: Registry;
+  read?: (doc: DocumentRequest, deadline: number) => Promise<DocumentReply>;
+};
+
+/** Builds the Hono app over a context; no network listening here, so tests call app.request(). */
+export function createHttpApp(ctx: Ctx, logger: Logger, opts: HttpOptions = {}): Hono {
+  const { registry } = opts;
   const app = new Hono();
   app.onError(errorHandler(logger));
   app.notFound(notFoundHandler);
@@ -28,7 +42,12 @@ export function createHttpApp(ctx: Ctx, logger: Logger, registry?: Registry): Ho
   const limits = requestLimits(ctx.config); // one set of buckets: the API and the dashboard count together
   app.route('/v1', v1Api(ctx, limits));
   app.route('/dashboard', dashboardApp(ctx, logger, limits));
-  app.route('/websub', webSubApp(ctx, logger)); // WebSub callbacks: hubs have no API key (issue 14)
+  const push: PushDeps = {
+    read: opts.read ?? (async (doc) => readDocument(doc)),
+    timeoutMs: ctx.config.poll.timeout_seconds * 1000,
+    logger: logger.child({ loop: 'websub' }),
+  };
+  app.route('/websub', webSubApp(ctx, logger, push)); // WebSub callbacks: hubs have no API key
   return app;
 }
 

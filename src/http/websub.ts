@@ -5,6 +5,7 @@
 import { Hono, type Context } from 'hono';
 import type { Ctx } from '../context.ts';
 import { answerHub, pollPushedFeed, pushTarget } from '../actions/websub.ts';
+import { receivePush, type PushDeps } from '../actions/ingest/push.ts';
 import { hubHost, signatureVerifier, type SignatureVerifier } from '../feed/websub.ts';
 import type { Logger } from '../log.ts';
 import { TokenBuckets } from './ratelimit.ts';
@@ -32,7 +33,7 @@ type Read =
 
 /** The callback sub-app, mounted at /websub: `/:feed/:token`. A GET for anything we did not ask for is a 404, the same
  *  for all; a POST to any callback that is not a verified, live subscription is a 410 Gone, the same for all. */
-export function webSubApp(ctx: Ctx, logger: Logger): Hono {
+export function webSubApp(ctx: Ctx, logger: Logger, push: PushDeps): Hono {
   const buckets = new TokenBuckets(PUSH_BUCKET);
   const slots = new PushSlots(ctx.config.poll.pushes_in_flight, PUSHES_PER_HUB);
   return new Hono()
@@ -52,7 +53,7 @@ export function webSubApp(ctx: Ctx, logger: Logger): Hono {
       });
       return c.body(answer, 200, ECHO_HEADERS);
     })
-    .post('/:feed/:token', (c) => receive(ctx, logger, { buckets, slots }, c));
+    .post('/:feed/:token', (c) => receive(ctx, logger, { buckets, slots, push }, c));
 }
 
 /** A content distribution (§7): 410 unless the callback is a verified, live subscription (the hub may end it); 429
@@ -64,7 +65,7 @@ export function webSubApp(ctx: Ctx, logger: Logger): Hono {
 async function receive(
   ctx: Ctx,
   logger: Logger,
-  limits: { buckets: TokenBuckets; slots: PushSlots },
+  limits: { buckets: TokenBuckets; slots: PushSlots; push: PushDeps },
   c: Context,
 ): Promise<Response> {
   const feedId = c.req.param('feed') ?? '';
@@ -112,9 +113,11 @@ async function receive(
         ? c.text('Request Timeout', 408)
         : c.text('Payload Too Large', 413);
     }
-    const push = ctx.receivePush;
-    if (push !== undefined)
-      await push({ feedId, body: read.body, contentType: c.req.header('content-type') ?? null });
+    await receivePush(ctx, limits.push, {
+      feedId,
+      body: read.body,
+      contentType: c.req.header('content-type') ?? null,
+    });
     return c.body(null, 202);
   } finally {
     limits.slots.give(hub);

@@ -17,7 +17,6 @@ import { createLoop, type Loop } from './loop.ts';
 import { createMaintenance } from './maintenance/maintenance.ts';
 import { createPollerDeps, pollFill, type PollerDeps } from './poll/poller.ts';
 import { createWebSubRequests, WEBSUB_TICK_MS, type WebSubRequests } from './websub/requests.ts';
-import { receivePush, type PushDeps, type PushResult } from './websub/apply.ts';
 import type { Pool } from './pool/core.ts';
 
 export type Workers = {
@@ -28,8 +27,8 @@ export type Workers = {
   websub: Loop;
   /** The WebSub loop's requests in flight (tests start ticks and await them through this). */
   webSubRequests: WebSubRequests;
-  /** Stores a verified WebSub content delivery (ctx.receivePush). */
-  receivePush: NonNullable<Ctx['receivePush']>;
+  /** The threads that read feed bodies (decode, parse, key), shared with the HTTP layer for pushed bodies. */
+  parsePool: ParsePool;
   pollerDeps: PollerDeps;
   delivererDeps: DelivererDeps;
   start(): void;
@@ -63,7 +62,7 @@ export function createWorkers(
   });
   const { deliverer, delivererDeps } = createDeliverer(ctx, hookAgent, logger, telemetry);
   const maintenance = createMaintenance(ctx, logger, telemetry);
-  const { websub, webSubRequests, receivePush } = createWebSub(ctx, feedAgent, parsePool, logger);
+  const { websub, webSubRequests } = createWebSub(ctx, feedAgent, logger);
   const loops = [poller, deliverer, maintenance, websub];
   return {
     poller,
@@ -71,7 +70,7 @@ export function createWorkers(
     maintenance,
     websub,
     webSubRequests,
-    receivePush,
+    parsePool,
     pollerDeps,
     delivererDeps,
     start() {
@@ -212,35 +211,23 @@ function poolLoop<I, R, V>(
   };
 }
 
-/** The WebSub loop (requests to hubs through the feed agent: the same guard and lookups) and the push intake (read
- *  on the parse pool like a fetched body). */
+/** The WebSub loop: requests to hubs through the feed agent (the same guard and lookups). */
 function createWebSub(
   ctx: Ctx,
   agent: Agent,
-  parsePool: ParsePool,
   logger: Logger,
-): { websub: Loop; webSubRequests: WebSubRequests; receivePush: Workers['receivePush'] } {
-  const log = logger.child({ loop: 'websub' });
+): { websub: Loop; webSubRequests: WebSubRequests } {
   const webSubRequests = createWebSubRequests(ctx, {
     agent,
     userAgent: userAgent(ctx.config),
-    logger: log,
+    logger: logger.child({ loop: 'websub' }),
     wake: () => websub.nudge(),
   });
   const websub: Loop = createLoop('websub', () => webSubRequests.tick(), {
     idleMs: WEBSUB_TICK_MS,
     logger,
   });
-  const pushDeps: PushDeps = {
-    read: (doc, deadline) => parsePool.read(doc, deadline),
-    timeoutMs: ctx.config.poll.timeout_seconds * 1000,
-    logger: log,
-  };
-  return {
-    websub,
-    webSubRequests,
-    receivePush: (push) => logPush(pushDeps, push, receivePush(ctx, pushDeps, push)),
-  };
+  return { websub, webSubRequests };
 }
 
 /** Resolves when `p` settles or after `ms`, whichever comes first. */
@@ -248,21 +235,4 @@ async function settledOrLate(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([p, new Promise((r) => (timer = setTimeout(r, ms)))]);
   clearTimeout(timer);
-}
-
-/** Awaits a push's storing and logs its outcome, one line. */
-async function logPush(
-  deps: PushDeps,
-  push: { feedId: string; body: Uint8Array },
-  result: Promise<PushResult>,
-): Promise<void> {
-  const r = await result;
-  const fields = { feed_id: push.feedId, bytes: push.body.byteLength };
-  if (r.kind === 'stored')
-    deps.logger.info('websub: content stored', {
-      ...fields,
-      new_entries: r.newEntries,
-      events: r.events,
-    });
-  else deps.logger.info('websub: content ignored', { ...fields, reason: r.reason });
 }

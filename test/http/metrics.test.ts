@@ -105,7 +105,9 @@ describe('GET /metrics', () => {
   it('serves Prometheus text with every feedsub metric and the process metrics', async () => {
     world = makeWorld();
     const metrics = createMetrics(world.ctx);
-    const exp = await scrape(createHttpApp(world.ctx, silentLogger, metrics.registry));
+    const exp = await scrape(
+      createHttpApp(world.ctx, silentLogger, { registry: metrics.registry }),
+    );
     const expected: [string, string][] = [
       ['feedsub_feeds', 'gauge'],
       ['feedsub_polls_total', 'counter'],
@@ -138,7 +140,9 @@ describe('GET /metrics', () => {
 
   it('asks for the bearer token when metrics.token is set', async () => {
     world = makeWorld({ metrics: { token: 's3cret-token' } });
-    const app = createHttpApp(world.ctx, silentLogger, createMetrics(world.ctx).registry);
+    const app = createHttpApp(world.ctx, silentLogger, {
+      registry: createMetrics(world.ctx).registry,
+    });
     const cases: [string | undefined, number][] = [
       [undefined, 401],
       ['s3cret-token', 401],
@@ -165,15 +169,17 @@ describe('GET /metrics', () => {
     const one = createMetrics(world.ctx);
     const two = createMetrics(world.ctx);
     one.telemetry.polled('error', 120);
-    const exp1 = await scrape(createHttpApp(world.ctx, silentLogger, one.registry));
-    const exp2 = await scrape(createHttpApp(world.ctx, silentLogger, two.registry));
+    const exp1 = await scrape(createHttpApp(world.ctx, silentLogger, { registry: one.registry }));
+    const exp2 = await scrape(createHttpApp(world.ctx, silentLogger, { registry: two.registry }));
     assert.equal(value(exp1, 'feedsub_polls_total', { outcome: 'error' }), 1);
     assert.equal(value(exp2, 'feedsub_polls_total', { outcome: 'error' }), 0);
   });
 
   it("reads queue depth and the oldest waiting event's age from the database at scrape time", async () => {
     world = makeWorld();
-    const app = createHttpApp(world.ctx, silentLogger, createMetrics(world.ctx).registry);
+    const app = createHttpApp(world.ctx, silentLogger, {
+      registry: createMetrics(world.ctx).registry,
+    });
     const { key, applicationId } = world.key();
     const endpoint = await world.call('POST', '/v1/endpoints', {
       key,
@@ -234,7 +240,9 @@ describe('GET /metrics, alerts that do not cry wolf', () => {
 
   it("leaves events held by a paused subscription or a disabled endpoint out of the oldest waiting event's age", async () => {
     world = makeWorld();
-    const app = createHttpApp(world.ctx, silentLogger, createMetrics(world.ctx).registry);
+    const app = createHttpApp(world.ctx, silentLogger, {
+      registry: createMetrics(world.ctx).registry,
+    });
     const one = subscriber(world);
     const paused = one.subscribe('http://127.0.0.1:9/paused.xml');
     const live = one.subscribe('http://127.0.0.1:9/live.xml');
@@ -270,7 +278,9 @@ describe('GET /metrics, alerts that do not cry wolf', () => {
 
   it('counts feeds that no active subscription polls as idle, whatever their last status', async () => {
     world = makeWorld();
-    const app = createHttpApp(world.ctx, silentLogger, createMetrics(world.ctx).registry);
+    const app = createHttpApp(world.ctx, silentLogger, {
+      registry: createMetrics(world.ctx).registry,
+    });
     const s = subscriber(world);
     const failing = s.subscribe('http://127.0.0.1:9/failing.xml');
     const pausedFailing = s.subscribe('http://127.0.0.1:9/paused.xml');
@@ -299,7 +309,7 @@ describe('GET /metrics, per endpoint', () => {
     const world = makeWorld();
     try {
       const metrics = createMetrics(world.ctx);
-      const app = createHttpApp(world.ctx, silentLogger, metrics.registry);
+      const app = createHttpApp(world.ctx, silentLogger, { registry: metrics.registry });
       const { applicationId } = world.key();
       const make = (title: string) =>
         createEndpoint(world.ctx, applicationId, { title, url: 'https://hooks.example.com/' }).id;
@@ -343,7 +353,7 @@ describe('GET /metrics, the bounded tables', () => {
     const world = makeWorld();
     try {
       const metrics = createMetrics(world.ctx);
-      const app = createHttpApp(world.ctx, silentLogger, metrics.registry);
+      const app = createHttpApp(world.ctx, silentLogger, { registry: metrics.registry });
       const { key, subscribe } = subscriber(world);
       const kept = subscribe('http://127.0.0.1:9/a.xml');
       const left = subscribe('http://127.0.0.1:9/b.xml');
@@ -396,7 +406,7 @@ describe('GET /metrics after a real poll and delivery', () => {
   it('moves the poll and delivery counters and histograms', async () => {
     world = makeWorld();
     const metrics = createMetrics(world.ctx);
-    const app = createHttpApp(world.ctx, silentLogger, metrics.registry);
+    const app = createHttpApp(world.ctx, silentLogger, { registry: metrics.registry });
     const workers = createWorkers(world.ctx, silentLogger, metrics.telemetry);
     try {
       const { key } = world.key();

@@ -1,4 +1,4 @@
-// Identity churn inside the poll transaction: the unseen entries are held, up to the feed's cap; when the keys keep
+// Identity churn inside the transaction that stores a document: the unseen entries are held, up to the feed's cap; when the keys keep
 // changing poll after poll, the feed switches to the first later identity source that is stable and the hold ends
 // without re-sending what was seen before it began.
 import type { Ctx } from '../../context.ts';
@@ -14,6 +14,7 @@ import {
   ROTATIONS_TO_SWITCH,
   stableSource,
 } from '../../feed/identity/switch.ts';
+import type { FeedDocument } from '../../feed/fetch/refresh.ts';
 import type { Entry } from '../../feed/types.ts';
 import {
   clearHeldEntries,
@@ -22,14 +23,7 @@ import {
   type HoldResult,
 } from '../../store/entries.ts';
 import { feedProbe, type FeedRow } from '../../store/feeds.ts';
-import {
-  keyLookup,
-  remember,
-  uniqueFresh,
-  type EntriesResult,
-  type Fresh,
-  type Parsed,
-} from './keys.ts';
+import { keyLookup, remember, uniqueFresh, type EntriesResult, type Fresh } from './keys.ts';
 
 /** Share of a document that must be newly held for a poll to count as the keys changing again. */
 const ROTATION_SHARE = 0.8;
@@ -41,7 +35,7 @@ const ROTATION_SHARE = 0.8;
 export function holdOrSwitch(
   ctx: Ctx,
   feed: FeedRow,
-  outcome: Parsed,
+  doc: FeedDocument,
   fresh: Fresh[],
   seenAt: Date,
 ): EntriesResult {
@@ -60,7 +54,7 @@ export function holdOrSwitch(
     { entries: retention.held_entries_per_feed, bytes: retention.held_bytes_per_feed },
   );
   const announced = queueIdentityHold(ctx, feed, kept.added, seenAt); // feed.identity_hold when the hold starts
-  const total = outcome.identities.length;
+  const total = doc.identities.length;
   const rotations = feed.identity_rotations + (changedAgain(kept, total) ? 1 : 0);
   const held: EntriesResult = {
     status: 'identity_changed',
@@ -75,10 +69,10 @@ export function holdOrSwitch(
   };
   if (rotations < ROTATIONS_TO_SWITCH) return held;
   const probe = readProbe(feedProbe(ctx.db, feed.id));
-  const source = stableSource(outcome.identities, feed.identity_key, probe);
+  const source = stableSource(doc.identities, feed.identity_key, probe);
   return source === null
     ? held
-    : switchIdentity(ctx, feed, outcome, { source, known: probe[source] ?? [] }, seenAt);
+    : switchIdentity(ctx, feed, doc, { source, known: probe[source] ?? [] }, seenAt);
 }
 
 /** Whether a held document's keys changed once more: most of it is unseen and was not held yet. A full hold cannot
@@ -95,7 +89,7 @@ function changedAgain(kept: HoldResult, total: number): boolean {
 function switchIdentity(
   ctx: Ctx,
   feed: FeedRow,
-  outcome: Parsed,
+  doc: FeedDocument,
   to: { source: IdentityKey; known: readonly string[] },
   seenAt: Date,
 ): EntriesResult {
@@ -103,7 +97,7 @@ function switchIdentity(
   const before = new Set(to.known);
   const held = listHeldEntries(ctx.db, feed.id);
   const heldEntries = held.map((h) => JSON.parse(h.entry) as Entry);
-  const heldIds = entryIdentities(heldEntries, outcome.base);
+  const heldIds = entryIdentities(heldEntries, doc.base);
   const firstHeld = new Map<string, string>();
   held.forEach((h, i) => {
     const k = probeKey(heldIds[i]!, source);
@@ -111,10 +105,10 @@ function switchIdentity(
     if (t === undefined || h.held_at < t) firstHeld.set(k, h.held_at);
   });
   // Entries seen only while held (no longer in the document) are sent too, once each.
-  const inDocument = new Set(outcome.identities.map((id) => probeKey(id, source)));
+  const inDocument = new Set(doc.identities.map((id) => probeKey(id, source)));
   const onlyHeld = heldIds.flatMap((id, i) => (inDocument.has(probeKey(id, source)) ? [] : [i]));
-  const ids = [...outcome.identities, ...onlyHeld.map((i) => heldIds[i]!)];
-  const entries = [...outcome.entries.all(), ...onlyHeld.map((i) => heldEntries[i]!)];
+  const ids = [...doc.identities, ...onlyHeld.map((i) => heldIds[i]!)];
+  const entries = [...doc.entries.all(), ...onlyHeld.map((i) => heldEntries[i]!)];
   const memo = keyLookup(ctx.db, feed.id);
   const plans = planKeys(ids, source, memo.lookup).map((p, i) =>
     before.has(probeKey(ids[i]!, source)) ? { ...p, seen: true } : p,
@@ -127,13 +121,13 @@ function switchIdentity(
     const at = firstSeen(f);
     return { entry: toEventEntry(f.plan.key, f.entry, new Date(at)), firstSeenAt: at };
   });
-  const events = queueEntryEvents(ctx, feed, outcome.parsed, sent, seenAt);
+  const events = queueEntryEvents(ctx, feed, doc.parsed, sent, seenAt);
   // The document's entries come with their hashes; the held ones are hashed here (a hold is bounded).
   const keyed = fresh.map((f) => ({
     key: f.plan.key,
     source: f.plan.source,
     entry: f.entry,
-    hash: outcome.contentHashes[f.position] ?? contentHash(f.entry),
+    hash: doc.contentHashes[f.position] ?? contentHash(f.entry),
   }));
   recordHistory(ctx, feed.id, keyed, {
     firstSeenAt: (e) => sent.find((s) => s.entry.id === e.key)!.firstSeenAt,
@@ -148,7 +142,7 @@ function switchIdentity(
     events,
     identity: {
       identity_key: source,
-      identity_probe: JSON.stringify(identityProbe(outcome.identities, source)),
+      identity_probe: JSON.stringify(identityProbe(doc.identities, source)),
       identity_rotations: 0,
     },
   };

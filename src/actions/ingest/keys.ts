@@ -1,4 +1,4 @@
-// Entry keys inside the poll transaction: what the feed stored under a key (each key read once), the document's unseen
+// Entry keys inside the transaction that stores a document: what the feed stored under a key (each key read once), the document's unseen
 // entries, and recording planned keys so that what was known only by an old spelling, or without a fingerprint, is
 // known in full afterwards.
 import { CHUNK_ROWS } from '../chunks.ts';
@@ -11,7 +11,6 @@ import {
   type KeyLookup,
   type KeyPlan,
 } from '../../feed/identity/keys.ts';
-import type { RefreshOutcome } from '../../feed/fetch/refresh.ts';
 import type { Entry } from '../../feed/types.ts';
 import {
   fillFingerprints,
@@ -24,8 +23,6 @@ import {
 import { pruneKeysBeyond } from '../../store/entries-retention.ts';
 import type { FeedRow } from '../../store/feeds.ts';
 import { storedKeyCount } from '../../store/storage.ts';
-
-export type Parsed = Extract<RefreshOutcome, { kind: 'parsed' }>;
 
 /** What storing the entries decided for the feed record. */
 export type EntriesResult = {

@@ -57,21 +57,25 @@ export type RefreshDeps = {
   totalTimeoutMs: number;
   now: () => Date;
 };
+/** A feed document as read (decoded, parsed, its entries keyed), whatever brought its bytes: a poll or a push. */
+export type FeedDocument = {
+  parsed: FeedMeta;
+  /** The document's entries, each read from the parse thread's packed form where it is needed. */
+  entries: EntryList;
+  /** Each entry's identity candidates (feed/identity/keys.ts), computed where the document is read, outside any
+   *  transaction. */
+  identities: EntryIdentity[];
+  /** Each entry's content hash (feed/identity/content-hash.ts), computed with the identities. */
+  contentHashes: string[];
+  base: KeyBase;
+};
 export type RefreshOutcome =
-  | {
+  | ({
       kind: 'parsed';
       meta: FetchMeta;
       bodyHash: string;
-      parsed: FeedMeta;
-      /** The document's entries, each read from the parse thread's packed form where it is needed. */
-      entries: EntryList;
-      /** Each entry's identity candidates (feed/identity/keys.ts), computed here, outside the poll transaction. */
-      identities: EntryIdentity[];
-      /** Each entry's content hash (feed/identity/content-hash.ts), computed with the identities. */
-      contentHashes: string[];
-      base: KeyBase;
       discoveredUrl: string | null;
-    }
+    } & FeedDocument)
   | { kind: 'unchanged'; meta: FetchMeta }
   | { kind: 'gone'; meta: FetchMeta }
   | { kind: 'throttled'; meta: FetchMeta; retryAfterSeconds: number }

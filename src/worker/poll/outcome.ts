@@ -16,10 +16,10 @@ import {
   recordQuietUnchanged,
 } from '../../store/feeds-record.ts';
 import { isPushHealthy } from '../../store/websub-subscriptions.ts';
+import { noteWebSub } from '../../actions/ingest/websub.ts';
 import { storeBudgeted } from './budget.ts';
-import { applyParsed, type Stored } from './parsed.ts';
+import { advertised, applyParsed, type Stored } from './parsed.ts';
 import { redirectState } from './redirect-state.ts';
-import { noteWebSub } from '../websub/apply.ts';
 
 type OutcomeOf<K extends RefreshOutcome['kind']> = Extract<RefreshOutcome, { kind: K }>;
 
@@ -41,8 +41,14 @@ export function applyOutcome(
   const stored = storeBudgeted(ctx, feed, outcome, { now, seenAt }, () =>
     storeOutcome(ctx, feed, outcome, now, seenAt),
   );
-  // A hub the document advertises starts (or moves) the feed's WebSub subscription (worker/websub/apply.ts).
-  if (outcome.kind === 'parsed') noteWebSub(ctx, feed.id, outcome, now);
+  // A hub the document advertises starts (or moves) the feed's WebSub subscription.
+  if (outcome.kind === 'parsed')
+    noteWebSub(
+      ctx,
+      feed.id,
+      { links: advertised(outcome), fetchedUrl: outcome.meta.finalUrl },
+      now,
+    );
   // The failing, recovered, gone and moved transitions this poll made, one event per subscription.
   const health = queueHealthEvents(ctx, feed, seenAt);
   return { ...stored, events: stored.events + health };

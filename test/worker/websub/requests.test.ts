@@ -71,7 +71,6 @@ describe('WebSub subscriber', () => {
     });
     world = { current: w };
     workers = createWorkers(w.ctx, silentLogger);
-    w.ctx.receivePush = workers.receivePush;
     app = subscriber(w);
     key = app.key;
   });
