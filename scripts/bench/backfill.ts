@@ -75,9 +75,9 @@ export async function measureBackfill(dir: string, row: Row): Promise<void> {
       `p99 ${ms(percentile(churn.creates, 0.99), 1)}, ${churn.creates.length} creates`,
     );
     row(
-      `backfill: /healthz during the cycles and ${TRACES_PER_SECOND} traces a second, p99`,
+      `backfill: /healthz during the cycles and ${TRACES_PER_SECOND} traces a second, quotas off, p99`,
       ms(percentile(traced.value.probes, 0.99), 1),
-      `target < 50 ms; p50 ${ms(percentile(traced.value.probes, 0.5), 1)}, max ${ms(Math.max(...traced.value.probes), 1)}${unanswered(traced.value.failed)}, for ${ms(traced.value.ms)}; the same cycles, while GET /v1/subscriptions/:id/trace?entry= asks for an entry of the feed by guid, then by URL, ${TRACES_PER_SECOND} a second: ${traced.traces.length} traces, p50 ${ms(percentile(traced.traces, 0.5), 1)}, p99 ${ms(percentile(traced.traces, 0.99), 1)}`,
+      `p50 ${ms(percentile(traced.value.probes, 0.5), 1)}, max ${ms(Math.max(...traced.value.probes), 1)}${unanswered(traced.value.failed)}, for ${ms(traced.value.ms)}; the same cycles, while GET /v1/subscriptions/:id/trace?entry= asks for an entry of the feed by guid, then by URL, ${TRACES_PER_SECOND} a second: ${traced.traces.length} traces, p50 ${ms(percentile(traced.traces, 0.5), 1)}, p99 ${ms(percentile(traced.traces, 0.99), 1)}`,
     );
     row(
       `backfill: /healthz during the same cycles without a backfill, p99`,
@@ -105,7 +105,56 @@ export async function measureBackfill(dir: string, row: Row): Promise<void> {
       `p50 ${ms(percentile(whole.probes, 0.5), 1)}, max ${ms(Math.max(...whole.probes), 1)}; ${CLIENTS} subscriptions created at once with {"backfill": ${ENTRIES}}, all ${CLIENTS * ENTRIES} entries delivered in ${ms(whole.ms)}: ${receiver.events - sent.events} webhooks, ${mib(receiver.bytes - sent.bytes)}`,
     );
   } finally {
+    await serve.stop();
+  }
+  try {
+    await measureDefended(dir, row, origin.url, receiver.url);
+  } finally {
     await Promise.all([origin.close(), receiver.close()]);
+  }
+}
+
+/** The row the target is set for: the same cycles and traces against a daemon with its default quotas (requests per
+ *  second, backfill entries per hour), as a hostile tenant meets it. A second application warms the routes up first,
+ *  so the measured one starts with its own quotas whole. */
+async function measureDefended(dir: string, row: Row, url: string, hook: string): Promise<void> {
+  const serve = await startServe(
+    join(dir, 'backfill-defended'),
+    {
+      network: { allow_private: true },
+      poll: { interval_seconds: 3600, min_interval_seconds: 3600 },
+      // The feed's 100 entries of ~60 KiB (6 MiB) all in its history: past the default 2 MiB.
+      retention: { entry_history_bytes_per_feed: 8 * 1024 * 1024 },
+    },
+    ['warm', 'attacker'],
+  );
+  try {
+    const [warm, attacker] = [serve.tenants.warm!, serve.tenants.attacker!];
+    const setUp = async (t: Tenant) => {
+      const endpoints: string[] = [];
+      for (let i = 0; i < CLIENTS + 1; i++)
+        endpoints.push(ok(await t.post('/v1/endpoints', { title: `d${i}`, url: hook }), 201).id);
+      const watcher = ok(
+        await t.post('/v1/subscriptions', { endpoint: endpoints[CLIENTS], url }),
+        201,
+      );
+      await historyFilled(t, watcher.id);
+      return { endpoints: endpoints.slice(0, CLIENTS), watcher: watcher.id };
+    };
+    const w = await setUp(warm);
+    await cycles(serve, warm, w.endpoints, url, ENTRIES, { count: 0 });
+    const a = await setUp(attacker);
+    const refused = { count: 0 };
+    // The traces come from the other application: its requests are not the attacker's to spend.
+    const traced = await withTraces(warm, w.watcher, () =>
+      sustained(serve, attacker, a.endpoints, url, refused),
+    );
+    row(
+      `backfill: /healthz during the cycles and ${TRACES_PER_SECOND} traces a second, default quotas, p99`,
+      ms(percentile(traced.value.probes, 0.99), 1),
+      `target < 50 ms; p50 ${ms(percentile(traced.value.probes, 0.5), 1)}, max ${ms(Math.max(...traced.value.probes), 1)}${unanswered(traced.value.failed)}, ${traced.value.probes.length} probes over ${ms(traced.value.ms)}; ${CLIENTS} clients of one application each creating a subscription with {"backfill": ${ENTRIES}} and deleting it, again and again for ${SUSTAINED_MS / 1000} s without waiting: ${traced.value.creates.length} creates, ${refused.count} of them refused by a quota (429); another application's ${traced.traces.length} traces, p99 ${ms(percentile(traced.traces, 0.99), 1)}`,
+    );
+  } finally {
     await serve.stop();
   }
 }
@@ -145,6 +194,32 @@ async function probed(
   return { probes, ms: took, failed };
 }
 
+/** How long the clients of the default-quota row keep cycling, and the most cycles each makes. */
+const SUSTAINED_MS = 10_000;
+const SUSTAINED_MAX = 2000;
+
+/** Each endpoint's client creating (backfill ENTRIES) and deleting subscriptions as fast as it is answered for
+ *  SUSTAINED_MS, all at once, a refusal counted and tried again at once, under /healthz probes. */
+async function sustained(
+  serve: Serve,
+  t: Tenant,
+  endpoints: string[],
+  url: string,
+  refused: { count: number },
+): Promise<{ probes: number[]; creates: number[]; ms: number; failed: number }> {
+  const creates: number[] = [];
+  const end = performance.now() + SUSTAINED_MS;
+  const run = await probed(serve, async () => {
+    await Promise.all(
+      endpoints.map(async (endpoint) => {
+        for (let i = 0; i < SUSTAINED_MAX && performance.now() < end; i++)
+          creates.push(await cycle(t, endpoint, url, ENTRIES, refused));
+      }),
+    );
+  });
+  return { ...run, creates };
+}
+
 /** Runs `work` while TRACES_PER_SECOND trace requests a second ask for entries of the subscription's feed, by guid and
  *  by URL in turn: `work`'s value and each trace's ms. */
 async function withTraces<T>(
@@ -182,28 +257,37 @@ async function cycles(
   endpoints: string[],
   url: string,
   backfill: number,
+  refused?: { count: number },
 ): Promise<{ probes: number[]; creates: number[]; ms: number; failed: number }> {
   const creates: number[] = [];
   const run = await probed(serve, async () => {
     await Promise.all(
       endpoints.map(async (endpoint) => {
-        for (let i = 0; i < CYCLES; i++) creates.push(await cycle(t, endpoint, url, backfill));
+        for (let i = 0; i < CYCLES; i++)
+          creates.push(await cycle(t, endpoint, url, backfill, refused));
       }),
     );
   });
   return { ...run, creates };
 }
 
-/** One create asking for a backfill of `backfill` entries, then its delete; the create's ms. */
+/** One create asking for a backfill of `backfill` entries, then its delete; the create's ms. A create refused with
+ *  429 (a quota) is counted in `refused` when given, as a hostile client that keeps trying would meet it. */
 async function cycle(
   t: Tenant,
   endpoint: string,
   url: string,
   backfill = ENTRIES,
+  refused?: { count: number },
 ): Promise<number> {
   const t0 = performance.now();
-  const sub = ok(await t.post('/v1/subscriptions', { endpoint, url, backfill }), 201);
+  const created = await t.post('/v1/subscriptions', { endpoint, url, backfill });
   const took = performance.now() - t0;
+  if (created.status === 429 && refused) {
+    refused.count++;
+    return took;
+  }
+  const sub = ok(created, 201);
   const r = await t.delete(`/v1/subscriptions/${sub.id}`);
   if (r.status !== 204) throw new Error(`bench: DELETE answered ${r.status}`);
   return took;
