@@ -75,11 +75,12 @@ CREATE TABLE feeds (
   created_at           TEXT NOT NULL,
   updated_at           TEXT NOT NULL,
   -- The source entry keys come from first (then the ones after it): guid, link, enclosure, content. A feed whose keys
-  -- keep changing under a churn hold moves to the first later source that is stable (migration 1).
+  -- keep changing under a churn hold moves to the first later source that is stable (schema version 3).
   identity_key         TEXT NOT NULL DEFAULT 'guid' CHECK (identity_key IN ('guid', 'link', 'enclosure', 'content')),
   identity_rotations   INTEGER NOT NULL DEFAULT 0,  -- times the keys changed again under the current churn hold
   held_dropped         INTEGER NOT NULL DEFAULT 0,  -- unseen entries not held because the hold was full (schema version 4)
-  parser_version       INTEGER NOT NULL DEFAULT 1,  -- feed/parse.ts PARSER_VERSION of the last parse (schema version 5)
+  parser_version       INTEGER NOT NULL DEFAULT 1,  -- PARSER_VERSION (feed/parse/parse.ts) of the last parse
+                                                    -- (schema version 5)
   -- The feed.failing or feed.gone event sent for the current outage, and when (the fetch that raised it began): each
   -- is sent once, and the first success after it sends feed.recovered and clears both (schema version 6).
   health_alert         TEXT CHECK (health_alert IN ('failing', 'gone')),
@@ -116,8 +117,8 @@ CREATE TABLE feed_leases (
   again_at TEXT
 ) WITHOUT ROWID;
 
--- A feed's identity probe (JSON: the keys later sources gave the last good document, feed/identity-switch.ts), apart
--- from its row, which every poll rewrites: 0.6 KB for a feed of 20 entries, 28 KB for one of 500 (schema version 17).
+-- A feed's identity probe (JSON: the keys later sources gave the last good document, feed/identity/switch.ts), apart
+-- from its row, which every poll rewrites: tens of KB for a long feed (schema version 17).
 CREATE TABLE feed_probes (
   feed_id TEXT PRIMARY KEY REFERENCES feeds(id) ON DELETE CASCADE,
   probe   TEXT NOT NULL
@@ -147,10 +148,10 @@ CREATE TABLE subscriptions (
 CREATE INDEX subscriptions_by_application ON subscriptions(application_id, id);
 CREATE INDEX subscriptions_by_feed ON subscriptions(feed_id, status);
 -- An application's feeds, in feed id order, a page at a time (GET /v1/feeds, the dashboard's counts): a seek here, not a
--- walk of every feed asking whether the application uses it (issue 17; migration 10).
+-- walk of every feed asking whether the application uses it (schema version 10).
 CREATE INDEX subscriptions_by_application_feed ON subscriptions(application_id, feed_id);
 -- An endpoint's subscriptions in id order (GET /v1/subscriptions?endpoint=): a seek, not a walk of the application's
--- subscriptions looking for the endpoint's (issue 17; migration 14).
+-- subscriptions looking for the endpoint's (schema version 14).
 CREATE INDEX subscriptions_by_endpoint ON subscriptions(endpoint_id, id);
 -- The backfills the backfill loop has to queue, per application in id order: it takes applications turn about
 -- (actions/backfills.ts; schema version 21).
@@ -163,7 +164,7 @@ CREATE TABLE entries (
   key            TEXT NOT NULL,
   first_seen_at  TEXT NOT NULL,
   fingerprint    TEXT,   -- for a guid, link or enclosure key: short hashes of link, title, date and enclosure, which
-                         -- tell the entry from another one that later shows the same guid (migration 1)
+                         -- tell the entry from another one that later shows the same guid (schema version 3)
   seen_at        TEXT,   -- the last document that showed the key, rewritten at most once a day (schema version 4)
   PRIMARY KEY (feed_id, key)
 ) WITHOUT ROWID;
@@ -209,7 +210,7 @@ CREATE TABLE held_entries (
   entry       TEXT NOT NULL,      -- normalized entry JSON
   position    INTEGER NOT NULL,
   held_at     TEXT NOT NULL,      -- when the entry was first seen: a subscription created later never receives it
-  fingerprint TEXT,               -- stored with the key when the entry is released (migration 1)
+  fingerprint TEXT,               -- stored with the key when the entry is released (schema version 3)
   key_source  TEXT,               -- the identity source of the key, for the entry history (schema version 8)
   PRIMARY KEY (feed_id, key)
 );
@@ -240,12 +241,12 @@ CREATE TABLE events (
   stored_bytes     INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX events_due ON events(next_attempt_at) WHERE status IN ('pending', 'failed');
--- A subscription's events newest first (GET /v1/events?subscription=) and deleting them in batches (migration 10: was
--- (subscription_id, sequence), which nothing ordered by; the FIFO check uses events_waiting).
+-- A subscription's events newest first (GET /v1/events?subscription=) and deleting them in batches (schema version
+-- 10); the FIFO check uses events_waiting.
 CREATE INDEX events_by_subscription ON events(subscription_id, id);
 CREATE INDEX events_by_application ON events(application_id, id);
 CREATE INDEX events_by_endpoint ON events(endpoint_id, id);
--- GET /v1/events?status=: the application's events of one status newest first, a seek (issue 17; migration 10).
+-- GET /v1/events?status=: the application's events of one status newest first, a seek (schema version 10).
 CREATE INDEX events_by_application_status ON events(application_id, status, id);
 CREATE INDEX events_delivered ON events(delivered_at) WHERE status = 'delivered';   -- retention
 CREATE INDEX events_dead ON events(created_at) WHERE status = 'dead';
@@ -253,7 +254,7 @@ CREATE INDEX events_dead ON events(created_at) WHERE status = 'dead';
 CREATE INDEX events_waiting ON events(subscription_id, sequence) WHERE status IN ('pending', 'failed');
 
 -- A fair claim seeks to each application's earliest waiting event, so one application's backlog never has to be walked
--- to reach another's due events (issue 13; migration 7).
+-- to reach another's due events (schema version 7).
 CREATE INDEX events_waiting_by_application ON events(application_id, next_attempt_at) WHERE status IN ('pending', 'failed');
 
 -- The exact bytes sent on every attempt, apart from the event's bookkeeping: leasing an event and recording an attempt
@@ -326,19 +327,20 @@ CREATE INDEX sessions_by_key ON sessions(api_key_id, last_seen_at);   -- a key's
 
 -- Recent uses of the quotas that count over a window ([quotas] new_feed_urls_per_hour, test_events_per_minute,
 -- backfill_entries_per_hour). A use is recorded only under its limit, after the application's older uses of that quota
--- are deleted, and each counts at least 1, so an application holds at most its limit of rows per quota. (Migration 2.)
+-- are deleted, and each counts at least 1, so an application holds at most its limit of rows per quota (schema
+-- version 2).
 CREATE TABLE quota_usage (
   application_id  TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
   quota           TEXT NOT NULL,          -- the [quotas] key
   subject         TEXT,                   -- the feed id of a new feed URL (a repeat within the hour is free); else NULL
   used_at         TEXT NOT NULL,
-  amount          INTEGER NOT NULL DEFAULT 1   -- what the use counts: 1, or the entries a backfill asked for (version 21)
+  amount          INTEGER NOT NULL DEFAULT 1   -- 1, or the entries a backfill asked for (schema version 21)
 );
 CREATE INDEX quota_usage_window ON quota_usage(application_id, quota, used_at);
 
 -- Each feed's polls per UTC hour (hour = 'YYYY-MM-DDTHH'), for the dashboard's 24 h chart: one row per hour and feed,
 -- added to by the minute from the counts polls note in memory (actions/poll-counts.ts); the maintenance pass deletes
--- hours older than a day, so it holds at most about feeds × 25 rows (schema version 9; keyed by hour first since 16).
+-- hours older than a day, so it holds at most about feeds × 25 rows (schema version 9; keyed by hour first in 16).
 CREATE TABLE feed_poll_hours (
   hour         TEXT NOT NULL,
   feed_id      TEXT NOT NULL,                -- no foreign key: a deleted feed's rows are pruned with their hours

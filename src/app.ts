@@ -50,7 +50,7 @@ export const LAST_USE_FLUSH_MS = 60_000;
 /** How often the chart's poll counts noted by polls are written (actions/poll-counts.ts), unless enough are noted first. */
 export const POLL_COUNT_WRITE_MS = 60_000;
 
-/** Starts the daemon: lock and database, its checkpoint thread, HTTP server, poller, deliverer, backfill and
+/** Starts the daemon: lock and database, its checkpoint thread, HTTP server, poller, deliverer, WebSub, backfill and
  *  maintenance loops. Throws DataDirLockedError while another serve runs on the same data directory. */
 export async function startApp(
   config: Config,
@@ -150,7 +150,7 @@ function openExclusive(config: Config, logger: Logger): { db: Db; lock: DataDirL
     throw err;
   }
   try {
-    // With the lock held no other serve runs, so every lease in the database belongs to a process that is gone:
+    // With the lock held no other serve or poll runs, so every lease in the database belongs to a process that is gone:
     // release them so its feeds and deliveries resume now, not when the leases run out (up to minutes).
     const released = db
       .transaction(() => ({
@@ -207,9 +207,10 @@ function closeServer(server: ServerType, timeoutMs: number): Promise<void> {
 }
 
 /** Fetches every active feed once regardless of schedule (through the work pool, a chunk of feeds at a time, each
- *  leased as it starts), queues events and every ready backfill, then delivers until no due event is left: each round claims what is sendable
- *  now (the next event of each subscription as the one before it is delivered; a failed one again once its retry is
- *  due). The summary says how many events are still waiting (failed ones wait for their retry: serve sends them).
+ *  leased as it starts), queues events and every ready backfill, then delivers until no due event is left: each round
+ *  claims what is sendable now (the next event of each subscription as the one before it is delivered; a failed one
+ *  again once its retry is due). The summary says how many events are still waiting (failed ones wait for their
+ *  retry: serve sends them).
  *  Like serve, it holds the data directory's lock meanwhile (and so releases the leases a dead process left): throws
  *  DataDirLockedError while a serve or another poll holds it, unless `force`. Stopping drains the pools before
  *  anything else, and closes the database before the HTTP agents, so a fetch or an attempt cut short by the stop can

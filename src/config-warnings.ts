@@ -17,8 +17,8 @@ const isSet = (c: Config, key: keyof Config['quotas']): boolean =>
   c.quotas[key] !== defaultConfig().quotas[key];
 
 // Every pair of keys where one caps, raises or switches off the other (src/feed/schedule.ts clamps the interval,
-// src/feed/fetch/fetch.ts's total deadline covers the connection, the limiters cap per-host/per-endpoint slots by the total,
-// src/http/ratelimit.ts has no bucket when its rate is 0, the deliverer skips disabled endpoints).
+// src/feed/fetch/fetch.ts's total deadline covers the connection, the limiters cap per-host/per-endpoint slots by the
+// total, src/http/ratelimit.ts has no bucket when its rate is 0, the deliverer skips disabled endpoints).
 const OVERRIDES: OverrideRule[] = [
   {
     key: 'poll.interval_seconds',

@@ -36,7 +36,7 @@ export const ConfigSchema = v.strictObject({
       shutdown_timeout_seconds: v.optional(int(1, 600), 10),
       max_body_bytes: v.optional(int(1024, 64 * 1024 * 1024), 1_048_576),
       trusted_proxies: v.optional(v.pipe(v.array(addressOrCidr), v.maxLength(100)), []),
-      // Issue 17: V8's heap limit for serve and poll --once (src/heap.ts); 0 = the runtime's own (about 1/4 of memory).
+      // V8's heap limit for serve and poll --once (src/heap.ts); 0 = the runtime's own (about 1/4 of memory).
       heap_limit_mb: v.optional(v.union([v.literal(0), int(64, 1_048_576)]), 512),
     }),
     {},
@@ -58,9 +58,9 @@ export const ConfigSchema = v.strictObject({
       interval_seconds: v.optional(seconds, 900),
       min_interval_seconds: v.optional(seconds, 60),
       max_interval_seconds: v.optional(seconds, 86_400),
-      // Issue 14: while a WebSub hub pushes a feed, polling is the fallback, at max(interval × 4, this), up to the max.
+      // While a WebSub hub pushes a feed, polling is the fallback, at max(interval × 4, this), up to the max.
       push_interval_seconds: v.optional(seconds, 3600),
-      // Issue 14: hub.lease_seconds asked of WebSub hubs (a hub may grant another); renewed at 80 % of the lease.
+      // hub.lease_seconds asked of WebSub hubs (a hub may grant another); renewed at 80 % of the lease.
       push_lease_seconds: v.optional(int(3600, 31_536_000), 864_000),
       // A pushed body (one feed document) read at most; a larger push is taken as a sign of change: the feed is polled.
       push_max_body_bytes: v.optional(int(1024, 1024 * 1024 * 1024), 1024 * 1024),
@@ -75,7 +75,7 @@ export const ConfigSchema = v.strictObject({
       connect_timeout_seconds: v.optional(int(1, 120), 10),
       max_body_bytes: v.optional(int(1024, 1024 * 1024 * 1024), 15 * 1024 * 1024),
       user_agent: v.optional(v.string(), ''),
-      // Issue 13: feed bodies are read (decoded, parsed, keyed) on worker threads; 0 = the cores but one, 1 to 4.
+      // Feed bodies are read (decoded, parsed, keyed) on worker threads; 0 = the cores but one, 1 to 4.
       parse_workers: v.optional(int(0, 64), 0),
       // A parse worker's heap; a document that needs more stops that worker and fails as a parse error.
       parse_heap_mb: v.optional(int(32, 16_384), 96),
@@ -120,16 +120,16 @@ export const ConfigSchema = v.strictObject({
   ),
   // What the database keeps of each feed (README, "The database file"): a feed that churns holds a bounded number of
   // entries; keys of entries long gone and feeds nobody subscribes to any more are deleted by the maintenance pass.
-  // The defaults are a few times what the largest feed of test/fixtures/corpus shows (test/feed/corpus.test.ts checks
-  // it), so a real feed's document is held or kept whole and a hostile one stops early.
+  // The defaults are a few times what the largest feed of test/fixtures/corpus shows (test/feed/parse/corpus.test.ts
+  // checks it), so a real feed's document is held or kept whole and a hostile one stops early.
   retention: v.optional(
     v.strictObject({
       held_entries_per_feed: v.optional(int(1, 10_000_000), 1000),
       held_bytes_per_feed: v.optional(int(1024, 1024 * 1024 * 1024), 4 * 1024 * 1024),
       entry_key_days: v.optional(int(1, 36_500), 30),
       entry_keys_per_feed: v.optional(int(1, 100_000_000), 1000),
-      // Whatever the window, a feed keeps at most this many keys (a feed with new ids on every poll made the window
-      // unbounded): a hundred times the most entries a real feed shows at once.
+      // Whatever the window, a feed keeps at most this many keys (a feed with new ids on every poll would make the
+      // window unbounded): a hundred times the most entries a real feed shows at once.
       entry_keys_max_per_feed: v.optional(int(1, 100_000_000), 10_000),
       orphaned_feed_days: v.optional(int(1, 36_500), 7),
       // The entry history (GET …/entries, backfill, updates, the trace): at least the 50 newest entries per feed.

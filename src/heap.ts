@@ -3,14 +3,15 @@
 // arenas are capped in the same restart.
 //
 // Why a limit at all: V8 sizes its heap from the machine's memory (about 4 GB on a large box) and collects lazily below
-// that, so a busy serve grew to 1.4–1.9 GB of garbage with pauses up to 0.9 s (issue 17); capped, it stays flat.
+// that, so a busy serve's heap fills up with garbage towards that size, with long pauses to collect it; capped, it
+// stays flat.
 // Why a restart: V8 reads the limit when the isolate is created; it cannot be lowered from JavaScript afterwards.
 import { isSea } from 'node:sea';
 import { getHeapStatistics } from 'node:v8';
 
 /** The V8 flags for a heap limit of `limitMb`: the old generation's size, and a young generation's semi-space of 1/128
- *  of it (1 to 16 MB; V8's default is 16 MB), because three semi-spaces of 16 MB in each thread's heap were most of the
- *  idle daemon's memory, while a young generation this size still collects a request's garbage in one scavenge. */
+ *  of it (1 to 16 MB; V8's default is 16 MB), because three semi-spaces of 16 MB in each thread's heap would be most of
+ *  the idle daemon's memory, while a young generation this size still collects a request's garbage in one scavenge. */
 export function heapFlags(limitMb: number): string[] {
   const semiMb = Math.min(16, Math.max(1, Math.round(limitMb / 128)));
   return [`--max-old-space-size=${limitMb}`, `--max-semi-space-size=${semiMb}`];
@@ -30,9 +31,8 @@ export type Runtime = {
 
 /** glibc's malloc keeps up to 8 arenas per core, one more whenever a thread finds the others locked, and each keeps the
  *  memory it once grew to. feedsub's threads (the event loop, the parse and checkpoint threads, V8's compilers,
- *  libuv's pool) grew several; with two, make bench's peak RSS of the executable `serve` (1,000 feeds) was 224-241 MiB
- *  in three runs against 255-263 MiB with glibc's default. Set in the environment at the restart (glibc reads it when
- *  the process starts) unless the operator set it; other allocators (musl) ignore it. */
+ *  libuv's pool) make it grow several; capped at two, the daemon's peak RSS is lower. Set in the environment at the
+ *  restart (glibc reads it when the process starts) unless the operator set it; other allocators (musl) ignore it. */
 export const MALLOC_ARENA_MAX = '2';
 const ARENA_ENV = 'MALLOC_ARENA_MAX';
 

@@ -1,4 +1,4 @@
-// An endpoint's delivery options (issue 15, as Svix offers them): extra static headers sent with every attempt, and a
+// An endpoint's delivery options (as Svix offers them): extra static headers sent with every attempt, and a
 // rate limit (attempts it may start in any one second; the deliverer enforces it, worker/deliver/endpoint-rate.ts).
 import * as v from 'valibot';
 

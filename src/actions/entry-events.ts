@@ -1,5 +1,6 @@
-// Turning newly seen entries into queued events for every active subscription of their feed (poller and churn release),
-// and the queueing every subscription event shares: who receives a type, and the subscription's sequence numbers.
+// Turning newly seen entries into queued events for every active subscription of their feed (a polled or pushed
+// document, a churn release), and the queueing every subscription event shares: who receives a type, and the
+// subscription's sequence numbers.
 import type { Ctx } from '../context.ts';
 import { fromV1Entry } from '../feed/parse/entry.ts';
 import type { Entry } from '../feed/types.ts';

@@ -59,7 +59,7 @@ export type FeedView = {
   stored_bytes: number;
   /** Why the feed is held for its application's storage budget (status over_budget), or null. */
   over_budget: BudgetHoldView | null;
-  /** WebSub (issue 14): the hub the feed advertises and where our subscription to it stands. */
+  /** WebSub: the hub the feed advertises and where our subscription to it stands. */
   push: PushView;
   created_at: string;
   updated_at: string;

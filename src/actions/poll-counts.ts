@@ -1,6 +1,6 @@
 // The dashboard chart's poll counts (feed_poll_hours): a poll notes its count in memory, and a timer writes the counts
-// noted since the last write, sorted by hour and feed, in short transactions. An upsert per poll wrote a page of the
-// table for nearly every poll (each feed's row of the hour sits somewhere else); written sorted, a minute of polls
+// noted since the last write, sorted by hour and feed, in short transactions. An upsert per poll would write a page of
+// the table for nearly every poll (each feed's row of the hour sits somewhere else); written sorted, a minute of polls
 // fills the hour's range page after page. A crash loses the counts of the polls since the last write, nothing else.
 import type { Ctx, PollCount, PollCounts } from '../context.ts';
 import {

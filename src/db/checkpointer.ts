@@ -1,6 +1,6 @@
 // The WAL checkpointer: a worker thread with its own connection copies the WAL into the database file every
 // `intervalMs`, off the event loop. SQLite's own autocheckpoint runs inside whichever commit crosses 1,000 WAL pages,
-// on the main thread, with two fsyncs; under delivery load that cost a tenth of the delivery rate in make bench.
+// on the main thread, with two fsyncs, which under delivery load hold up the commits that record attempts.
 // While the thread runs, the main connection's autocheckpoint stays on only as a bound on the WAL's size.
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.ts';

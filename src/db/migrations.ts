@@ -4,7 +4,7 @@ import type Database from 'better-sqlite3';
 
 /** Append-only: never edit a step once released; schema.sql must equal the result of all steps. */
 export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
-  // 1 → 2 (issue 13, quotas): the recent uses of the windowed quotas.
+  // 1 → 2, quotas: the recent uses of the windowed quotas.
   (db) => {
     db.exec(`CREATE TABLE quota_usage (
       application_id  TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
@@ -14,9 +14,9 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
     );
     CREATE INDEX quota_usage_window ON quota_usage(application_id, quota, used_at);`);
   },
-  // 2 → 3, entry identity (issue 12): the source a feed keys its entries from, the probe that lets a churning feed
-  // switch source, and per-key fingerprints that tell a recycled guid from the entry that first had it. Existing keys
-  // stay valid: every feed keeps keying from its guid, and keys the old code computed are still recognised.
+  // 2 → 3, entry identity: the source a feed keys its entries from, the probe that lets a churning feed switch source,
+  // and per-key fingerprints that tell a recycled guid from the entry that first had it. Existing keys stay valid:
+  // every feed keeps keying from its guid, and keys as version 1 computed them are still recognised.
   (db) => {
     db.exec(`
       ALTER TABLE feeds ADD COLUMN identity_key TEXT NOT NULL DEFAULT 'guid'
@@ -27,9 +27,9 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE held_entries ADD COLUMN fingerprint TEXT;
     `);
   },
-  // 3 → 4, bounds (issue 13): when each entry key was last shown (every existing key counts as last shown when first
-  // seen), so keys long gone can be pruned; how many entries a full churn hold did not keep; the indexes that let a
-  // hold be released, Idempotency-Key records expire and a key's sessions be capped in small batches.
+  // 3 → 4, bounds: when each entry key was last shown (every existing key counts as last shown when first seen), so
+  // keys long gone can be pruned; how many entries a full churn hold did not keep; the indexes that let a hold be
+  // released, Idempotency-Key records expire and a key's sessions be capped in small batches.
   (db) => {
     db.exec(`
       ALTER TABLE entries ADD COLUMN seen_at TEXT;
@@ -41,13 +41,13 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX sessions_by_key ON sessions(api_key_id, last_seen_at);
     `);
   },
-  // 4 → 5, parser upgrades (issue 12): which parser version last read each feed; every existing feed was read by
-  // version 1, so its first parse by a later version takes the upgrade pass (actions/ingest/upgrade.ts).
+  // 4 → 5, parser upgrades: which parser version last read each feed; every existing feed was read by version 1, so its
+  // first parse by a later version takes the upgrade pass (actions/ingest/upgrade.ts).
   (db) => {
     db.exec('ALTER TABLE feeds ADD COLUMN parser_version INTEGER NOT NULL DEFAULT 1');
   },
-  // 5 → 6, feed health (issue 14): the event types an endpoint receives (NULL = every type), and the feed.failing or
-  // feed.gone alert of a feed's current outage, so each health event is sent once and feed.recovered ends it.
+  // 5 → 6, feed health: the event types an endpoint receives (NULL = every type), and the feed.failing or feed.gone
+  // alert of a feed's current outage, so each health event is sent once and feed.recovered ends it.
   (db) => {
     db.exec(`
       ALTER TABLE endpoints ADD COLUMN filter_types TEXT;
@@ -55,15 +55,15 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE feeds ADD COLUMN health_alert_at TEXT;
     `);
   },
-  // 6 → 7 (issue 13, the work pool): each application's waiting events by due time, for the fair delivery claim.
+  // 6 → 7, the work pool: each application's waiting events by due time, for the fair delivery claim.
   (db) => {
     db.exec(
       "CREATE INDEX events_waiting_by_application ON events(application_id, next_attempt_at) WHERE status IN ('pending', 'failed');",
     );
   },
-  // 7 → 8, history (issue 14): each feed's last entries with the facts the trace reads, which entries each event
-  // carries, and per subscription the updates opt-in, a backfill awaiting its feed's baseline and its last pauses.
-  // Existing feeds start with an empty history; their next documents fill it.
+  // 7 → 8, history: each feed's last entries with the facts the trace reads, which entries each event carries, and per
+  // subscription the updates opt-in, a backfill awaiting its feed's baseline and its last pauses. Existing feeds start
+  // with an empty history; their next documents fill it.
   (db) => {
     db.exec(`
       ALTER TABLE subscriptions ADD COLUMN updates INTEGER NOT NULL DEFAULT 0;
@@ -92,8 +92,8 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX event_entries_by_event ON event_entries(event_id);
     `);
   },
-  // 8 → 9, dashboard charts and metrics (issue 15): each feed's polls per hour for its 24 h chart; the indexes that read
-  // an endpoint's recent attempts and count feeds by status without touching their rows.
+  // 8 → 9, dashboard charts and metrics: each feed's polls per hour for its 24 h chart; the indexes that read an
+  // endpoint's recent attempts and count feeds by status without touching their rows.
   (db) => {
     db.exec(`
       CREATE INDEX feeds_by_status ON feeds(status, id);
@@ -110,9 +110,9 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX feed_poll_hours_by_hour ON feed_poll_hours(hour);
     `);
   },
-  // 9 → 10 (issue 17, queries that scan): the indexes every list filter and status count seeks on — an application's
-  // events by status, a subscription's events by id (replacing the (subscription_id, sequence) order nothing used),
-  // an application's feeds by id (feeds by status came with 8 → 9).
+  // 9 → 10, queries that scan: the indexes every list filter and status count seeks on — an application's events by
+  // status, a subscription's events by id (replacing the (subscription_id, sequence) order nothing used), an
+  // application's feeds by id (feeds by status came with 8 → 9).
   (db) => {
     db.exec(`
       CREATE INDEX subscriptions_by_application_feed ON subscriptions(application_id, feed_id);
@@ -121,7 +121,7 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX events_by_application_status ON events(application_id, status, id);
     `);
   },
-  // 10 → 11 (issue 14, WebSub): each feed's subscription at its hub.
+  // 10 → 11, WebSub: each feed's subscription at its hub.
   (db) => {
     db.exec(`
       CREATE TABLE websub_subscriptions (
@@ -142,29 +142,29 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX websub_subscriptions_due ON websub_subscriptions(next_action_at);
     `);
   },
-  // 11 → 12, endpoint options (issue 15): the extra headers sent with every attempt to the endpoint (NULL = none), and
-  // how many attempts it may start in any one second (NULL = no limit).
+  // 11 → 12, endpoint options: the extra headers sent with every attempt to the endpoint (NULL = none), and how many
+  // attempts it may start in any one second (NULL = no limit).
   (db) => {
     db.exec(`
       ALTER TABLE endpoints ADD COLUMN headers TEXT;
       ALTER TABLE endpoints ADD COLUMN rate_limit INTEGER;
     `);
   },
-  // 12 → 13 (issue 16, scale): the feeds a URL names by fetch or discovery URL, so that a new subscription's duplicate
-  // check seeks instead of walking the endpoint's subscriptions.
+  // 12 → 13, scale: the feeds a URL names by fetch or discovery URL, so that a new subscription's duplicate check
+  // seeks instead of walking the endpoint's subscriptions.
   (db) => {
     db.exec(`
       CREATE INDEX feeds_by_fetch_url ON feeds(fetch_url);
       CREATE INDEX feeds_by_discovered_url ON feeds(discovered_url) WHERE discovered_url IS NOT NULL;
     `);
   },
-  // 13 → 14 (issue 17): an endpoint's subscriptions in id order, so GET /v1/subscriptions?endpoint= seeks them instead
-  // of walking every subscription of the application looking for the endpoint's.
+  // 13 → 14: an endpoint's subscriptions in id order, so GET /v1/subscriptions?endpoint= seeks them instead of walking
+  // every subscription of the application looking for the endpoint's.
   (db) => {
     db.exec('CREATE INDEX subscriptions_by_endpoint ON subscriptions(endpoint_id, id);');
   },
-  // 14 → 15 (issue 17, writes per poll): feed leases move out of the feeds row into a table of their own that holds only
-  // the polls in flight (a few pages), so a claim no longer rewrites each claimed feed's row a second time.
+  // 14 → 15, writes per poll: feed leases move out of the feeds row into a table of their own that holds only the
+  // polls in flight (a few pages), so a claim rewrites those pages, not each claimed feed's row a second time.
   (db) => {
     db.exec(`
       CREATE TABLE feed_leases (
@@ -175,10 +175,10 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE feeds DROP COLUMN lease_until;
     `);
   },
-  // 15 → 16 (issue 17, writes per poll): the chart's poll counts keyed by hour, then feed. A poll's count was an upsert
-  // in its feed's run of hours, a page of its own for nearly every poll; the counts are now noted in memory and written
-  // by the minute, sorted, into the hour's range (actions/poll-counts.ts). No foreign key: its cascade would walk the
-  // table for each deleted feed; a deleted feed's rows are pruned with their hours, within a day.
+  // 15 → 16, writes per poll: the chart's poll counts keyed by hour, then feed, so the counts noted in memory and
+  // written by the minute, sorted, fill the hour's range in order (actions/poll-counts.ts) rather than a page of each
+  // feed's run of hours. No foreign key: its cascade would walk the table for each deleted feed; a deleted feed's rows
+  // are pruned with their hours, within a day.
   (db) => {
     db.exec(`
       CREATE TABLE feed_poll_hours_by_hour_and_feed (
@@ -196,9 +196,9 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE feed_poll_hours_by_hour_and_feed RENAME TO feed_poll_hours;
     `);
   },
-  // 16 → 17 (issue 17, writes per poll): the identity probe (a JSON list of keys per source, 0.6 KB for a feed of 20
-  // entries, 28 KB for one of 500) moves out of the feeds row, which every poll rewrites: a 304 rewrites the page its
-  // feed's row is on, and with the probe in it a page held three feeds instead of nine.
+  // 16 → 17, writes per poll: the identity probe (a JSON list of keys per source, tens of KB for a long feed) moves out
+  // of the feeds row, which every poll rewrites: a 304 rewrites the page its feed's row is on, and small rows put more
+  // feeds on a page.
   (db) => {
     db.exec(`
       CREATE TABLE feed_probes (
@@ -214,9 +214,10 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
   (db) => {
     db.exec('ALTER TABLE feed_leases ADD COLUMN again_at TEXT');
   },
-  // 18 → 19, WebSub: each subscribe request names a callback token of its own (stored, no longer derived from the
-  // secret), the callback a renewal replaces is kept until the renewal is verified, a lapsed lease has a status of its
-  // own ('expired'), and a plain-http hub has no secret. Existing callbacks keep their token: the hub still knows them.
+  // 18 → 19, WebSub: each subscribe request names a random callback token of its own, stored (version 11 derived one
+  // per feed from the secret), the callback a renewal replaces is kept until the renewal is verified, a lapsed lease
+  // has a status of its own ('expired'), and a plain-http hub has no secret. Existing callbacks keep their token: the
+  // hub still knows them.
   (db) => {
     db.exec(`
       CREATE TABLE websub_subscriptions_v19 (

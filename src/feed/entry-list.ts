@@ -1,15 +1,15 @@
 // A document's entries as the parse thread hands them over: each serialized (V8's structured-clone format) into one
 // buffer, transferred (not copied) to the main thread, and read there one entry at a time, only where an entry is
-// needed. Deserialized whole, the 200 entries of a 1 MiB document were ~2 MB of strings on the main thread's heap per
-// poll, held until the poll was recorded (262 scavenges in 30 s of make bench's API-while-parsing phase, 109 after).
+// needed. Deserialized whole, a large document's entries would put megabytes of strings on the main thread's heap for
+// each poll, held until the poll is recorded, and the young generation would be collected all the more often.
 import { deserialize, serialize } from 'node:v8';
 import type { Entry } from './types.ts';
 
 /** The entries of one document: each serialized, one after another, and where each one ends. */
 export type PackedEntries = { bytes: Uint8Array; ends: Uint32Array };
 
-/** Packs `entries`. V8's serializer, not JSON: it took a sixth of the time on the corpus (7 against 51 ms for 120
- *  documents), beside the ~800 ms of reading them. */
+/** Packs `entries`. V8's serializer, not JSON: several times faster on the corpus, and small beside reading the
+ *  documents. */
 export function packEntries(entries: readonly Entry[]): PackedEntries {
   const parts = entries.map((e) => serialize(e));
   let size = 0;

@@ -13,9 +13,10 @@ export type ScheduleInput =
   | { kind: 'throttled'; retryAfterSeconds: number }
   | { kind: 'error'; consecutiveErrors: number; retryAfterSeconds: number | null };
 
-/** Seconds until the next poll (with ±10 % jitter from `random`) and the base interval to remember.
- *  Success: adaptive estimate (half the median gap between recent entries) clamped to [min, max], raised to ttl and
- *  Cache-Control/Expires (up to max). Throttled: Retry-After (up to 24 h). Error: exponential backoff capped at max; never stops. */
+/** Seconds until the next poll (with ±10 % jitter from `random`, except after a throttle) and the base interval to
+ *  remember. Success: adaptive estimate (half the median gap between recent entries) clamped to [min, max], raised to
+ *  ttl and Cache-Control/Expires (up to max). Throttled: Retry-After (at least min, up to 24 h), no jitter. Error:
+ *  exponential backoff capped at max, or a longer Retry-After (up to 24 h); never stops. */
 export function nextPoll(
   input: ScheduleInput,
   limits: ScheduleLimits,

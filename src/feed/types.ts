@@ -21,7 +21,7 @@ export type Entry = {
   published_at: string | null; // ISO 8601 UTC ms (new Date().toISOString() form) or null
   updated_at: string | null;
   // The title and body as version 1 read them (entity-decoded, untyped): hashed only for the key of an entry with no
-  // guid, link or enclosure, so such keys stay what they were. Never sent.
+  // guid, link or enclosure, so such keys stay the same across versions. Never sent.
   key_source: { title: string | null; body: string | null };
 };
 

@@ -1,7 +1,7 @@
 // The WebSub callback, outside /v1 (a hub has no API key): GET answers a verification of intent or a denial (WebSub
-// §5.2, §5.3), POST takes a content distribution (§7) whose X-Hub-Signature (§7.1) is right into the poll flow. Pushes
-// are read in a bounded number of slots (a few per hub), each body capped and within a deadline of its own, and the
-// signature is checked as the body streams in.
+// §5.2, §5.3), POST takes a content distribution (§7) whose X-Hub-Signature (§7.1) is right into the entry path a poll
+// takes too (actions/ingest/push.ts). Pushes are read in a bounded number of slots (a few per hub), each body capped
+// and within a deadline of its own, and the signature is checked as the body streams in.
 import { Hono, type Context } from 'hono';
 import type { Ctx } from '../context.ts';
 import { answerHub, pollPushedFeed, pushTarget } from '../actions/websub.ts';
@@ -59,9 +59,9 @@ export function webSubApp(ctx: Ctx, logger: Logger, push: PushDeps): Hono {
 /** A content distribution (§7): 410 unless the callback is a verified, live subscription (the hub may end it); 429
  *  past the feed's rate; 503 while every slot (or the hub's share) is taken. A subscription without a secret (a
  *  plain-http hub) cannot sign, so its push is taken only as a sign of change and the feed is polled; so is a signed
- *  push past poll.push_max_body_bytes (413, unread past the cap) or poll.push_timeout_seconds (408). A missing or wrong signature is answered 2xx like
- *  a right one (§7.1.2: the subscriber MUST ignore the content, and may acknowledge it so a forger learns nothing),
- *  and nothing of it is kept. A signed body is stored before the answer. */
+ *  push past poll.push_max_body_bytes (413, unread past the cap) or poll.push_timeout_seconds (408). A missing or
+ *  wrong signature is answered 2xx like a right one (§7.1.2: the subscriber MUST ignore the content, and may
+ *  acknowledge it so a forger learns nothing), and nothing of it is kept. A signed body is stored before the answer. */
 async function receive(
   ctx: Ctx,
   logger: Logger,

@@ -75,8 +75,8 @@ export function countFeedKeys(db: Db, feedId: string): number {
     .get(feedId) as number;
 }
 
-/** Deletes up to `limit` held entries of the feed from the end of the hold in document order (what a lowered cap, or a
- *  hold made before there was one, no longer keeps); returns how many. */
+/** Deletes up to `limit` held entries of the feed from the end of the hold in document order (what the cap does not
+ *  keep: it was lowered, or the hold was made without one); returns how many. */
 export function trimHeldEntries(db: Db, feedId: string, limit: number): number {
   const sizes = prepared(
     db,

@@ -10,8 +10,8 @@ export type KeyRow = { key: string; fingerprint: string | null; aliases?: string
 
 /** What the feed stores under each of `keys` that it stores (and maybe under others): the fingerprint and when a
  *  document last showed it. A feed that stores not many more keys than asked for (a steady feed stores about its
- *  document's) is read whole along its primary key, a walk of a few pages: cheaper than a seek per key (1.0 against 1.6
- *  ms for a 550-entry document's keys). Else one statement seeks each key. */
+ *  document's) is read whole along its primary key, a walk of a few pages: cheaper than a seek per key. Else one
+ *  statement seeks each key. */
 export function storedKeys(
   db: Db,
   feedId: string,
@@ -92,7 +92,7 @@ export function fillFingerprints(
 export type HeldEntry = {
   key: string;
   fingerprint: string | null;
-  /** The identity source of the key (null for entries held before schema version 7). */
+  /** The identity source of the key (null for entries held before schema version 8). */
   key_source: string | null;
   entry: string;
   position: number;

@@ -15,7 +15,7 @@ export type ClaimedEvent = Pick<
 export type DueEvent = Omit<ClaimedEvent, 'body'> & { rowid: number; rate_limit: number | null };
 
 // An event can be sent when its endpoint is active, its subscription is not paused, and no earlier event of its
-// subscription is still undelivered (pending or failed): per-subscription FIFO. Dead events no longer hold the line.
+// subscription is still undelivered (pending or failed): per-subscription FIFO. A dead event does not hold the line.
 const SENDABLE = `
   FROM events e
   JOIN endpoints ep ON ep.id = e.endpoint_id AND ep.status = 'active'
@@ -144,8 +144,9 @@ export function releaseEvents(db: Db, ids: readonly string[]): void {
   ).run(JSON.stringify(ids));
 }
 
-/** Ends the lease of every waiting event. Only for `serve` at start, under the data directory's lock (see
- *  releaseAllFeedLeases): the attempts those leases covered died with their process, so the events are sent at once. */
+/** Ends the lease of every waiting event. Only for `serve` or `poll --once` at start, under the data directory's lock
+ *  (see releaseAllFeedLeases): the attempts those leases covered died with their process, so the events are sent at
+ *  once. */
 export function releaseAllEventLeases(db: Db): number {
   return prepared(
     db,

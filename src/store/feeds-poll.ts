@@ -54,8 +54,9 @@ const POLL_TARGET = `id, url, fetch_url, credentials, discovered_url, etag, last
   error_count, health_alert, interval_seconds, redirect_url, next_poll_at`;
 
 /** Leases up to `limit` due feeds that have an active subscription, earliest due first: a range of feeds_due
- *  ("SEARCH f USING INDEX feeds_due (next_poll_at<?)"). An `@all = 1 OR next_poll_at <= @t` switch here had made it a
- *  walk of the whole index ("SCAN f USING INDEX feeds_due"); ignoring schedules is feedsToPollAfter's job. */
+ *  ("SEARCH f USING INDEX feeds_due (next_poll_at<?)"). Ignoring schedules is feedsToPollAfter's job: a switch for it
+ *  here (`@all = 1 OR next_poll_at <= @t`) would make this a walk of the whole index ("SCAN f USING INDEX
+ *  feeds_due"). */
 export function claimDueFeeds(db: Db, now: Date, leaseMs: number, limit: number): PollTarget[] {
   const due = prepared(
     db,

@@ -75,8 +75,8 @@ export function findSubscriptionToSameFeed(
   credentialKey: string,
 ): string | undefined {
   // Each way of naming the same document is its own index seek (the feeds it names, then their subscriptions by
-  // feed, `+` keeping the planner off the endpoint's index): one OR over the joined rows walked every subscription of
-  // the endpoint (10,000 at 100k feeds: the cost of every create grew with the endpoint; make bench-scale).
+  // feed, `+` keeping the planner off the endpoint's index), so a create costs the same however many subscriptions
+  // the endpoint has: one OR over the joined rows would walk every one of them.
   return (
     prepared(
       db,

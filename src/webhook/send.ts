@@ -43,8 +43,8 @@ export function sendWebhook(opts: SendOptions): Promise<SendResult> {
   });
 }
 
-/** One attempt as an undici dispatch handler: no response stream and no AbortSignal per request (each cost a share of
- *  the raw POST rate in make bench); one plain timer is the total deadline and aborts through the controller. */
+/** One attempt as an undici dispatch handler: no response stream and no AbortSignal per request (each costs a share of
+ *  the raw POST rate); one plain timer is the total deadline and aborts through the controller. */
 class Attempt implements Dispatcher.DispatchHandler {
   readonly #opts: SendOptions;
   readonly #target: URL;

@@ -32,8 +32,8 @@ export type Workers = {
   pollerDeps: PollerDeps;
   delivererDeps: DelivererDeps;
   start(): void;
-  /** Stops the loops, each awaiting its in-flight tick, then waits for the polls and delivery attempts in flight;
-   *  `timeoutMs` in all. */
+  /** Stops the loops, each awaiting its in-flight tick, then waits for the polls, delivery attempts and WebSub requests
+   *  in flight; `timeoutMs` in all. */
   stop(timeoutMs: number): Promise<void>;
   /** Releases agents and worker threads; after stop(). */
   close(): Promise<void>;
@@ -107,8 +107,8 @@ export function createWorkers(
 /** The guarded agents for feed fetches (connecting to the addresses the poller's caps counted) and webhook attempts. */
 function createAgents(ctx: Ctx, resolver: Resolver): { feedAgent: Agent; hookAgent: Agent } {
   const { poll, delivery, network } = ctx.config;
-  // Connections per origin: as many as requests can be in flight at once, so none waits for one; an unbounded pool kept
-  // growing under load and cost ~8 µs of every request (make bench).
+  // Connections per origin: as many as requests can be in flight at once, so none waits for one, and no more: an
+  // unbounded pool grows under load, and every request pays for its size.
   const feedAgent = createGuardedAgent({
     allowPrivate: network.allow_private,
     connectTimeoutMs: poll.connect_timeout_seconds * 1000,

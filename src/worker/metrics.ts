@@ -22,7 +22,8 @@ const ATTEMPT_OUTCOMES = ['delivered', 'retry', 'dead'] as const;
 const FETCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 // Receivers answer in milliseconds to seconds; delivery.timeout_seconds is 15 s by default.
 const ATTEMPT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60];
-// Event created → delivered spans the first try (sub-second) to the end of the retry schedule (about 33 h).
+// Event created → delivered spans the first try (sub-second) to the end of the retry schedule (about 28 h by default,
+// up to 33 h with its jitter).
 const LATENCY_BUCKETS = [0.1, 0.5, 1, 5, 15, 60, 300, 1800, 7200, 21_600, 86_400, 172_800];
 // Per endpoint, fewer buckets: every endpoint costs 3 + 10 series (README › Metrics).
 const ENDPOINT_ATTEMPT_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 15];
@@ -223,8 +224,8 @@ const FEED_COUNT_PAGE = 5000;
 const feedCounts = new WeakMap<Db, Promise<Record<PolledFeedStatus, number>>>();
 
 /** Feeds by status (feeds without an active subscription as idle), counted in pages of FEED_COUNT_PAGE with a turn of
- *  the event loop between them, so a scrape at 100,000 feeds does not hold the API for the whole walk (108-124 ms in
- *  one statement). A feed changing status during the walk may be counted in both or neither: a gauge's tolerance. */
+ *  the event loop between them, so a scrape at 100,000 feeds does not hold the API for the whole walk. A feed changing
+ *  status during the walk may be counted in both or neither: a gauge's tolerance. */
 export function countFeeds(
   db: Db,
   pageSize = FEED_COUNT_PAGE,

@@ -1,6 +1,6 @@
-// Identity churn inside the transaction that stores a document: the unseen entries are held, up to the feed's cap; when the keys keep
-// changing poll after poll, the feed switches to the first later identity source that is stable and the hold ends
-// without re-sending what was seen before it began.
+// Identity churn inside the transaction that stores a document: the unseen entries are held, up to the feed's cap;
+// when the keys keep changing poll after poll, the feed switches to the first later identity source that is stable and
+// the hold ends without re-sending what was seen before it began.
 import type { Ctx } from '../../context.ts';
 import { queueEntryEvents, toEventEntry, type SeenEntry } from '../entry-events.ts';
 import { recordHistory } from '../entry-history.ts';

@@ -1,6 +1,6 @@
-// Entry keys inside the transaction that stores a document: what the feed stored under a key (each key read once), the document's unseen
-// entries, and recording planned keys so that what was known only by an old spelling, or without a fingerprint, is
-// known in full afterwards.
+// Entry keys inside the transaction that stores a document: what the feed stored under a key (each key read once),
+// the document's unseen entries, and recording planned keys so that what was known only by an old spelling, or
+// without a fingerprint, is known in full afterwards.
 import { CHUNK_ROWS } from '../chunks.ts';
 import type { Ctx } from '../../context.ts';
 import type { Db } from '../../db/open.ts';
@@ -57,8 +57,8 @@ type StoredKey = { fingerprint: string | null; seenAt: string | null } | undefin
 
 /** Reads what the feed stored under a key, once per key for the life of the memo (one poll transaction). The keys a
  *  document's entries most likely have (`identities`: each entry's key from the feed's identity source on, its link
- *  alias and legacy key) are read in one statement first: a key at a time, the reads of a 550-entry document took
- *  ~2.5 ms of the event loop per poll, and marking them seen as many again. */
+ *  alias and legacy key) are read in one statement first, not a key at a time: for a long document, reads one by
+ *  one would hold the event loop for milliseconds on every poll. */
 export function keyLookup(
   db: Db,
   feedId: string,

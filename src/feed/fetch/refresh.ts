@@ -1,5 +1,6 @@
-// One feed's refresh, network and parsing only (no storage): fetch → read (decode, parse, key: feed/parse/read-document.ts, off the
-// main thread), or discover the feed behind an HTML page; all of it within poll.timeout_seconds from its start.
+// One feed's refresh, network and parsing only (no storage): fetch → read (decode, parse, key:
+// feed/parse/read-document.ts, off the main thread), or discover the feed behind an HTML page; all of it within
+// poll.timeout_seconds from its start.
 import type { Dispatcher } from 'undici';
 import type { DiscoveredFeed } from './discover.ts';
 import { fetchFeed, type FetchMeta } from './fetch.ts';
@@ -48,7 +49,8 @@ export function refreshTarget(feed: {
 
 export type RefreshDeps = {
   agent: Dispatcher;
-  /** Reads fetched bytes by `deadline` (a performance.now() time): feed/parse/pool.ts, or readDocument inline in tests. */
+  /** Reads fetched bytes by `deadline` (a performance.now() time): feed/parse/pool.ts, or readDocument inline in
+   *  tests. */
   read: (doc: DocumentRequest, deadline: number) => Promise<DocumentReply>;
   userAgent: string;
   maxBodyBytes: number;

@@ -1,5 +1,6 @@
-// Which version of an entry a document carries: computed where the document is read (feed/parse/read-document.ts), on the
-// parse thread for a large body, so a poll transaction compares hashes instead of hashing every entry it already knows.
+// Which version of an entry a document carries: computed where the document is read (feed/parse/read-document.ts),
+// on the parse thread for a large body, so a poll transaction compares hashes instead of hashing every entry it
+// already knows.
 import { hash } from 'node:crypto';
 import type { Entry } from '../types.ts';
 

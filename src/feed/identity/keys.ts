@@ -243,7 +243,7 @@ export function isIdentityChurn(a: {
 
 // The content identity, for entries with nothing better: title, text and date.
 function contentIdentity(e: Entry): string {
-  // key_source is the text version 1 hashed (before typed text); hashing it keeps content keys stable.
+  // key_source is the text version 1 hashed (entity-decoded, untyped); hashing it keeps content keys stable.
   const { title, body } = e.key_source;
   return ['text', title ?? '', body ?? '', e.published_at ?? ''].join('\u0000');
 }

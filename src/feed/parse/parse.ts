@@ -15,8 +15,8 @@ export class FeedParseError extends Error {
 /**
  * The parser's version. Raise it when parsing starts to read entries an earlier version could not (markup it now
  * repairs, elements it now falls back to): such entries are old, not new, and a feed read by an older version takes
- * an upgrade pass on its next parse instead of sending them (actions/ingest/upgrade.ts). 2: lenient XML repair, internal
- * DTD entities, prefixed core elements, extension fallbacks (issue 12).
+ * an upgrade pass on its next parse instead of sending them (actions/ingest/upgrade.ts). 2: lenient XML repair,
+ * internal DTD entities, prefixed core elements, extension fallbacks.
  */
 export const PARSER_VERSION = 2;
 
@@ -83,7 +83,7 @@ export function parseFeed(text: string, opts: ParseOptions): ParsedFeed {
 const HEAD_CHARS = 64 * 1024;
 
 /** Refuses a long text whose head shows it is not a feed (notFeedByHead) before the whole text is copied (cleaned,
- *  then repaired): a 10 MiB body of random bytes cost the parse thread ~80 MB of heap to be refused. */
+ *  then repaired), which for a 10 MiB body of random bytes would take several times its size of the parse heap. */
 function refuseByHead(text: string): void {
   const refused = text.length > HEAD_CHARS ? notFeedByHead(text.slice(0, HEAD_CHARS)) : null;
   if (refused !== null) throw new FeedParseError(refused);

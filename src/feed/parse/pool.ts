@@ -15,8 +15,8 @@ import {
 export type ParsePoolOptions = {
   /** Worker threads; default: the cores but one, 1 to 4. */
   size?: number;
-  /** Bodies up to this many bytes are read inline; default 16 KiB (make bench: below it a worker's round trip costs
-   *  more than the read). */
+  /** Bodies up to this many bytes are read inline; default 16 KiB: below it a worker's round trip costs more than the
+   *  read. */
   thresholdBytes?: number;
   /** Documents waiting for a worker, at most; past it a read is refused at once. Default 64. */
   maxQueued?: number;
@@ -225,8 +225,8 @@ class WorkerPool implements ParsePool {
   }
 }
 
-/** The bytes as a view of an ArrayBuffer that can be moved to a worker: the caller's own (fetch-body allocates one per
- *  body), or, for a small view that may share Node's buffer pool, a copy. */
+/** The bytes as a view of an ArrayBuffer that can be moved to a worker: the caller's own (feed/fetch/body.ts allocates
+ *  one per body), or, for a small view that may share Node's buffer pool, a copy. */
 function movable(bytes: Uint8Array): { bytes: Uint8Array; transfer: ArrayBuffer[] } {
   const own =
     bytes.byteLength >= 8192 && bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0;

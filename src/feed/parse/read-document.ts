@@ -24,7 +24,7 @@ export type DocumentReply =
   | {
       kind: 'feed';
       parsed: FeedMeta;
-      /** The entries, packed (entry-list.ts): the reply transfers them rather than copying. */
+      /** The entries, packed (feed/entry-list.ts): the reply transfers them rather than copying. */
       entries: PackedEntries;
       publishedAt: (string | null)[];
       identities: EntryIdentity[];

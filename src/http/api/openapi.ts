@@ -10,8 +10,8 @@ import { json, openObject, Problem } from './openapi/shared.ts';
 import type { Paths, Schema } from './openapi/shared.ts';
 import { SUBSCRIPTION_PATHS, SUBSCRIPTION_SCHEMAS } from './openapi/subscriptions.ts';
 
-/** Path → method → operation, in the order the document has always listed them, each with its own responses only
- *  (the document completes them: openapi/operations.ts). */
+/** Path → method → operation, in the order the published document lists them (the served JSON keeps it from version
+ *  to version), each with its own responses only (the document completes them: openapi/operations.ts). */
 export const PATHS: Paths = {
   ...ENDPOINT_PATHS,
   ...SUBSCRIPTION_PATHS,
@@ -27,7 +27,7 @@ export const PATHS: Paths = {
   },
 };
 
-/** Named schemas, in the order the document has always listed them: each is a component, and every other use of it in
+/** Named schemas, in the order the published document lists them: each is a component, and every other use of it in
  *  the document a reference to it. */
 export const SCHEMAS: Components = {
   Problem,

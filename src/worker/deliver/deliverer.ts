@@ -1,4 +1,4 @@
-// The deliverer: an event's way from claim to recorded outcome, on the work pool's core alone (pool/core.ts).
+// The deliverer: an event's way from claim to recorded outcome, on the work pool's core alone (worker/pool/core.ts).
 // claim: each free slot goes to the application holding the fewest, then to its endpoint holding the fewest, among due
 // sendable events (store/events-claim.ts: per-subscription FIFO) → run: one signed POST that ends by its total deadline
 // (webhook/send.ts) → record: the attempt, the event's next state, the endpoint's health (outcome.ts), in the group
@@ -139,7 +139,8 @@ export function drainDeliveries(deps: DelivererDeps, timeoutMs: number): Promise
 
 /** The claim: the due events of each application with due work (its own index seek, so one backlog never hides
  *  another's events), at most what each endpoint has room for (its concurrency cap, and its rate limit: an endpoint
- *  over its rate is skipped unread), then the fair pick (fair.ts), leased; the rate-limited picks are noted started. */
+ *  over its rate is skipped unread), then the fair pick (worker/pool/fair.ts), leased; the rate-limited picks are noted
+ *  started. */
 function claimFairly(
   ctx: Ctx,
   deps: DelivererDeps,

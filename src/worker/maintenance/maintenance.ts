@@ -23,7 +23,7 @@ export type MaintenanceSummary = {
   /** Due feeds no active subscription uses, moved out of the due range (store/feeds.ts PARKED_AT). */
   parkedFeeds: number;
   retention: RetentionSummary;
-  /** Each application's storage sums, recounted after the feeds' (retention.ts). */
+  /** Each application's storage sums (storage.ts), recounted after the feeds' counts (retention.ts). */
   storage: StorageRecount;
   /** Feeds held for a storage budget made due again, their application having room now (actions/budget.ts). */
   heldFeedsRetried: number;
@@ -43,12 +43,12 @@ const POLL_HOURS_MS = 24 * 3600_000;
 
 /** One maintenance pass: deletes events delivered more than delivery.retention_days ago (attempts cascade) and test
  *  pings that died as long ago, Idempotency-Key records past their 24 h, feeds' poll counts of hours more than a day
- *  old, dashboard sessions idle past their limit; parks due feeds no active subscription uses;
- *  bounds entry keys, held entries and orphaned feeds (retention.ts), recounts what each feed and application
- *  stores (retention.ts, storage.ts) and makes due the feeds held for a storage budget that has room again. Pending, failed and other dead events are kept
- *  until handled (resent, recovered or deleted with their subscription). It does not checkpoint: the checkpoint thread
- *  does, off the event loop, and the WAL file's size is bounded at each reset (db/open.ts WAL_SIZE_LIMIT_BYTES); a
- *  TRUNCATE checkpoint here held the event loop 80-180 ms under write load (its fsyncs), once every pass. */
+ *  old, dashboard sessions idle past their limit; parks due feeds no active subscription uses; bounds entry keys, held
+ *  entries and orphaned feeds (retention.ts), recounts what each feed and application stores (retention.ts,
+ *  storage.ts) and makes due the feeds held for a storage budget that has room again. Pending, failed and other dead
+ *  events are kept until handled (resent, recovered or deleted with their subscription). It does not checkpoint: the
+ *  checkpoint thread does, off the event loop, and the WAL file's size is bounded at each reset (db/open.ts
+ *  WAL_SIZE_LIMIT_BYTES); a TRUNCATE checkpoint here would hold the event loop for its fsyncs under write load. */
 export async function maintenanceTick(
   ctx: Ctx,
   deps: { logger: Logger; telemetry?: Telemetry },

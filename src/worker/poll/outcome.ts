@@ -1,6 +1,6 @@
 // Storing one refresh outcome, inside the poll transaction: each kind's feed state and next poll time (a parsed
-// document's entries and events are in worker/poll/parsed.ts) within the application's storage budget (worker/poll/budget.ts), then
-// the health events of the transitions it made.
+// document's entries and events are in parsed.ts) within the application's storage budget (budget.ts), then the health
+// events of the transitions it made.
 import type { Ctx } from '../../context.ts';
 import { queueHealthEvents } from '../../actions/feed-events.ts';
 import type { RefreshOutcome } from '../../feed/fetch/refresh.ts';
@@ -124,11 +124,10 @@ function applyQuietUnchanged(
 
 /** The next poll of a quiet feed polled on time: one interval after the time it was due, so it keeps its place in the
  *  schedule. Feeds polled one after another are then due again one after another, and the index of due times takes
- *  their new times at its end, a page for many, instead of at random places (serve loop, 5,000 feeds: 0.82 pages of
- *  feeds_due written per poll before). Its jitter spread it when it was first scheduled; a feed polled late (a backlog,
- *  a restart) is jittered from now, as every other outcome is. A feed polled before it was due (`poll --once`: serve
- *  claims only due feeds) keeps its due time: null, nothing of the schedule written (`poll --once` moved each feed it
- *  polled to a random place in feeds_due, a page of its own per poll). */
+ *  their new times at its end, a page for many, instead of at random places, a page each. Its jitter spread it when it
+ *  was first scheduled; a feed polled late (a backlog, a restart) is jittered from now, as every other outcome is. A
+ *  feed polled before it was due (`poll --once`: serve claims only due feeds) keeps its due time: null, nothing of the
+ *  schedule written, so a one-shot poll does not move each feed it polls to a random place in feeds_due. */
 function inPhase(
   due: string,
   next: { delaySeconds: number; intervalSeconds: number },
@@ -226,7 +225,7 @@ function after(now: Date, seconds: number): string {
 }
 
 /** The feed's poll schedule limits; slower while a hub pushes its content (polling is then the fallback). Without
- *  server.public_url no hub can reach the callback, whatever a row left from before says. */
+ *  server.public_url no hub can reach the callback, whatever the feed's stored WebSub subscription says. */
 function scheduleLimits(ctx: Ctx, feedId: string, now: Date): ScheduleLimits {
   const pushed = ctx.config.server.public_url !== '' && isPushHealthy(ctx.db, feedId, now);
   const limits = {

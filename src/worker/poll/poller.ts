@@ -52,7 +52,7 @@ export type PollerDeps = PollDeps & {
 /** A claimed feed and the pool keys it holds. */
 export type Claimed = { feed: PollTarget; keys: readonly string[] };
 /** A poll's outcome, when its fetch began (`seenAt`) and when it ended: its commit may come later (a deferrable
- *  outcome, pool/throughput.ts), and the next poll is scheduled from the end of this one. */
+ *  outcome, worker/pool/throughput.ts), and the next poll is scheduled from the end of this one. */
 type Polled = { outcome: RefreshOutcome; seenAt: Date; endedAt: Date };
 type PollPool = Pool<Claimed, Polled, Stored>;
 
@@ -81,9 +81,9 @@ export function createPollerDeps(
   return out;
 }
 
-/** The shortest sleep of an idle poller: a feed due in 300 ms is polled then, not at the next whole second (a floor of
- *  1 s had healthy 5 s feeds polled 5.7 s apart at the median in make bench). Only feeds due strictly later count, so a
- *  due feed that cannot be claimed (its host at its cap) waits for a commit's wake instead of spinning the loop. */
+/** The shortest sleep of an idle poller: a feed due in 300 ms is polled then, not at the next whole second, so a feed
+ *  polled every few seconds keeps its interval. Only feeds due strictly later count, so a due feed that cannot be
+ *  claimed (its host at its cap) waits for a commit's wake instead of spinning the loop. */
 export const MIN_WAKE_MS = 20;
 
 /** The loop's tick: fills the free slots; returns when to look again if nothing wakes the loop first (never while

@@ -311,7 +311,8 @@ async function postToHub(
   }
 }
 
-/** Up to MAX_ANSWER_BYTES of a hub's answer as one line of text; the rest is discarded. */
+/** Reads up to MAX_ANSWER_BYTES of a hub's answer (the rest is discarded) and returns its first 200 characters as one
+ *  line of text, for the error it is quoted in. */
 async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
   let text = '';
   for await (const chunk of body) {

@@ -141,6 +141,6 @@ export const ENDPOINT_SCHEMAS = {
   EndpointSecret,
 };
 
-// The schemas of the test and recover actions. The document has always listed them last, after the event schemas,
+// The schemas of the test and recover actions. The published document lists them last, after the event schemas,
 // and the served JSON keeps its order, so they are spread in apart from ENDPOINT_SCHEMAS.
 export const ENDPOINT_ACTION_SCHEMAS = { TestEventResult, RecoverInput, RecoverResult };

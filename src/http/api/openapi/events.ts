@@ -311,7 +311,8 @@ export const EventDetail = v.intersect([
 
 export const EVENT_PATHS: Paths = {
   '/v1/events': {
-    // Not list(): this one has always named its responses before its parameters, and the JSON keeps that order.
+    // Not list(): the published document names this one's responses before its parameters, and the JSON keeps that
+    // order.
     get: {
       operationId: 'listEvents',
       summary: 'List events, newest first',
