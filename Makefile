@@ -55,7 +55,7 @@ bench: deps
 
 # SCALE_FEEDS feeds (default 100000), 10 subscriptions each: cycles (healthy and half the receivers failing), mixed vs
 # read-only API throughput, list p99s, bytes written per 304 poll and per subscription, SCALE_LOAD_SECONDS (default 600)
-# of mixed load, peak RSS of serve and poll --once (README, Scale).
+# of mixed load, peak RSS of serve and poll --once (docs/benchmarks.md).
 bench-scale: deps
 	$(TSX) scripts/bench-scale.ts
 

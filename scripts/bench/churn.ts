@@ -1,7 +1,7 @@
 // make bench, the bounds rows: an hour of feeds whose every entry changes on every poll (polled once a minute on a
 // manual clock, maintenance every 10 minutes as the daemon runs it) and the database's size at the end, against the
-// bound the README documents; then the longest the event loop waits while a 200,000-entry hold is released and while
-// the subscription, with the 2,000 events that made, is deleted.
+// bound docs/operations.md documents; then the longest the event loop waits while a 200,000-entry hold is released
+// and while the subscription, with the 2,000 events that made, is deleted.
 import { rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,10 +25,10 @@ import { pollTick } from '../../src/worker/poll/round.ts';
 import { entry } from '../../test/support/identity.ts';
 import type { Row } from './table.ts';
 
-/** Churning feeds, their entries, and the database size README promises for that hour. */
+/** Churning feeds, their entries, and the database size docs/operations.md promises for that hour. */
 // The bound: 10 feeds × 1,000 held entries (retention.held_entries_per_feed) of ~650 bytes of v2 entry JSON and ~580
 // of row and indexes (the trace's guid and URL indexes among them), the 1,000 keys of their first documents (~255 bytes
-// each with their index) and their history, with room for SQLite's free pages; README › The database file.
+// each with their index) and their history, with room for SQLite's free pages; docs/operations.md › The database file.
 export const CHURN = { feeds: 10, items: 1000, minutes: 60, boundMiB: 20 };
 const HELD = 200_000;
 const MiB = 1024 * 1024;
