@@ -1,4 +1,5 @@
-// Every option with its default, validated by one valibot schema; precedence: TOML file < FEEDSUB_* environment < flags.
+// Every option with its default, validated by one valibot schema; precedence: TOML file < FEEDSUB_* environment <
+// flags.
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parse as parseToml } from 'smol-toml';
@@ -118,10 +119,11 @@ export const ConfigSchema = v.strictObject({
     }),
     {},
   ),
-  // What the database keeps of each feed (README, "The database file"): a feed that churns holds a bounded number of
-  // entries; keys of entries long gone and feeds nobody subscribes to any more are deleted by the maintenance pass.
-  // The defaults are a few times what the largest feed of test/fixtures/corpus shows (test/feed/parse/corpus.test.ts
-  // checks it), so a real feed's document is held or kept whole and a hostile one stops early.
+  // What the database keeps of each feed (docs/operations.md, "The database file"): a feed that churns holds a bounded
+  // number of entries; keys of entries long gone and feeds nobody subscribes to any more are deleted by the maintenance
+  // pass. The defaults are a few times what the largest feed of test/fixtures/corpus shows
+  // (test/feed/parse/corpus.test.ts checks it), so a real feed's document is held or kept whole and a hostile one stops
+  // early.
   retention: v.optional(
     v.strictObject({
       held_entries_per_feed: v.optional(int(1, 10_000_000), 1000),
@@ -139,7 +141,8 @@ export const ConfigSchema = v.strictObject({
     {},
   ),
   // Per application, then per client address; 0 turns a limit off. The defaults are far above what a small team's
-  // integration does, and far below what one leaked or buggy key can do in a minute (README, "Quotas and rate limits").
+  // integration does, and far below what one leaked or buggy key can do in a minute (docs/api.md, "Quotas and rate
+  // limits").
   quotas: v.optional(
     v.strictObject({
       endpoints_per_application: v.optional(limit(10_000_000), 1000),

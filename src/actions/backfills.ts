@@ -1,5 +1,5 @@
-// Backfills (README › Entry history, backfill and updates) off the request path: a create or a baseline only makes a
-// subscription's backfill ready; the backfill loop (worker/backfiller.ts) queues its events here, one event per
+// Backfills (docs/webhooks.md › Entry history, backfill and updates) off the request path: a create or a baseline only
+// makes a subscription's backfill ready; the backfill loop (worker/backfiller.ts) queues its events here, one event per
 // transaction, applications turn about, its progress in the database so a crash neither repeats nor skips an entry.
 import type { Ctx } from '../context.ts';
 import { newId } from '../ids.ts';

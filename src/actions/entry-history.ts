@@ -18,7 +18,7 @@ import { activeSubscriptionsOfFeed } from '../store/subscriptions.ts';
 import { entryJson, type EventEntry } from '../webhook/event.ts';
 import { queueEntriesFor, toEventEntry } from './entry-events.ts';
 
-/** Never fewer entries per feed than this, whatever their size (README › Entry history). */
+/** Never fewer entries per feed than this, whatever their size (docs/webhooks.md › Entry history). */
 export const HISTORY_FLOOR = 50;
 
 /** An entry of a document with its key, the identity source the key came from, and its content hash

@@ -100,7 +100,7 @@ export const UpdateSubscriptionInput = v.strictObject({
   updates: v.optional(Updates),
 });
 
-/** Pauses a subscription remembers for the trace (README › Why was this entry delivered?). */
+/** Pauses a subscription remembers for the trace (docs/webhooks.md › Why was (or wasn't) this entry delivered?). */
 export const PAUSES_KEPT = 20;
 /** A pause: when it began, and when it ended (null while paused). */
 export type Pause = [pausedAt: string, resumedAt: string | null];
@@ -324,7 +324,8 @@ export function requireOwnEndpoint(
   return row;
 }
 
-/** The metadata's stored text: the client's raw JSON when known, else JSON.stringify; null when absent. 400 past 16 KiB. */
+/** The metadata's stored text: the client's raw JSON when known, else JSON.stringify; null when absent. 400 past 16
+ *  KiB. */
 export function metadataText(
   value: Record<string, unknown> | null | undefined,
   rawText: string | undefined,

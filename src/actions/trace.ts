@@ -17,7 +17,7 @@ import type { Entry } from '../feed/types.ts';
 import { attemptView, type AttemptView } from './events.ts';
 import { readPauses, requireSubscription, type Pause } from './subscriptions.ts';
 
-/** What happened to the entry for this subscription (README › Why was this entry delivered?). */
+/** What happened to the entry for this subscription (docs/webhooks.md › Why was (or wasn't) this entry delivered?). */
 export type TraceDecision =
   | 'delivered'
   | 'pending'
@@ -222,8 +222,8 @@ function eventVerdict(carried: TraceEvent[]): Verdict | undefined {
   return undefined;
 }
 
-/** Why no event carried a known entry (first seen at `seen`): the first of the reasons that holds, in the README's
- *  order; undefined when none does. */
+/** Why no event carried a known entry (first seen at `seen`): the first of the reasons that holds, in
+ *  docs/webhooks.md's order; undefined when none does. */
 function factVerdict(
   fate: Facts['fate'],
   seen: string,

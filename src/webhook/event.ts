@@ -3,12 +3,12 @@ import type { Entry } from '../feed/types.ts';
 import { RawJson, toJson } from '../rawjson.ts';
 
 export const MAX_ENTRIES_PER_EVENT = 100;
-/** The payload version every event body carries beside `type` (README › Webhooks): 2 since entries carry typed
+/** The payload version every event body carries beside `type` (docs/webhooks.md): 2 since entries carry typed
  *  text (title and summary plain, summary_html / content_html / content_text, image). */
 export const SCHEMA_VERSION = 2;
 export const MAX_EVENT_BYTES = 256 * 1024;
 
-/** An entry as events carry it: its key as id; `truncated` when it was cut to fit an event (README › Webhooks). */
+/** An entry as events carry it: its key as id; `truncated` when it was cut to fit an event (docs/webhooks.md). */
 export type EventEntry = Entry & { id: string; truncated?: true };
 /** The event types that carry entries: new ones, and new versions of known ones (opt-in per subscription). */
 export type EntriesEventType = 'subscription.entries' | 'subscription.entries_updated';
@@ -18,7 +18,8 @@ export type EventSubscription = { id: string; url: string; metadata: string | nu
 export type EventFeed = { id: string; url: string; title: string | null; site_url: string | null };
 export type BuiltEvent = { id: string; sequence: number; body: string; entryCount: number };
 
-/** The feed-health event types (README › Feed health): one per transition of a feed, sent to each subscription. */
+/** The feed-health event types (docs/webhooks.md › Feed health): one per transition of a feed, sent to each
+ *  subscription. */
 export const FEED_EVENT_TYPES = [
   'feed.failing',
   'feed.recovered',
@@ -196,7 +197,7 @@ export function entryEventBody(
   });
 }
 
-/** The envelope every event of a subscription shares (README › Webhooks): `fields` (the feed first) sit between the
+/** The envelope every event of a subscription shares (docs/webhooks.md): `fields` (the feed first) sit between the
  *  subscription and the metadata, which is the subscription's text byte for byte. */
 function subscriptionBody(
   type: SubscriptionEventType,

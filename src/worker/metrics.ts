@@ -1,4 +1,5 @@
-// Prometheus metrics: a private registry per app, counters and histograms fed through Telemetry, gauges read from the database at scrape time.
+// Prometheus metrics: a private registry per app, counters and histograms fed through Telemetry, gauges read from the
+// database at scrape time.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../clock.ts';
@@ -25,7 +26,7 @@ const ATTEMPT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60];
 // Event created → delivered spans the first try (sub-second) to the end of the retry schedule (about 28 h by default,
 // up to 33 h with its jitter).
 const LATENCY_BUCKETS = [0.1, 0.5, 1, 5, 15, 60, 300, 1800, 7200, 21_600, 86_400, 172_800];
-// Per endpoint, fewer buckets: every endpoint costs 3 + 10 series (README › Metrics).
+// Per endpoint, fewer buckets: every endpoint costs 3 + 10 series (docs/operations.md › Metrics).
 const ENDPOINT_ATTEMPT_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 15];
 
 /** Builds a new registry (never prom-client's global one, so several apps can live in one process) with every metric. */
@@ -139,9 +140,9 @@ type EndpointMetrics = {
 };
 
 /** Attempts by outcome and their duration per endpoint, labelled with the endpoint's id (never its URL, which may carry
- *  a token, nor its title, which is neither unique nor stable). Endpoints are bounded by quotas.endpoints_per_application;
- *  a deleted endpoint's series are dropped at the next scrape, so the series follow the endpoints that exist. An
- *  endpoint's series appear with its first attempt since the process started. */
+ *  a token, nor its title, which is neither unique nor stable). Endpoints are bounded by
+ *  quotas.endpoints_per_application; a deleted endpoint's series are dropped at the next scrape, so the series follow
+ *  the endpoints that exist. An endpoint's series appear with its first attempt since the process started. */
 function registerEndpointMetrics(registry: Registry, db: Db): EndpointMetrics {
   // The children of each endpoint seen, made once: labels() hashes the label object on every call.
   type Children = {

@@ -4,8 +4,9 @@
 import { hash } from 'node:crypto';
 import type { Entry } from '../types.ts';
 
-/** The hash that tells a new version of an entry: its title, summary, content and updated date (README › Updated
- *  entries); nothing else (a new image URL or category is not an update). Stored hashes were made this way: keep it. */
+/** The hash that tells a new version of an entry: its title, summary, content and updated date (docs/webhooks.md ›
+ *  Entry history, backfill and updates: updated entries); nothing else (a new image URL or category is not an update).
+ *  Stored hashes were made this way: keep it. */
 export function contentHash(entry: Entry): string {
   const fields = [entry.title, entry.summary_html, entry.content_html, entry.updated_at];
   // crypto.hash, the one-shot digest: the same bytes as createHash's, without a Hash object per entry.

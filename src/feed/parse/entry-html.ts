@@ -1,12 +1,13 @@
-// Entry HTML made safe to show: every URL absolute, and sanitized by sanitize-html with the README's allowlist.
+// Entry HTML made safe to show: every URL absolute, and sanitized by sanitize-html with the allowlist docs/webhooks.md
+// shows.
 import sanitizeHtml from 'sanitize-html';
 import { absoluteUrl } from './urls.ts';
 
 /** What preparing HTML needs: the base its relative URLs resolve against, and whether to sanitize it. */
 export type HtmlOptions = { base: string | null; sanitize: boolean };
 
-/** The allowlist's tags (README › Webhooks, a test keeps them equal): structure, inline formatting, tables, lists,
- *  links, images and media. No scripts, styles, forms, frames, event handlers, classes or ids. */
+/** The allowlist's tags (docs/webhooks.md › The HTML allowlist, a test keeps them equal): structure, inline formatting,
+ *  tables, lists, links, images and media. No scripts, styles, forms, frames, event handlers, classes or ids. */
 export const ALLOWED_TAGS: readonly string[] = (
   'a abbr b bdi bdo br cite code data del dfn em i ins kbd mark q rp rt ruby s samp small span strike strong sub ' +
   'sup time u var wbr address article aside blockquote dd details div dl dt figcaption figure footer h1 h2 h3 h4 ' +

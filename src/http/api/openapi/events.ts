@@ -67,7 +67,7 @@ export const HealthFeed = v.object({
   status: v.picklist(FEED_STATUSES),
 });
 
-/** Each feed-health event's own fields (README › Feed health), by type: webhook/event.ts FeedHealthEvent. */
+/** Each feed-health event's own fields (docs/webhooks.md › Feed health), by type: webhook/event.ts FeedHealthEvent. */
 export const HEALTH_FIELDS = {
   'feed.failing': v.object({
     consecutive_failures: described(Int, 'Failed polls in a row (poll.failing_after).'),
@@ -192,7 +192,7 @@ const entriesPayload = <T extends string, E extends v.ObjectEntries>(type: T, ex
     }),
   );
 
-// The Standard Webhooks headers of every webhook request (README › Webhooks).
+// The Standard Webhooks headers of every webhook request (docs/webhooks.md).
 const WEBHOOK_HEADERS = [
   {
     name: 'webhook-id',
@@ -344,7 +344,7 @@ export const EVENT_PATHS: Paths = {
 /** The event schemas, then the webhook bodies, in the document's order. */
 export const EVENT_SCHEMAS = { Event, Attempt, EventDetail, ...WEBHOOK_SCHEMAS };
 
-/** The webhook requests feedsub sends (OpenAPI 3.1 `webhooks`): POSTs to your endpoint, signed (README › Webhooks). */
+/** The webhook requests feedsub sends (OpenAPI 3.1 `webhooks`): POSTs to your endpoint, signed (docs/webhooks.md). */
 export const WEBHOOKS: Paths = {
   'subscription.entries': {
     post: webhook(

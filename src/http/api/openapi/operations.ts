@@ -9,7 +9,7 @@ type Response = ReturnType<typeof problemResponse> & { headers?: Record<string, 
 const IDEMPOTENCY_CONFLICT =
   'This Idempotency-Key was used within 24 h with another request (method, path or body).';
 
-// The problems any request may meet, before or beside what its route does (README › Errors).
+// The problems any request may meet, before or beside what its route does (docs/api.md › Errors).
 const ANY = {
   400: problemResponse(
     'Invalid request: malformed JSON, invalid fields or query parameters, an Idempotency-Key over 255 characters, or a request HTTP cannot parse; `errors` lists every invalid field.',
