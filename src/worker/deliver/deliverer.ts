@@ -64,8 +64,8 @@ const IDLE_MS = 60_000;
 /** Waiting rows a claim reads at most, in all and per application: a claim costs about what it takes. */
 const MAX_CLAIM_SCAN = 5000;
 const MAX_SCAN_PER_APPLICATION = 1000;
-/** The soonest the loop looks again for an endpoint held back by its rate: a timer per millisecond would cost more
- *  than the few ms an attempt waits past its turn. */
+/** The soonest the loop looks again, for a retry or an endpoint held back by its rate: a timer per millisecond would
+ *  cost more than the few ms an attempt waits past its turn. */
 const MIN_RATE_WAKE_MS = 10;
 
 /** The deliverer's pool and what it remembers; `idle` is the loop's nudge (slots free, nothing due). */
@@ -258,15 +258,18 @@ async function attempt(ctx: Ctx, deps: DelivererDeps, e: Claimed): Promise<Sent>
 }
 
 /** When the loop should look again if nothing wakes it first: never while every slot is busy (their commits refill),
- *  soon when the last claim stopped at its scan bound, else when the next retry falls due (1 s to 60 s) or, sooner,
- *  when an endpoint held back by its rate limit may start again (10 ms at least). */
+ *  soon when the last claim stopped at its scan bound, else when the next retry falls due (up to 60 s) or, sooner,
+ *  when an endpoint held back by its rate limit may start again; 10 ms at least. The next retry counts from the last
+ *  claim's time, not from now: one falling due between the two (a timer fires a millisecond before the clock reaches
+ *  the time it was set for) was not claimed and is due now, so it wakes the loop at once instead of being passed over
+ *  until an idle minute ends. */
 function nextDelayMs(ctx: Ctx, deps: DelivererDeps): number {
   if (deps.pool.free <= 0) return IDLE_MS;
   if (deps.claim.cut) return 1000;
   const now = ctx.clock.now();
-  const next = nextWaitingEventAfter(ctx.db, now);
+  const next = nextWaitingEventAfter(ctx.db, new Date(Math.min(deps.claim.atMs, now.getTime())));
   const wait = next === undefined ? IDLE_MS : Date.parse(next) - now.getTime();
-  const retry = Math.min(IDLE_MS, Math.max(1000, wait));
+  const retry = Math.min(IDLE_MS, Math.max(MIN_RATE_WAKE_MS, wait));
   // As the last claim saw them: an endpoint that had no room then and has some by now was not claimed, and must still
   // wake the loop (seen from now, its window would be free and the loop would sleep until the next retry, up to 60 s).
   const rateFree = deps.rates.nextFreeAt(Math.min(deps.claim.atMs, now.getTime()));

@@ -45,8 +45,9 @@ export type PollDeps = {
 export type PollerDeps = PollDeps & {
   /** The daemon's pool (its loop fills it). */
   pool: PollPool;
-  /** Whether the last claim saw a full window (more may be due than it saw); host lookups under way. */
-  claim: { cut: boolean; lookups: number };
+  /** Whether the last claim saw a full window (more may be due than it saw), when it looked (ms); host lookups under
+   *  way. */
+  claim: { cut: boolean; atMs: number; lookups: number };
 };
 
 /** A claimed feed and the pool keys it holds. */
@@ -71,7 +72,7 @@ export function createPollerDeps(
   deps: PollDeps,
   idle: () => void = () => {},
 ): PollerDeps {
-  const out: PollerDeps = { ...deps, claim: { cut: false, lookups: 0 }, pool: undefined! };
+  const out: PollerDeps = { ...deps, claim: { cut: false, atMs: 0, lookups: 0 }, pool: undefined! };
   const claim = (free: number, room: Room) => claimFairly(ctx, out, free, room, idle);
   out.pool = new Pool(
     ctx.db,
@@ -82,22 +83,23 @@ export function createPollerDeps(
 }
 
 /** The shortest sleep of an idle poller: a feed due in 300 ms is polled then, not at the next whole second, so a feed
- *  polled every few seconds keeps its interval. Only feeds due strictly later count, so a due feed that cannot be
- *  claimed (its host at its cap) waits for a commit's wake instead of spinning the loop. */
+ *  polled every few seconds keeps its interval. Only feeds falling due after the last claim looked count, so a due
+ *  feed that cannot be claimed (its host at its cap) waits for a commit's wake instead of spinning the loop. */
 export const MIN_WAKE_MS = 20;
 
 /** The loop's tick: fills the free slots; returns when to look again if nothing wakes the loop first (never while
- *  every slot is busy; soon when the last claim saw a full window; else when the next feed falls due, 20 ms to 60 s). */
+ *  every slot is busy; soon when the last claim saw a full window; else when the next feed falls due, 20 ms to 60 s).
+ *  "Next" counts from the claim's own time, not from now: a feed falling due between the two (a timer fires a
+ *  millisecond before the clock reaches the time it was set for) was not claimed and is due now, so it wakes the loop
+ *  at once instead of being passed over until an idle minute ends. */
 export function pollFill(ctx: Ctx, deps: PollerDeps): number {
   deps.pool.fill();
   if (deps.pool.free <= 0) return IDLE_MS;
   if (deps.claim.cut) return 1000;
   const now = ctx.clock.now();
-  const next = nextFeedDueAfter(ctx.db, now);
-  return Math.min(
-    IDLE_MS,
-    Math.max(MIN_WAKE_MS, (next === undefined ? IDLE_MS : Date.parse(next)) - now.getTime()),
-  );
+  const next = nextFeedDueAfter(ctx.db, new Date(Math.min(deps.claim.atMs, now.getTime())));
+  if (next === undefined) return IDLE_MS;
+  return Math.min(IDLE_MS, Math.max(MIN_WAKE_MS, Date.parse(next) - now.getTime()));
 }
 
 /** The pool spec shared by the daemon's pool and pollTick's: only the claim, idle and the extra count differ. */
@@ -165,6 +167,7 @@ function claimFairly(
   idle: () => void,
 ): Claimed[] {
   const now = ctx.clock.now();
+  deps.claim.atMs = now.getTime();
   const window = dueFeedWindow(ctx.db, now, DUE_WINDOW);
   deps.claim.cut = window.length >= DUE_WINDOW;
   const candidates: Candidate<DueFeed>[] = [];

@@ -4,12 +4,34 @@ import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
+import { manualClock } from '../../../src/clock.ts';
 import { silentLogger } from '../../../src/log.ts';
 import { countEventsByStatus } from '../../../src/store/events.ts';
+import { deliverTick } from '../../../src/worker/deliver/deliverer.ts';
 import { createWorkers } from '../../../src/worker/index.ts';
 import { deliveryWorld } from './fixtures.ts';
 
 describe('deliverer loop', () => {
+  it('wakes at once for a retry that falls due between its claim and the look at when to wake', async () => {
+    const d = await deliveryWorld();
+    try {
+      const ep = await d.endpoint();
+      const [id] = d.queue(await d.subscription(ep.id), 1);
+      const claimAt = d.w.clock.now().getTime();
+      d.w.ctx.db
+        .prepare(`UPDATE events SET status = 'failed', next_attempt_at = ? WHERE id = ?`)
+        .run(new Date(claimAt + 1).toISOString(), id);
+      // The claim (on the world's clock) sees the retry a millisecond away; the look at when to wake comes a
+      // millisecond later, as when the loop's timer fires a millisecond before the clock reaches the time it was set for.
+      const later = { ...d.w.ctx, clock: manualClock(new Date(claimAt + 1)) };
+      const { started, nextDelayMs } = await deliverTick(later, d.deps);
+      assert.equal(started, 0, 'not due when the claim looked');
+      assert.ok(nextDelayMs <= 10, `wakes in ${nextDelayMs} ms, not after an idle minute`);
+    } finally {
+      await d.close();
+    }
+  });
+
   it('delivers a backlog through its slots, refilling each as an attempt finishes', async () => {
     const d = await deliveryWorld({ delivery: { concurrency: 4, per_endpoint_concurrency: 4 } });
     const workers = createWorkers(d.w.ctx, silentLogger);

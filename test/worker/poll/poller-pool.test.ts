@@ -6,12 +6,19 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import type { Dispatcher } from 'undici';
+import { manualClock } from '../../../src/clock.ts';
 import { readDocument, type DocumentRequest } from '../../../src/feed/parse/read-document.ts';
 import { silentLogger } from '../../../src/log.ts';
 import { createGuardedAgent } from '../../../src/net/guard.ts';
 import { createResolver, type Resolver } from '../../../src/net/resolver.ts';
 import { noTelemetry } from '../../../src/telemetry.ts';
-import { createPollerDeps, pollFill, type PollerDeps } from '../../../src/worker/poll/poller.ts';
+import {
+  createPollerDeps,
+  IDLE_MS,
+  MIN_WAKE_MS,
+  pollFill,
+  type PollerDeps,
+} from '../../../src/worker/poll/poller.ts';
 import { until } from '../../support/deadline.ts';
 import { rss } from '../../support/servers.ts';
 import { makeWorld, type World } from '../../support/world.ts';
@@ -122,6 +129,61 @@ describe('poller on the work pool', () => {
       await deps.pool.drain(5000);
       await agent.close();
       await origin.close();
+      w.close();
+    }
+  });
+
+  it('wakes at once for a feed that falls due between its claim and the look at when to wake', async () => {
+    const w = makeWorld();
+    const resolver = createResolver({ timeoutMs: 2000 });
+    const agent = createGuardedAgent({ allowPrivate: true, resolver });
+    const deps = pollerDeps(w, resolver, agent);
+    try {
+      const { key } = w.key();
+      const ep = await w.call('POST', '/v1/endpoints', {
+        key,
+        body: { title: 'E', url: 'https://hooks.example/' },
+      });
+      const sub = await w.call('POST', '/v1/subscriptions', {
+        key,
+        body: { endpoint: ep.body.id, url: 'http://127.0.0.1:9/feed.xml' },
+      });
+      const claimAt = w.clock.now().getTime();
+      w.ctx.db
+        .prepare('UPDATE feeds SET next_poll_at = ? WHERE id = ?')
+        .run(new Date(claimAt + 1).toISOString(), sub.body.feed);
+      // The claim (on the world's clock) sees the feed a millisecond away; the look at when to wake comes a millisecond
+      // later, as when the loop's timer fires a millisecond before the clock reaches the time it was set for.
+      const later = { ...w.ctx, clock: manualClock(new Date(claimAt + 1)) };
+      deps.pool.start();
+      const delay = pollFill(later, deps);
+      console.log(
+        'DELAY',
+        delay,
+        JSON.stringify(w.ctx.db.prepare('select next_poll_at, status from feeds').all()),
+        w.clock.now().toISOString(),
+      );
+      assert.ok(delay <= MIN_WAKE_MS, `wakes in ${delay} ms, not after an idle minute`);
+    } finally {
+      deps.pool.stop();
+      await deps.pool.drain(5000);
+      await agent.close();
+      w.close();
+    }
+  });
+
+  it('sleeps an idle minute when no feed is due later, not a few milliseconds', async () => {
+    const w = makeWorld();
+    const resolver = createResolver({ timeoutMs: 2000 });
+    const agent = createGuardedAgent({ allowPrivate: true, resolver });
+    const deps = pollerDeps(w, resolver, agent);
+    try {
+      deps.pool.start();
+      assert.equal(pollFill(w.ctx, deps), IDLE_MS);
+    } finally {
+      deps.pool.stop();
+      await deps.pool.drain(5000);
+      await agent.close();
       w.close();
     }
   });
