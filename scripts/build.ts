@@ -1,6 +1,18 @@
 // Builds dist/feedsub, the single executable: toolchain (Node 24 + better-sqlite3 addon) → esbuild bundle → SEA blob
 // → postject. Usage: tsx scripts/build.ts [--out dist/feedsub] [--node 24] [--no-strip] [--entry src/main.ts]
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// [--if-changed: skip when the output was built from the same inputs] [--toolchain-only: make the toolchain only]
+// [--unless-blocked: exit 0 with a message when this machine cannot build it (toolchain.ts buildBlocker)]
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -8,7 +20,7 @@ import { ADDON_ASSET, SCHEMA_ASSET, WORKER_THREADS } from '../src/assets.ts';
 import { bundleMain, bundleWorker } from './sea/bundle.ts';
 import { makeExecutable } from './sea/inject.ts';
 import { runOrThrow } from './sea/run.ts';
-import { DEFAULT_NODE_SPEC, ensureToolchain } from './sea/toolchain.ts';
+import { buildBlocker, DEFAULT_NODE_SPEC, ensureToolchain } from './sea/toolchain.ts';
 import type { Toolchain } from './sea/toolchain.ts';
 
 interface BuildOptions {
@@ -82,8 +94,44 @@ async function bundle(
   return { main, workers };
 }
 
+// What an executable is made from, besides the toolchain: a change to any of these makes --if-changed build again.
+const INPUTS = [
+  'src',
+  'scripts/build.ts',
+  'scripts/sea',
+  'schema.sql',
+  'package.json',
+  'package-lock.json',
+];
+
+/** A hash of the build's inputs (INPUTS' files, the toolchain's manifest and the options that shape the output). */
+function inputsHash(options: BuildOptions, toolchain: Toolchain): string {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify([options.entry, options.nodeSpec, options.strip]));
+  hash.update(readFileSync(join(toolchain.dir, 'toolchain.json')));
+  const add = (path: string): void => {
+    const full = join(options.root, path);
+    if (!existsSync(full)) return;
+    if (!statSync(full).isDirectory()) {
+      hash.update(path).update('\0').update(readFileSync(full)).update('\0');
+      return;
+    }
+    for (const name of readdirSync(full).sort()) add(join(path, name));
+  };
+  for (const path of INPUTS) add(path);
+  return hash.digest('hex');
+}
+
+/** Where --if-changed finds the inputs' hash of the last executable written to `output`. */
+function stampFile(options: BuildOptions): string {
+  const key = createHash('sha256').update(options.output).digest('hex').slice(0, 16);
+  return join(options.root, 'build', 'sea', `inputs-${key}.txt`);
+}
+
 /** Runs the whole build; throws on the first failing step. */
-async function buildExecutable(options: BuildOptions): Promise<void> {
+async function buildExecutable(
+  options: BuildOptions & { ifChanged: boolean; toolchainOnly: boolean },
+): Promise<void> {
   const started = performance.now();
   const version = packageVersion(options.root);
   const toolchain = await ensureToolchain(options.root, options.nodeSpec, options.log);
@@ -91,7 +139,20 @@ async function buildExecutable(options: BuildOptions): Promise<void> {
     `toolchain: ${toolchain.reused ? 'reused' : 'built'} ${relative(options.root, toolchain.dir)} ` +
       `(node ${toolchain.nodeVersion}, better-sqlite3 ${toolchain.betterSqlite3Version} built with node ${toolchain.headersVersion} headers) in ${seconds(started)}`,
   );
+  if (options.toolchainOnly) return;
   mkdirSync(join(options.root, 'build', 'sea'), { recursive: true });
+  const inputs = inputsHash(options, toolchain);
+  const stamp = stampFile(options);
+  if (
+    options.ifChanged &&
+    existsSync(options.output) &&
+    existsSync(stamp) &&
+    readFileSync(stamp, 'utf8').trim() === inputs
+  ) {
+    options.log(`build: ${relative(options.root, options.output)} is up to date with its inputs`);
+    return;
+  }
+  rmSync(stamp, { force: true });
   const workDir = mkdtempSync(join(options.root, 'build', 'sea', 'run-'));
   try {
     const bundles = await bundle(options, toolchain, workDir, version);
@@ -119,6 +180,7 @@ async function buildExecutable(options: BuildOptions): Promise<void> {
         `build: ${options.output} --version said "${said}", expected ${version} and ${toolchain.nodeVersion}`,
       );
     }
+    writeFileSync(stamp, `${inputs}\n`);
     options.log(
       `build: ${relative(options.root, options.output)} ${megabytes(made.bytes)} ("${said}") in ${seconds(started)}`,
     );
@@ -135,14 +197,26 @@ async function main(): Promise<void> {
       entry: { type: 'string', default: 'src/main.ts' },
       node: { type: 'string', default: DEFAULT_NODE_SPEC },
       'no-strip': { type: 'boolean', default: false },
+      'if-changed': { type: 'boolean', default: false },
+      'toolchain-only': { type: 'boolean', default: false },
+      'unless-blocked': { type: 'boolean', default: false },
     },
   });
+  if (values['unless-blocked']) {
+    const blocker = await buildBlocker(root, values.node);
+    if (blocker) {
+      console.log(`build: skipped, cannot build the executable here: ${blocker}`);
+      return;
+    }
+  }
   await buildExecutable({
     root,
     entry: values.entry,
     output: resolve(values.out),
     nodeSpec: values.node,
     strip: !values['no-strip'],
+    ifChanged: values['if-changed'],
+    toolchainOnly: values['toolchain-only'],
     log: (line) => console.log(line),
   });
 }

@@ -8,6 +8,7 @@ import { defaultConfig, withConfig } from '../src/config.ts';
 import { silentLogger } from '../src/log.ts';
 import { verifySignature } from '../src/webhook/sign.ts';
 import { runCli } from './support/daemon.ts';
+import { until } from './support/deadline.ts';
 import {
   rss,
   startOrigin,
@@ -164,48 +165,95 @@ describe('end to end: poll a local origin, deliver signed webhooks to a local re
       'application/feed+json',
     ],
   ];
-  for (const [name, path, doc, contentType] of formats) {
-    it(`${name}: the baseline sends nothing, then exactly the new entries arrive once, signed, with the metadata byte for byte`, async () => {
-      origin.set(path, { body: doc([2, 1]), contentType });
-      const metadataText = `{"customer":"c-42","weight":1.50,"nested":{"z":[1,2],"a":null}}`;
-      const s = await subscribe(path, metadataText);
-      const baseline = await waitForFeed(s.feed, (f) => f.status === 'active', 'became active');
-      assert.equal(baseline.entry_count, 2);
-      await polledTwiceMore(s.feed);
-      assert.equal(deliveriesTo(path).length, 0, 'the baseline must send nothing');
-      origin.set(path, { body: doc([4, 3, 2, 1]), contentType });
-      const before = receiver.deliveries.length;
-      await receiver.waitFor(before + 1);
-      await polledTwiceMore(s.feed);
-      const got = deliveriesTo(path);
-      assert.equal(got.length, 1, 'exactly one event, no duplicates while the feed is unchanged');
-      const d = got[0]!;
-      assert.ok(
-        verifySignature(secrets.get(s.hookUrl)!, d.id, Number(d.timestamp), d.body, d.signature),
-        'signature verifies',
-      );
-      assert.ok(Math.abs(Number(d.timestamp) - Date.now() / 1000) < 30);
+  // At once: each feed has its own path, endpoint and subscription, and each test waits on its own deliveries.
+  describe('feeds on paths of their own', { concurrency: true }, () => {
+    for (const [name, path, doc, contentType] of formats) {
+      it(`${name}: the baseline sends nothing, then exactly the new entries arrive once, signed, with the metadata byte for byte`, async () => {
+        origin.set(path, { body: doc([2, 1]), contentType });
+        const metadataText = `{"customer":"c-42","weight":1.50,"nested":{"z":[1,2],"a":null}}`;
+        const s = await subscribe(path, metadataText);
+        const baseline = await waitForFeed(s.feed, (f) => f.status === 'active', 'became active');
+        assert.equal(baseline.entry_count, 2);
+        await polledTwiceMore(s.feed);
+        assert.equal(deliveriesTo(path).length, 0, 'the baseline must send nothing');
+        origin.set(path, { body: doc([4, 3, 2, 1]), contentType });
+        await until(() => deliveriesTo(path).length >= 1, 10_000, `${name}: the new entries`);
+        await polledTwiceMore(s.feed);
+        const got = deliveriesTo(path);
+        assert.equal(got.length, 1, 'exactly one event, no duplicates while the feed is unchanged');
+        const d = got[0]!;
+        assert.ok(
+          verifySignature(secrets.get(s.hookUrl)!, d.id, Number(d.timestamp), d.body, d.signature),
+          'signature verifies',
+        );
+        assert.ok(Math.abs(Number(d.timestamp) - Date.now() / 1000) < 30);
+        const payload = JSON.parse(d.body) as Payload;
+        assert.equal(payload.type, 'subscription.entries');
+        assert.equal(payload.data.sequence, 1);
+        assert.equal(payload.data.subscription.id, s.subscription);
+        assert.equal(payload.data.feed.id, s.feed);
+        assert.deepEqual(
+          payload.data.entries.map((e) => e.title),
+          [
+            `${name.split(' ')[0]} ${name.startsWith('Atom') ? 'entry' : 'item'} 3`,
+            `${name.split(' ')[0]} ${name.startsWith('Atom') ? 'entry' : 'item'} 4`,
+          ].map((t) => t.replace('RDF / ', 'RDF ')),
+        );
+        assert.equal(
+          d.body.split(metadataText).length - 1,
+          2,
+          'metadata appears byte for byte in data.subscription and data.metadata',
+        );
+        for (const e of payload.data.entries)
+          assert.match(e.published_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      });
+    }
+
+    it('decodes a Latin-1 feed and delivers correct UTF-8', async () => {
+      const path = '/latin1.xml';
+      const doc = (titles: string[]) =>
+        Buffer.from(
+          `<?xml version="1.0" encoding="ISO-8859-1"?><rss version="2.0"><channel><title>Caf\u00e9</title>${titles.map((t) => `<item><guid>${encodeURIComponent(t)}</guid><title>${t}</title></item>`).join('')}</channel></rss>`,
+          'latin1',
+        );
+      origin.set(path, { body: doc(['d\u00e9j\u00e0 vu']), contentType: 'application/xml' });
+      const s = await subscribe(path);
+      await waitForFeed(s.feed, (f) => f.status === 'active', 'became active');
+      origin.set(path, {
+        body: doc(['Gr\u00fc\u00dfe aus K\u00f6ln', 'd\u00e9j\u00e0 vu']),
+        contentType: 'application/xml',
+      });
+      await until(() => deliveriesTo(path).length >= 1, 10_000, 'the Latin-1 entry');
+      const d = deliveriesTo(path)[0]!;
       const payload = JSON.parse(d.body) as Payload;
-      assert.equal(payload.type, 'subscription.entries');
-      assert.equal(payload.data.sequence, 1);
-      assert.equal(payload.data.subscription.id, s.subscription);
-      assert.equal(payload.data.feed.id, s.feed);
-      assert.deepEqual(
-        payload.data.entries.map((e) => e.title),
-        [
-          `${name.split(' ')[0]} ${name.startsWith('Atom') ? 'entry' : 'item'} 3`,
-          `${name.split(' ')[0]} ${name.startsWith('Atom') ? 'entry' : 'item'} 4`,
-        ].map((t) => t.replace('RDF / ', 'RDF ')),
-      );
-      assert.equal(
-        d.body.split(metadataText).length - 1,
-        2,
-        'metadata appears byte for byte in data.subscription and data.metadata',
-      );
-      for (const e of payload.data.entries)
-        assert.match(e.published_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.equal(payload.data.entries[0]!.title, 'Gr\u00fc\u00dfe aus K\u00f6ln');
+      assert.equal(payload.data.feed.title, 'Caf\u00e9');
     });
-  }
+
+    it('records a broken feed on the feed with its error and keeps polling it', async () => {
+      const lonely = await startOrigin(); // its own origin, so discovery's common-path guesses find nothing
+      after(() => lonely.close());
+      lonely.set('/broken.xml', {
+        body: '<html><body>not a feed</body></html>',
+        contentType: 'text/html',
+      });
+      const ep = await api('POST', '/v1/endpoints', {
+        title: 'broken',
+        url: `${receiver.url}/broken`,
+      });
+      const s = (
+        await api('POST', '/v1/subscriptions', {
+          endpoint: ep.json.id,
+          url: `${lonely.url}/broken.xml`,
+        })
+      ).json;
+      const f = await waitForFeed(s.feed, (x) => x.error_count >= 2, 'failed twice');
+      assert.equal(f.status, 'error');
+      assert.match(f.last_error, /no feed was found/);
+      assert.equal(f.parse_error_count >= 2, true);
+      assert.ok(f.next_poll_at);
+    });
+  });
 
   it('retries a 500 and delivers on the next attempt with the same webhook-id and byte-identical body', async () => {
     const path = '/retry.xml';
@@ -223,52 +271,6 @@ describe('end to end: poll a local origin, deliver signed webhooks to a local re
     assert.equal(first!.id, second!.id);
     assert.equal(first!.body, second!.body);
     assert.ok(Number(second!.timestamp) >= Number(first!.timestamp));
-  });
-
-  it('decodes a Latin-1 feed and delivers correct UTF-8', async () => {
-    const path = '/latin1.xml';
-    const doc = (titles: string[]) =>
-      Buffer.from(
-        `<?xml version="1.0" encoding="ISO-8859-1"?><rss version="2.0"><channel><title>Caf\u00e9</title>${titles.map((t) => `<item><guid>${encodeURIComponent(t)}</guid><title>${t}</title></item>`).join('')}</channel></rss>`,
-        'latin1',
-      );
-    origin.set(path, { body: doc(['d\u00e9j\u00e0 vu']), contentType: 'application/xml' });
-    const s = await subscribe(path);
-    await waitForFeed(s.feed, (f) => f.status === 'active', 'became active');
-    const n = receiver.deliveries.length;
-    origin.set(path, {
-      body: doc(['Gr\u00fc\u00dfe aus K\u00f6ln', 'd\u00e9j\u00e0 vu']),
-      contentType: 'application/xml',
-    });
-    await receiver.waitFor(n + 1);
-    const d = deliveriesTo(path)[0]!;
-    const payload = JSON.parse(d.body) as Payload;
-    assert.equal(payload.data.entries[0]!.title, 'Gr\u00fc\u00dfe aus K\u00f6ln');
-    assert.equal(payload.data.feed.title, 'Caf\u00e9');
-  });
-
-  it('records a broken feed on the feed with its error and keeps polling it', async () => {
-    const lonely = await startOrigin(); // its own origin, so discovery's common-path guesses find nothing
-    after(() => lonely.close());
-    lonely.set('/broken.xml', {
-      body: '<html><body>not a feed</body></html>',
-      contentType: 'text/html',
-    });
-    const ep = await api('POST', '/v1/endpoints', {
-      title: 'broken',
-      url: `${receiver.url}/broken`,
-    });
-    const s = (
-      await api('POST', '/v1/subscriptions', {
-        endpoint: ep.json.id,
-        url: `${lonely.url}/broken.xml`,
-      })
-    ).json;
-    const f = await waitForFeed(s.feed, (x) => x.error_count >= 2, 'failed twice');
-    assert.equal(f.status, 'error');
-    assert.match(f.last_error, /no feed was found/);
-    assert.equal(f.parse_error_count >= 2, true);
-    assert.ok(f.next_poll_at);
   });
 });
 

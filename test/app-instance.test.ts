@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { execFile } from 'node:child_process';
-import { NODE_ARGS, startDaemon, type Daemon } from './support/daemon.ts';
+import { feedsubArgs, startDaemon, type Daemon } from './support/daemon.ts';
 import { until } from './support/deadline.ts';
 import { rss } from './support/servers.ts';
 
@@ -30,11 +30,10 @@ function runCli(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const main = new URL('../src/main.ts', import.meta.url).pathname;
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [...NODE_ARGS, main, ...args],
+      [...feedsubArgs(), ...args],
       { env: { ...process.env, ...env }, timeout: 60_000 },
       (err, stdout, stderr) =>
         resolve({ status: err ? ((err.code as number | null) ?? null) : 0, stdout, stderr }),

@@ -139,12 +139,17 @@ describe('server.heap_limit_mb, end to end', () => {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-heap-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('applies a configured limit to poll --once by restarting in place, or names the flags where Node cannot', async () => {
-    const r = await runCliAsync(['poll', '--once', '--data-dir', join(dir, 'data')], {
-      FEEDSUB_SERVER_HEAP_LIMIT_MB: '256',
-      FEEDSUB_LOG_FORMAT: 'json',
-      FEEDSUB_LOG_LEVEL: 'debug',
-    });
+  it('applies a configured limit to poll --once run from source by restarting in place, or names the flags where Node cannot', async () => {
+    const r = await runCliAsync(
+      ['poll', '--once', '--data-dir', join(dir, 'data')],
+      {
+        FEEDSUB_SERVER_HEAP_LIMIT_MB: '256',
+        FEEDSUB_LOG_FORMAT: 'json',
+        FEEDSUB_LOG_LEVEL: 'debug',
+      },
+      60_000,
+      { source: true },
+    );
     assert.equal(r.status, 0, r.stderr);
     const lines = r.stderr
       .split('\n')

@@ -46,8 +46,8 @@ describe('feedsub CLI', () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  it('prints the version of feedsub and of the runtime', () => {
-    const r = runCli(['--version']);
+  it('prints the version of feedsub and of the runtime, run from source', () => {
+    const r = runCli(['--version'], {}, { source: true });
     assert.equal(r.status, 0);
     assert.match(r.stdout.trim(), /^feedsub \d+\.\d+\.\d+ \(node v\d+\.\d+\.\d+\)$/);
   });
@@ -105,9 +105,9 @@ describe('feedsub CLI', () => {
     assert.equal(await daemon.stop(), 0);
   });
 
-  it('logs where it listens and where the database is, and is called feedsub in ps and top', async () => {
+  it('logs where it listens and where the database is, and is called feedsub in ps and top, run from source', async () => {
     const dataDir = tempDir();
-    const daemon = await startDaemon({ dataDir });
+    const daemon = await startDaemon({ dataDir, source: true });
     daemons.push(daemon);
     if (process.platform === 'linux') {
       assert.equal(readFileSync(`/proc/${daemon.child.pid}/comm`, 'utf8').trim(), 'feedsub');

@@ -1,8 +1,10 @@
-// Runs `feedsub` (src/main.ts under tsx's loader) as a child process for end-to-end tests; every child is killed by PID.
+// Runs `feedsub` as a child process for end-to-end tests: the bundle of src/main.ts (./bundle.ts), or with `source`
+// src/main.ts itself under tsx's loader, as `make serve` runs it; every child is killed by PID.
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { loadConfig } from '../../src/config.ts';
 import { heapFlags } from '../../src/heap.ts';
+import { feedsubBundle } from './bundle.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const MAIN = `${ROOT}src/main.ts`;
@@ -16,13 +18,25 @@ export const NODE_ARGS = [
   '--import',
   import.meta.resolve('tsx'),
 ];
+const BUNDLED = [...heapFlags(loadConfig({ env: {} }).server.heap_limit_mb), await feedsubBundle()];
+
+/** Node's arguments before feedsub's own: the bundle, or with `source` src/main.ts under tsx. */
+export function feedsubArgs(source = false): string[] {
+  return source ? [...NODE_ARGS, MAIN] : BUNDLED;
+}
+
+export type RunOptions = {
+  /** Run src/main.ts under tsx (development mode) rather than the bundle. */
+  source?: boolean;
+};
 
 /** Runs a one-shot command to completion. */
 export function runCli(
   args: string[],
   env: Record<string, string> = {},
+  opts: RunOptions = {},
 ): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [...NODE_ARGS, MAIN, ...args], {
+  const r = spawnSync(process.execPath, [...feedsubArgs(opts.source), ...args], {
     env: { ...process.env, ...env },
     encoding: 'utf8',
     timeout: 60_000,
@@ -36,11 +50,12 @@ export function runCliAsync(
   args: string[],
   env: Record<string, string> = {},
   timeoutMs = 60_000,
+  opts: RunOptions = {},
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [...NODE_ARGS, MAIN, ...args],
+      [...feedsubArgs(opts.source), ...args],
       { env: { ...process.env, ...env }, timeout: timeoutMs },
       (err, stdout, stderr) => {
         const status = err ? (typeof err.code === 'number' ? err.code : null) : 0;
@@ -83,13 +98,14 @@ export async function startDaemon(opts: {
   timeoutMs?: number;
   /** The port to listen on (from freePort()), when the caller must know it first (server.public_url); else a free one. */
   port?: number;
+  /** Run src/main.ts under tsx (development mode) rather than the bundle. */
+  source?: boolean;
 }): Promise<Daemon> {
   const port = opts.port ?? (await freePort());
   const child = spawn(
     process.execPath,
     [
-      ...NODE_ARGS,
-      MAIN,
+      ...feedsubArgs(opts.source),
       'serve',
       '--port',
       String(port),
