@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -39,19 +39,33 @@ function inputsHash(): string {
   return hash.digest('hex').slice(0, 16);
 }
 
-// Each source file's import.meta.url becomes its own file URL, as under tsx: a bundle has only its own otherwise.
-const ownUrls: Plugin = {
-  name: 'feedsub-own-import-meta-url',
-  setup(b) {
-    b.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, (args) => ({
-      contents: readFileSync(args.path, 'utf8').replaceAll(
-        'import.meta.url',
-        JSON.stringify(pathToFileURL(args.path).href),
-      ),
-      loader: 'ts',
-    }));
-  },
-};
+// "import.meta.url", spelled in parts: the test runner bundles this file with the plugin below, which would otherwise
+// rewrite these very texts.
+const IMPORT_META_URL = ['import', 'meta', 'url'].join('.');
+
+/** What a bundle of feedsub's TypeScript needs to run as the sources do under tsx: each file matching `filter` keeps
+ *  its own import.meta.url (its file URL; a bundle would give every module the bundle's), and `require` is Node's own
+ *  (esbuild's ESM output has none, and jschardet is loaded with it on first use). */
+export function asUnderTsx(filter: RegExp): Pick<BuildOptions, 'banner' | 'plugins'> {
+  const ownUrls: Plugin = {
+    name: 'feedsub-own-import-meta-url',
+    setup(b) {
+      b.onLoad({ filter }, (args) => ({
+        contents: readFileSync(args.path, 'utf8').replaceAll(
+          IMPORT_META_URL,
+          JSON.stringify(pathToFileURL(args.path).href),
+        ),
+        loader: 'ts',
+      }));
+    },
+  };
+  return {
+    banner: {
+      js: `import { createRequire as __feedsubCreateRequire } from 'node:module'; const require = __feedsubCreateRequire(${IMPORT_META_URL});`,
+    },
+    plugins: [ownUrls],
+  };
+}
 
 /** Returns the path of the bundle of src/main.ts for the current sources, building it first when it is missing. */
 export async function feedsubBundle(): Promise<string> {
@@ -71,11 +85,7 @@ export async function feedsubBundle(): Promise<string> {
       target: 'node20',
       // The addon is found next to better-sqlite3's own files, as in development.
       external: ['better-sqlite3'],
-      // A real require for the CommonJS dependencies (esbuild's ESM output has none of its own).
-      banner: {
-        js: "import { createRequire as __feedsubCreateRequire } from 'node:module'; const require = __feedsubCreateRequire(import.meta.url);",
-      },
-      plugins: [ownUrls],
+      ...asUnderTsx(/[\\/]src[\\/].*\.ts$/),
       logLevel: 'silent',
     });
     renameSync(temp, file);

@@ -14,6 +14,7 @@ import { listenHttp } from '../../../src/http/listen.ts';
 import { createHttpApp } from '../../../src/http/server.ts';
 import { silentLogger } from '../../../src/log.ts';
 import { makeWorld, type World } from '../../support/world.ts';
+import { tsImport } from 'tsx/esm/api';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 
@@ -87,7 +88,8 @@ describe('a client generated from /v1/openapi.json', () => {
 
     assert.deepEqual(typeErrors(client), []);
 
-    const { run } = (await import(pathToFileURL(client).href)) as {
+    // tsImport: the client is TypeScript, imported the same way under tsx and from the test runner's bundle.
+    const { run } = (await tsImport(pathToFileURL(client).href, import.meta.url)) as {
       run(baseUrl: string, key: string): Promise<Record<string, unknown>>;
     };
     const result = await run(baseUrl, w.key().key);
