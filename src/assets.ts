@@ -12,8 +12,10 @@ import {
   writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { getAsset, getRawAsset, isSea } from 'node:sea';
+import { fileURLToPath } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { FEEDSUB_VERSION } from './version.ts';
 
@@ -49,18 +51,22 @@ export const WORKER_THREADS = {
     module: './feed/parse/read-document.ts',
     run: 'runParseWorker',
     asset: PARSE_WORKER_ASSET,
+    bundledInDevelopment: true,
   },
   checkpoint: {
     module: './db/checkpoint-worker.ts',
     run: 'runCheckpointWorker',
     asset: CHECKPOINT_WORKER_ASSET,
+    bundledInDevelopment: false,
   },
 } as const;
 
 /**
  * Starts one of feedsub's worker threads with `workerData` (and `resourceLimits`, its heap's bounds). In the executable
- * it runs the embedded bundle (there is no worker file on disk); in development it imports the .ts module after
- * registering tsx's loader itself, because Node 20 workers do not inherit the --import hooks.
+ * it runs the embedded bundle (there is no worker file on disk). In development the module is TypeScript, and Node 20
+ * workers do not inherit tsx's --import hooks: the parse thread runs a bundle of its module made as the executable's
+ * is (developmentBundle); the checkpoint thread, which imports little, registers tsx's loader itself and imports the
+ * .ts module.
  */
 export function startWorkerThread(
   kind: keyof typeof WORKER_THREADS,
@@ -70,12 +76,54 @@ export function startWorkerThread(
   const thread = WORKER_THREADS[kind];
   if (isSea())
     return new Worker(getAsset(thread.asset, 'utf8'), { eval: true, workerData, resourceLimits });
+  if (thread.bundledInDevelopment)
+    return new Worker(developmentBundle(kind), { eval: true, workerData, resourceLimits });
   const register = `await (await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})).register();`;
   const url = new URL(thread.module, import.meta.url).href;
   return new Worker(
     `(async () => { ${register} (await import(${JSON.stringify(url)})).${thread.run}(); })()`,
     { eval: true, workerData, resourceLimits },
   );
+}
+
+/** The bundles developmentBundle made, by thread kind: each is made once per process. */
+const developmentBundles = new Map<string, string>();
+
+/** The part of esbuild's API developmentBundle uses (esbuild is a development dependency, as tsx is). */
+type EsbuildSync = {
+  buildSync(options: Record<string, unknown>): { outputFiles: { text: string }[] };
+};
+
+/**
+ * A worker thread's module as one CommonJS script, bundled by esbuild in memory the way the executable's copy is
+ * (scripts/sea/bundle.ts), once per process. Loading the parse thread's module graph (feedsmith, sanitize-html, the
+ * decoders) through tsx's loader cost each thread about two seconds of CPU; the bundle takes about a fifth of a second
+ * once, and each thread then starts in a fraction of that. It blocks the event loop for that while, once, when the
+ * first thread starts.
+ */
+function developmentBundle(kind: keyof typeof WORKER_THREADS): string {
+  const made = developmentBundles.get(kind);
+  if (made !== undefined) return made;
+  const thread = WORKER_THREADS[kind];
+  const esbuild = createRequire(import.meta.url)('esbuild') as EsbuildSync;
+  const entry = fileURLToPath(new URL(thread.module, import.meta.url));
+  const { outputFiles } = esbuild.buildSync({
+    stdin: {
+      contents: `import { ${thread.run} } from ${JSON.stringify(entry)};\n${thread.run}();\n`,
+      resolveDir: dirname(entry),
+      sourcefile: `${kind}-worker-entry.ts`,
+      loader: 'ts',
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: `node${process.versions.node.split('.')[0]}`,
+    write: false,
+    logLevel: 'silent',
+  });
+  const code = outputFiles[0]!.text;
+  developmentBundles.set(kind, code);
+  return code;
 }
 
 /**

@@ -14,6 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import type { Worker } from 'node:worker_threads';
 import {
   addonCacheRoots,
   installAddon,
@@ -45,16 +46,20 @@ describe('development (not a single executable)', () => {
     assert.equal(nativeBindingPath(), undefined);
   });
 
-  it('starts a worker thread from its TypeScript module', async () => {
-    const worker = startWorkerThread('parse');
+  const firstMessage = (worker: Worker) =>
+    new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+
+  it('starts parse threads from a bundle of their TypeScript module', async () => {
+    const first = startWorkerThread('parse');
+    const second = startWorkerThread('parse');
     try {
-      const first = await new Promise((resolve, reject) => {
-        worker.once('message', resolve);
-        worker.once('error', reject);
-      });
-      assert.deepEqual(first, { type: 'ready' });
+      assert.deepEqual(await firstMessage(first), { type: 'ready' });
+      assert.deepEqual(await firstMessage(second), { type: 'ready' });
     } finally {
-      await worker.terminate();
+      await Promise.all([first.terminate(), second.terminate()]);
     }
   });
 });
