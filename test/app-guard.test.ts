@@ -37,7 +37,8 @@ async function post(
   return (await res.json()) as { id: string };
 }
 
-describe('the daemon when writes fail', () => {
+// Each test has its own data directory, servers and daemon: they run at once.
+describe('the daemon when writes fail', { concurrency: true }, () => {
   const dirs: string[] = [];
   const tempDir = () => {
     const d = mkdtempSync(join(tmpdir(), 'feedsub-guard-'));

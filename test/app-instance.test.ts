@@ -70,7 +70,8 @@ async function holdingServer(answer: (path: string, res: ServerResponse) => void
   return state;
 }
 
-describe('one serve per data directory', () => {
+// Each test has its own data directory, servers and daemon: they run at once.
+describe('one serve per data directory', { concurrency: true }, () => {
   const dirs: string[] = [];
   const daemons: Daemon[] = [];
   const closers: (() => Promise<void>)[] = [];

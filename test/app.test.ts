@@ -5,7 +5,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, afterEach, describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { quietCtx } from '../src/context.ts';
 import { createEndpoint } from '../src/actions/endpoints.ts';
@@ -122,23 +122,18 @@ function eventState(dir: string, id: string): { status: string; attempts: number
   }
 }
 
-describe('feedsub serve as a process: graceful shutdown', () => {
-  const daemons: Daemon[] = [];
-  const cleanups: (() => Promise<void> | void)[] = [];
-  afterEach(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-  after(() => {
-    for (const d of daemons) void d.kill();
-  });
-
-  async function setup(opts: { shutdownSeconds: number; withEvent?: boolean }) {
+// Each test has its own data directory, receiver and daemon, stopped by its own cleanup: they run at once.
+describe('feedsub serve as a process: graceful shutdown', { concurrency: true }, () => {
+  async function setup(t: TestContext, opts: { shutdownSeconds: number; withEvent?: boolean }) {
     const dir = mkdtempSync(join(tmpdir(), 'feedsub-app-'));
     const receiver = await startHoldingReceiver();
-    cleanups.push(
+    const cleanups: (() => Promise<void> | void)[] = [
       () => rmSync(dir, { recursive: true, force: true }),
       () => receiver.close(),
-    );
+    ];
+    t.after(async () => {
+      for (const c of cleanups.reverse()) await c();
+    });
     const seeded = seed(dir, receiver.url, opts.withEvent ?? true);
     const daemon = await startDaemon({
       dataDir: dir,
@@ -148,13 +143,12 @@ describe('feedsub serve as a process: graceful shutdown', () => {
         FEEDSUB_DELIVERY_TIMEOUT_SECONDS: '120',
       },
     });
-    daemons.push(daemon);
-    cleanups.push(() => void daemon.kill());
+    cleanups.push(() => daemon.kill());
     return { dir, receiver, daemon, ...seeded };
   }
 
-  it('on SIGTERM stops accepting, lets the delivery in flight finish, and exits 0', async () => {
-    const { dir, receiver, daemon, eventId } = await setup({ shutdownSeconds: 30 });
+  it('on SIGTERM stops accepting, lets the delivery in flight finish, and exits 0', async (t) => {
+    const { dir, receiver, daemon, eventId } = await setup(t, { shutdownSeconds: 30 });
     await receiver.arrival();
     const exit = daemon.stop('SIGTERM');
     await waitForOutput(daemon, /"msg":"feedsub: stopping"/);
@@ -165,8 +159,8 @@ describe('feedsub serve as a process: graceful shutdown', () => {
     assert.deepEqual(eventState(dir, eventId), { status: 'delivered', attempts: 1 });
   });
 
-  it('gives up on work still in flight after server.shutdown_timeout_seconds and exits 0', async () => {
-    const { dir, receiver, daemon, eventId } = await setup({ shutdownSeconds: 1 });
+  it('gives up on work still in flight after server.shutdown_timeout_seconds and exits 0', async (t) => {
+    const { dir, receiver, daemon, eventId } = await setup(t, { shutdownSeconds: 1 });
     await receiver.arrival();
     // The receiver never answers and delivery.timeout_seconds is 120: only the shutdown timeout can end this.
     assert.equal(await withTimeout(daemon.stop('SIGTERM'), 20_000, 'feedsub did not exit'), 0);
@@ -179,8 +173,8 @@ describe('feedsub serve as a process: graceful shutdown', () => {
     );
   });
 
-  it('exits at once, with status 1, on a second signal', async () => {
-    const { receiver, daemon } = await setup({ shutdownSeconds: 60 });
+  it('exits at once, with status 1, on a second signal', async (t) => {
+    const { receiver, daemon } = await setup(t, { shutdownSeconds: 60 });
     await receiver.arrival();
     const exit = daemon.stop('SIGTERM');
     await waitForOutput(daemon, /"msg":"feedsub: stopping"/);
@@ -189,8 +183,8 @@ describe('feedsub serve as a process: graceful shutdown', () => {
     assert.match(daemon.output(), /"msg":"feedsub: second signal, exiting at once"/);
   });
 
-  it('backs up the live database with the CLI while serving, then exits 0 on SIGINT', async () => {
-    const { dir, daemon, key } = await setup({ shutdownSeconds: 10, withEvent: false });
+  it('backs up the live database with the CLI while serving, then exits 0 on SIGINT', async (t) => {
+    const { dir, daemon, key } = await setup(t, { shutdownSeconds: 10, withEvent: false });
     const created = await fetch(`${daemon.url}/v1/endpoints`, {
       method: 'POST',
       headers: { authorization: key, 'content-type': 'application/json' },

@@ -43,26 +43,33 @@ const items = (prefix: string, count: number, kib: number): [string, number][] =
   Array.from({ length: count }, (_, i) => [`${prefix}${count - i}`, kib]);
 
 describe('backfills', () => {
+  const patch = {
+    poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
+    quotas: { backfill_entries_per_hour: 0 },
+  };
   let origin: Origin;
   let w: World;
+  // The poll's deps (HTTP agent, host lookups, the parse thread) are built once for the file from a world of their
+  // own: a parse thread takes a second or two to start under tsx, and the feeds here are large enough to need it.
+  // pollTick takes each test's own world (database, clock, config) as its ctx; the deps depend only on the config,
+  // the same for every world here.
+  let depsWorld: World;
   let workers: Workers;
   let n = 0;
   before(async () => {
     origin = await startOrigin();
+    depsWorld = makeWorld(patch);
+    workers = createWorkers(depsWorld.ctx, silentLogger);
   });
   after(async () => {
     w.close();
     await workers.close();
+    depsWorld.close();
     await origin.close();
   });
-  beforeEach(async () => {
+  beforeEach(() => {
     w?.close();
-    await workers?.close();
-    w = makeWorld({
-      poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
-      quotas: { backfill_entries_per_hour: 0 },
-    });
-    workers = createWorkers(w.ctx, silentLogger);
+    w = makeWorld(patch);
   });
 
   const path = () => `/b${++n}.xml`;
