@@ -42,7 +42,7 @@ describe('the daemon on its parse threads', () => {
         );
         return String(feed.last_error);
       };
-      // Before issue 13 it was decoded on the main thread (RSS from 216 to 794 MiB); then it filled the parse heap.
+      // A garbage body is refused from its head; a huge one fills the parse thread's heap and fails alone.
       assert.match(await failed(`${origin.url}/garbage.xml`), /^parse: not a feed/);
       assert.match(await failed(`${origin.url}/huge.xml`), /needs more than 32 MiB to read/);
       const next = await a.subscribe(`${origin.url}/feed.xml`);

@@ -1,5 +1,5 @@
 // End to end against the real `feedsub serve`: loops of requests, bounded in count and time, meet each quota and
-// limit of issue 13 — endpoints, new feed URLs, test POSTs to a third party, the request rate, wrong keys — and a
+// limit — endpoints, new feed URLs, test POSTs to a third party, the request rate, wrong keys — and a
 // valid key still signs in from an address behind the proxy that has spent its failures.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

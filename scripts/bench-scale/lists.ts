@@ -16,7 +16,7 @@ import { quantile, send, type Call } from './api.ts';
 import type { Run } from './cycles.ts';
 import type { World } from './world.ts';
 
-/** Events the first application holds before the cycles add theirs (issue 17: p99 at 14,000+ per application). */
+/** Events the first application holds before the cycles add theirs (the list p99 grew with them past 14,000 per application). */
 export const FILL_EVENTS = 14_000;
 /** Events queued to each subscription the fill uses. */
 const PER_SUBSCRIPTION = 2;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import type { Db } from '../../src/db/open.ts';
 
-/** Tables that grow with feeds, entries or deliveries: walking one of them whole is what issue 17 forbids. */
+/** Tables that grow with feeds, entries or deliveries: walking one of them whole is what a request or loop must never do. */
 export const LARGE_TABLES = [
   'feeds',
   'subscriptions',

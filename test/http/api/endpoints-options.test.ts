@@ -1,4 +1,4 @@
-// /v1/endpoints delivery options (issue 15): extra headers and the rate limit, as stored, shown and refused.
+// /v1/endpoints delivery options: extra headers and the rate limit, as stored, shown and refused.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { makeWorld, type World } from '../../support/world.ts';

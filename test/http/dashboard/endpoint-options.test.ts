@@ -1,4 +1,4 @@
-// The endpoint page's delivery options (issue 15): extra headers shown escaped and the rate limit, edited through the
+// The endpoint page's delivery options: extra headers shown escaped and the rate limit, edited through the
 // CSRF-checked form.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

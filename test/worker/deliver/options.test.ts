@@ -1,4 +1,4 @@
-// The endpoint's delivery options at the receiver (issue 15): its extra headers on every attempt and on the test event,
+// The endpoint's delivery options at the receiver: its extra headers on every attempt and on the test event,
 // and its rate limit, tick by tick on the injected clock.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
