@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { runCli, runCliAsync, startDaemon, type Daemon } from './support/daemon.ts';
+import { runCliAsync, startDaemon, type Daemon } from './support/daemon.ts';
 import { until, within } from './support/deadline.ts';
 
 /** A feed origin on 127.0.0.1 that holds every request until release(), then answers 404 to them and to later ones. */
@@ -33,7 +33,9 @@ async function holdingOrigin() {
   };
 }
 
-describe('feedsub CLI', () => {
+// Each test has its own data directory, daemon and origin, so they run four at a time: most of their time is
+// processes starting and stopping. (All at once, three copies of this file on two busy cores starved each other.)
+describe('feedsub CLI', { concurrency: 4 }, () => {
   const dirs: string[] = [];
   const daemons: Daemon[] = [];
   const tempDir = () => {
@@ -46,19 +48,28 @@ describe('feedsub CLI', () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  it('prints the version of feedsub and of the runtime, run from source', () => {
-    const r = runCli(['--version'], {}, { source: true });
+  it('prints the version of feedsub and of the runtime, run from source', async () => {
+    const r = await runCliAsync(['--version'], {}, 60_000, { source: true });
     assert.equal(r.status, 0);
     assert.match(r.stdout.trim(), /^feedsub \d+\.\d+\.\d+ \(node v\d+\.\d+\.\d+\)$/);
   });
 
   it('creates a key shown once on the last line, lists it without the secret, and the key works against a real server', async () => {
     const dataDir = tempDir();
-    const made = runCli(['keys', 'create', '--app', 'acme', '--name', 'ci', '--data-dir', dataDir]);
+    const made = await runCliAsync([
+      'keys',
+      'create',
+      '--app',
+      'acme',
+      '--name',
+      'ci',
+      '--data-dir',
+      dataDir,
+    ]);
     assert.equal(made.status, 0, made.stderr);
     const key = made.stdout.trim().split('\n').at(-1)!;
     assert.match(key, /^fsk_[A-Za-z0-9_-]{43}$/);
-    const listed = runCli(['keys', 'list', '--data-dir', dataDir]);
+    const listed = await runCliAsync(['keys', 'list', '--data-dir', dataDir]);
     assert.equal(listed.status, 0);
     assert.match(listed.stdout, /app=acme {2}name=ci/);
     assert.ok(!listed.stdout.includes(key));
@@ -76,7 +87,8 @@ describe('feedsub CLI', () => {
   it('keeps data across a restart and a revoked key stops working', async () => {
     const dataDir = tempDir();
     const made = JSON.parse(
-      runCli(['keys', 'create', '--app', 'acme', '--json', '--data-dir', dataDir]).stdout,
+      (await runCliAsync(['keys', 'create', '--app', 'acme', '--json', '--data-dir', dataDir]))
+        .stdout,
     ) as { id: string; key: string };
     let daemon = await startDaemon({ dataDir });
     daemons.push(daemon);
@@ -139,29 +151,32 @@ describe('feedsub CLI', () => {
     ],
     ['a bad environment value', ['config', 'check'], /FEEDSUB_SERVER_PORT must be a number/],
   ];
-  it('refuses a mistyped keys command before it creates a data directory', () => {
+  it('refuses a mistyped keys command before it creates a data directory', async () => {
     const dataDir = join(tempDir(), 'never');
     for (const args of [
       ['keys', 'create'],
       ['keys', 'rotate'],
       ['keys', 'revoke'],
     ]) {
-      const r = runCli([...args, '--data-dir', dataDir]);
+      const r = await runCliAsync([...args, '--data-dir', dataDir]);
       assert.equal(r.status, 2, r.stderr);
       assert.equal(existsSync(dataDir), false, `${args.join(' ')} created ${dataDir}`);
     }
   });
   for (const [name, args, message] of bad) {
-    it(`exits 2 with a one-line error for ${name}`, () => {
-      const r = runCli(args, name.includes('environment') ? { FEEDSUB_SERVER_PORT: 'x' } : {});
+    it(`exits 2 with a one-line error for ${name}`, async () => {
+      const r = await runCliAsync(
+        args,
+        name.includes('environment') ? { FEEDSUB_SERVER_PORT: 'x' } : {},
+      );
       assert.equal(r.status, 2, r.stderr);
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
       assert.match(r.stderr, message);
     });
   }
 
-  it('config check warns on stderr about a value another key overrides, prints the config and exits 0', () => {
-    const r = runCli(['config', 'check'], {
+  it('config check warns on stderr about a value another key overrides, prints the config and exits 0', async () => {
+    const r = await runCliAsync(['config', 'check'], {
       FEEDSUB_POLL_INTERVAL_SECONDS: '30',
       FEEDSUB_POLL_MIN_INTERVAL_SECONDS: '120',
     });
@@ -177,7 +192,7 @@ describe('feedsub CLI', () => {
       /^config: warning: poll\.interval_seconds \(30\) is below poll\.min_interval_seconds \(120\)/,
     );
     assert.match(lines[1]!, /^config: ok with 1 warning\(s\) \(database /);
-    const quiet = runCli(['config', 'check']);
+    const quiet = await runCliAsync(['config', 'check']);
     assert.equal(quiet.status, 0, quiet.stderr);
     assert.match(quiet.stderr, /^config: ok \(database [^\n]*\)\n$/);
   });
@@ -229,8 +244,10 @@ describe('feedsub CLI', () => {
       FEEDSUB_SERVER_SHUTDOWN_TIMEOUT_SECONDS: '1',
     };
     try {
-      const key = runCli(['keys', 'create', '--app', 'acme', '--data-dir', dataDir])
-        .stdout.trim()
+      const key = (
+        await runCliAsync(['keys', 'create', '--app', 'acme', '--data-dir', dataDir])
+      ).stdout
+        .trim()
         .split('\n')
         .at(-1)!;
       const daemon = await startDaemon({ dataDir, env });
@@ -264,8 +281,8 @@ describe('feedsub CLI', () => {
     }
   });
 
-  it('config check prints the effective config with the token hidden', () => {
-    const r = runCli(['config', 'check', '--data-dir', '/tmp/x'], {
+  it('config check prints the effective config with the token hidden', async () => {
+    const r = await runCliAsync(['config', 'check', '--data-dir', '/tmp/x'], {
       FEEDSUB_METRICS_TOKEN: 'sekret',
       FEEDSUB_POLL_INTERVAL_SECONDS: '300',
     });

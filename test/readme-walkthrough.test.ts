@@ -21,8 +21,9 @@ import { freePort } from './support/daemon.ts';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** What a fresh clone does not have: installed packages, git's data, and what running and building leave behind. */
 const NOT_IN_A_CLONE = new Set(['node_modules', '.git', 'data', 'dist', 'build', '.cache']);
-/** How long the stand-in install takes: long enough that a step not waiting for it finds no node_modules. */
-const INSTALL_SECONDS = 3;
+/** How long the stand-in install takes: long enough that a step not waiting for it finds no node_modules (the next
+ *  step starts while make is still reading the Makefile, a second before the install ends). */
+const INSTALL_SECONDS = 1;
 
 /** The ```sh blocks of the README's walkthrough section, in order. */
 export function walkthroughBlocks(readme: string): string[] {

@@ -48,6 +48,7 @@ describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : 
   let daemon: Daemon | undefined;
   let origin: Origin;
   let receiver: Receiver;
+  let launched: Promise<BrowserContext> | undefined;
   let context: BrowserContext | undefined;
   let page: Page;
   let key: string;
@@ -62,9 +63,8 @@ describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : 
         'Team blog',
       ),
     });
-    key = createKey(join(dir, 'data'), 'demo');
-    daemon = await startDaemon(join(dir, 'data'));
-    context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+    // Chromium starts in its own processes while the key is made and the daemon starts.
+    launched = chromium.launchPersistentContext(join(dir, 'profile'), {
       executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 1280, height: 860 },
@@ -80,13 +80,20 @@ describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : 
         '--disable-sync',
       ],
     });
+    launched.catch(() => {}); // awaited below, where a failure fails the hook
+    key = createKey(join(dir, 'data'), 'demo');
+    daemon = await startDaemon(join(dir, 'data'));
+    context = await launched;
     context.setDefaultTimeout(15_000);
     page = context.pages()[0] ?? (await context.newPage());
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
 
   after(async () => {
-    await context?.close();
+    await launched?.then(
+      (c) => c.close(),
+      () => {},
+    );
     await daemon?.stop();
     await origin?.close();
     await receiver?.close();

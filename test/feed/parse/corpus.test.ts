@@ -59,6 +59,24 @@ function parseFile(f: CorpusFile): ParsedFeed {
 
 const files = walk(CORPUS).sort().map(describeFile);
 
+// Each file's first parse (the feed, or what it threw), made once and read by every test that only reads it.
+const firstParses = new Map<string, { feed: ParsedFeed } | { error: unknown }>();
+
+/** parseFile(f)'s first result: the same feed each time, or the same error thrown again. */
+function parsedOnce(f: CorpusFile): ParsedFeed {
+  let first = firstParses.get(f.path);
+  if (!first) {
+    try {
+      first = { feed: parseFile(f) };
+    } catch (error) {
+      first = { error };
+    }
+    firstParses.set(f.path, first);
+  }
+  if ('error' in first) throw first.error;
+  return first.feed;
+}
+
 test('the corpus holds the 275 documented files', () => {
   assert.equal(files.length, 275);
 });
@@ -72,7 +90,7 @@ test('every corpus file either parses or is rejected with FeedParseError, and HT
   for (const f of files) {
     const { text } = decodeFeed(readFileSync(f.path), f.contentType);
     try {
-      const feed = parseFile(f);
+      const feed = parsedOnce(f);
       parsed++;
       entries += feed.entries.length;
       if (feed.degraded) {
@@ -108,7 +126,7 @@ test('keys are stable across two parses of every parsed corpus file', () => {
   for (const f of files) {
     let first: ParsedFeed;
     try {
-      first = parseFile(f);
+      first = parsedOnce(f);
     } catch {
       continue;
     }
@@ -128,7 +146,7 @@ test('across the corpus, entry HTML is sanitized with every URL absolute, and ti
   for (const f of files) {
     let feed: ParsedFeed;
     try {
-      feed = parseFile(f);
+      feed = parsedOnce(f);
     } catch {
       continue;
     }
@@ -155,7 +173,7 @@ test("the per-feed retention defaults keep several times the largest real feed's
   for (const f of files) {
     let feed: ParsedFeed;
     try {
-      feed = parseFile(f);
+      feed = parsedOnce(f);
     } catch {
       continue;
     }
