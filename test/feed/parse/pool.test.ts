@@ -11,7 +11,6 @@ import { readDocument, type DocumentRequest } from '../../../src/feed/parse/read
 import { parseFeed } from '../../../src/feed/parse/parse.ts';
 import { within } from '../../support/deadline.ts';
 import { parseOn } from '../../support/parse.ts';
-import { bundledParseWorker } from '../../support/parse-worker.ts';
 
 const BASE = 'https://example.org/feed.xml';
 
@@ -38,11 +37,6 @@ function doc(text: string | Uint8Array, mode: DocumentRequest['mode'] = 'feed'):
 
 const soon = (ms = 10_000) => performance.now() + ms;
 
-// Workers started from the parse thread's bundle, as the single executable starts them: a fraction of a second each,
-// where loading the sources under tsx takes one or two. The tests of how a worker answers and closes start theirs the
-// default way (startWorkerThread under tsx, as `make serve` does).
-const bundled = await bundledParseWorker();
-
 /** A worker that says it is ready and then never answers. */
 const silent = () =>
   new Worker(
@@ -52,7 +46,7 @@ const silent = () =>
 
 test('a large document is read on a worker with the same result as inline, entry keys included', async () => {
   const text = bigFeed(300); // about 170 KB, ten times the 16 KiB read inline
-  const pool = createParsePool({ size: 2, spawn: bundled });
+  const pool = createParsePool({ size: 2 });
   try {
     assert.equal(await pool.ready(), 'worker');
     const [fromWorker, again] = await Promise.all([
@@ -182,7 +176,7 @@ test('a read waiting for a worker past its deadline leaves the queue; past maxQu
 });
 
 test('a document that needs more than the worker heap stops that worker only, and the next read works', async () => {
-  const pool = createParsePool({ size: 1, heapMb: 32, spawn: bundled });
+  const pool = createParsePool({ size: 1, heapMb: 32 });
   try {
     await pool.ready();
     // An 11 MB feed of 20,000 items: its text, its XML tree and 20,000 entries do not fit in 32 MiB. (A 10 MiB body of
@@ -199,7 +193,7 @@ test('a document that needs more than the worker heap stops that worker only, an
 });
 
 test('a long body whose head names a root that is not a feed is refused before it is decoded, in every mode', async () => {
-  const pool = createParsePool({ size: 1, heapMb: 32, spawn: bundled });
+  const pool = createParsePool({ size: 1, heapMb: 32 });
   try {
     await pool.ready();
     // 24 MiB of random bytes decode to ~48 MB of text: decoded whole, they took the 32 MiB worker heap down.
@@ -250,9 +244,8 @@ test("the pool's sanitize_html setting applies on the worker and inline, unless 
     size: 1,
     thresholdBytes: 10,
     sanitizeHtml: false,
-    spawn: bundled,
   });
-  const inline = createParsePool({ size: 1, sanitizeHtml: false, spawn: bundled });
+  const inline = createParsePool({ size: 1, sanitizeHtml: false });
   try {
     assert.equal(await worker.ready(), 'worker');
     const html = async (pool: typeof worker, opts: object = {}) =>
