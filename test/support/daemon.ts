@@ -126,8 +126,10 @@ export async function startDaemon(opts: {
   child.stderr!.on('data', (d: Buffer) => {
     out += d.toString();
   });
+  // 'close', not 'exit': the process may exit before its last lines are read from the pipes, and callers read output()
+  // once it has.
   const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => resolve(code)),
+    child.once('close', (code) => resolve(code)),
   );
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   const daemon: Daemon = {
