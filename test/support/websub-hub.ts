@@ -49,6 +49,9 @@ export type Hub = {
   /** How the next requests are answered: accept (202 then verify), silent (202, never verified), deny (202 then
    *  hub.mode=denied), hang (never answered, until close), or a status. */
   mode: 'accept' | 'silent' | 'deny' | 'hang' | number;
+  /** How the next requests are answered, in turn, before `mode` takes over (a subscription verified, then its
+   *  renewal refused…). */
+  modes: Hub['mode'][];
   /** The lease the hub grants (§5.3.1 hub.lease_seconds), whatever was asked; null: what was asked, else 864000. */
   grantSeconds: number | null;
   /** Callbacks that answered a distribution 410 Gone, which the hub dropped (§7). */
@@ -79,6 +82,7 @@ export async function startHub(opts: { tls?: boolean } = {}): Promise<Hub> {
     requests: [],
     verifications: [],
     mode: 'accept',
+    modes: [],
     grantSeconds: null,
     gone: [],
     denyLater: (callback) => denyLater(hub, callback),
@@ -98,16 +102,17 @@ export async function startHub(opts: { tls?: boolean } = {}): Promise<Hub> {
         at: performance.now(),
       };
       hub.requests.push(r);
-      if (hub.mode === 'hang') return;
+      const mode = hub.modes.shift() ?? hub.mode;
+      if (mode === 'hang') return;
       // §5.1.2: a hub that accepts the request answers 202 and verifies asynchronously.
       const valid = ['subscribe', 'unsubscribe'].includes(r.mode) && r.callback && r.topic;
-      if (typeof hub.mode === 'number' || !valid) {
-        res.writeHead(typeof hub.mode === 'number' ? hub.mode : 400).end('refused');
+      if (typeof mode === 'number' || !valid) {
+        res.writeHead(typeof mode === 'number' ? mode : 400).end('refused');
         return;
       }
       res.writeHead(202).end();
-      if (hub.mode === 'silent') return;
-      const denied = hub.mode === 'deny' && r.mode === 'subscribe';
+      if (mode === 'silent') return;
+      const denied = mode === 'deny' && r.mode === 'subscribe';
       setImmediate(() => void (denied ? deny(r) : verify(hub, r)));
     });
   };
@@ -256,7 +261,9 @@ export function pushRaw(
   return new Promise((resolve) => {
     const req = httpRequest(callback, { method: 'POST', headers });
     let timer: NodeJS.Timeout | undefined;
+    let answered = false;
     const done = (status: number) => {
+      answered = true;
       clearTimeout(timer);
       resolve({ status, at: performance.now() });
     };
@@ -286,7 +293,10 @@ export function pushRaw(
       }
       sent += n;
       const ok = req.write(Buffer.alloc(n, 0x61));
-      if (opts.dripMs) timer = setTimeout(next, opts.dripMs);
+      // A dripped chunk is written from the check phase, after the poll phase has read an answer that came meanwhile: a
+      // callback that answered and hung up is seen answering, not as a write that failed.
+      if (opts.dripMs)
+        timer = setTimeout(() => setImmediate(() => answered || next()), opts.dripMs);
       else if (ok) setImmediate(next);
       else req.once('drain', next);
     };
