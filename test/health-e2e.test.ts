@@ -40,7 +40,7 @@ type Sub = { id: string; feed: string; secret: string; metadata: string };
 const doc = (...guids: string[]): OriginFeed => ({ body: rss(guids.map((guid) => ({ guid }))) });
 const fail = (status: number): OriginFeed => ({ body: `status ${status}`, status });
 
-describe('end to end: feed-health events through feedsub serve', () => {
+describe('end to end: feed-health events through feedsub serve', { concurrency: true }, () => {
   let w: Served;
   let origin: Origin;
   let receiver: Receiver;
