@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { verifySignature } from '../src/webhook/sign.ts';
 import { runCli, startDaemon, type Daemon } from './support/daemon.ts';
+import { until } from './support/deadline.ts';
 import { rss, startOrigin, type Origin } from './support/servers.ts';
 
 const KILLS = 3;
@@ -24,15 +25,20 @@ const ENV = {
   FEEDSUB_DELIVERY_RETRY_SCHEDULE_SECONDS: '1,1,1,1,1,1,1,1,1,1',
   FEEDSUB_LOG_LEVEL: 'warn',
 };
+// The waits for deliveries after the last restart: 1-second polls and retries, far from the loops' idle minute.
+const WAIT_MS = 30_000;
 
 /** SIGKILLs the server's whole process group; resolves once its port refuses connections (bounded). */
 async function killServe(s: Daemon): Promise<void> {
   await s.kill();
-  await until('the killed server to stop answering', 10_000, () =>
-    fetch(`${s.url}/healthz`).then(
-      () => false,
-      () => true,
-    ),
+  await until(
+    () =>
+      fetch(`${s.url}/healthz`).then(
+        () => false,
+        () => true,
+      ),
+    10_000,
+    'the killed server to stop answering',
   );
 }
 
@@ -82,19 +88,6 @@ async function slowReceiver() {
         server.close(() => resolve());
       }),
   };
-}
-
-/** Polls `check` every 100 ms until it returns true (bounded by `timeoutMs`). */
-async function until(
-  what: string,
-  timeoutMs: number,
-  check: () => boolean | Promise<boolean>,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`crash: timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('crash safety', () => {
@@ -148,12 +141,16 @@ describe('crash safety', () => {
         subs[path] = (
           await call('POST', '/v1/subscriptions', { endpoint: endpoint.id, url: origin.url + path })
         ).body as { id: string; feed: string };
-      await until('both baselines', 20_000, async () => {
-        for (const s of Object.values(subs))
-          if ((await call('GET', `/v1/feeds/${s.feed}`)).body.last_success_at === null)
-            return false;
-        return true;
-      });
+      await until(
+        async () => {
+          for (const s of Object.values(subs))
+            if ((await call('GET', `/v1/feeds/${s.feed}`)).body.last_success_at === null)
+              return false;
+          return true;
+        },
+        20_000,
+        'both baselines',
+      );
 
       // New entries keep arriving on both feeds (one every 150 ms) until every kill is done, so there is always
       // something to deliver when the next kill is due.
@@ -184,8 +181,10 @@ describe('crash safety', () => {
             ),
           ),
         );
-      await until('every entry at the receiver', 120_000, () =>
-        expected.every((g) => seenGuids().has(g)),
+      await until(
+        () => expected.every((g) => seenGuids().has(g)),
+        WAIT_MS,
+        'every entry at the receiver',
       ).catch(async (err: Error) => {
         const missing = expected.filter((g) => !seenGuids().has(g));
         const feeds = await Promise.all(
@@ -225,12 +224,16 @@ describe('crash safety', () => {
           `no gap in subscription ${s.id}`,
         );
       }
-      await until('every event recorded as delivered', 30_000, async () => {
-        const pending =
-          (await call('GET', '/v1/events?status=pending')).body.data.length +
-          (await call('GET', '/v1/events?status=failed')).body.data.length;
-        return pending === 0;
-      });
+      await until(
+        async () => {
+          const pending =
+            (await call('GET', '/v1/events?status=pending')).body.data.length +
+            (await call('GET', '/v1/events?status=failed')).body.data.length;
+          return pending === 0;
+        },
+        WAIT_MS,
+        'every event recorded as delivered',
+      );
       const events: { id: string; status: string }[] = [];
       for (let after = '', page = 0; page < 100; page++) {
         const res = (await call('GET', `/v1/events?limit=200${after ? `&after=${after}` : ''}`))
