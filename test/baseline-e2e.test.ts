@@ -19,7 +19,9 @@ type Payload = {
   data: { sequence: number; subscription: { id: string }; entries: { guid: string }[] };
 };
 
-describe('end to end: the baseline rule', () => {
+// Each test has its own feed path, endpoints and subscriptions, and reads only its own subscriptions' events: they run
+// at once.
+describe('end to end: the baseline rule', { concurrency: true }, () => {
   let origin: GatedOrigin;
   let receiver: Receiver;
   let app: RunningApp;
@@ -35,7 +37,14 @@ describe('end to end: the baseline rule', () => {
       storage: { data_dir: dir },
       server: { port: 0 },
       network: { allow_private: true },
-      poll: { interval_seconds: 1, min_interval_seconds: 1, max_interval_seconds: 1 },
+      // Every feed is on one origin: the default two polls per host would queue the tests' polls, and two tests hold
+      // a fetch in flight at times.
+      poll: {
+        interval_seconds: 1,
+        min_interval_seconds: 1,
+        max_interval_seconds: 1,
+        per_host_concurrency: 16,
+      },
     });
     app = await startApp(config, silentLogger);
     key = createKey(app.ctx, 'baseline', null).key;
