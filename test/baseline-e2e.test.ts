@@ -1,4 +1,4 @@
-// The baseline rule end to end (the real app with its loops, a local origin, a local receiver): a subscription receives
+// The baseline rule end to end (the real `feedsub serve`, a local origin, a local receiver): a subscription receives
 // only entries first seen after it was created, and a feed that resumes after a time with no active subscription
 // takes a fresh baseline. One test per way the old entries used to reach a new subscription.
 import assert from 'node:assert/strict';
@@ -7,9 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createKey } from '../src/actions/keys.ts';
-import { startApp, type RunningApp } from '../src/app.ts';
-import { defaultConfig, withConfig } from '../src/config.ts';
-import { silentLogger } from '../src/log.ts';
+import { systemClock } from '../src/clock.ts';
+import { defaultConfig } from '../src/config.ts';
+import { quietCtx } from '../src/context.ts';
+import { openDatabase } from '../src/db/open.ts';
+import { startDaemon, type Daemon } from './support/daemon.ts';
 import { startGatedOrigin, type GatedOrigin } from './support/gated-origin.ts';
 import { rss, startReceiver, type Receiver } from './support/servers.ts';
 import { apiCaller } from './support/subscriber.ts';
@@ -24,7 +26,7 @@ type Payload = {
 describe('end to end: the baseline rule', { concurrency: true }, () => {
   let origin: GatedOrigin;
   let receiver: Receiver;
-  let app: RunningApp;
+  let daemon: Daemon;
   let key: string;
   let dir: string;
   let n = 0;
@@ -33,31 +35,31 @@ describe('end to end: the baseline rule', { concurrency: true }, () => {
     origin = await startGatedOrigin();
     receiver = await startReceiver();
     dir = mkdtempSync(join(tmpdir(), 'feedsub-baseline-'));
-    const config = withConfig(defaultConfig(), {
-      storage: { data_dir: dir },
-      server: { port: 0 },
-      network: { allow_private: true },
-      // Every feed is on one origin: the default two polls per host would queue the tests' polls, and two tests hold
-      // a fetch in flight at times.
-      poll: {
-        interval_seconds: 1,
-        min_interval_seconds: 1,
-        max_interval_seconds: 1,
-        per_host_concurrency: 16,
+    const db = openDatabase(join(dir, 'feedsub.db'));
+    key = createKey(quietCtx(db, systemClock, defaultConfig()), 'baseline', null).key;
+    db.close();
+    daemon = await startDaemon({
+      dataDir: dir,
+      env: {
+        FEEDSUB_NETWORK_ALLOW_PRIVATE: 'true',
+        FEEDSUB_POLL_INTERVAL_SECONDS: '1',
+        FEEDSUB_POLL_MIN_INTERVAL_SECONDS: '1',
+        FEEDSUB_POLL_MAX_INTERVAL_SECONDS: '1',
+        // Every feed is on one origin: the default two polls per host would queue the tests' polls, and two tests
+        // hold a fetch in flight at times.
+        FEEDSUB_POLL_PER_HOST_CONCURRENCY: '16',
       },
     });
-    app = await startApp(config, silentLogger);
-    key = createKey(app.ctx, 'baseline', null).key;
   });
   after(async () => {
-    await app.stop();
+    await daemon?.stop();
     await origin.close();
     await receiver.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   const api = apiCaller(
-    () => app.url,
+    () => daemon.url,
     () => key,
   );
   /** A new endpoint subscribed to `path`; returns the subscription. */
