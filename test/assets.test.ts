@@ -56,8 +56,11 @@ describe('development (not a single executable)', () => {
     const first = startWorkerThread('parse');
     const second = startWorkerThread('parse');
     try {
-      assert.deepEqual(await firstMessage(first), { type: 'ready' });
-      assert.deepEqual(await firstMessage(second), { type: 'ready' });
+      // Both listen before either is awaited: a thread's message with no listener yet is lost.
+      assert.deepEqual(await Promise.all([firstMessage(first), firstMessage(second)]), [
+        { type: 'ready' },
+        { type: 'ready' },
+      ]);
     } finally {
       await Promise.all([first.terminate(), second.terminate()]);
     }
