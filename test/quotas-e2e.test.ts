@@ -248,7 +248,9 @@ describe('end to end: quotas and request limits of the real server', () => {
       wrong.map((a) => a.status),
       [...Array(10).fill(401), 429, 429],
     );
-    assert.equal(wrong[11]!.retryAfter, '60');
+    // At most the window's minute; a loaded machine may have spent a second or two of it on the twelve attempts.
+    const retryAfter = Number(wrong[11]!.retryAfter);
+    assert.ok(retryAfter > 50 && retryAfter <= 60, `Retry-After ${wrong[11]!.retryAfter}`);
     assert.equal((await signIn(keys.signin!, client)).status, 303);
     assert.equal((await signIn('fsk_wrong', '198.51.100.4')).status, 401);
   });
