@@ -8,14 +8,15 @@ import { FOREVER_MS, harness, nothingRecordedAfter, own } from './fixtures.ts';
 
 describe('work pool throughput layer, waiting outcomes', () => {
   it('commits an outcome within lingerMs while every slot stays busy', async () => {
-    const h = harness({ slots: 1, layer: { reserve: 1, lingerMs: 40 }, items: own('a', 'b') });
+    // A linger long enough that a loaded machine still sees a waiting before it runs out.
+    const h = harness({ slots: 1, layer: { reserve: 1, lingerMs: 500 }, items: own('a', 'b') });
     try {
       h.pool.start();
       h.pool.fill();
       h.finish('a'); // b takes the slot: no slot is idle, only the linger ends the wait
       await until(() => h.running().includes('b'), 2000, 'b started');
       assert.equal(h.runs('a'), 0, 'a waits for its commit');
-      await until(() => h.runs('a') === 1, 2000, 'a recorded once its linger ran out');
+      await until(() => h.runs('a') === 1, 5000, 'a recorded once its linger ran out');
       assert.deepEqual(h.running(), ['b'], 'b still runs');
       assert.deepEqual(h.batches(), [['a']]);
       h.finish('b');
