@@ -54,13 +54,17 @@ async function measureChurnHour(dir: string, row: Row): Promise<void> {
       clock.advance(60_000);
     }
     const file = join(dir, 'feedsub.db');
-    const bytes = statSync(file).size + sizeOf(`${file}-wal`);
+    const wal = sizeOf(`${file}-wal`);
+    const bytes = statSync(file).size + wal;
+    const free =
+      (ctx.db.pragma('freelist_count', { simple: true }) as number) *
+      (ctx.db.pragma('page_size', { simple: true }) as number);
     const count = (table: string) => ctx.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
     row('  largest tables and indexes', largest(ctx.db), 'after the churn hour (SQLite dbstat)');
     row(
       `database after an hour of ${CHURN.feeds} churning feeds`,
       `${(bytes / MiB).toFixed(1)} MiB`,
-      `bound ${CHURN.boundMiB} MiB (${bytes <= CHURN.boundMiB * MiB ? 'within' : 'OVER'}); ${CHURN.items} entries each, all new on every one-minute poll; ${count('held_entries')} held, ${count('entries')} keys; ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      `bound ${CHURN.boundMiB} MiB (${bytes <= CHURN.boundMiB * MiB ? 'within' : 'OVER'}); of it the WAL ${(wal / MiB).toFixed(1)} MiB and free pages ${(free / MiB).toFixed(1)} MiB; ${CHURN.items} entries each, all new on every one-minute poll; ${count('held_entries')} held, ${count('entries')} keys; ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
   } finally {
     await workers.close();
