@@ -133,86 +133,59 @@ describe('poller on the work pool', () => {
     }
   });
 
-  it('wakes at once for a feed that falls due between its claim and the look at when to wake', async () => {
+  /** Runs `check` on the daemon's poller over a new world, its pool started, and stops it all after. */
+  async function withPoller(check: (w: World, deps: PollerDeps) => Promise<void>): Promise<void> {
     const w = makeWorld();
     const resolver = createResolver({ timeoutMs: 2000 });
     const agent = createGuardedAgent({ allowPrivate: true, resolver });
     const deps = pollerDeps(w, resolver, agent);
     try {
-      const { key } = w.key();
-      const ep = await w.call('POST', '/v1/endpoints', {
-        key,
-        body: { title: 'E', url: 'https://hooks.example/' },
-      });
-      const sub = await w.call('POST', '/v1/subscriptions', {
-        key,
-        body: { endpoint: ep.body.id, url: 'http://127.0.0.1:9/feed.xml' },
-      });
+      deps.pool.start();
+      await check(w, deps);
+    } finally {
+      deps.pool.stop();
+      await deps.pool.drain(5000);
+      await agent.close();
+      w.close();
+    }
+  }
+
+  /** Subscribes to a feed (on a port nothing listens on) and sets it due at `dueMs`. */
+  async function feedDueAt(w: World, dueMs: number): Promise<void> {
+    const { key } = w.key();
+    const ep = await w.call('POST', '/v1/endpoints', {
+      key,
+      body: { title: 'E', url: 'https://hooks.example/' },
+    });
+    const sub = await w.call('POST', '/v1/subscriptions', {
+      key,
+      body: { endpoint: ep.body.id, url: 'http://127.0.0.1:9/feed.xml' },
+    });
+    w.ctx.db
+      .prepare('UPDATE feeds SET next_poll_at = ? WHERE id = ?')
+      .run(new Date(dueMs).toISOString(), sub.body.feed);
+  }
+
+  it('wakes at once for a feed that falls due between its claim and the look at when to wake', () =>
+    withPoller(async (w, deps) => {
       const claimAt = w.clock.now().getTime();
-      w.ctx.db
-        .prepare('UPDATE feeds SET next_poll_at = ? WHERE id = ?')
-        .run(new Date(claimAt + 1).toISOString(), sub.body.feed);
+      await feedDueAt(w, claimAt + 1);
       // The claim (on the world's clock) sees the feed a millisecond away; the look at when to wake comes a millisecond
       // later, as when the loop's timer fires a millisecond before the clock reaches the time it was set for.
       const later = { ...w.ctx, clock: manualClock(new Date(claimAt + 1)) };
-      deps.pool.start();
       const delay = pollFill(later, deps);
-      console.log(
-        'DELAY',
-        delay,
-        JSON.stringify(w.ctx.db.prepare('select next_poll_at, status from feeds').all()),
-        w.clock.now().toISOString(),
-      );
       assert.ok(delay <= MIN_WAKE_MS, `wakes in ${delay} ms, not after an idle minute`);
-    } finally {
-      deps.pool.stop();
-      await deps.pool.drain(5000);
-      await agent.close();
-      w.close();
-    }
-  });
+    }));
 
-  it('sleeps an idle minute when no feed is due later, not a few milliseconds', async () => {
-    const w = makeWorld();
-    const resolver = createResolver({ timeoutMs: 2000 });
-    const agent = createGuardedAgent({ allowPrivate: true, resolver });
-    const deps = pollerDeps(w, resolver, agent);
-    try {
-      deps.pool.start();
+  it('sleeps an idle minute when no feed is due later, not a few milliseconds', () =>
+    withPoller(async (w, deps) => {
       assert.equal(pollFill(w.ctx, deps), IDLE_MS);
-    } finally {
-      deps.pool.stop();
-      await deps.pool.drain(5000);
-      await agent.close();
-      w.close();
-    }
-  });
+    }));
 
-  it('sleeps until the next feed falls due, however soon, not a whole second', async () => {
-    const w = makeWorld();
-    const resolver = createResolver({ timeoutMs: 2000 });
-    const agent = createGuardedAgent({ allowPrivate: true, resolver });
-    const deps = pollerDeps(w, resolver, agent);
-    try {
-      const { key } = w.key();
-      const ep = await w.call('POST', '/v1/endpoints', {
-        key,
-        body: { title: 'E', url: 'https://hooks.example/' },
-      });
-      const sub = await w.call('POST', '/v1/subscriptions', {
-        key,
-        body: { endpoint: ep.body.id, url: 'http://127.0.0.1:9/feed.xml' },
-      });
-      const due = new Date(w.clock.now().getTime() + 300).toISOString();
-      w.ctx.db.prepare('UPDATE feeds SET next_poll_at = ? WHERE id = ?').run(due, sub.body.feed);
-      deps.pool.start();
+  it('sleeps until the next feed falls due, however soon, not a whole second', () =>
+    withPoller(async (w, deps) => {
+      await feedDueAt(w, w.clock.now().getTime() + 300);
       // It slept at least a second (polls up to a second late: p50 5.7 s for a 5 s interval in make bench).
       assert.equal(pollFill(w.ctx, deps), 300);
-    } finally {
-      deps.pool.stop();
-      await deps.pool.drain(5000);
-      await agent.close();
-      w.close();
-    }
-  });
+    }));
 });
