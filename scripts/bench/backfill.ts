@@ -1,14 +1,17 @@
-// make bench, the backfill rows, on the real `feedsub serve`: /healthz, asked every 10 ms, while 10 clients each create
-// a subscription asking for a backfill of 100 entries of ~60 KiB and delete it again, twice; the same cycles with 10
-// trace requests a second beside them; the same cycles without a backfill; then while 10 such backfills are queued
-// and delivered whole.
+// make bench, the backfill rows, on the real `feedsub serve`: /healthz, asked every 10 ms by a prober process of its own
+// (probe.ts), while 10 clients (attack.ts, a process of their own) each create a subscription asking for a backfill of
+// 100 entries of ~60 KiB and delete it again, twice; the same cycles with 10 trace requests a second beside them; the
+// same cycles without a backfill; then while 10 such backfills are queued and delivered whole; last, against the
+// default quotas, the clients cycling flat out for 10 s (at nice 19) beside another application's traces.
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request } from 'undici';
 import { startServe, type Serve, type Tenant } from './daemon.ts';
+import type { Attack } from './attack.ts';
 import { ms, percentile, type Row } from './table.ts';
 
 const ENTRIES = 100;
@@ -16,6 +19,7 @@ const ENTRY_TEXT = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.r
 const CLIENTS = 10;
 const CYCLES = 2; // per client: 20 cycles in all
 const PROBE_EVERY_MS = 10;
+const PROBE = new URL('./probe.ts', import.meta.url).pathname;
 /** Trace requests a second beside the cycles, by guid and by URL in turn. */
 const TRACES_PER_SECOND = 10;
 
@@ -55,15 +59,27 @@ export async function measureBackfill(dir: string, row: Row): Promise<void> {
     );
     await historyFilled(t, watcher.id);
     // Warm-up, unmeasured: a round of the cycles below compiles the routes and the backfill path.
-    await cycles(serve, t, endpoints.slice(0, CLIENTS), origin.url, ENTRIES);
+    await attacked(serve, t, endpoints.slice(0, CLIENTS), origin.url, {
+      backfill: ENTRIES,
+      cycles: CYCLES,
+    });
 
     const idle = await probed(serve, () => sleep(1000));
     const before = { events: receiver.events, bytes: receiver.bytes };
-    const churn = await cycles(serve, t, endpoints.slice(0, CLIENTS), origin.url, ENTRIES);
+    const churn = await attacked(serve, t, endpoints.slice(0, CLIENTS), origin.url, {
+      backfill: ENTRIES,
+      cycles: CYCLES,
+    });
     const traced = await withTraces(t, watcher.id, () =>
-      cycles(serve, t, endpoints.slice(0, CLIENTS), origin.url, ENTRIES),
+      attacked(serve, t, endpoints.slice(0, CLIENTS), origin.url, {
+        backfill: ENTRIES,
+        cycles: CYCLES,
+      }),
     );
-    const plain = await cycles(serve, t, endpoints.slice(0, CLIENTS), origin.url, 0);
+    const plain = await attacked(serve, t, endpoints.slice(0, CLIENTS), origin.url, {
+      backfill: 0,
+      cycles: CYCLES,
+    });
     row(
       `backfill: /healthz during ${CLIENTS} clients' create/delete cycles, p99`,
       ms(percentile(churn.probes, 0.99), 1),
@@ -142,82 +158,113 @@ async function measureDefended(dir: string, row: Row, url: string, hook: string)
       return { endpoints: endpoints.slice(0, CLIENTS), watcher: watcher.id };
     };
     const w = await setUp(warm);
-    await cycles(serve, warm, w.endpoints, url, ENTRIES, { count: 0 });
+    await attacked(serve, warm, w.endpoints, url, {
+      backfill: ENTRIES,
+      cycles: CYCLES,
+      countRefusals: true,
+    });
     const a = await setUp(attacker);
-    const refused = { count: 0 };
     // The traces come from the other application: its requests are not the attacker's to spend.
     const traced = await withTraces(warm, w.watcher, () =>
-      sustained(serve, attacker, a.endpoints, url, refused),
+      attacked(serve, attacker, a.endpoints, url, {
+        backfill: ENTRIES,
+        cycles: SUSTAINED_MAX,
+        ms: SUSTAINED_MS,
+        countRefusals: true,
+        nice: true,
+      }),
     );
     row(
       `backfill: /healthz during the cycles and ${TRACES_PER_SECOND} traces a second, default quotas, p99`,
       ms(percentile(traced.value.probes, 0.99), 1),
-      `target < 50 ms; p50 ${ms(percentile(traced.value.probes, 0.5), 1)}, max ${ms(Math.max(...traced.value.probes), 1)}${unanswered(traced.value.failed)}, ${traced.value.probes.length} probes over ${ms(traced.value.ms)}; ${CLIENTS} clients of one application each creating a subscription with {"backfill": ${ENTRIES}} and deleting it, again and again for ${SUSTAINED_MS / 1000} s without waiting: ${traced.value.creates.length} creates, ${refused.count} of them refused by a quota (429); another application's ${traced.traces.length} traces, p99 ${ms(percentile(traced.traces, 0.99), 1)}`,
+      `target < 50 ms; p50 ${ms(percentile(traced.value.probes, 0.5), 1)}, max ${ms(Math.max(...traced.value.probes), 1)}${unanswered(traced.value.failed)}, ${traced.value.probes.length} probes over ${ms(traced.value.ms)}; ${CLIENTS} clients of one application each creating a subscription with {"backfill": ${ENTRIES}} and deleting it, again and again for ${SUSTAINED_MS / 1000} s without waiting: ${traced.value.creates.length} creates, ${traced.value.refused} of them refused by a quota (429), sent from a process at nice 19 (attack.ts); another application's ${traced.traces.length} traces, p99 ${ms(percentile(traced.traces, 0.99), 1)}`,
     );
   } finally {
     await serve.stop();
   }
 }
 
-/** Runs `work` while asking /healthz every PROBE_EVERY_MS, whether or not the probes before were answered (a probe
- *  sent while the event loop is held waits for the rest of the hold, as any client arriving then would): each probe's
- *  ms and the work's. */
+/** Runs `work` while a prober process of its own (probe.ts) asks /healthz every PROBE_EVERY_MS: each probe's ms, the
+ *  work's, and the probes not answered within a minute. */
 async function probed(
   serve: Serve,
   work: () => Promise<void>,
 ): Promise<{ probes: number[]; ms: number; failed: number }> {
-  const probes: number[] = [];
-  const inFlight: Promise<void>[] = [];
-  let failed = 0;
-  // A connection each, and a minute to connect: while the event loop is held, probes wait in the listen backlog.
-  const agent = new Agent({ connect: { timeout: 60_000 }, headersTimeout: 60_000 });
-  const probe = async () => {
+  const prober = spawn(
+    process.execPath,
+    ['--import', 'tsx', PROBE, `${serve.url}/healthz`, String(PROBE_EVERY_MS)],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: prober.stdout! })[Symbol.asyncIterator]();
+  const next = async () => {
+    const line = await lines.next();
+    if (line.done) throw new Error('bench: the /healthz prober ended early');
+    return line.value;
+  };
+  try {
+    await next(); // "ready"
     const t0 = performance.now();
     try {
-      const r = await request(`${serve.url}/healthz`, { dispatcher: agent });
-      await r.body.dump();
-    } catch {
-      failed += 1; // unanswered within the minute: counted at the time it gave up
+      await work();
+    } finally {
+      prober.stdin!.write('stop\n');
     }
-    probes.push(performance.now() - t0);
-  };
-  const timer = setInterval(() => inFlight.push(probe()), PROBE_EVERY_MS);
-  const t0 = performance.now();
-  try {
-    await work();
+    const took = performance.now() - t0;
+    const { probes, failed } = JSON.parse(await next()) as { probes: number[]; failed: number };
+    return { probes, ms: took, failed };
   } finally {
-    clearInterval(timer);
+    prober.kill();
   }
-  const took = performance.now() - t0;
-  await Promise.all(inFlight);
-  await agent.close();
-  return { probes, ms: took, failed };
 }
 
 /** How long the clients of the default-quota row keep cycling, and the most cycles each makes. */
 const SUSTAINED_MS = 10_000;
-const SUSTAINED_MAX = 2000;
+const SUSTAINED_MAX = 5000;
+const ATTACK = new URL('./attack.ts', import.meta.url).pathname;
 
-/** Each endpoint's client creating (backfill ENTRIES) and deleting subscriptions as fast as it is answered for
- *  SUSTAINED_MS, all at once, a refusal counted and tried again at once, under /healthz probes. */
-async function sustained(
+/** Each endpoint's client creating a subscription that asks for `backfill` entries and deleting it, all clients at once,
+ *  `cycles` times each or for `ms`, whichever ends first, in attack.ts (a process of its own; at nice 19 with `nice`),
+ *  under /healthz probes once it is ready: the probes', the creates' and the whole run's ms, and how many creates a
+ *  quota refused (429). A 429 is counted and tried again at once with `countRefusals`, as a hostile client would;
+ *  without it, it fails. */
+async function attacked(
   serve: Serve,
   t: Tenant,
   endpoints: string[],
-  url: string,
-  refused: { count: number },
-): Promise<{ probes: number[]; creates: number[]; ms: number; failed: number }> {
-  const creates: number[] = [];
-  const end = performance.now() + SUSTAINED_MS;
-  const run = await probed(serve, async () => {
-    await Promise.all(
-      endpoints.map(async (endpoint) => {
-        for (let i = 0; i < SUSTAINED_MAX && performance.now() < end; i++)
-          creates.push(await cycle(t, endpoint, url, ENTRIES, refused));
-      }),
-    );
+  feed: string,
+  opts: { backfill: number; cycles: number; ms?: number; countRefusals?: boolean; nice?: boolean },
+): Promise<{ probes: number[]; creates: number[]; refused: number; ms: number; failed: number }> {
+  const attack: Attack = {
+    url: serve.url,
+    key: t.key,
+    endpoints,
+    feed,
+    backfill: opts.backfill,
+    cycles: opts.cycles,
+    ms: opts.ms ?? 600_000,
+    countRefusals: opts.countRefusals ?? false,
+    nice: opts.nice ?? false,
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', ATTACK, JSON.stringify(attack)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
-  return { ...run, creates };
+  try {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+    if ((await lines.next()).value !== 'ready') throw new Error('bench: the clients did not start');
+    const run = await probed(serve, async () => {
+      child.stdin!.write('go\n');
+      if ((await exited) !== 0) throw new Error('bench: the attacking clients failed');
+    });
+    const result = await lines.next();
+    const { creates, refused } = JSON.parse(String(result.value)) as {
+      creates: number[];
+      refused: number;
+    };
+    return { ...run, creates, refused };
+  } finally {
+    child.kill();
+  }
 }
 
 /** Runs `work` while TRACES_PER_SECOND trace requests a second ask for entries of the subscription's feed, by guid and
@@ -247,50 +294,6 @@ async function withTraces<T>(
     clearInterval(timer);
     await Promise.all(inFlight);
   }
-}
-
-/** CYCLES create/delete cycles of each endpoint's client, all clients at once, asking for `backfill` entries, under
- *  /healthz probes: the probes', the creates' and the whole run's ms. */
-async function cycles(
-  serve: Serve,
-  t: Tenant,
-  endpoints: string[],
-  url: string,
-  backfill: number,
-  refused?: { count: number },
-): Promise<{ probes: number[]; creates: number[]; ms: number; failed: number }> {
-  const creates: number[] = [];
-  const run = await probed(serve, async () => {
-    await Promise.all(
-      endpoints.map(async (endpoint) => {
-        for (let i = 0; i < CYCLES; i++)
-          creates.push(await cycle(t, endpoint, url, backfill, refused));
-      }),
-    );
-  });
-  return { ...run, creates };
-}
-
-/** One create asking for a backfill of `backfill` entries, then its delete; the create's ms. A create refused with
- *  429 (a quota) is counted in `refused` when given, as a hostile client that keeps trying would meet it. */
-async function cycle(
-  t: Tenant,
-  endpoint: string,
-  url: string,
-  backfill = ENTRIES,
-  refused?: { count: number },
-): Promise<number> {
-  const t0 = performance.now();
-  const created = await t.post('/v1/subscriptions', { endpoint, url, backfill });
-  const took = performance.now() - t0;
-  if (created.status === 429 && refused) {
-    refused.count++;
-    return took;
-  }
-  const sub = ok(created, 201);
-  const r = await t.delete(`/v1/subscriptions/${sub.id}`);
-  if (r.status !== 204) throw new Error(`bench: DELETE answered ${r.status}`);
-  return took;
 }
 
 /** Waits (up to 120 s) until the trace of `guid` for the subscription says delivered: the newest entry is in a

@@ -18,6 +18,7 @@ export type WriteHealth = { ok: true } | { ok: false; reason: string };
 export async function probeWrite(
   db: Db,
   minFreeBytes: number = MIN_FREE_DISK_BYTES,
+  freeBytes: (dir: string) => Promise<number> = readFreeBytes,
 ): Promise<WriteHealth> {
   const locked = probeLock(db);
   if (locked) return { ok: false, reason: locked };
@@ -29,11 +30,41 @@ export async function probeWrite(
       reason: `database is full: ${pages} pages, the most it may hold (SQLite's max_page_count)`,
     };
   if (db.memory) return { ok: true };
-  const fs = await statfs(dirname(db.name));
-  const free = fs.bavail * fs.bsize;
+  const free = await freeBytes(dirname(db.name));
   if (free < minFreeBytes)
     return { ok: false, reason: `disk is full: ${free} bytes free where the database is` };
   return { ok: true };
+}
+
+/** Bytes an unprivileged process may still write on the file system of `dir`. */
+async function readFreeBytes(dir: string): Promise<number> {
+  const fs = await statfs(dir);
+  return fs.bavail * fs.bsize;
+}
+
+/** `read` (statfs) at most once per `maxAgeMs`, for /healthz: a load balancer may probe many times a second, and each
+ *  statfs is a round trip through libuv's thread pool that keeps the probe waiting a turn of the event loop more. A
+ *  call answers the last reading at once and starts a new one when it is older than `maxAgeMs`; only the first call
+ *  (and one after a failed reading) waits for its reading. */
+export function cachedFreeBytes(
+  read: (dir: string) => Promise<number> = readFreeBytes,
+  maxAgeMs = 1000,
+  now: () => number = () => performance.now(),
+): (dir: string) => Promise<number> {
+  let last: { dir: string; at: number; bytes: number } | undefined;
+  let reading: Promise<number> | undefined;
+  const fresh = (dir: string) =>
+    (reading ??= read(dir)
+      .then((bytes) => {
+        last = { dir, at: now(), bytes };
+        return bytes;
+      })
+      .finally(() => (reading = undefined)));
+  return async (dir) => {
+    if (!last || last.dir !== dir) return fresh(dir);
+    if (now() - last.at >= maxAgeMs) fresh(dir).catch(() => (last = undefined));
+    return last.bytes;
+  };
 }
 
 /** Takes and drops the write lock; a reason when it cannot be had, else undefined. */

@@ -51,7 +51,7 @@ export class TokenBuckets {
     return 0;
   }
 
-  /** Keys tracked now (for tests of the bound). */
+  /** Keys tracked now; 0 means every key's bucket is full (a full bucket is forgotten). */
   get size(): number {
     return this.#buckets.size;
   }

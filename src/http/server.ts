@@ -17,7 +17,12 @@ import {
   type DocumentReply,
   type DocumentRequest,
 } from '../feed/parse/read-document.ts';
-import { probeWrite, type WriteHealth } from '../db/health.ts';
+import {
+  cachedFreeBytes,
+  MIN_FREE_DISK_BYTES,
+  probeWrite,
+  type WriteHealth,
+} from '../db/health.ts';
 import { pingDatabase } from '../store/maintenance.ts';
 
 /** What the app is built with beside the context: the metrics registry (/metrics only with one), and what reads a
@@ -36,7 +41,7 @@ export function createHttpApp(ctx: Ctx, logger: Logger, opts: HttpOptions = {}):
   // First, so every response (errors included) carries X-Request-Id and every log line of the request can name it.
   app.use('*', requestId({ limitLength: REQUEST_ID_MAX }));
   app.use('*', closeOnUnreadBody());
-  app.use('*', accessLog(logger));
+  app.use('*', accessLog(logger, ctx.clock));
   if (registry) app.get('/metrics', metricsHandler(registry, ctx.config.metrics.token));
   app.get('/healthz', healthz(ctx, logger));
   const limits = requestLimits(ctx.config); // one set of buckets: the API and the dashboard count together
@@ -56,11 +61,12 @@ export function createHttpApp(ctx: Ctx, logger: Logger, opts: HttpOptions = {}):
  *  every few seconds, so a reason is logged when it changes, and the return to health once. */
 function healthz(ctx: Ctx, logger: Logger): (c: Context) => Promise<Response> {
   let failing: string | undefined;
+  const freeBytes = cachedFreeBytes(); // the disk's free space as read within the last second
   return async (c) => {
     let health: WriteHealth;
     try {
       pingDatabase(ctx.db);
-      health = await probeWrite(ctx.db);
+      health = await probeWrite(ctx.db, MIN_FREE_DISK_BYTES, freeBytes);
     } catch (err) {
       health = { ok: false, reason: err instanceof Error ? err.message : String(err) };
     }
@@ -86,21 +92,46 @@ export function loggedPath(path: string): string {
 
 /** One line per request after it is answered. Probes (/healthz, /metrics) log at debug: a load balancer or Prometheus
  *  calls them every few seconds and would drown the outcome lines; so do requests whose client hung up before they
- *  were read (anyone can send those); everything else at info. */
-function accessLog(logger: Logger): MiddlewareHandler {
+ *  were read (anyone can send those); everything else at info, but 429s at most once a second per application (see
+ *  refusalLog). */
+function accessLog(logger: Logger, clock: Ctx['clock']): MiddlewareHandler {
+  const refusals = refusalLog();
   return async (c, next) => {
     const started = performance.now();
     await next();
     const quiet = c.req.path === '/healthz' || c.req.path === '/metrics' || isClientAbort(c.error);
     const vars = c.var as Record<string, unknown>;
-    const applicationId = vars.applicationId;
+    const applicationId = typeof vars.applicationId === 'string' ? vars.applicationId : undefined;
+    const status = c.res.status;
+    const suppressed = status === 429 ? refusals(applicationId ?? '', clock.now().getTime()) : 0;
+    if (suppressed === undefined) return;
     logger[quiet ? 'debug' : 'info']('http: request', {
       method: c.req.method,
       path: loggedPath(c.req.path),
       request_id: vars.requestId,
-      status: c.res.status,
+      status,
       duration_ms: Math.round(performance.now() - started),
-      ...(typeof applicationId === 'string' ? { application_id: applicationId } : {}),
+      ...(applicationId !== undefined ? { application_id: applicationId } : {}),
+      ...(suppressed > 0 ? { suppressed } : {}),
     });
+  };
+}
+
+/** A client that keeps going past its rate limit gets a 429 in a fraction of a millisecond and asks again: a line per
+ *  refusal would let it write thousands of log lines a second. Of one application's 429s (or of all clients without a
+ *  key, under ''), the first in each second is logged with `suppressed`, the number left out since the line before;
+ *  the rest are counted here and not logged. Returns undefined for a refusal to leave out. The map holds an entry per
+ *  application ever refused (and one for clients without a key), and is emptied past 10,000. */
+function refusalLog(): (key: string, now: number) => number | undefined {
+  const last = new Map<string, { at: number; suppressed: number }>();
+  return (key, now) => {
+    const seen = last.get(key);
+    if (seen && now - seen.at < 1000) {
+      seen.suppressed++;
+      return undefined;
+    }
+    if (last.size >= 10_000) last.clear();
+    last.set(key, { at: now, suppressed: 0 });
+    return seen?.suppressed ?? 0;
   };
 }

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { probeWrite } from '../../src/db/health.ts';
+import { cachedFreeBytes, probeWrite } from '../../src/db/health.ts';
 import { openDatabase } from '../../src/db/open.ts';
 
 describe('probeWrite', () => {
@@ -45,5 +45,60 @@ describe('probeWrite', () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe('cachedFreeBytes', () => {
+  it('reads the disk at most once a second, answering the last reading at once meanwhile', async () => {
+    const reads: string[] = [];
+    let bytes = 100;
+    let t = 0;
+    const free = cachedFreeBytes(
+      async (dir) => {
+        reads.push(dir);
+        return bytes;
+      },
+      1000,
+      () => t,
+    );
+    assert.deepEqual(
+      await Promise.all([free('/d'), free('/d')]),
+      [100, 100],
+      'the first calls wait for one reading',
+    );
+    assert.equal(reads.length, 1);
+    bytes = 50;
+    t = 999;
+    assert.equal(await free('/d'), 100, 'within the second: the last reading, no new one');
+    assert.equal(reads.length, 1);
+    t = 1000;
+    assert.equal(await free('/d'), 100, 'past it: the last reading, while a new one starts');
+    assert.equal(reads.length, 2);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(await free('/d'), 50, 'the new reading once it is in');
+    assert.equal(reads.length, 2);
+  });
+
+  it('reads again at once after a failed reading', async () => {
+    let fail = false;
+    let t = 0;
+    const free = cachedFreeBytes(
+      async () => {
+        if (fail) throw new Error('EIO');
+        return 7;
+      },
+      1000,
+      () => t,
+    );
+    assert.equal(await free('/d'), 7);
+    fail = true;
+    t = 1000;
+    assert.equal(await free('/d'), 7);
+    await new Promise((resolve) => setImmediate(resolve));
+    await assert.rejects(
+      free('/d'),
+      /EIO/,
+      'no stale reading after a failure: the error, as statfs gave it',
+    );
   });
 });

@@ -79,3 +79,42 @@ describe('/healthz', () => {
     ]);
   });
 });
+
+describe('the access log', () => {
+  it('logs one 429 of an application a second, with the number left out since the line before', async () => {
+    const w = makeWorld({ quotas: { api_requests_per_second: 1, api_burst: 1 } });
+    try {
+      const logged: string[] = [];
+      const { logger } = recordingLogger(({ msg, fields }) => {
+        if (msg === 'http: request')
+          logged.push(
+            `${fields.status} ${fields.application_id === undefined ? '-' : 'app'} ${fields.suppressed ?? 0}`,
+          );
+      });
+      const app = createHttpApp(w.ctx, logger);
+      const { key } = w.key();
+      const other = w.key().key;
+      const get = async (k: string) =>
+        (await app.request('/v1/endpoints', { headers: { authorization: k } })).status;
+      assert.equal(await get(key), 200);
+      for (let i = 0; i < 5; i++) assert.equal(await get(key), 429);
+      assert.equal(await get(other), 200, 'another application');
+      assert.equal(await get(other), 429, "another application's first 429 has its own line");
+      w.clock.advance(999);
+      assert.equal(await get(key), 429);
+      w.clock.advance(1);
+      assert.equal(await get(key), 200, 'a token back after 1 s');
+      assert.equal(await get(key), 429);
+      assert.deepEqual(logged, [
+        '200 app 0',
+        '429 app 0',
+        '200 app 0',
+        '429 app 0',
+        '200 app 0',
+        '429 app 5',
+      ]);
+    } finally {
+      w.close();
+    }
+  });
+});

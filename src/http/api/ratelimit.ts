@@ -1,6 +1,6 @@
 // The API's limit on failed keys per client address, in front of the key check: 429 problem+json with Retry-After in
 // place of a 401, and never a refusal of a valid key. (The per-application rate behind the key check is ../ratelimit.ts.)
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { authenticate } from '../../actions/keys.ts';
 import type { Ctx } from '../../context.ts';
 import type { ApiEnv } from '../auth.ts';
@@ -16,12 +16,15 @@ import { failedKeysError, type RequestLimits } from '../ratelimit.ts';
 export function limitFailedKeys(ctx: Ctx, limits: RequestLimits): MiddlewareHandler<ApiEnv> {
   const buckets = limits.failedAuth;
   if (!buckets) return (_c, next) => next();
+  const addressOf = (c: Context) => addressKey(clientAddress(c, limits.trustedProxies));
   return async (c, next) => {
-    const address = addressKey(clientAddress(c, limits.trustedProxies));
-    const wait = buckets.retryAfterSeconds(address, ctx.clock.now());
-    if (wait > 0 && !authenticate(ctx, c.req.header('authorization')))
-      throw failedKeysError(limits, wait);
+    // No address has failed a key lately (the usual case): nothing to look up before the request runs.
+    if (buckets.size > 0) {
+      const wait = buckets.retryAfterSeconds(addressOf(c), ctx.clock.now());
+      if (wait > 0 && !authenticate(ctx, c.req.header('authorization')))
+        throw failedKeysError(limits, wait);
+    }
     await next();
-    if (c.res.status === 401) buckets.take(address, ctx.clock.now());
+    if (c.res.status === 401) buckets.take(addressOf(c), ctx.clock.now());
   };
 }
