@@ -18,7 +18,7 @@ import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { asUnderTsx } from '../test/support/bundle.ts';
+import { asUnderTsx, workerBundles, workerDirDefine } from '../test/support/bundle.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const concurrency = Number(process.env.TEST_CONCURRENCY) || Math.max(4, availableParallelism() * 2);
@@ -46,7 +46,8 @@ mkdirSync(outdir, { recursive: true });
 let code = 1;
 try {
   const started = performance.now();
-  await build({
+  const workers = join(outdir, 'workers');
+  const bundling = build({
     absWorkingDir: ROOT,
     entryPoints: files,
     outdir,
@@ -59,9 +60,12 @@ try {
     target: 'node20',
     packages: 'external',
     sourcemap: 'linked',
+    // An app a test starts in its own process runs its worker threads from bundles made once for the run.
+    define: workerDirDefine(workers),
     ...asUnderTsx(/[\\/](src|test)[\\/].*\.ts$/),
     logLevel: 'warning',
   });
+  await Promise.all([bundling, ...workerBundles(workers)]);
   const bundled = files.map((f) => join(outdir, relative(ROOT, f)).replace(/\.ts$/, '.mjs'));
   process.stderr.write(
     `test: ${files.length} files bundled in ${ms(performance.now() - started)}; running ${concurrency} at once, each test within ${timeoutMs / 1000} s\n`,

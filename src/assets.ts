@@ -44,6 +44,11 @@ export function nativeBindingPath(): string | undefined {
   return installAddon(bytes, addonCacheRoots(process.env), FEEDSUB_VERSION);
 }
 
+// Defined by the bundles the test suite makes of the sources (test/support/bundle.ts): the directory holding each worker
+// thread's bundle, made with them (<kind>.cjs); absent in development and in the executable.
+declare const __FEEDSUB_WORKER_DIR__: string | undefined;
+const WORKER_DIR = typeof __FEEDSUB_WORKER_DIR__ === 'string' ? __FEEDSUB_WORKER_DIR__ : undefined;
+
 /** feedsub's worker threads: the module each runs from in development (relative to this file), the function of it the
  *  thread calls, and the asset holding its own bundle in the executable. */
 export const WORKER_THREADS = {
@@ -63,7 +68,7 @@ export const WORKER_THREADS = {
 
 /**
  * Starts one of feedsub's worker threads with `workerData` (and `resourceLimits`, its heap's bounds). In the executable
- * it runs the embedded bundle (there is no worker file on disk). In development the module is TypeScript, and Node 20
+ * it runs the embedded bundle (there is no worker file on disk); in the test suite's bundles, the one made with them. In development the module is TypeScript, and Node 20
  * workers do not inherit tsx's --import hooks: the parse thread runs a bundle of its module made as the executable's
  * is (developmentBundle); the checkpoint thread, which imports little, registers tsx's loader itself and imports the
  * .ts module.
@@ -76,6 +81,8 @@ export function startWorkerThread(
   const thread = WORKER_THREADS[kind];
   if (isSea())
     return new Worker(getAsset(thread.asset, 'utf8'), { eval: true, workerData, resourceLimits });
+  if (WORKER_DIR !== undefined)
+    return new Worker(join(WORKER_DIR, `${kind}.cjs`), { workerData, resourceLimits });
   if (thread.bundledInDevelopment)
     return new Worker(developmentBundle(kind), { eval: true, workerData, resourceLimits });
   const register = `await (await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})).register();`;

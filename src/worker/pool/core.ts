@@ -8,8 +8,9 @@
 // the items it claims started at once, with no timer and no batch barrier; then spec.recorded) — or unrecorded (its
 // run rejected, or its record threw again alone after its batch rolled back: slot and keys free, lease kept) →
 // released (spec.release, in the next transaction that commits) → due. fill() claims for the free slots in a
-// transaction of its own (the loop's tick); commits claim only between start() and stop(), and one that claims nothing
-// while slots are free calls spec.idle(), so the loop looks again when the next item falls due (fill() never does).
+// transaction of its own (the loop's tick); commits claim only between start() and stop(), and one that leaves slots free
+// calls spec.idle(), so the loop looks again when the next item falls due, what it recorded included (fill() never
+// does).
 // drain() waits for every item in flight to settle. A layer (spec.layer: throughput.ts) may keep claimed items beyond
 // the slots and let outcomes wait, at the points spec.ts names.
 import { performance } from 'node:perf_hooks';
@@ -245,7 +246,9 @@ export class Pool<I, R, V> {
     });
     if (!tail.ok) return this.#refillSoon();
     this.#take(tail.value);
-    if (refill && tail.value.length === 0 && this.free > 0) this.#spec.idle();
+    // With slots free, the loop looks again: what this commit recorded (a feed's next poll, an event's retry) may fall
+    // due before the wake the loop planned, and nothing else would tell it while what runs holds its slots.
+    if (refill && this.free > 0) this.#spec.idle();
   }
 
   /** Measures and logs a recorded outcome; a throwing report must not keep the rest of the batch from settling. */

@@ -181,6 +181,21 @@ describe('work pool core', () => {
     }
   });
 
+  it('calls idle() from a commit that claims while slots stay free: what it recorded may fall due before the loop looks again', async () => {
+    const h = harness({ slots: 3, items: own('a', 'b') });
+    try {
+      h.pool.start();
+      h.pool.fill();
+      h.addItems(own('c'));
+      h.finish('a');
+      await until(() => h.running().includes('c'), 2000, "c claimed by a's commit");
+      assert.deepEqual(h.commits().at(-1)!.claimed, ['c']);
+      assert.equal(h.idles(), 1, 'a slot stands free after the commit: the loop is told');
+    } finally {
+      h.close();
+    }
+  });
+
   it('calls idle() from a commit that claims nothing while slots are free, never from fill()', async () => {
     const h = harness({ slots: 2, items: own('a', 'b') });
     try {

@@ -50,6 +50,7 @@ export function harness(opts: {
   );
   const insert = db.prepare('INSERT INTO work (id, k, due) VALUES (?, ?, ?)');
   opts.items.forEach(([id, key], i) => insert.run(id, key, i));
+  let due = opts.items.length;
   const txs = noteTransactions(db);
   const started: Start[] = [];
   const reported: { id: string; after: number }[] = [];
@@ -142,6 +143,10 @@ export function harness(opts: {
     inFlight,
     maxByKey,
     idles: () => idles,
+    /** Makes more items due, after those before them. */
+    addItems: (items: [id: string, key: string][]) => {
+      for (const [id, key] of items) insert.run(id, key, due++);
+    },
     /** Lets the item's run resolve (it must be waiting). */
     finish: (id: string) => gate(id).resolve(),
     /** Makes the item's run reject. */
