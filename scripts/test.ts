@@ -1,21 +1,21 @@
 // `npm test` (and `make test` after its lint step): every test file, or those named on the command line, bundled by
-// esbuild and each run by a `node --test` of its own, several files at once, each test within its timeout; each
-// file's output is printed whole when it ends, and the run ends with a summary naming the slowest and failed files.
+// esbuild and run by `node --test` processes, several at once, each test within its timeout; each process's output is
+// printed whole when it ends, and the run ends with a summary naming the slowest and failed ones.
 //
 // A test file run under tsx loads each of its modules through tsx's loader, about a second of CPU per process before
-// its first test; the suite's 130-odd processes spent about a third of their CPU on it. Bundled, a file is one module
-// (its own code and feedsub's; the packages still load from node_modules), and the same tests start in a fraction of
-// that. Each source file keeps its own import.meta.url, so schema.sql, fixtures and worker threads' modules are found
-// as under tsx, and stack traces point at the .ts lines (source maps). A single file still runs as it always has:
-// `tsx --test test/x.test.ts`.
+// its first test. Bundled, a file is one module (its own code and feedsub's; the packages still load from
+// node_modules), and the same tests start in a fraction of that. Each source file keeps its own import.meta.url, so
+// schema.sql and fixtures are found as under tsx, and stack traces point at the .ts lines (source maps). The files of
+// one directory below test/ share a process, up to GROUP_MAX of them (see unitsOf); the processes start longest first,
+// by the times of the last run. A single file still runs as it always has: `tsx --test test/x.test.ts`.
 //
-// TEST_CONCURRENCY: files at once (default twice the available cores, at least 4: most tests wait on sockets and
-// timers). TEST_TIMEOUT_MS: each test's limit, and each file's (default 120,000 ms), after which it fails rather than
-// hangs the suite. TEST_REPORTER: node:test's reporter for each file (default spec).
+// TEST_CONCURRENCY: processes at once (default twice the available cores, at least 4: most tests wait on sockets and
+// timers). TEST_TIMEOUT_MS: each test's limit, and each process's (default 120,000 ms), after which it fails rather
+// than hangs the suite. TEST_REPORTER: node:test's reporter for each process (default spec).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { asUnderTsx, workerBundles, workerDirDefine } from '../test/support/bundle.ts';
@@ -36,8 +36,70 @@ function allTestFiles(): string[] {
   return files.sort();
 }
 
+/** A unit of the run: one `node --test` process running one test file, or a group of files. */
+type Unit = { name: string; files: string[] };
+
+/** At most this many files share a process. */
+const GROUP_MAX = 8;
+
+/** The files of each directory below test/ (not test/ itself, nor test/browser) run in groups of up to GROUP_MAX in one
+ *  process: most load the same modules (feedsub's sources and packages, about half a second of CPU per process) and
+ *  then test one module for a second or two. The end-to-end files in test/ itself start daemons and apps, and run
+ *  alone, as does a file that measures its process's CPU time. */
+function unitsOf(files: string[]): Unit[] {
+  const byDir = new Map<string, string[]>();
+  const units: Unit[] = [];
+  for (const file of files) {
+    const dir = dirname(relative(ROOT, file));
+    // A file that measures its process's CPU time runs alone: another file's threads and heap would count in it.
+    const alone = readFileSync(file, 'utf8').includes('process.cpuUsage(');
+    if (alone || dir === 'test' || dir === join('test', 'browser'))
+      units.push({ name: relative(ROOT, file), files: [file] });
+    else byDir.set(dir, [...(byDir.get(dir) ?? []), file]);
+  }
+  for (const [dir, list] of byDir) {
+    const count = Math.ceil(list.length / GROUP_MAX);
+    const size = Math.ceil(list.length / count);
+    for (let i = 0; i < count; i++) {
+      const part = list.slice(i * size, (i + 1) * size);
+      const name =
+        part.length === 1
+          ? relative(ROOT, part[0]!)
+          : `${dir}/ (${part.map((f) => basename(f, '.test.ts')).join(', ')})`;
+      units.push({ name, files: part });
+    }
+  }
+  return units;
+}
+
+/** How long each unit took last time in this clone (build/test-times.json): the run starts the longest first, so a
+ *  slow file does not start last and run alone at the end. A unit not timed yet starts before the timed ones. */
+const TIMES = join(ROOT, 'build', 'test-times.json');
+
+function readTimes(): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(TIMES, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+function writeTimes(runs: FileRun[]): void {
+  const times = readTimes();
+  for (const r of runs) times[r.file] = Math.round(r.ms);
+  try {
+    writeFileSync(TIMES, `${JSON.stringify(times, null, 1)}\n`);
+  } catch {
+    // only an ordering hint
+  }
+}
+
 const named = process.argv.slice(2);
 const files = named.length > 0 ? named.map((f) => join(process.cwd(), f)) : allTestFiles();
+const times = readTimes();
+const units = unitsOf(files).sort(
+  (a, b) => (times[b.name] ?? Infinity) - (times[a.name] ?? Infinity),
+);
 // One directory per run, so two runs in one clone do not overwrite each other's bundles.
 const outdir = join(ROOT, 'build', 'test-run', String(process.pid));
 rmSync(outdir, { recursive: true, force: true });
@@ -47,11 +109,18 @@ let code = 1;
 try {
   const started = performance.now();
   const workers = join(outdir, 'workers');
+  // A group's entry imports its files in order: node:test runs their tests one file after another.
+  const entries = units.map((unit, i) => {
+    if (unit.files.length === 1) return { in: unit.files[0]!, out: `unit-${i}` };
+    const entry = join(outdir, 'entries', `unit-${i}.ts`);
+    mkdirSync(dirname(entry), { recursive: true });
+    writeFileSync(entry, unit.files.map((f) => `import ${JSON.stringify(f)};\n`).join(''));
+    return { in: entry, out: `unit-${i}` };
+  });
   const bundling = build({
     absWorkingDir: ROOT,
-    entryPoints: files,
+    entryPoints: entries,
     outdir,
-    outbase: ROOT,
     outExtension: { '.js': '.mjs' },
     bundle: true,
     splitting: true,
@@ -66,11 +135,12 @@ try {
     logLevel: 'warning',
   });
   await Promise.all([bundling, ...workerBundles(workers)]);
-  const bundled = files.map((f) => join(outdir, relative(ROOT, f)).replace(/\.ts$/, '.mjs'));
+  const bundled = entries.map((e) => join(outdir, `${e.out}.mjs`));
   process.stderr.write(
-    `test: ${files.length} files bundled in ${ms(performance.now() - started)}; running ${concurrency} at once, each test within ${timeoutMs / 1000} s\n`,
+    `test: ${files.length} files in ${units.length} processes, bundled in ${ms(performance.now() - started)}; running ${concurrency} at once, each test within ${timeoutMs / 1000} s\n`,
   );
-  const runs = await runAll(bundled, (i) => relative(ROOT, files[i]!));
+  const runs = await runAll(bundled, (i) => units[i]!.name);
+  writeTimes(runs);
   code = report(runs, performance.now() - started) ? 0 : 1;
 } finally {
   rmSync(outdir, { recursive: true, force: true });
@@ -148,13 +218,14 @@ function runFile(bundle: string, file: string, children: Set<ChildProcess>): Pro
 /** Prints the run's summary: counts, the slowest files, every failed one; true when every file passed. */
 function report(runs: FileRun[], totalMs: number): boolean {
   const failed = runs.filter((r) => !r.ok);
+  const fileCount = units.reduce((n, u) => n + u.files.length, 0);
   const tests = runs.reduce((n, r) => n + r.tests, 0);
   const slowest = [...runs].sort((a, b) => b.ms - a.ms).slice(0, 8);
   process.stdout.write(
     [
       '',
-      `test: ${runs.length} files, ${tests} tests, ${failed.length} files failed, in ${ms(totalMs)} (${concurrency} files at once)`,
-      `test: slowest files: ${slowest.map((r) => `${r.file} ${ms(r.ms)}`).join(', ')}`,
+      `test: ${fileCount} files in ${runs.length} processes, ${tests} tests, ${failed.length} processes failed, in ${ms(totalMs)} (${concurrency} at once)`,
+      `test: slowest: ${slowest.map((r) => `${r.file} ${ms(r.ms)}`).join(', ')}`,
       ...failed.map((r) => `test: FAILED ${r.file} (${r.failed} tests failed)`),
       '',
     ].join('\n'),

@@ -1,7 +1,8 @@
 // The only wiring: lock the data dir → open the database → HTTP server → loops; stop HTTP → loops → database → lock.
 import type { ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { databaseFile } from './commands.ts';
 import { quietCtx, type Ctx } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
@@ -31,17 +32,6 @@ export type RunningApp = {
   workers: Workers;
   stop(): Promise<void>;
 };
-
-/** The database file inside the configured data directory. */
-export function databaseFile(config: Config): string {
-  return resolve(join(config.storage.data_dir, 'feedsub.db'));
-}
-
-/** Opens the database for a one-shot command (keys, poll --once, backup); the caller closes it. */
-export function openForCommand(config: Config, clock: Clock = systemClock): { ctx: Ctx; db: Db } {
-  const db = openDatabase(databaseFile(config));
-  return { ctx: quietCtx(db, clock, config), db };
-}
 
 /** How often the checkpoint thread copies the WAL into the database file. */
 export const CHECKPOINT_INTERVAL_MS = 200;

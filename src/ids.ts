@@ -12,16 +12,20 @@ const COUNTER_LIMIT = 0x1000000; // 3 bytes
  * decides, and a clock that steps back (or a `now` earlier than the last one) keeps the last second instead, so "newest
  * first" lists and `?after=` cursors follow creation order exactly. The counter starts at a random value below 2^23, so
  * it cannot wrap within one second below 8 million ids; if it would, the id moves on to the next second. Ids of two
- * generators (two processes) made in the same second are ordered by their random bytes.
+ * generators (two processes) made in the same second are ordered by their random bytes. `counterLimit` (a power of two
+ * up to 2^24, the counter's three bytes) is lower only in tests, which reach it without making millions of ids.
  */
-export function createIdGenerator(random: (n: number) => Buffer = randomBytes): IdGenerator {
+export function createIdGenerator(
+  random: (n: number) => Buffer = randomBytes,
+  counterLimit = COUNTER_LIMIT,
+): IdGenerator {
   const processPart = random(5).toString('hex');
-  let counter = random(3).readUIntBE(0, 3) >>> 1;
+  let counter = (random(3).readUIntBE(0, 3) >>> 1) & (counterLimit / 2 - 1);
   let lastSeconds = 0;
   return (now = new Date()) => {
     let seconds = Math.max(Math.floor(now.getTime() / 1000), lastSeconds);
     counter += 1;
-    if (counter >= COUNTER_LIMIT) {
+    if (counter >= counterLimit) {
       counter = 0;
       seconds = Math.max(seconds, lastSeconds + 1);
     }

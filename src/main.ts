@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The command line (cac): parses arguments and calls the app's entry points. No logic lives here.
 import { cac } from 'cac';
-import { databaseFile, openForCommand, runPollOnce, startApp } from './app.ts';
+import { databaseFile, openForCommand } from './commands.ts';
 import { createKey, listKeys, revokeKey } from './actions/keys.ts';
 import { loadConfig, type Config } from './config.ts';
 import { configWarnings } from './config-warnings.ts';
@@ -42,6 +42,7 @@ cli
         overridden_by: w.by,
         detail: w.message,
       });
+    const { startApp } = await import('./app.ts');
     const app = await startApp(config, logger);
     let signals = 0;
     const onSignal = (signal: string) => {
@@ -156,6 +157,7 @@ cli
     const config = configFrom(flags);
     const logger = loggerFor(config);
     heapLimit(config, logger, 'debug'); // a short command's output stays its one summary
+    const { runPollOnce } = await import('./app.ts');
     console.log(await runPollOnce(config, logger, { force: flags.force === true }));
   });
 

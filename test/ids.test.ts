@@ -34,11 +34,13 @@ describe('ids', () => {
 
   it('move on to the next second rather than wrap the counter', () => {
     let calls = 0;
-    // The process part, then a counter start of 0xffffff (halved to 0x7fffff by the generator).
-    const next = createIdGenerator((n) => Buffer.alloc(n, ++calls === 1 ? 0xab : 0xff));
+    // The process part, then a counter start of 0xffffff, halved to 0x7fffff by the generator and kept below half of
+    // a counter limit of 2^12 (0x7ff), so that 0x801 more ids reach the limit.
+    const next = createIdGenerator((n) => Buffer.alloc(n, ++calls === 1 ? 0xab : 0xff), 0x1000);
     const t = at('2026-01-01T00:00:00Z');
     let last = next(t);
-    for (let i = 0; i < 0x800001; i++) {
+    assert.equal(last.slice(-6), '000800', 'the counter starts at the top of the lower half');
+    for (let i = 0; i < 0x800; i++) {
       const id = next(t);
       if (id <= last) assert.fail(`${id} after ${last}`);
       last = id;
