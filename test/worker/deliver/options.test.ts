@@ -162,11 +162,14 @@ describe('deliverer loop endpoint rate limit', () => {
       const fastTimes = times(false);
       assert.equal(slowTimes.length, 8);
       assert.equal(fastTimes.length, 8);
-      // The rate itself, from the receiver's clock: each delivery comes a second after the one two before it, give or
-      // take the network (arrival is not start; the first also waited for its connection, so the check starts after).
+      // The rate itself, from the receiver's clock: each delivery comes about a second after the one two before it,
+      // give or take the network (arrival is not start; the first also waited for its connection, so the check starts
+      // after). A third attempt let into one second would arrive within a few ms of the two before; on a machine
+      // running two suites at once an arrival came 150 ms late, so the bound here is 700 ms, and the exact second is
+      // checked below from the attempts' recorded starts.
       for (let i = 3; i < 8; i++)
         assert.ok(
-          slowTimes[i]! - slowTimes[i - 2]! >= 900,
+          slowTimes[i]! - slowTimes[i - 2]! >= 700,
           `delivery ${i + 1} came ${slowTimes[i]! - slowTimes[i - 2]!} ms after delivery ${i - 1}`,
         );
       assert.ok(
