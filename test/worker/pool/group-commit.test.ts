@@ -95,11 +95,11 @@ describe('group commit', () => {
       (items) => flushed.push(items),
       () => 0,
       Infinity,
-      { hold: () => true, maxMs: (items) => (items.includes(0) ? 40 : 60_000) },
+      { hold: () => true, maxMs: (items) => (items.includes(0) ? 400 : 60_000) },
     );
     batch.add(1);
     for (let i = 0; i < 3; i++) await nextTurn();
-    batch.add(0); // may wait 40 ms only: the timer set for 60 s follows
+    batch.add(0); // may wait 400 ms only: the timer set for 60 s follows
     for (let i = 0; i < 3; i++) await nextTurn();
     assert.deepEqual(flushed, [], 'held');
     await until(() => flushed.length === 1, 2000, 'flushed by the shorter linger');
@@ -112,7 +112,7 @@ describe('group commit', () => {
       (items) => flushed.push(items),
       (n) => n,
       100,
-      { hold: () => true, maxMs: () => 40 },
+      { hold: () => true, maxMs: () => 400 },
     );
     batch.add(1);
     for (let i = 0; i < 3; i++) await nextTurn();
