@@ -28,7 +28,7 @@ const ENV = {
 };
 // Every wait below is bounded by this, far from the loops' fallback timers (the backfill loop's is a minute).
 const WAIT_MS = 45_000;
-const APPS = ['quota', 'large', 'baseline', 'kill', 'delete'] as const;
+const APPS = ['quota', 'large', 'baseline', 'kill', 'delete', 'besideA', 'besideB'] as const;
 
 /** What the API answered: an id and a feed, a list, or a problem. */
 type Answer = {
@@ -275,6 +275,13 @@ describe('end to end: backfills through feedsub serve', () => {
     const held = origin.hold('/delete.xml');
     const doomed = await subscribe(key, `${origin.url}/delete.xml`, 100);
     const kept = await subscribe(key, `${origin.url}/delete.xml`, 100);
+    // Two other applications' backfills of the same feed: the loop takes one chunk of each application's in turn, so
+    // the window in which the doomed backfill has begun and not finished is three times as long for this test to see
+    // (with two suites on the machine, all the chunks of a lone backfill once went by between two looks).
+    const beside = [
+      await subscribe(keys.besideA, `${origin.url}/delete.xml`, 100),
+      await subscribe(keys.besideB, `${origin.url}/delete.xml`, 100),
+    ];
     await held.arrived;
     held.release();
     const rowsOf = (db: Database.Database, sub: Answer) =>
@@ -291,6 +298,10 @@ describe('end to end: backfills through feedsub serve', () => {
     await ok(key, 'DELETE', `/v1/subscriptions/${doomed.id}`);
     await receivedEntries(kept, 100, 'the other backfill finished');
     assertBackfill(kept, oldestFirst('d', 100));
+    for (const sub of beside) {
+      await receivedEntries(sub, 100, "another application's backfill finished");
+      assertBackfill(sub, oldestFirst('d', 100));
+    }
     const got = guidsOf(received(doomed));
     assert.ok(got.length < 100, `cut short: ${got.length} entries received`);
     assert.deepEqual(got, oldestFirst('d', got.length), 'what it had was in order');
