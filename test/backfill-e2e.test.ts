@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Agent, fetch } from 'undici';
 import { createKey } from '../src/actions/keys.ts';
 import { systemClock } from '../src/clock.ts';
 import { defaultConfig } from '../src/config.ts';
@@ -65,6 +66,10 @@ function feed(prefix: string, count: number, kib: number): string {
 const oldestFirst = (prefix: string, count: number) =>
   Array.from({ length: count }, (_, i) => `${prefix}${i + 1}`);
 
+// A connection per request: these tests wait seconds between requests, and a kept-alive connection reused just as the
+// daemon closes it for idleness (5 s) fails the request with "other side closed" on a loaded machine.
+const freshConnections = new Agent({ pipelining: 0 });
+
 describe('end to end: backfills through feedsub serve', () => {
   let dir: string;
   let daemon: Daemon;
@@ -92,6 +97,7 @@ describe('end to end: backfills through feedsub serve', () => {
 
   const call = async (key: string, method: string, path: string, body?: unknown) => {
     const res = await fetch(daemon.url + path, {
+      dispatcher: freshConnections,
       method,
       headers: { authorization: key, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
