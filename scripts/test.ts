@@ -84,9 +84,9 @@ function readTimes(): Record<string, number> {
   }
 }
 
-function writeTimes(runs: FileRun[]): void {
+function writeTimes(runs: Run[]): void {
   const times = readTimes();
-  for (const r of runs) times[r.file] = Math.round(r.ms);
+  for (const r of runs) times[r.name] = Math.round(r.ms);
   try {
     writeFileSync(TIMES, `${JSON.stringify(times, null, 1)}\n`);
   } catch {
@@ -147,12 +147,13 @@ try {
 }
 process.exit(code);
 
-type FileRun = { file: string; ms: number; ok: boolean; tests: number; failed: number };
+/** One process's run: its unit's name, how long it took, and its tests. */
+type Run = { name: string; ms: number; ok: boolean; tests: number; failed: number };
 
-/** Runs every bundle in a `node --test` of its own, `concurrency` at once, each file's output printed whole when it
- *  ends (so files never interleave), and resolves with each file's run. Ctrl-C or SIGTERM stops the children. */
-async function runAll(bundles: string[], nameOf: (i: number) => string): Promise<FileRun[]> {
-  const runs: FileRun[] = [];
+/** Runs every bundle in a `node --test` of its own, `concurrency` at once, each one's output printed whole when it ends
+ *  (so processes never interleave), and resolves with each one's run. Ctrl-C or SIGTERM stops the children. */
+async function runAll(bundles: string[], nameOf: (i: number) => string): Promise<Run[]> {
+  const runs: Run[] = [];
   const children = new Set<ChildProcess>();
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.on(signal, () => {
@@ -163,14 +164,14 @@ async function runAll(bundles: string[], nameOf: (i: number) => string): Promise
   const worker = async () => {
     while (next < bundles.length) {
       const i = next++;
-      runs.push(await runFile(bundles[i]!, nameOf(i), children));
+      runs.push(await runBundle(bundles[i]!, nameOf(i), children));
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   return runs;
 }
 
-function runFile(bundle: string, file: string, children: Set<ChildProcess>): Promise<FileRun> {
+function runBundle(bundle: string, name: string, children: Set<ChildProcess>): Promise<Run> {
   const began = performance.now();
   const child = spawn(
     process.execPath,
@@ -203,20 +204,20 @@ function runFile(bundle: string, file: string, children: Set<ChildProcess>): Pro
       const count = (what: string) =>
         Number(new RegExp(`^(?:ℹ|#) ${what} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
       const run = {
-        file,
+        name,
         ms: took,
         ok: status === 0,
         tests: count('tests'),
         failed: count('fail'),
       };
-      process.stdout.write(`\n▶ ${file} (${ms(took)}${run.ok ? '' : ', FAILED'})\n${text}`);
+      process.stdout.write(`\n▶ ${name} (${ms(took)}${run.ok ? '' : ', FAILED'})\n${text}`);
       resolve(run);
     });
   });
 }
 
-/** Prints the run's summary: counts, the slowest files, every failed one; true when every file passed. */
-function report(runs: FileRun[], totalMs: number): boolean {
+/** Prints the run's summary: counts, the slowest processes, every failed one; true when every one passed. */
+function report(runs: Run[], totalMs: number): boolean {
   const failed = runs.filter((r) => !r.ok);
   const fileCount = units.reduce((n, u) => n + u.files.length, 0);
   const tests = runs.reduce((n, r) => n + r.tests, 0);
@@ -225,8 +226,8 @@ function report(runs: FileRun[], totalMs: number): boolean {
     [
       '',
       `test: ${fileCount} files in ${runs.length} processes, ${tests} tests, ${failed.length} processes failed, in ${ms(totalMs)} (${concurrency} at once)`,
-      `test: slowest: ${slowest.map((r) => `${r.file} ${ms(r.ms)}`).join(', ')}`,
-      ...failed.map((r) => `test: FAILED ${r.file} (${r.failed} tests failed)`),
+      `test: slowest: ${slowest.map((r) => `${r.name} ${ms(r.ms)}`).join(', ')}`,
+      ...failed.map((r) => `test: FAILED ${r.name} (${r.failed} tests failed)`),
       '',
     ].join('\n'),
   );

@@ -68,8 +68,8 @@ export const WORKER_THREADS = {
 
 /**
  * Starts one of feedsub's worker threads with `workerData` (and `resourceLimits`, its heap's bounds). In the executable
- * it runs the embedded bundle (there is no worker file on disk); in the test suite's bundles, the one made with them. In development the module is TypeScript, and Node 20
- * workers do not inherit tsx's --import hooks: the parse thread runs a bundle of its module made as the executable's
+ * it runs the embedded bundle (there is no worker file on disk); in the test suite's bundles, the one made with them.
+ * In development the module is TypeScript, and Node 20 workers do not inherit tsx's --import hooks: the parse thread runs a bundle of its module made as the executable's
  * is (developmentBundle); the checkpoint thread, which imports little, registers tsx's loader itself and imports the
  * .ts module.
  */

@@ -1,13 +1,12 @@
 // serve and poll --once as processes on one data directory: a restart keeps the data, what serve logs at start, and
 // the data directory's lock between a serve and a poll --once.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { runCliAsync, startDaemon, type Daemon } from './support/daemon.ts';
+import { describe, it } from 'node:test';
+import { cliScratch, runCliAsync, startDaemon } from './support/daemon.ts';
 import { until, within } from './support/deadline.ts';
 
 /** A feed origin on 127.0.0.1 that holds every request until release(), then answers 404 to them and to later ones. */
@@ -38,17 +37,7 @@ async function holdingOrigin() {
 // Each test has its own data directory, daemon and origin, so they run four at a time: most of their time is
 // processes starting and stopping. (All at once, three copies of this file on two busy cores starved each other.)
 describe('feedsub serve and poll --once on one data directory', { concurrency: 4 }, () => {
-  const dirs: string[] = [];
-  const daemons: Daemon[] = [];
-  const tempDir = () => {
-    const d = mkdtempSync(join(tmpdir(), 'feedsub-cli-'));
-    dirs.push(d);
-    return d;
-  };
-  after(async () => {
-    await Promise.all(daemons.map((d) => d.kill()));
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const { tempDir, daemons } = cliScratch();
 
   it('keeps data across a restart and a revoked key stops working', async () => {
     const dataDir = tempDir();

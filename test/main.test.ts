@@ -1,25 +1,14 @@
 // The command line's one-shot commands: --version, keys, config check, and the one-line refusals of a mistyped command.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { runCliAsync, startDaemon, type Daemon } from './support/daemon.ts';
+import { describe, it } from 'node:test';
+import { cliScratch, runCliAsync, startDaemon } from './support/daemon.ts';
 
 // Each test has its own data directory, daemon and origin, so they run four at a time: most of their time is
 // processes starting and stopping. (All at once, three copies of this file on two busy cores starved each other.)
 describe('feedsub CLI', { concurrency: 4 }, () => {
-  const dirs: string[] = [];
-  const daemons: Daemon[] = [];
-  const tempDir = () => {
-    const d = mkdtempSync(join(tmpdir(), 'feedsub-cli-'));
-    dirs.push(d);
-    return d;
-  };
-  after(async () => {
-    await Promise.all(daemons.map((d) => d.kill()));
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const { tempDir, daemons } = cliScratch();
 
   it('prints the version of feedsub and of the runtime, run from source', async () => {
     const r = await runCliAsync(['--version'], {}, 60_000, { source: true });

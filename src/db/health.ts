@@ -12,13 +12,19 @@ export const PROBE_BUSY_TIMEOUT_MS = 100;
 
 export type WriteHealth = { ok: true } | { ok: false; reason: string };
 
+/** The floor of free disk space (default MIN_FREE_DISK_BYTES), and how the free space is read (default statfs each
+ *  time; /healthz passes cachedFreeBytes). */
+export type ProbeOptions = {
+  minFreeBytes?: number;
+  freeBytes?: (dir: string) => Promise<number>;
+};
+
 /** Probes, without writing anything, what a write needs: the write lock (BEGIN IMMEDIATE; ROLLBACK), a free page or
  *  room under max_page_count (SQLITE_FULL), and disk space. `reason` says which is missing. An in-memory database
  *  has no disk to check. */
 export async function probeWrite(
   db: Db,
-  minFreeBytes: number = MIN_FREE_DISK_BYTES,
-  freeBytes: (dir: string) => Promise<number> = readFreeBytes,
+  { minFreeBytes = MIN_FREE_DISK_BYTES, freeBytes = readFreeBytes }: ProbeOptions = {},
 ): Promise<WriteHealth> {
   const locked = probeLock(db);
   if (locked) return { ok: false, reason: locked };

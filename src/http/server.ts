@@ -17,12 +17,7 @@ import {
   type DocumentReply,
   type DocumentRequest,
 } from '../feed/parse/read-document.ts';
-import {
-  cachedFreeBytes,
-  MIN_FREE_DISK_BYTES,
-  probeWrite,
-  type WriteHealth,
-} from '../db/health.ts';
+import { cachedFreeBytes, probeWrite, type WriteHealth } from '../db/health.ts';
 import { pingDatabase } from '../store/maintenance.ts';
 
 /** What the app is built with beside the context: the metrics registry (/metrics only with one), and what reads a
@@ -66,7 +61,7 @@ function healthz(ctx: Ctx, logger: Logger): (c: Context) => Promise<Response> {
     let health: WriteHealth;
     try {
       pingDatabase(ctx.db);
-      health = await probeWrite(ctx.db, MIN_FREE_DISK_BYTES, freeBytes);
+      health = await probeWrite(ctx.db, { freeBytes });
     } catch (err) {
       health = { ok: false, reason: err instanceof Error ? err.message : String(err) };
     }

@@ -15,7 +15,7 @@ describe('probeWrite', () => {
     const db = openDatabase(join(dir, 'feedsub.db'));
     try {
       assert.deepEqual(await probeWrite(db), { ok: true });
-      const tight = await probeWrite(db, Number.MAX_SAFE_INTEGER);
+      const tight = await probeWrite(db, { minFreeBytes: Number.MAX_SAFE_INTEGER });
       assert.equal(tight.ok, false);
       assert.match(!tight.ok ? tight.reason : '', /^disk is full: \d+ bytes free/);
     } finally {

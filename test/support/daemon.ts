@@ -1,7 +1,11 @@
 // Runs `feedsub` as a child process for end-to-end tests: the bundle of src/main.ts (./bundle.ts), or with `source`
 // src/main.ts itself under tsx's loader, as `make serve` runs it; every child is killed by PID.
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { heapFlags } from '../../src/heap.ts';
 import { feedsubBundle } from './bundle.ts';
@@ -176,4 +180,24 @@ export async function startDaemon(opts: {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** For a describe block of command-line tests: `tempDir()` makes a fresh data directory, and a test pushes the daemons
+ *  it starts onto `daemons`; after the block every daemon is killed and every directory removed. Call it inside the
+ *  describe, so the hook is the block's. */
+export function cliScratch(): { tempDir: () => string; daemons: Daemon[] } {
+  const dirs: string[] = [];
+  const daemons: Daemon[] = [];
+  after(async () => {
+    await Promise.all(daemons.map((d) => d.kill()));
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    tempDir: () => {
+      const d = mkdtempSync(join(tmpdir(), 'feedsub-cli-'));
+      dirs.push(d);
+      return d;
+    },
+    daemons,
+  };
 }
