@@ -1,5 +1,7 @@
-// The real feedsub for browser tests: a key from `keys create`, then `serve` with fast polling (test/support/daemon.ts).
+// The real feedsub for browser tests: a key from `keys create`, then `serve` with fast polling (test/support/daemon.ts),
+// and Debian's Chromium driven by playwright-core.
 import { existsSync } from 'node:fs';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { runCli, startDaemon as startServe, type Daemon } from '../support/daemon.ts';
 
 export type { Daemon };
@@ -27,9 +29,39 @@ export function startDaemon(dataDir: string): Promise<Daemon> {
 /** Debian's Chromium (scripts/test-setup.sh installs it); FEEDSUB_TEST_CHROMIUM points elsewhere on other machines. */
 export const CHROMIUM = process.env.FEEDSUB_TEST_CHROMIUM || '/usr/bin/chromium';
 
-/** Why the browser test cannot run here, or undefined when it can. In CI a missing browser is a failure, not a skip. */
-export function browserMissing(): string | undefined {
-  return existsSync(CHROMIUM)
-    ? undefined
-    : `${CHROMIUM} is not installed (run scripts/test-setup.sh as root, or apt-get install -y chromium)`;
+/** The `skip` option of a browser test's describe: why it cannot run here (no Chromium), or false when it can. Under
+ *  CI=true a missing browser throws instead, failing the file rather than skipping it. */
+export function browserSkip(): string | false {
+  if (existsSync(CHROMIUM)) return false;
+  const why = `${CHROMIUM} is not installed (run scripts/test-setup.sh as root, or apt-get install -y chromium)`;
+  if (process.env.CI === 'true') throw new Error(`browser test: ${why}; CI must run it`);
+  return `skipped: ${why}`;
+}
+
+/** Starts headless Chromium with its profile in `profileDir`, at a desktop viewport; resolves with its context. */
+export function launchChromium(profileDir: string): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(profileDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 860 },
+    timeout: 30_000,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** Signs `page` in to the dashboard of the daemon at `url` with `key`, and waits for the overview. */
+export async function signIn(page: Page, url: string, key: string): Promise<void> {
+  await page.goto(`${url}/dashboard`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
 }

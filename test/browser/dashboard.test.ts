@@ -1,26 +1,23 @@
 // The dashboard in a real browser (Debian's Chromium via playwright-core) against the real server, a local feed origin
-// and a local webhook receiver: sign in, create an endpoint and a subscription, watch the feed and an event, resend, sign out.
+// and a local webhook receiver: sign in, create an endpoint and a subscription, watch the feed and an event, resend, read
+// the charts, sign out. dashboard-pages.test.ts checks each main page's layout and takes the README's screenshots.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { rss, startOrigin, startReceiver, type Origin, type Receiver } from '../support/servers.ts';
-import { browserMissing, CHROMIUM, createKey, startDaemon, type Daemon } from './daemon.ts';
+import {
+  browserSkip,
+  createKey,
+  launchChromium,
+  signIn,
+  startDaemon,
+  type Daemon,
+} from './daemon.ts';
 
-// The README shows docs/screenshots; they are rewritten only on request (FEEDSUB_UPDATE_SCREENSHOTS=1), so a test run
-// leaves the work tree clean. Otherwise they go to a temporary folder, still exercising every page.
-const SCREENSHOTS =
-  process.env.FEEDSUB_UPDATE_SCREENSHOTS === '1'
-    ? fileURLToPath(new URL('../../docs/screenshots/', import.meta.url))
-    : mkdtempSync(join(tmpdir(), 'feedsub-screens-'));
-// The phone-width pages the README shows beside the desktop ones.
-const PHONE_SHOTS = ['overview', 'subscriptions', 'endpoint'];
-const missing = browserMissing();
-if (missing && process.env.CI === 'true')
-  throw new Error(`browser test: ${missing}; CI must run it`);
+const skip = browserSkip();
 
 /** Reloads `page` until `check` passes, at most `tries` times `everyMs` apart; the last failure is rethrown. */
 async function until(
@@ -43,7 +40,7 @@ async function until(
   }
 }
 
-describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : false }, () => {
+describe('the dashboard in Chromium', { skip }, () => {
   let dir: string;
   let daemon: Daemon | undefined;
   let origin: Origin;
@@ -64,29 +61,13 @@ describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : 
       ),
     });
     // Chromium starts in its own processes while the key is made and the daemon starts.
-    launched = chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 860 },
-      timeout: 30_000,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    launched = launchChromium(join(dir, 'profile'));
     launched.catch(() => {}); // awaited below, where a failure fails the hook
     key = createKey(join(dir, 'data'), 'demo');
     daemon = await startDaemon(join(dir, 'data'));
     context = await launched;
     context.setDefaultTimeout(15_000);
     page = context.pages()[0] ?? (await context.newPage());
-    mkdirSync(SCREENSHOTS, { recursive: true });
   });
 
   after(async () => {
@@ -100,33 +81,8 @@ describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const shot = (name: string) =>
-    page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
-
-  /** Each main page's name and URL; the endpoint and subscription are the first ones the events page links to. */
-  async function mainPages(): Promise<[string, string][]> {
-    const base = `${daemon!.url}/dashboard`;
-    await page.goto(`${base}/events`);
-    const link = async (prefix: string) =>
-      `${daemon!.url}${await page.locator(`main a[href^="${prefix}"]`).first().getAttribute('href')}`;
-    const subscription = await link('/dashboard/subscriptions/');
-    const endpoint = await link('/dashboard/endpoints/');
-    return [
-      ['overview', base],
-      ['endpoints', `${base}/endpoints`],
-      ['endpoint', endpoint],
-      ['subscriptions', `${base}/subscriptions`],
-      ['subscription', subscription],
-      ['events', `${base}/events`],
-      ['feeds', `${base}/feeds`],
-    ];
-  }
-
   it('signs in with a key made by `keys create`', async () => {
-    await page.goto(`${daemon!.url}/dashboard`);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await signIn(page, daemon!.url, key);
     assert.match(await page.locator('header .who').innerText(), /Application demo/);
   });
 
@@ -242,57 +198,6 @@ describe('the dashboard in Chromium', { skip: missing ? `skipped: ${missing}` : 
       /\d+ polls?, \d+ fetched, 0 throttled, 0 failed; 1 new entry/,
     );
     assert.equal(await polls.locator('svg rect.good').count(), 1);
-  });
-
-  it('keeps a failed test ping out of "Needs attention" and lists it under the endpoint\'s test pings', async () => {
-    receiver.respond([500]);
-    await page.getByRole('link', { name: 'Endpoints', exact: true }).click();
-    await page.getByRole('link', { name: 'Team receiver' }).click();
-    await page.getByRole('button', { name: 'Send test event' }).click();
-    await page.locator('main section.card .badge.dead').waitFor();
-    assert.match(await page.locator('main section.card .about').innerText(), /^Test ping$/);
-    await page.getByRole('link', { name: 'Endpoints', exact: true }).click();
-    await page.getByRole('link', { name: 'Team receiver' }).click();
-    const pings = page.locator('h2:has-text("Test pings") + table');
-    assert.match(await pings.innerText(), /Test ping[\s\S]*dead/);
-    assert.doesNotMatch(
-      await page.locator('h2:has-text("Recent events") + table').innerText(),
-      /Test ping/,
-    );
-    await page.getByRole('link', { name: 'Overview', exact: true }).click();
-    await page.getByText('Nothing needs attention').waitFor();
-    await page.getByRole('link', { name: 'Events', exact: true }).click();
-    assert.deepEqual(await page.locator('main section.card .about').allInnerTexts(), [
-      'Team blog: “Second post”',
-    ]);
-    await page.getByRole('link', { name: 'Test pings' }).click();
-    assert.deepEqual(await page.locator('main section.card .about').allInnerTexts(), ['Test ping']);
-  });
-
-  it('fits every page on a 375 px wide phone screen', async () => {
-    await page.setViewportSize({ width: 375, height: 812 });
-    try {
-      for (const [name, url] of await mainPages()) {
-        const res = await page.goto(url);
-        assert.equal(res?.status(), 200, name);
-        const width = await page.locator('html').evaluate((html) => html.scrollWidth);
-        assert.ok(width <= 375, `${name} is ${width} px wide`);
-        if (PHONE_SHOTS.includes(name)) await shot(`${name}-phone`);
-      }
-    } finally {
-      await page.setViewportSize({ width: 1280, height: 860 });
-    }
-  });
-
-  it('saves a screenshot of each main page', async () => {
-    for (const [name, url] of await mainPages()) {
-      const res = await page.goto(url);
-      assert.equal(res?.status(), 200, name);
-      await page
-        .locator('details')
-        .evaluateAll((all) => all.forEach((d) => d.setAttribute('open', '')));
-      await shot(name);
-    }
   });
 
   it('signs out, after which pages ask to sign in again', async () => {
