@@ -46,7 +46,7 @@ format: deps
 	$(NPM) run --silent format
 
 typecheck: deps
-	node_modules/.bin/tsc --noEmit -p .
+	$(TSX) scripts/typecheck.ts
 
 # The test hub of the push phases is https with the test certificate (test/fixtures/tls), which feedsub must trust.
 bench: export NODE_EXTRA_CA_CERTS = $(CURDIR)/test/fixtures/tls/cert.pem
