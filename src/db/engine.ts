@@ -27,7 +27,8 @@ export interface Engine {
   readonly dialect: Dialect;
   /** Runs `fn` in a read-write transaction: committed when it resolves, rolled back when it throws. `fn` may run more
    *  than once (PostgreSQL retries a transaction that lost a race: a serialization failure or a deadlock), so it does
-   *  nothing but its statements, and it awaits nothing but them: a transaction never waits on the network. */
+   *  nothing but its statements, and it awaits nothing but them: a transaction never waits on the network. Nor does it
+   *  open another transaction or read on the same engine: on SQLite that one would wait for this one's lock forever. */
   write<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
   /** Runs `fn`'s statements on one consistent view of the database; they may not write. */
   read<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
