@@ -16,7 +16,7 @@ import {
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ADDON_ASSET, SCHEMA_ASSET, WORKER_THREADS } from '../src/assets.ts';
+import { ADDON_ASSET, POSTGRES_SCHEMA_ASSET, SCHEMA_ASSET, WORKER_THREADS } from '../src/assets.ts';
 import { bundleMain, bundleWorker } from './sea/bundle.ts';
 import { makeExecutable } from './sea/inject.ts';
 import { runOrThrow } from './sea/run.ts';
@@ -100,6 +100,7 @@ const INPUTS = [
   'scripts/build.ts',
   'scripts/sea',
   'schema.sql',
+  'schema-postgres.sql',
   'package.json',
   'package-lock.json',
 ];
@@ -157,14 +158,21 @@ async function buildExecutable(
   try {
     const bundles = await bundle(options, toolchain, workDir, version);
     const schema = join(options.root, 'schema.sql');
-    if (!existsSync(schema)) throw new Error('build: schema.sql is missing');
+    const postgresSchema = join(options.root, 'schema-postgres.sql');
+    for (const file of [schema, postgresSchema])
+      if (!existsSync(file)) throw new Error(`build: ${file} is missing`);
     const injectStarted = performance.now();
     mkdirSync(dirname(options.output), { recursive: true });
     const made = await makeExecutable({
       root: options.root,
       nodeBinary: toolchain.nodeBinary,
       main: bundles.main,
-      assets: { [SCHEMA_ASSET]: schema, [ADDON_ASSET]: toolchain.addon, ...bundles.workers },
+      assets: {
+        [SCHEMA_ASSET]: schema,
+        [POSTGRES_SCHEMA_ASSET]: postgresSchema,
+        [ADDON_ASSET]: toolchain.addon,
+        ...bundles.workers,
+      },
       workDir,
       output: options.output,
       strip: options.strip,

@@ -1,4 +1,4 @@
-// Runtime files (schema.sql, the SQLite native addon) read from disk in development or from the single-executable's assets.
+// Runtime files (schema.sql and schema-postgres.sql, the SQLite native addon) read from disk in development or from the single-executable's assets.
 import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -21,6 +21,7 @@ import { FEEDSUB_VERSION } from './version.ts';
 
 /** Asset keys of the single executable; scripts/sea/inject.ts embeds files under these names. */
 export const SCHEMA_ASSET = 'schema.sql';
+export const POSTGRES_SCHEMA_ASSET = 'schema-postgres.sql';
 export const ADDON_ASSET = 'better_sqlite3.node';
 export const PARSE_WORKER_ASSET = 'parse-worker.cjs';
 export const CHECKPOINT_WORKER_ASSET = 'checkpoint-worker.cjs';
@@ -30,6 +31,12 @@ const ADDON_FILE = 'better_sqlite3.node';
 export function readSchemaSql(): string {
   if (isSea()) return getAsset(SCHEMA_ASSET, 'utf8');
   return readFileSync(new URL('../schema.sql', import.meta.url), 'utf8');
+}
+
+/** Returns the text of schema-postgres.sql, as readSchemaSql does schema.sql's. */
+export function readPostgresSchemaSql(): string {
+  if (isSea()) return getAsset(POSTGRES_SCHEMA_ASSET, 'utf8');
+  return readFileSync(new URL('../schema-postgres.sql', import.meta.url), 'utf8');
 }
 
 /**

@@ -20,6 +20,8 @@ export interface Sql {
   column<T>(text: string, params?: Params): Promise<T[]>;
   /** Runs a statement that returns no rows; resolves with the number of rows it changed. */
   run(text: string, params?: Params): Promise<number>;
+  /** Runs a script of statements without parameters (a schema, a migration step). */
+  exec(script: string): Promise<void>;
 }
 
 /** One database, behind the store contract. */

@@ -419,3 +419,7 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
     `);
   },
 ];
+
+/** The schema version of a database schema.sql makes, which every migration leads to; PostgreSQL's
+ *  (schema-postgres.sql, db/postgres-schema.ts) counts in the same sequence. */
+export const SCHEMA_VERSION = MIGRATIONS.length + 1;

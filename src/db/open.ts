@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { nativeBindingPath, readSchemaSql } from '../assets.ts';
-import { MIGRATIONS } from './migrations.ts';
+import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 
 export type Db = Database.Database;
 
@@ -88,7 +88,7 @@ function modeOf(path: string): number | undefined {
 
 /** Brings the schema to the latest version: a new database gets schema.sql (already the latest). */
 function migrate(db: Db): void {
-  const latest = MIGRATIONS.length + 1;
+  const latest = SCHEMA_VERSION;
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version === 0) {
     db.transaction(() => {

@@ -118,6 +118,9 @@ export class PostgresEngine implements Engine {
       async run(text: string, params?: Params) {
         return (await query(text, params)).rowCount ?? 0;
       },
+      async exec(script: string) {
+        await client.query(script); // no parameters: the simple protocol, which runs several statements
+      },
     };
   }
 

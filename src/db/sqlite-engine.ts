@@ -37,6 +37,9 @@ export class SqliteEngine implements Engine {
       async run(text: string, params?: Params) {
         return (bind(engine.#statement(text), params, 'run') as { changes: number }).changes;
       },
+      async exec(script: string) {
+        engine.#db.exec(script);
+      },
     };
   }
 

@@ -104,6 +104,18 @@ for (const [name, make] of engines) {
       });
     });
 
+    it('runs a script of several statements, without parameters', async () => {
+      await engine.write((sql) =>
+        sql.exec(
+          "CREATE TABLE scripted (id TEXT PRIMARY KEY); INSERT INTO scripted VALUES ('s1'); INSERT INTO scripted VALUES ('s2');",
+        ),
+      );
+      assert.deepEqual(
+        await engine.read((sql) => sql.column('SELECT id FROM scripted ORDER BY id')),
+        ['s1', 's2'],
+      );
+    });
+
     it('commits a write whole, and rolls it back whole when it throws', async () => {
       await assert.rejects(
         engine.write(async (sql) => {
