@@ -1,0 +1,233 @@
+// Copying a SQLite installation into PostgreSQL (src/db/copy.ts): every table, every row and every value as it was,
+// the rowids the store orders by included; an identity continues past the copied rows; a target with rows is refused.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { readPostgresSchemaSql } from '../../src/assets.ts';
+import { copySqliteToPostgres, type CopyProgress } from '../../src/db/copy.ts';
+import type { Db } from '../../src/db/open.ts';
+import { PostgresEngine } from '../../src/db/postgres-engine.ts';
+import { startPostgres, type Postgres } from '../support/postgres.ts';
+import { makeWorld, type World } from '../support/world.ts';
+
+/** Metadata whose key order and number spelling a JSON round trip would change. */
+const METADATA = '{"zeta":1,"alpha":{"b":2,"a":1},"price":1.50,"big":12345678901234567890}';
+
+/** A row in every table that the API calls below leave empty, each pointing at real parents. */
+function fillTheRest(
+  db: Db,
+  ids: { app: string; endpoint: string; feed: string; sub: string; key: string },
+) {
+  const t = '2026-01-01T00:00:00.000Z';
+  const run = (text: string, ...params: unknown[]) => db.prepare(text).run(...params);
+  run('INSERT INTO feed_leases (feed_id, until, again_at) VALUES (?, ?, NULL)', ids.feed, t);
+  run('INSERT INTO feed_probes (feed_id, probe) VALUES (?, ?)', ids.feed, '{"link":["a"]}');
+  // Rowids out of order and with gaps, as deletions leave them: a copy that numbered rows afresh would change them.
+  for (const [key, seen, rowid] of [
+    ['guid:b', '2026-01-01T00:00:02.000Z', 7],
+    ['guid:a', '2026-01-01T00:00:01.000Z', 3],
+  ] as const) {
+    run(
+      'INSERT INTO entries (feed_id, key, first_seen_at, fingerprint, seen_at) VALUES (?, ?, ?, ?, ?)',
+      ids.feed,
+      key,
+      seen,
+      'fp',
+      seen,
+    );
+    run(
+      `INSERT INTO entry_history (rowid, feed_id, key, key_source, content_hash, first_seen_at, fate, entry)
+       VALUES (?, ?, ?, 'guid', 'h', ?, 'new', ?)`,
+      rowid,
+      ids.feed,
+      key,
+      t,
+      `{"guid":"${key}","title":"Ünïcode ✓"}`,
+    );
+  }
+  run(
+    'INSERT INTO backfill_entries (subscription_id, position, key) VALUES (?, 1, ?)',
+    ids.sub,
+    'guid:a',
+  );
+  run(
+    'INSERT INTO held_entries (feed_id, key, entry, position, held_at) VALUES (?, ?, ?, 1, ?)',
+    ids.feed,
+    'guid:held',
+    '{"guid":"held"}',
+    t,
+  );
+  for (const [id, seq, rowid, attempt] of [
+    ['e2', 2, 11, 20],
+    ['e1', 1, 5, 9],
+  ] as const) {
+    run(
+      `INSERT INTO events (rowid, id, application_id, endpoint_id, subscription_id, type, sequence, status,
+                           next_attempt_at, created_at, updated_at, stored_bytes)
+       VALUES (?, ?, ?, ?, ?, 'subscription.entries', ?, 'pending', ?, ?, ?, 100)`,
+      rowid,
+      id,
+      ids.app,
+      ids.endpoint,
+      ids.sub,
+      seq,
+      t,
+      t,
+      t,
+    );
+    run('INSERT INTO event_bodies (event_id, body) VALUES (?, ?)', id, `{"id":"${id}","n":1.0}`);
+    run(
+      `INSERT INTO attempts (id, event_id, endpoint_id, started_at, status_code, duration_ms, error, response_body)
+       VALUES (?, ?, ?, ?, 500, 12, 'receiver answered 500', 'oops')`,
+      attempt,
+      id,
+      ids.endpoint,
+      t,
+    );
+    run(
+      'INSERT INTO event_entries (subscription_id, key, event_id) VALUES (?, ?, ?)',
+      ids.sub,
+      'guid:a',
+      id,
+    );
+  }
+  run(
+    'INSERT OR IGNORE INTO application_storage (application_id, feed_bytes, event_bytes) VALUES (?, 10, 200)',
+    ids.app,
+  );
+  run(
+    `INSERT INTO idempotency_keys (application_id, key, method, path, request_hash, status, response, created_at)
+     VALUES (?, 'k1', 'POST', '/v1/endpoints', 'h', 201, '{}', ?)`,
+    ids.app,
+    t,
+  );
+  run(
+    `INSERT INTO sessions (id_hash, application_id, api_key_id, csrf_token, created_at, last_seen_at)
+     VALUES ('s', ?, ?, 'c', ?, ?)`,
+    ids.app,
+    ids.key,
+    t,
+    t,
+  );
+  run(
+    "INSERT INTO quota_usage (application_id, quota, subject, used_at, amount) VALUES (?, 'backfill', NULL, ?, 5)",
+    ids.app,
+    t,
+  );
+  run(
+    "INSERT INTO feed_poll_hours (hour, feed_id, ok, failed, throttled, new_entries) VALUES ('2026-01-01T00', ?, 3, 1, 0, 2)",
+    ids.feed,
+  );
+  run(
+    `INSERT INTO websub_subscriptions (feed_id, hub_url, topic_url, secret, callback_token, status, next_action_at,
+                                       created_at, updated_at)
+     VALUES (?, 'https://hub.example/', 'https://example.com/feed', 's3cret', 'tok', 'active', ?, ?, ?)`,
+    ids.feed,
+    t,
+    t,
+    t,
+  );
+}
+
+/** Every row of `table` on SQLite and on PostgreSQL, in one order: the columns PostgreSQL has (rowid included). */
+async function rowsOf(db: Db, target: PostgresEngine, table: string) {
+  const columns = await target.read((sql) =>
+    sql.column<string>(
+      `SELECT column_name FROM information_schema.columns
+        WHERE table_schema = 'public' AND table_name = @table ORDER BY ordinal_position`,
+      { table },
+    ),
+  );
+  const select = `SELECT ${columns.join(', ')} FROM ${table} ORDER BY ${columns.join(', ')}`;
+  return {
+    sqlite: db.prepare(select).all(),
+    postgres: await target.read((sql) => sql.all(select)),
+  };
+}
+
+describe('copying a SQLite installation into PostgreSQL', () => {
+  let server: Postgres;
+  let world: World;
+  let target: PostgresEngine;
+  let counts: Record<string, number>;
+  const progress: CopyProgress[] = [];
+
+  before(async () => {
+    server = await startPostgres();
+    world = makeWorld();
+    const { key, applicationId } = world.key('acme');
+    const endpoint = await world.call('POST', '/v1/endpoints', {
+      key,
+      body: { title: 'hooks', url: 'http://127.0.0.1:9/hook' },
+    });
+    const sub = await world.call('POST', '/v1/subscriptions', {
+      key,
+      body: `{"endpoint":"${endpoint.body.id}","url":"http://127.0.0.1:9/feed.xml","metadata":${METADATA}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(sub.status, 201, sub.text);
+    const db = world.ctx.db;
+    fillTheRest(db, {
+      app: applicationId,
+      endpoint: endpoint.body.id,
+      feed: sub.body.feed,
+      sub: sub.body.id,
+      key: db.prepare('SELECT id FROM api_keys LIMIT 1').pluck().get() as string,
+    });
+    target = new PostgresEngine({
+      url: await server.newDatabase(),
+      poolSize: 2,
+      connectTimeoutMs: 10_000,
+      statementTimeoutMs: 60_000,
+    });
+    counts = await copySqliteToPostgres(db, target, readPostgresSchemaSql(), (p) =>
+      progress.push(p),
+    );
+  });
+  after(async () => {
+    await target?.close();
+    world?.close();
+    await server?.stop();
+  });
+
+  it('copies every table, each with rows here, row for row and value for value', async () => {
+    const tables = world.ctx.db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      .pluck()
+      .all() as string[];
+    assert.deepEqual(Object.keys(counts).sort(), tables.sort());
+    for (const table of tables) {
+      assert.ok(counts[table]! > 0, `${table} has rows to copy`);
+      const { sqlite, postgres } = await rowsOf(world.ctx.db, target, table);
+      assert.deepEqual(postgres, sqlite, table);
+    }
+  });
+
+  it('keeps the metadata text exactly as the client sent it', async () => {
+    const metadata = await target.read((sql) => sql.column('SELECT metadata FROM subscriptions'));
+    assert.deepEqual(metadata, [METADATA]);
+  });
+
+  it('reports its progress table by table, and numbers new attempts after the copied ones', async () => {
+    assert.ok(progress.some((p) => p.table === 'events' && p.copied === 2 && p.total === 2));
+    const next = await target.write((sql) =>
+      sql.get<{ id: number }>(
+        `INSERT INTO attempts (event_id, endpoint_id, started_at, duration_ms)
+         SELECT event_id, endpoint_id, started_at, 1 FROM attempts LIMIT 1 RETURNING id`,
+      ),
+    );
+    assert.equal(next!.id, 21, 'after the largest copied id, 20');
+  });
+
+  it('refuses a target that already has rows, and leaves it as it was', async () => {
+    await assert.rejects(
+      copySqliteToPostgres(world.ctx.db, target, readPostgresSchemaSql()),
+      /the PostgreSQL database is not empty \(\w+ has rows\)/,
+    );
+    assert.equal(
+      await target.read((sql) =>
+        sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM subscriptions').then((r) => r!.n),
+      ),
+      counts.subscriptions,
+    );
+  });
+});
