@@ -76,6 +76,12 @@ export class PostgresEngine implements Engine {
   async #transaction<T>(begin: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
     let broken = false;
+    // The pool listens for errors on idle connections only: one lent out that the server ends (a restart) between two
+    // statements emits 'error' with no query to reject, which unheard would end the process. The next statement fails.
+    const lost = () => {
+      broken = true;
+    };
+    client.on('error', lost);
     try {
       await client.query(begin).catch((err: unknown) => {
         broken = true; // a connection that cannot begin is not lent again
@@ -92,6 +98,7 @@ export class PostgresEngine implements Engine {
         throw err;
       }
     } finally {
+      client.off('error', lost);
       client.release(broken);
     }
   }

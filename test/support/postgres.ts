@@ -22,6 +22,8 @@ import pg from 'pg';
 export type Postgres = {
   /** A URL for a new, empty database on the server, for one test or file. */
   newDatabase(): Promise<string>;
+  /** Stops the server (fast shutdown), waits `downMs`, and starts it again on the same cluster. */
+  restart(downMs?: number): Promise<void>;
   /** Stops the server (fast shutdown) and removes its files. */
   stop(): Promise<void>;
 };
@@ -77,55 +79,51 @@ export async function startPostgres(timeoutMs = 30_000): Promise<Postgres> {
   }
   // Durability is not what these tests check: fsync off makes a cluster's commits cost what SQLite's do in tests. A
   // deadlock is found after 100 ms rather than a second.
-  const child: ChildProcess = spawn(
-    join(bin, 'postgres'),
-    [
-      '-D',
-      data,
-      '-k',
-      dir,
-      '-c',
-      'listen_addresses=',
-      '-c',
-      'fsync=off',
-      '-c',
-      'synchronous_commit=off',
-      '-c',
-      'full_page_writes=off',
-      '-c',
-      'max_connections=200',
-      '-c',
-      'deadlock_timeout=100ms',
-    ],
-    { ...as, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let log = '';
-  child.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
+  const args = [
+    ['-D', data, '-k', dir, '-c', 'listen_addresses='],
+    ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+    ['-c', 'max_connections=200', '-c', 'deadlock_timeout=100ms'],
+  ].flat();
   const base = `postgresql://postgres@/postgres?host=${encodeURIComponent(dir)}`;
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
+  let child: ChildProcess | undefined;
+  let log = '';
+  /** Stops the server process (a fast shutdown: sessions are ended, what they had not committed is rolled back). */
+  const halt = async () => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child!.once('exit', resolve));
       process.kill(child.pid!, 'SIGINT');
       await Promise.race([exited, sleep(10_000, undefined, { ref: false })]);
       if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, 'SIGKILL');
     }
+  };
+  /** Starts the server process on the cluster and resolves once it takes connections. */
+  const run = async () => {
+    child = spawn(join(bin, 'postgres'), args, { ...as, stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const client = new pg.Client({ connectionString: base });
+      try {
+        await client.connect();
+        await client.end();
+        return;
+      } catch (err) {
+        await client.end().catch(() => {});
+        if (child.exitCode !== null || Date.now() > deadline)
+          throw new Error(`test PostgreSQL did not start: ${String(err)}\n${log}`);
+        await sleep(50);
+      }
+    }
+  };
+  const stop = async () => {
+    await halt();
     rmSync(dir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const client = new pg.Client({ connectionString: base });
-    try {
-      await client.connect();
-      await client.end();
-      break;
-    } catch (err) {
-      await client.end().catch(() => {});
-      if (child.exitCode !== null || Date.now() > deadline) {
-        await stop();
-        throw new Error(`test PostgreSQL did not start: ${String(err)}\n${log}`);
-      }
-      await sleep(50);
-    }
+  try {
+    await run();
+  } catch (err) {
+    await stop();
+    throw err;
   }
   let databases = 0;
   return {
@@ -139,6 +137,11 @@ export async function startPostgres(timeoutMs = 30_000): Promise<Postgres> {
         await admin.end();
       }
       return `postgresql://postgres@/${name}?host=${encodeURIComponent(dir)}`;
+    },
+    async restart(downMs = 0) {
+      await halt();
+      await sleep(downMs);
+      await run();
     },
     stop,
   };
