@@ -1,8 +1,11 @@
 // The real feedsub for browser tests: a key from `keys create`, then `serve` with fast polling (test/support/daemon.ts),
 // and Debian's Chromium driven by playwright-core.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { runCli, startDaemon as startServe, type Daemon } from '../support/daemon.ts';
+import { startOrigin, startReceiver, type Origin, type Receiver } from '../support/servers.ts';
 
 export type { Daemon };
 
@@ -64,4 +67,58 @@ export async function signIn(page: Page, url: string, key: string): Promise<void
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
+}
+
+/** What a browser test runs against: a feed origin serving /feed.xml, a webhook receiver, feedsub with a key of
+ *  application "demo", and Chromium, still starting until `page()` is awaited. */
+export type Dashboard = {
+  origin: Origin;
+  receiver: Receiver;
+  daemon: Daemon;
+  key: string;
+  /** Chromium's page, once it has started. */
+  page(): Promise<Page>;
+  /** Closes Chromium, stops feedsub, the origin and the receiver, and removes their files. */
+  close(): Promise<void>;
+};
+
+/** Starts a Dashboard whose origin serves `feed` at /feed.xml. Chromium starts in its own processes while the key is
+ *  made and the daemon starts, and meanwhile the caller may set up more before awaiting `page()`. */
+export async function startDashboard(feed: string): Promise<Dashboard> {
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-browser-'));
+  const origin = await startOrigin();
+  const receiver = await startReceiver();
+  origin.set('/feed.xml', { body: feed });
+  const launched = launchChromium(join(dir, 'profile'));
+  launched.catch(() => {}); // awaited by page(), where a failure fails the caller
+  let daemon: Daemon | undefined;
+  const close = async () => {
+    await launched.then(
+      (c) => c.close(),
+      () => {},
+    );
+    await daemon?.stop();
+    await origin.close();
+    await receiver.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const key = createKey(join(dir, 'data'), 'demo');
+    daemon = await startDaemon(join(dir, 'data'));
+    return {
+      origin,
+      receiver,
+      daemon,
+      key,
+      async page() {
+        const context = await launched;
+        context.setDefaultTimeout(15_000);
+        return context.pages()[0] ?? (await context.newPage());
+      },
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }

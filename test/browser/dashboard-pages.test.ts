@@ -2,22 +2,14 @@
 // with an endpoint, a subscription and a delivered, resent event made through the API: a failed test ping's place, every
 // page at phone width, and every page at desktop width, where FEEDSUB_UPDATE_SCREENSHOTS=1 rewrites docs/screenshots.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { until } from '../support/deadline.ts';
-import { rss, startOrigin, startReceiver, type Origin, type Receiver } from '../support/servers.ts';
-import {
-  browserSkip,
-  createKey,
-  launchChromium,
-  signIn,
-  startDaemon,
-  type Daemon,
-} from './daemon.ts';
+import { rss } from '../support/servers.ts';
+import { browserSkip, signIn, startDashboard, type Daemon, type Dashboard } from './daemon.ts';
 
 // The README shows docs/screenshots; they are taken and rewritten only on request (FEEDSUB_UPDATE_SCREENSHOTS=1), so a
 // test run leaves the work tree clean. Every run still loads and checks each page the screenshots show.
@@ -30,19 +22,13 @@ const PHONE_SHOTS = ['overview', 'subscriptions', 'endpoint'];
 const skip = browserSkip();
 
 describe('the dashboard pages in Chromium', { skip }, () => {
-  let dir: string;
-  let daemon: Daemon | undefined;
-  let origin: Origin;
-  let receiver: Receiver;
-  let launched: Promise<BrowserContext> | undefined;
+  let dashboard: Dashboard | undefined;
+  let daemon: Daemon;
   let page: Page;
   let endpointId: string;
   let subscriptionId: string;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'feedsub-browser-'));
-    origin = await startOrigin();
-    receiver = await startReceiver();
     const feed = (titles: string[]) =>
       rss(
         titles.map((title, i) => ({
@@ -52,12 +38,10 @@ describe('the dashboard pages in Chromium', { skip }, () => {
         })),
         'Team blog',
       );
-    origin.set('/feed.xml', { body: feed(['First post']) });
-    // Chromium starts in its own processes while the key is made, the daemon starts and the API calls run.
-    launched = launchChromium(join(dir, 'profile'));
-    launched.catch(() => {}); // awaited below, where a failure fails the hook
-    const key = createKey(join(dir, 'data'), 'demo');
-    daemon = await startDaemon(join(dir, 'data'));
+    // Chromium goes on starting while the API calls below run.
+    dashboard = await startDashboard(feed(['First post']));
+    ({ daemon } = dashboard);
+    const { origin, receiver, key } = dashboard;
     const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
       const res = await fetch(`${daemon!.url}/v1${path}`, {
         method,
@@ -96,23 +80,12 @@ describe('the dashboard pages in Chromium', { skip }, () => {
     );
     await api('POST', `/events/${delivery!.id}/resend`);
     await receiver.waitFor(2, 20_000);
-    const context = await launched;
-    context.setDefaultTimeout(15_000);
-    page = context.pages()[0] ?? (await context.newPage());
+    page = await dashboard.page();
     await signIn(page, daemon.url, key);
     if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
   });
 
-  after(async () => {
-    await launched?.then(
-      (c) => c.close(),
-      () => {},
-    );
-    await daemon?.stop();
-    await origin?.close();
-    await receiver?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => dashboard?.close());
 
   /** Saves the page's screenshot as docs/screenshots/<name>.png when asked to (see SCREENSHOTS). */
   const shot = async (name: string) => {
@@ -135,7 +108,7 @@ describe('the dashboard pages in Chromium', { skip }, () => {
   }
 
   it('keeps a failed test ping out of "Needs attention" and lists it under the endpoint\'s test pings', async () => {
-    receiver.respond([500]);
+    dashboard!.receiver.respond([500]);
     await page.getByRole('link', { name: 'Endpoints', exact: true }).click();
     await page.getByRole('link', { name: 'Team receiver' }).click();
     await page.getByRole('button', { name: 'Send test event' }).click();

@@ -2,20 +2,10 @@
 // and a local webhook receiver: sign in, create an endpoint and a subscription, watch the feed and an event, resend, read
 // the charts, sign out. dashboard-pages.test.ts checks each main page's layout and takes the README's screenshots.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
-import { rss, startOrigin, startReceiver, type Origin, type Receiver } from '../support/servers.ts';
-import {
-  browserSkip,
-  createKey,
-  launchChromium,
-  signIn,
-  startDaemon,
-  type Daemon,
-} from './daemon.ts';
+import type { Page } from 'playwright-core';
+import { rss, type Origin, type Receiver } from '../support/servers.ts';
+import { browserSkip, signIn, startDashboard, type Daemon, type Dashboard } from './daemon.ts';
 
 const skip = browserSkip();
 
@@ -41,45 +31,22 @@ async function until(
 }
 
 describe('the dashboard in Chromium', { skip }, () => {
-  let dir: string;
-  let daemon: Daemon | undefined;
+  let dashboard: Dashboard | undefined;
+  let daemon: Daemon;
   let origin: Origin;
   let receiver: Receiver;
-  let launched: Promise<BrowserContext> | undefined;
-  let context: BrowserContext | undefined;
   let page: Page;
   let key: string;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'feedsub-browser-'));
-    origin = await startOrigin();
-    receiver = await startReceiver();
-    origin.set('/feed.xml', {
-      body: rss(
-        [{ guid: 'first', title: 'First post', link: 'http://example.com/1' }],
-        'Team blog',
-      ),
-    });
-    // Chromium starts in its own processes while the key is made and the daemon starts.
-    launched = launchChromium(join(dir, 'profile'));
-    launched.catch(() => {}); // awaited below, where a failure fails the hook
-    key = createKey(join(dir, 'data'), 'demo');
-    daemon = await startDaemon(join(dir, 'data'));
-    context = await launched;
-    context.setDefaultTimeout(15_000);
-    page = context.pages()[0] ?? (await context.newPage());
+    dashboard = await startDashboard(
+      rss([{ guid: 'first', title: 'First post', link: 'http://example.com/1' }], 'Team blog'),
+    );
+    ({ daemon, origin, receiver, key } = dashboard);
+    page = await dashboard.page();
   });
 
-  after(async () => {
-    await launched?.then(
-      (c) => c.close(),
-      () => {},
-    );
-    await daemon?.stop();
-    await origin?.close();
-    await receiver?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => dashboard?.close());
 
   it('signs in with a key made by `keys create`', async () => {
     await signIn(page, daemon!.url, key);

@@ -6,7 +6,7 @@ import { readPostgresSchemaSql } from '../../src/assets.ts';
 import { copySqliteToPostgres, type CopyProgress } from '../../src/db/copy.ts';
 import type { Db } from '../../src/db/open.ts';
 import { PostgresEngine } from '../../src/db/postgres-engine.ts';
-import { startPostgres, type Postgres } from '../support/postgres.ts';
+import { sharedPostgres, testEngine } from '../support/postgres.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 /** Metadata whose key order and number spelling a JSON round trip would change. */
@@ -145,14 +145,12 @@ async function rowsOf(db: Db, target: PostgresEngine, table: string) {
 }
 
 describe('copying a SQLite installation into PostgreSQL', () => {
-  let server: Postgres;
   let world: World;
   let target: PostgresEngine;
   let counts: Record<string, number>;
   const progress: CopyProgress[] = [];
 
   before(async () => {
-    server = await startPostgres();
     world = makeWorld();
     const { key, applicationId } = world.key('acme');
     const endpoint = await world.call('POST', '/v1/endpoints', {
@@ -173,10 +171,7 @@ describe('copying a SQLite installation into PostgreSQL', () => {
       sub: sub.body.id,
       key: db.prepare('SELECT id FROM api_keys LIMIT 1').pluck().get() as string,
     });
-    target = new PostgresEngine({
-      url: await server.newDatabase(),
-      poolSize: 2,
-      connectTimeoutMs: 10_000,
+    target = testEngine(await (await sharedPostgres()).newDatabase(), {
       statementTimeoutMs: 60_000,
     });
     counts = await copySqliteToPostgres(db, target, readPostgresSchemaSql(), (p) =>
@@ -186,7 +181,6 @@ describe('copying a SQLite installation into PostgreSQL', () => {
   after(async () => {
     await target?.close();
     world?.close();
-    await server?.stop();
   });
 
   it('copies every table, each with rows here, row for row and value for value', async () => {

@@ -8,37 +8,25 @@ import type { Clock } from '../../src/clock.ts';
 import { databaseClock } from '../../src/db/database-clock.ts';
 import type { Engine } from '../../src/db/engine.ts';
 import { openDatabase } from '../../src/db/open.ts';
-import { PostgresEngine } from '../../src/db/postgres-engine.ts';
 import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
-import { startPostgres, type Postgres } from '../support/postgres.ts';
+import { sharedPostgres, testEngine } from '../support/postgres.ts';
 
 /** This machine's clock, five minutes slow: a node whose clock is off. */
 const SLOW_MS = 5 * 60_000;
 const slow: Clock = { now: () => new Date(Date.now() - SLOW_MS) };
 
 describe('the database clock', () => {
-  let server: Postgres;
   let dir: string;
   const engines: [string, Engine][] = [];
   before(async () => {
-    server = await startPostgres();
     dir = mkdtempSync(join(tmpdir(), 'feedsub-clock-'));
     engines.push(
-      [
-        'PostgreSQL',
-        new PostgresEngine({
-          url: await server.newDatabase(),
-          poolSize: 2,
-          connectTimeoutMs: 10_000,
-          statementTimeoutMs: 10_000,
-        }),
-      ],
+      ['PostgreSQL', testEngine(await (await sharedPostgres()).newDatabase())],
       ['SQLite', new SqliteEngine(openDatabase(join(dir, 'feedsub.db')))],
     );
   });
   after(async () => {
     for (const [, engine] of engines) await engine.close();
-    await server?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

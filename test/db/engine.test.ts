@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { dialect, type Engine } from '../../src/db/engine.ts';
 import { openDatabase } from '../../src/db/open.ts';
-import { PostgresEngine, toPositional } from '../../src/db/postgres-engine.ts';
+import { toPositional } from '../../src/db/postgres-engine.ts';
 import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
-import { startPostgres, type Postgres } from '../support/postgres.ts';
+import { sharedPostgres, testEngine } from '../support/postgres.ts';
 
 const TABLES = [
   'CREATE TABLE items (id TEXT PRIMARY KEY, n INTEGER NOT NULL, note TEXT)',
@@ -18,7 +18,6 @@ const TABLES = [
 
 type Made = { engine: Engine; done: () => Promise<void> };
 
-let server: Postgres | undefined;
 const engines: [string, () => Promise<Made>][] = [
   [
     'SQLite',
@@ -39,13 +38,7 @@ const engines: [string, () => Promise<Made>][] = [
   [
     'PostgreSQL',
     async () => {
-      server ??= await startPostgres();
-      const engine = new PostgresEngine({
-        url: await server.newDatabase(),
-        poolSize: 25,
-        connectTimeoutMs: 10_000,
-        statementTimeoutMs: 10_000,
-      });
+      const engine = testEngine(await (await sharedPostgres()).newDatabase(), { poolSize: 25 });
       await engine.write(async (sql) => {
         for (const t of TABLES) await sql.run(t);
       });
@@ -53,8 +46,6 @@ const engines: [string, () => Promise<Made>][] = [
     },
   ],
 ];
-
-after(() => server?.stop());
 
 for (const [name, make] of engines) {
   describe(`the store contract on ${name}`, () => {

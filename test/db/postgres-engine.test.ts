@@ -6,19 +6,14 @@ import { createServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { PostgresEngine } from '../../src/db/postgres-engine.ts';
 import { within } from '../support/deadline.ts';
-import { startPostgres, type Postgres } from '../support/postgres.ts';
+import { startPostgres, testEngine, type Postgres } from '../support/postgres.ts';
 
 describe('the PostgreSQL engine when its server goes away or a statement runs long', () => {
   let server: Postgres;
   let engine: PostgresEngine;
   before(async () => {
-    server = await startPostgres();
-    engine = new PostgresEngine({
-      url: await server.newDatabase(),
-      poolSize: 4,
-      connectTimeoutMs: 2_000,
-      statementTimeoutMs: 10_000,
-    });
+    server = await startPostgres(); // its own: this file restarts it
+    engine = testEngine(await server.newDatabase(), { connectTimeoutMs: 2_000 });
     await engine.write((sql) => sql.exec('CREATE TABLE notes (id TEXT PRIMARY KEY)'));
   });
   after(async () => {
@@ -67,8 +62,7 @@ describe('the PostgreSQL engine when its server goes away or a statement runs lo
   });
 
   it('has the server cancel a statement that runs past the statement timeout, and takes the next one', async () => {
-    const quick = new PostgresEngine({
-      url: await server.newDatabase(),
+    const quick = testEngine(await server.newDatabase(), {
       poolSize: 1,
       connectTimeoutMs: 2_000,
       statementTimeoutMs: 200,
@@ -98,8 +92,7 @@ describe('the PostgreSQL engine when its server goes away or a statement runs lo
       for (const socket of sockets) socket.destroy();
       silent.close();
     });
-    const nowhere = new PostgresEngine({
-      url: `postgresql://feedsub:hunter2@127.0.0.1:${port}/feedsub`,
+    const nowhere = testEngine(`postgresql://feedsub:hunter2@127.0.0.1:${port}/feedsub`, {
       poolSize: 1,
       connectTimeoutMs: 1_000,
       statementTimeoutMs: 1_000,

@@ -6,27 +6,21 @@ import { readPostgresSchemaSql } from '../../src/assets.ts';
 import { SCHEMA_VERSION } from '../../src/db/migrations.ts';
 import { PostgresEngine } from '../../src/db/postgres-engine.ts';
 import { preparePostgresSchema } from '../../src/db/postgres-schema.ts';
-import { startPostgres, type Postgres } from '../support/postgres.ts';
+import { sharedPostgres, testEngine, type Postgres } from '../support/postgres.ts';
 
 describe('a PostgreSQL database made feedsub’s', () => {
   let server: Postgres;
   const engines: PostgresEngine[] = [];
   const engineOn = (url: string) => {
-    const engine = new PostgresEngine({
-      url,
-      poolSize: 2,
-      connectTimeoutMs: 10_000,
-      statementTimeoutMs: 10_000,
-    });
+    const engine = testEngine(url, { poolSize: 2 });
     engines.push(engine);
     return engine;
   };
   before(async () => {
-    server = await startPostgres();
+    server = await sharedPostgres();
   });
   after(async () => {
     for (const engine of engines) await engine.close();
-    await server?.stop();
   });
 
   it('gets the schema at the current version once, however many nodes start on it at once', async () => {

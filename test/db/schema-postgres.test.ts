@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { openDatabase, type Db } from '../../src/db/open.ts';
-import { startPostgres, type Postgres } from '../support/postgres.ts';
+import { sharedPostgres } from '../support/postgres.ts';
 
 const PG_SCHEMA = fileURLToPath(new URL('../../schema-postgres.sql', import.meta.url));
 
@@ -159,12 +159,10 @@ async function postgresTables(client: pg.Client): Promise<Map<string, Table>> {
 }
 
 describe('the PostgreSQL schema', () => {
-  let server: Postgres;
   let client: pg.Client;
   let db: Db;
   before(async () => {
-    server = await startPostgres();
-    client = new pg.Client({ connectionString: await server.newDatabase() });
+    client = new pg.Client({ connectionString: await (await sharedPostgres()).newDatabase() });
     await client.connect();
     await client.query(readFileSync(PG_SCHEMA, 'utf8'));
     db = openDatabase(':memory:');
@@ -172,7 +170,6 @@ describe('the PostgreSQL schema', () => {
   after(async () => {
     db?.close();
     await client?.end();
-    await server?.stop();
   });
 
   it('has the tables of the SQLite schema, with the same columns, keys and indexes', async () => {

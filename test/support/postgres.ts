@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { PostgresEngine, type PostgresOptions } from '../../src/db/postgres-engine.ts';
 
 export type Postgres = {
   /** A URL for a new, empty database on the server, for one test or file. */
@@ -91,11 +92,13 @@ export async function startPostgres(timeoutMs = 30_000): Promise<Postgres> {
    *  watchdog; after 10 s, kills its process group. */
   const halt = async () => {
     if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child!.once('exit', resolve));
-      child.stdin!.end('halt\n');
-      await Promise.race([exited, sleep(10_000, undefined, { ref: false })]);
-      if (child.exitCode === null && child.signalCode === null)
-        process.kill(-child.pid!, 'SIGKILL');
+      const running = child;
+      const exited = new Promise((resolve) => running.once('exit', resolve));
+      running.stdin!.end('halt\n');
+      // This timer also keeps the process alive while it waits: the server's process handles do not.
+      const late = setTimeout(() => process.kill(-running.pid!, 'SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(late);
     }
   };
   /** Starts the server on the cluster and resolves once it takes connections. The server runs under a shell that
@@ -117,6 +120,10 @@ export async function startPostgres(timeoutMs = 30_000): Promise<Postgres> {
       detached: true,
     });
     child.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
+    // A shared server (sharedPostgres) is never stopped by a test: it must not keep the process alive, and goes with it.
+    child.unref();
+    (child.stdin as unknown as { unref(): void }).unref();
+    (child.stderr as unknown as { unref(): void }).unref();
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const client = new pg.Client({ connectionString: base });
@@ -186,4 +193,24 @@ function reachableBin(bin: string, dir: string, ids: { uid: number; gid: number 
   cpSync(dirname(bin), copy, { recursive: true, verbatimSymlinks: true });
   spawnSync('chown', ['-R', `${ids.uid}:${ids.gid}`, copy]);
   return join(copy, 'bin');
+}
+
+let shared: Promise<Postgres> | undefined;
+
+/** The test process's server, started on first use and shared by the files that run in the process, each taking
+ *  databases of its own. No test stops it: the watchdog does when the process ends. A test that stops or restarts
+ *  its server starts one of its own. */
+export function sharedPostgres(): Promise<Postgres> {
+  return (shared ??= startPostgres());
+}
+
+/** An engine on `url` with the options tests use unless they say otherwise. */
+export function testEngine(url: string, options: Partial<PostgresOptions> = {}): PostgresEngine {
+  return new PostgresEngine({
+    url,
+    poolSize: 4,
+    connectTimeoutMs: 10_000,
+    statementTimeoutMs: 10_000,
+    ...options,
+  });
 }
