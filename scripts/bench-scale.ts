@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   try {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const world = build(dir, port, origin.base, row);
+    const world = await build(dir, port, origin.base, row);
     serve = await startServe(world.configFile, url);
     const r: Run = { world, url, serve, row, made: { pairs: new Set(), ids: [] }, feeds: FEEDS };
     const allRate = await phases(r);
@@ -65,9 +65,9 @@ async function main(): Promise<void> {
 
 /** The world (its bytes written per subscription: this process's write_bytes over the build, the database closed),
  *  then the first application's events filled in, both before serve starts. */
-function build(dir: string, port: number, base: string, row: Row): World {
+async function build(dir: string, port: number, base: string, row: Row): Promise<World> {
   const before = writeBytesOf('self') ?? 0;
-  const world = buildWorld(dir, writeConfig(dir, port), base, FEEDS);
+  const world = await buildWorld(dir, writeConfig(dir, port), base, FEEDS);
   const written = (writeBytesOf('self') ?? 0) - before;
   const subs = FEEDS * SUBS_PER_FEED;
   row(
@@ -80,7 +80,7 @@ function build(dir: string, port: number, base: string, row: Row): World {
     `${(written / subs).toFixed(0)} B`,
     `${MiB(written / 1024 / 1024)} written for ${subs.toLocaleString('en')} subscriptions (write_bytes of this process, the database closed)`,
   );
-  const fill = fillEvents(world);
+  const fill = await fillEvents(world);
   row(
     'events filled in for the first application',
     String(fill.events),

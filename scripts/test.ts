@@ -189,6 +189,8 @@ function runBundle(bundle: string, name: string, children: Set<ChildProcess>): P
       env: {
         ...process.env,
         NODE_EXTRA_CA_CERTS: join(ROOT, 'test', 'fixtures', 'tls', 'cert.pem'),
+        // A transaction that runs a statement outside itself fails at once instead of waiting on itself forever.
+        FEEDSUB_CHECK_TRANSACTIONS: '1',
       },
     },
   );

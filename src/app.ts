@@ -12,6 +12,8 @@ import { startCheckpointer } from './db/checkpointer.ts';
 import { retryWhileBusy } from './db/busy.ts';
 import { DataDirLockedError, lockDataDir, type DataDirLock } from './db/lock.ts';
 import { ensureDataDir, openDatabase, type Db } from './db/open.ts';
+import { SqliteEngine } from './db/sqlite-engine.ts';
+import type { Engine } from './db/engine.ts';
 import { listenHttp } from './http/listen.ts';
 import { createHttpApp } from './http/server.ts';
 import type { Logger } from './log.ts';
@@ -49,7 +51,8 @@ export async function startApp(
 ): Promise<RunningApp> {
   const dbFile = databaseFile(config);
   const { db, lock } = openExclusive(config, logger);
-  const ctx: Ctx = { ...quietCtx(db, clock, config) };
+  const ctx: Ctx = { ...quietCtx(new SqliteEngine(db), clock, config) };
+  await releaseStaleLeases(ctx.store, logger);
   const metrics = createMetrics(ctx);
   const checkpointer = startCheckpointer(db, {
     intervalMs: CHECKPOINT_INTERVAL_MS,
@@ -61,7 +64,7 @@ export async function startApp(
   ctx.nudgeDeliverer = workers.deliverer.nudge;
   const backfiller = createBackfiller(ctx, logger);
   ctx.nudgeBackfiller = backfiller.nudge;
-  const lastUses = createLoop('last-use', async () => void flushLastUses(ctx), {
+  const lastUses = createLoop('last-use', async () => void (await flushLastUses(ctx)), {
     idleMs: LAST_USE_FLUSH_MS,
     logger,
   });
@@ -72,7 +75,7 @@ export async function startApp(
   ctx.pollCounts.full = pollCounts.nudge;
   const app = createHttpApp(ctx, logger, {
     registry: metrics.registry,
-    read: (doc, deadline) => workers.parsePool.read(doc, deadline),
+    read: async (doc, deadline) => workers.parsePool.read(doc, deadline),
   });
   let server: ServerType;
   try {
@@ -139,26 +142,26 @@ function openExclusive(config: Config, logger: Logger): { db: Db; lock: DataDirL
     lock.release();
     throw err;
   }
+  return { db, lock };
+}
+
+/** Releases every lease in the database: called with the data directory's lock held, when no other serve or poll runs,
+ *  so each lease belongs to a process that is gone; its feeds and deliveries resume now, not when the leases run out
+ *  (up to minutes). */
+async function releaseStaleLeases(store: Engine, logger: Logger): Promise<void> {
   try {
-    // With the lock held no other serve or poll runs, so every lease in the database belongs to a process that is gone:
-    // release them so its feeds and deliveries resume now, not when the leases run out (up to minutes).
-    const released = db
-      .transaction(() => ({
-        feeds: releaseAllFeedLeases(db),
-        events: releaseAllEventLeases(db),
-      }))
-      .immediate();
+    const released = await store.write(async (db) => ({
+      feeds: await releaseAllFeedLeases(db),
+      events: await releaseAllEventLeases(db),
+    }));
     if (released.feeds + released.events > 0)
       logger.info('feedsub: released the leases of a stopped instance', released);
   } catch (err) {
     logger.warn(
       'feedsub: unable to release the leases of a stopped instance; they run out on their own',
-      {
-        error: err instanceof Error ? err.message : String(err),
-      },
+      { error: err instanceof Error ? err.message : String(err) },
     );
   }
-  return { db, lock };
 }
 
 const CLOSE_GRACE_MS = 1000;
@@ -213,7 +216,8 @@ export async function runPollOnce(
   const { db, lock } = opts.force
     ? { db: openDatabase(databaseFile(config)), lock: undefined }
     : openForPoll(config, logger);
-  const ctx = quietCtx(db, systemClock, config);
+  const ctx = quietCtx(new SqliteEngine(db), systemClock, config);
+  if (lock) await releaseStaleLeases(ctx.store, logger);
   const workers = createWorkers(ctx, logger);
   try {
     const { summary: p } = await pollTick(ctx, workers.pollerDeps, { all: true });
@@ -222,7 +226,7 @@ export async function runPollOnce(
     const d = await deliverAllDue(ctx, workers);
     return (
       `feeds fetched ${p.fetched}, not modified ${p.notModified}, failed ${p.failed}, new entries ${p.newEntries}, ` +
-      `events delivered ${d.delivered}, events failed ${d.failed}, events waiting ${countWaitingEvents(db)}`
+      `events delivered ${d.delivered}, events failed ${d.failed}, events waiting ${await countWaitingEvents(ctx.db)}`
     );
   } finally {
     const timeoutMs = config.server.shutdown_timeout_seconds * 1000;

@@ -6,6 +6,7 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { quietCtx, type Ctx } from './context.ts';
 import { openDatabase, type Db } from './db/open.ts';
+import { SqliteEngine } from './db/sqlite-engine.ts';
 
 /** The database file inside the configured data directory. */
 export function databaseFile(config: Config): string {
@@ -15,5 +16,5 @@ export function databaseFile(config: Config): string {
 /** Opens the database for a one-shot command (keys); the caller closes it. */
 export function openForCommand(config: Config, clock: Clock = systemClock): { ctx: Ctx; db: Db } {
   const db = openDatabase(databaseFile(config));
-  return { ctx: quietCtx(db, clock, config), db };
+  return { ctx: quietCtx(new SqliteEngine(db), clock, config), db };
 }

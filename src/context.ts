@@ -1,10 +1,14 @@
 // What every action receives: the database, the clock, the config, and hooks into the running loops.
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
-import type { Db } from './db/open.ts';
+import type { Engine, Sql } from './db/engine.ts';
 
 export type Ctx = {
-  db: Db;
+  /** The database engine: its transactions (`transaction` below) and reads. */
+  store: Engine;
+  /** Where this context's statements run: the engine itself (each statement commits on its own), or, in the context a
+   *  transaction hands its work (`transaction`), that transaction. */
+  db: Sql;
   clock: Clock;
   config: Config;
   /** Wakes the poller (a new feed should be fetched within a second). */
@@ -50,10 +54,23 @@ export function newPollCounts(): PollCounts {
   return { noted: new Map(), writing: new Map(), full: () => {} };
 }
 
+/** Runs `fn` in a read-write transaction of `ctx`'s engine, handing it a context whose statements run in that
+ *  transaction. The engine's rules hold (engine.ts): `fn` may run more than once, awaits nothing but its statements, and
+ *  opens no other transaction. */
+export function transaction<T>(ctx: Ctx, fn: (tx: Ctx) => Promise<T>): Promise<T> {
+  return ctx.store.write((sql) => fn(within(ctx, sql)));
+}
+
+/** `ctx` with its statements run in the transaction `sql`. */
+export function within(ctx: Ctx, sql: Sql): Ctx {
+  return { ...ctx, db: sql };
+}
+
 /** A context with no loops attached (CLI commands, tests). */
-export function quietCtx(db: Db, clock: Clock, config: Config): Ctx {
+export function quietCtx(store: Engine, clock: Clock, config: Config): Ctx {
   return {
-    db,
+    store,
+    db: store,
     clock,
     config,
     nudgePoller: () => {},

@@ -68,7 +68,7 @@ cli
   .option('--json', 'Print JSON')
   .option('--config <file>', 'TOML config file')
   .option('--data-dir <dir>', 'Where the SQLite database lives')
-  .action((action: string, id: string | undefined, flags: Flags) => {
+  .action(async (action: string, id: string | undefined, flags: Flags) => {
     // Arguments first: a mistyped command must not create (or migrate) a database anywhere.
     if (!['create', 'list', 'revoke'].includes(action))
       usage(`unknown keys action "${action}" (use create, list or revoke)`);
@@ -80,7 +80,11 @@ cli
     try {
       if (action === 'create') {
         if (!flags.app || typeof flags.app !== 'string') usage('keys create needs --app NAME');
-        const made = createKey(ctx, flags.app, typeof flags.name === 'string' ? flags.name : null);
+        const made = await createKey(
+          ctx,
+          flags.app,
+          typeof flags.name === 'string' ? flags.name : null,
+        );
         if (flags.json)
           console.log(
             JSON.stringify({
@@ -98,7 +102,7 @@ cli
           console.log(made.key);
         }
       } else if (action === 'list') {
-        const keys = listKeys(ctx);
+        const keys = await listKeys(ctx);
         if (flags.json) console.log(JSON.stringify(keys));
         else
           for (const k of keys)
@@ -107,7 +111,7 @@ cli
             );
       } else if (action === 'revoke') {
         if (!id) usage('keys revoke needs KEY_ID');
-        if (!revokeKey(ctx, id)) {
+        if (!(await revokeKey(ctx, id))) {
           console.error(`feedsub: no live key with id ${id}`);
           process.exitCode = 1;
         } else console.log(`Revoked key ${id}.`);

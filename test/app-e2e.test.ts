@@ -73,7 +73,7 @@ describe('end to end: poll a local origin, deliver signed webhooks to a local re
       delivery: { retry_schedule_seconds: [1, 1, 1] },
     });
     app = await startApp(config, silentLogger);
-    key = createKey(app.ctx, 'e2e', null).key;
+    key = (await createKey(app.ctx, 'e2e', null)).key;
   });
   after(async () => {
     await app.stop();

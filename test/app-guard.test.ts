@@ -10,6 +10,7 @@ import { after, describe, it } from 'node:test';
 import { createKey } from '../src/actions/keys.ts';
 import { startApp } from '../src/app.ts';
 import { defaultConfig, withConfig } from '../src/config.ts';
+import { sqliteConnection } from '../src/db/sqlite-engine.ts';
 import { until } from './support/deadline.ts';
 import { recordingLogger } from './support/log.ts';
 import { rss, startOrigin } from './support/servers.ts';
@@ -57,13 +58,13 @@ describe('the daemon when writes fail', { concurrency: true }, () => {
     // and its record (a claimed feed whose record failed would wait for its lease, which is not what is tested here).
     const { logger, lines } = recordingLogger((line) => {
       if (failWrites && line.msg === 'poll: feed polled') {
-        app.ctx.db.pragma('query_only = 1');
+        sqliteConnection(app.ctx.store)!.pragma('query_only = 1');
         failWrites = false;
       }
     });
     const app = await startApp(configFor(tempDir()), logger);
     try {
-      const key = createKey(app.ctx, 'guard', null).key;
+      const key = (await createKey(app.ctx, 'guard', null)).key;
       const call = (path: string, body: unknown) => post(app.url, key, path, body);
       const endpoint = await call('/v1/endpoints', { title: 'E', url: 'https://hooks.example/' });
       await call('/v1/subscriptions', { endpoint: endpoint.id, url: `${origin.url}/feed.xml` });
@@ -74,7 +75,7 @@ describe('the daemon when writes fail', { concurrency: true }, () => {
         lines.filter((l) => l.msg === 'loop: tick failed' && l.fields.loop === 'poller');
       await until(() => failed().length > 0, 5000, 'a failed poller tick');
       await new Promise((r) => setTimeout(r, 2500)); // a few retries: 1 s, then 2 s after the last
-      app.ctx.db.pragma('query_only = 0');
+      sqliteConnection(app.ctx.store)!.pragma('query_only = 0');
       const polls = origin.requests.length;
       // Before: a failed tick slept for the poller's idle 60 s. Now the next retry is at most 4 s away.
       await until(() => origin.requests.length > polls, 8000, 'a poll after writes work again');
@@ -87,7 +88,7 @@ describe('the daemon when writes fail', { concurrency: true }, () => {
         'the recovery logged',
       );
     } finally {
-      app.ctx.db.pragma('query_only = 0');
+      sqliteConnection(app.ctx.store)!.pragma('query_only = 0');
       await app.stop();
       await origin.close();
     }
@@ -95,9 +96,9 @@ describe('the daemon when writes fail', { concurrency: true }, () => {
 
   it("answers a key's GETs while writes fail, and /healthz 503 with the reason while no page can be added, then 200", async () => {
     const app = await startApp(configFor(tempDir()), recordingLogger().logger);
-    const db = app.ctx.db;
+    const db = sqliteConnection(app.ctx.store)!;
     try {
-      const key = createKey(app.ctx, 'reads', null).key;
+      const key = (await createKey(app.ctx, 'reads', null)).key;
       const endpoint = await post(app.url, key, '/v1/endpoints', {
         title: 'E',
         url: 'https://hooks.example/',
@@ -113,7 +114,7 @@ describe('the daemon when writes fail', { concurrency: true }, () => {
       assert.equal((await get('/v1/subscriptions')).status, 200);
       db.pragma('query_only = 0');
       // No page can be added: /healthz says so (it said 200 before, whatever the database could take).
-      db.exec('VACUUM'); // no free page left to reuse
+      await app.ctx.store.exec('VACUUM'); // no free page left to reuse
       const pages = db.pragma('page_count', { simple: true }) as number;
       db.pragma(`max_page_count = ${pages}`);
       const full = await get('/healthz');
@@ -133,14 +134,13 @@ describe('the daemon when writes fail', { concurrency: true }, () => {
     const app = await startApp(configFor(dir), recordingLogger().logger);
     let keyId = '';
     try {
-      const made = createKey(app.ctx, 'uses', null);
+      const made = await createKey(app.ctx, 'uses', null);
       keyId = made.id;
       const res = await fetch(`${app.url}/v1/endpoints`, { headers: { authorization: made.key } });
       assert.equal(res.status, 200);
-      const stored = app.ctx.db
-        .prepare('SELECT last_used_at FROM api_keys WHERE id = ?')
-        .pluck()
-        .get(keyId);
+      const stored = (
+        await app.ctx.db.column('SELECT last_used_at FROM api_keys WHERE id = ?', [keyId])
+      )[0];
       assert.equal(stored, null, 'not written by the request');
     } finally {
       await app.stop();
@@ -162,16 +162,16 @@ describe('the daemon when writes fail', { concurrency: true }, () => {
     const origin = await startOrigin();
     origin.set('/feed.xml', { body: rss([{ guid: 'g1' }]) });
     const app = await startApp(configFor(dir), recordingLogger().logger);
-    const chartRows = () =>
-      app.ctx.db.prepare('SELECT count(*) FROM feed_poll_hours').pluck().get() as number;
+    const chartRows = async () =>
+      (await app.ctx.db.column('SELECT count(*) FROM feed_poll_hours'))[0] as number;
     let polls = 0;
     try {
-      const key = createKey(app.ctx, 'chart', null).key;
+      const key = (await createKey(app.ctx, 'chart', null)).key;
       const call = (path: string, body: unknown) => post(app.url, key, path, body);
       const endpoint = await call('/v1/endpoints', { title: 'E', url: 'https://hooks.example/' });
       await call('/v1/subscriptions', { endpoint: endpoint.id, url: `${origin.url}/feed.xml` });
       await until(() => origin.requests.length >= 3, 10_000, 'the feed polled every second');
-      assert.equal(chartRows(), 0, 'no poll wrote its count');
+      assert.equal(await chartRows(), 0, 'no poll wrote its count');
     } finally {
       await app.stop();
       polls = origin.requests.length;

@@ -27,16 +27,18 @@ describe('poll --once beside a busy database', () => {
     const w = makeWorld({}, new Date().toISOString());
     const other = new Database(join(w.dir, 'feedsub.db'));
     try {
-      const s = setUp(w, receiver);
+      const s = await setUp(w, receiver);
       origin.set('/locked.xml', { body: rss([{ guid: 'a' }]) });
-      const sub = s.subscribe(`${origin.url}/locked.xml`);
-      s.queue(sub, 1);
-      // runPollOnce opens the database and releases a stopped instance's leases before it returns its promise; its
-      // first claim comes after a host lookup is awaited. The lock is taken in between, so the claim (not the release,
-      // which would wait out its own busy timeout first) meets it, and is held until 500 ms after the claim gave up
-      // waiting (the 5 s busy timeout blocks this process's event loop, so the release runs during the retry's pause).
+      const sub = await s.subscribe(`${origin.url}/locked.xml`);
+      await s.queue(sub, 1);
+      // runPollOnce opens the database and starts releasing a stopped instance's leases before it returns its promise;
+      // that release commits a few microtasks later, and its first claim comes after a host lookup is awaited. The lock
+      // is taken in between (as soon as the release has committed: never a macrotask later, which the lookup could
+      // beat), so the claim (not the release, which would wait out its own busy timeout first) meets it, and is held
+      // until 500 ms after the claim gave up waiting (the 5 s busy timeout blocks this process's event loop, so the
+      // release runs during the retry's pause).
       const run = runPollOnce(w.ctx.config, silentLogger);
-      other.exec('BEGIN IMMEDIATE');
+      await lockOnceFree(other);
       let fetchedWhileLocked = -1;
       setTimeout(() => {
         fetchedWhileLocked = origin.requests.filter((r) => r.path === '/locked.xml').length;
@@ -47,7 +49,27 @@ describe('poll --once beside a busy database', () => {
       assert.match(out, /events delivered 1, events failed 0, events waiting 0$/);
     } finally {
       other.close();
-      w.close();
+      await w.close();
     }
   });
 });
+
+/** Takes the write lock on `other` as soon as no other connection holds it, yielding only to microtasks meanwhile
+ *  (each try fails at once instead of waiting out the busy timeout, which would block the holder's commit). */
+async function lockOnceFree(other: Database.Database): Promise<void> {
+  const timeout = other.pragma('busy_timeout', { simple: true }) as number;
+  other.pragma('busy_timeout = 0');
+  try {
+    for (let tries = 0; ; tries++) {
+      try {
+        other.exec('BEGIN IMMEDIATE');
+        return;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'SQLITE_BUSY' || tries > 100_000) throw err;
+        await Promise.resolve();
+      }
+    }
+  } finally {
+    other.pragma(`busy_timeout = ${timeout}`);
+  }
+}

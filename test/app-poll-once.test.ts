@@ -25,10 +25,10 @@ describe('poll --once', () => {
     // All 300 feeds are on one host: its cap at the pool's 16 slots runs them 16 at a time instead of 2.
     const w = makeWorld({ poll: { per_host_concurrency: 16 } }, new Date().toISOString());
     try {
-      const s = setUp(w, receiver);
+      const s = await setUp(w, receiver);
       for (let i = 0; i < 300; i++) {
         origin.set(`/many/${i}.xml`, { body: rss([{ guid: `g${i}` }]) });
-        s.subscribe(`${origin.url}/many/${i}.xml`);
+        await s.subscribe(`${origin.url}/many/${i}.xml`);
       }
       const seen = origin.requests.length;
       const out = await within(runPollOnce(w.ctx.config, silentLogger), 60_000, 'poll --once');
@@ -37,16 +37,16 @@ describe('poll --once', () => {
       assert.equal(paths.length, 300);
       assert.equal(new Set(paths).size, 300, 'each feed fetched once');
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
   it("delivers a subscription's 1,001 queued events in order, past what 1,000 rounds sent", async () => {
     const w = makeWorld({}, new Date().toISOString());
     try {
-      const s = setUp(w, receiver);
+      const s = await setUp(w, receiver);
       origin.set('/one.xml', { body: rss([{ guid: 'a' }]) });
-      s.queue(s.subscribe(`${origin.url}/one.xml`), 1001);
+      await s.queue(await s.subscribe(`${origin.url}/one.xml`), 1001);
       const seen = receiver.deliveries.length;
       const out = await within(runPollOnce(w.ctx.config, silentLogger), 120_000, 'poll --once');
       assert.match(out, /events delivered 1001, events failed 0, events waiting 0$/);
@@ -58,18 +58,18 @@ describe('poll --once', () => {
         Array.from({ length: 1001 }, (_, i) => i),
       );
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
   it('attempts every due event when the first ones fail, and says how many still wait', async () => {
     const w = makeWorld({ delivery: { concurrency: 1 } }, new Date().toISOString());
     try {
-      const s = setUp(w, receiver);
+      const s = await setUp(w, receiver);
       origin.set('/two-a.xml', { body: rss([{ guid: 'a' }]) });
       origin.set('/two-b.xml', { body: rss([{ guid: 'b' }]) });
-      s.queue(s.subscribe(`${origin.url}/two-a.xml`), 1);
-      s.queue(s.subscribe(`${origin.url}/two-b.xml`), 1);
+      await s.queue(await s.subscribe(`${origin.url}/two-a.xml`), 1);
+      await s.queue(await s.subscribe(`${origin.url}/two-b.xml`), 1);
       receiver.respond([500, 500]);
       const seen = receiver.deliveries.length;
       const out = await within(runPollOnce(w.ctx.config, silentLogger), 30_000, 'poll --once');
@@ -77,7 +77,7 @@ describe('poll --once', () => {
       assert.equal(receiver.deliveries.length - seen, 2, 'both events tried, one at a time');
       assert.match(out, /events delivered 0, events failed 2, events waiting 2$/);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 });

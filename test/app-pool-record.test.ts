@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { startApp } from '../src/app.ts';
+import { sqliteConnection } from '../src/db/sqlite-engine.ts';
 import { until, within } from './support/deadline.ts';
 import { startGatedOrigin } from './support/gated-origin.ts';
 import { recordingLogger } from './support/log.ts';
@@ -28,7 +29,7 @@ describe('the daemon when an outcome could not be recorded', { concurrency: true
       const a = await tenant(app, 'a', 'https://hooks.example/a');
       await a.subscribe(`${origin.url}/feed.xml`);
       await gate.arrived;
-      app.ctx.db.pragma('query_only = 1');
+      sqliteConnection(app.ctx.store)!.pragma('query_only = 1');
       const second = origin.hold('/feed.xml');
       gate.release();
       await until(
@@ -36,7 +37,7 @@ describe('the daemon when an outcome could not be recorded', { concurrency: true
         5000,
         'the failed record logged',
       );
-      app.ctx.db.pragma('query_only = 0');
+      sqliteConnection(app.ctx.store)!.pragma('query_only = 0');
       // Before: the claimed feed kept its lease (poll.timeout_seconds x 5 + 10 s = 160 s) after the database recovered.
       await within(second.arrived, 8000, 'the feed polled again after writes work again');
       second.release();
@@ -47,7 +48,7 @@ describe('the daemon when an outcome could not be recorded', { concurrency: true
       );
       assert.equal(lines.filter((l) => l.msg === 'poll: unable to record outcomes').length, 1);
     } finally {
-      app.ctx.db.pragma('query_only = 0');
+      sqliteConnection(app.ctx.store)!.pragma('query_only = 0');
       await app.stop();
       await origin.close();
     }
@@ -61,7 +62,7 @@ describe('the daemon when an outcome could not be recorded', { concurrency: true
     receiver.respond(() => {
       if (failNext) {
         failNext = false;
-        app.ctx.db.pragma('query_only = 1'); // the answer arrives, and its outcome cannot be written
+        sqliteConnection(app.ctx.store)!.pragma('query_only = 1'); // the answer arrives, and its outcome cannot be written
       }
       return { status: 204 };
     });
@@ -88,13 +89,13 @@ describe('the daemon when an outcome could not be recorded', { concurrency: true
         5000,
         'the failed record logged',
       );
-      app.ctx.db.pragma('query_only = 0');
+      sqliteConnection(app.ctx.store)!.pragma('query_only = 0');
       // Before: the event kept its lease (delivery.timeout_seconds + 10 s = 25 s).
       await until(() => receiver.deliveries.length === 2, 8000, 'the event sent again');
       assert.equal(receiver.deliveries[1]!.id, receiver.deliveries[0]!.id, 'the same webhook-id');
       assert.equal(lines.filter((l) => l.msg === 'deliver: unable to record outcomes').length, 1);
     } finally {
-      app.ctx.db.pragma('query_only = 0');
+      sqliteConnection(app.ctx.store)!.pragma('query_only = 0');
       await app.stop();
       await receiver.close();
       await origin.close();

@@ -134,7 +134,7 @@ describe('the daemon testing an endpoint', () => {
       recordingLogger().logger,
     );
     try {
-      const key = createKey(app.ctx, 'tests', null).key;
+      const key = (await createKey(app.ctx, 'tests', null)).key;
       const headers = { authorization: key, 'content-type': 'application/json' };
       const created = await fetch(`${app.url}/v1/endpoints`, {
         method: 'POST',

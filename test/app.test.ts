@@ -13,6 +13,7 @@ import { createKey } from '../src/actions/keys.ts';
 import { systemClock } from '../src/clock.ts';
 import { defaultConfig, withConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/open.ts';
+import { SqliteEngine } from '../src/db/sqlite-engine.ts';
 import { newId } from '../src/ids.ts';
 import { insertEvent } from '../src/store/events.ts';
 import { runCli, startDaemon, type Daemon } from './support/daemon.ts';
@@ -49,25 +50,28 @@ async function startHoldingReceiver() {
 }
 
 /** Writes a key, an endpoint and one due event into a new database in `dir`; returns the event id and the key. */
-function seed(
+async function seed(
   dir: string,
   endpointUrl: string,
   withEvent: boolean,
-): { eventId: string; key: string } {
+): Promise<{ eventId: string; key: string }> {
   const config = withConfig(defaultConfig(), {
     storage: { data_dir: dir },
     network: { allow_private: true },
   });
-  const db = openDatabase(join(dir, 'feedsub.db'));
+  const store = new SqliteEngine(openDatabase(join(dir, 'feedsub.db')));
   try {
-    const ctx = quietCtx(db, systemClock, config);
-    const made = createKey(ctx, 'ops', null);
-    const endpoint = createEndpoint(ctx, made.application.id, { title: 'held', url: endpointUrl });
+    const ctx = quietCtx(store, systemClock, config);
+    const made = await createKey(ctx, 'ops', null);
+    const endpoint = await createEndpoint(ctx, made.application.id, {
+      title: 'held',
+      url: endpointUrl,
+    });
     const now = new Date();
     const eventId = newId(now);
     if (withEvent)
-      insertEvent(
-        db,
+      await insertEvent(
+        store,
         {
           id: eventId,
           application_id: made.application.id,
@@ -81,7 +85,7 @@ function seed(
       );
     return { eventId, key: made.key };
   } finally {
-    db.close();
+    await store.close();
   }
 }
 
@@ -134,7 +138,7 @@ describe('feedsub serve as a process: graceful shutdown', { concurrency: true },
     t.after(async () => {
       for (const c of cleanups.reverse()) await c();
     });
-    const seeded = seed(dir, receiver.url, opts.withEvent ?? true);
+    const seeded = await seed(dir, receiver.url, opts.withEvent ?? true);
     const daemon = await startDaemon({
       dataDir: dir,
       env: {

@@ -14,6 +14,7 @@ import { systemClock } from '../src/clock.ts';
 import { defaultConfig } from '../src/config.ts';
 import { quietCtx } from '../src/context.ts';
 import { openDatabase } from '../src/db/open.ts';
+import { SqliteEngine } from '../src/db/sqlite-engine.ts';
 import { startDaemon, type Daemon } from './support/daemon.ts';
 import { until } from './support/deadline.ts';
 import { startOrigin, startReceiver, type Origin, type Receiver } from './support/servers.ts';
@@ -80,10 +81,10 @@ describe('end to end: backfills through feedsub serve', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'feedsub-backfill-'));
-    const db = openDatabase(join(dir, 'feedsub.db'));
-    const ctx = quietCtx(db, systemClock, defaultConfig());
-    for (const app of APPS) keys[app] = createKey(ctx, app, null).key;
-    db.close();
+    const store = new SqliteEngine(openDatabase(join(dir, 'feedsub.db')));
+    const ctx = quietCtx(store, systemClock, defaultConfig());
+    for (const app of APPS) keys[app] = (await createKey(ctx, app, null)).key;
+    await store.close();
     origin = await startOrigin();
     receiver = await startReceiver();
     daemon = await startDaemon({ dataDir: dir, env: ENV });

@@ -11,6 +11,7 @@ import { systemClock } from '../src/clock.ts';
 import { defaultConfig } from '../src/config.ts';
 import { quietCtx } from '../src/context.ts';
 import { openDatabase } from '../src/db/open.ts';
+import { SqliteEngine } from '../src/db/sqlite-engine.ts';
 import { startDaemon, type Daemon } from './support/daemon.ts';
 import { startGatedOrigin, type GatedOrigin } from './support/gated-origin.ts';
 import { rss, startReceiver, type Receiver } from './support/servers.ts';
@@ -35,9 +36,9 @@ describe('end to end: the baseline rule', { concurrency: true }, () => {
     origin = await startGatedOrigin();
     receiver = await startReceiver();
     dir = mkdtempSync(join(tmpdir(), 'feedsub-baseline-'));
-    const db = openDatabase(join(dir, 'feedsub.db'));
-    key = createKey(quietCtx(db, systemClock, defaultConfig()), 'baseline', null).key;
-    db.close();
+    const store = new SqliteEngine(openDatabase(join(dir, 'feedsub.db')));
+    key = (await createKey(quietCtx(store, systemClock, defaultConfig()), 'baseline', null)).key;
+    await store.close();
     daemon = await startDaemon({
       dataDir: dir,
       env: {

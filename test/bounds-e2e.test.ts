@@ -41,7 +41,7 @@ describe('end to end: nothing grows without bound', () => {
       retention: { held_entries_per_feed: CAP },
     });
     app = await startApp(config, silentLogger, clock);
-    key = createKey(app.ctx, 'bounds', null).key;
+    key = (await createKey(app.ctx, 'bounds', null)).key;
   });
   after(async () => {
     await app.stop();
@@ -59,16 +59,24 @@ describe('end to end: nothing grows without bound', () => {
     origin.set(path, { body: doc });
     const ep = await api('POST', '/v1/endpoints', { title: 't', url: receiver.url });
     const sub = await api('POST', '/v1/subscriptions', { endpoint: ep.id, url: origin.url + path });
-    await until(() => getFeed(app.ctx.db, sub.feed)?.baseline_at != null, 5000, 'baseline');
+    await until(
+      async () => (await getFeed(app.ctx.db, sub.feed))?.baseline_at != null,
+      5000,
+      'baseline',
+    );
     return sub;
   }
   /** Serves `doc` at `path`, lets the feed's interval pass on the clock and waits for the poll to be recorded. */
   async function poll(feed: string, path: string, doc: string): Promise<void> {
     origin.set(path, { body: doc });
-    const last = getFeed(app.ctx.db, feed)!.last_polled_at;
+    const last = (await getFeed(app.ctx.db, feed))!.last_polled_at;
     clock.advance(2000);
     app.workers.poller.nudge();
-    await until(() => getFeed(app.ctx.db, feed)!.last_polled_at !== last, 5000, 'poll');
+    await until(
+      async () => (await getFeed(app.ctx.db, feed))!.last_polled_at !== last,
+      5000,
+      'poll',
+    );
   }
   /** 20 entries whose guid, link, title and text are all new in each round: no source stays stable. */
   const churned = (round: number) =>
@@ -88,30 +96,30 @@ describe('end to end: nothing grows without bound', () => {
     assert.equal(view.status, 'identity_changed');
     assert.equal(view.held_entries, CAP);
     assert.equal(view.held_entries_dropped, 5 * 20 - CAP);
-    assert.equal(countHeldEntries(app.ctx.db, sub.feed), CAP);
+    assert.equal(await countHeldEntries(app.ctx.db, sub.feed), CAP);
 
     // Its last subscription goes: after the grace (7 days) the feed, its keys and its hold are deleted.
     await api('DELETE', `/v1/subscriptions/${sub.id}`);
-    const rows = (table: string) =>
-      app.ctx.db.prepare(`SELECT count(*) FROM ${table} WHERE feed_id = ?`).pluck().get(sub.feed);
+    const rows = async (table: string) =>
+      (await app.ctx.db.column(`SELECT count(*) FROM ${table} WHERE feed_id = ?`, [sub.feed]))[0];
     clock.advance(6 * DAY);
     await app.workers.maintenance.runOnce();
-    assert.ok(getFeed(app.ctx.db, sub.feed), 'kept during the grace');
-    assert.equal(rows('entries'), 20);
+    assert.ok(await getFeed(app.ctx.db, sub.feed), 'kept during the grace');
+    assert.equal(await rows('entries'), 20);
     clock.advance(2 * DAY);
     await app.workers.maintenance.runOnce();
-    assert.equal(getFeed(app.ctx.db, sub.feed), undefined);
-    assert.deepEqual([rows('entries'), rows('held_entries')], [0, 0]);
+    assert.equal(await getFeed(app.ctx.db, sub.feed), undefined);
+    assert.deepEqual([await rows('entries'), await rows('held_entries')], [0, 0]);
   });
 
   it('answers /healthz while it releases a hold of 30,000 entries', async () => {
     const path = '/held.xml';
     const sub = await subscribe(path, rss([{ guid: 'a' }]));
     const held = 30_000;
-    app.ctx.db.transaction(() => {
+    await app.ctx.store.write(async (tx) => {
       // A hold made before holds had a cap (or under a larger one): the release is what is measured.
-      holdEntries(
-        app.ctx.db,
+      await holdEntries(
+        tx,
         sub.feed,
         Array.from({ length: held }, (_, i) => ({
           key: `k${i}`,
@@ -121,8 +129,8 @@ describe('end to end: nothing grows without bound', () => {
         clock.now(),
         { entries: held, bytes: 1 << 30 },
       );
-      app.ctx.db.prepare("UPDATE feeds SET status = 'identity_changed' WHERE id = ?").run(sub.feed);
-    })();
+      await tx.run("UPDATE feeds SET status = 'identity_changed' WHERE id = ?", [sub.feed]);
+    });
     let releasedAt = 0;
     const release = api('POST', `/v1/feeds/${sub.feed}/accept-identity-change`, {
       action: 'deliver',
@@ -131,7 +139,15 @@ describe('end to end: nothing grows without bound', () => {
       return body;
     });
     const left = () => countHeldEntries(app.ctx.db, sub.feed);
-    await until(() => left() > 0 && left() < held, 10_000, 'part of the hold released', 1);
+    await until(
+      async () => {
+        const n = await left();
+        return n > 0 && n < held;
+      },
+      10_000,
+      'part of the hold released',
+      1,
+    );
     const health = await fetch(app.url + '/healthz');
     const answeredAt = performance.now();
     assert.equal(health.status, 200);
@@ -141,6 +157,6 @@ describe('end to end: nothing grows without bound', () => {
     assert.equal(body.released, held);
     assert.equal(body.events, held / 100);
     assert.equal(body.status, 'active');
-    assert.equal(left(), 0);
+    assert.equal(await left(), 0);
   });
 });

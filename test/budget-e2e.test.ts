@@ -14,6 +14,7 @@ import { systemClock } from '../src/clock.ts';
 import { defaultConfig } from '../src/config.ts';
 import { quietCtx } from '../src/context.ts';
 import { openDatabase } from '../src/db/open.ts';
+import { SqliteEngine } from '../src/db/sqlite-engine.ts';
 import { startDaemon, type Daemon } from './support/daemon.ts';
 import { until } from './support/deadline.ts';
 import { rss, startOrigin, startReceiver, type Origin, type Receiver } from './support/servers.ts';
@@ -64,11 +65,11 @@ describe('end to end: the storage budget of the real server', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'feedsub-budget-'));
-    const db = openDatabase(join(dir, 'feedsub.db'));
-    const ctx = quietCtx(db, systemClock, defaultConfig());
-    keys.a = createKey(ctx, 'tenant', null).key;
-    keys.b = createKey(ctx, 'neighbour', null).key;
-    db.close();
+    const store = new SqliteEngine(openDatabase(join(dir, 'feedsub.db')));
+    const ctx = quietCtx(store, systemClock, defaultConfig());
+    keys.a = (await createKey(ctx, 'tenant', null)).key;
+    keys.b = (await createKey(ctx, 'neighbour', null)).key;
+    await store.close();
     origin = await startOrigin();
     churn = await churningOrigin();
     receivers.a = await startReceiver();

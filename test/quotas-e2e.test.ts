@@ -11,6 +11,7 @@ import { systemClock } from '../src/clock.ts';
 import { defaultConfig } from '../src/config.ts';
 import { quietCtx } from '../src/context.ts';
 import { openDatabase } from '../src/db/open.ts';
+import { SqliteEngine } from '../src/db/sqlite-engine.ts';
 import { startDaemon, type Daemon } from './support/daemon.ts';
 import { until, within } from './support/deadline.ts';
 import { rss, startOrigin, startReceiver, type Origin, type Receiver } from './support/servers.ts';
@@ -63,11 +64,11 @@ describe('end to end: quotas and request limits of the real server', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'feedsub-quotas-'));
-    const db = openDatabase(join(dir, 'feedsub.db'));
-    const ctx = quietCtx(db, systemClock, defaultConfig());
+    const store = new SqliteEngine(openDatabase(join(dir, 'feedsub.db')));
+    const ctx = quietCtx(store, systemClock, defaultConfig());
     for (const app of ['endpoints', 'subscriptions', 'feeds', 'tests', 'rate', 'signin'])
-      keys[app] = createKey(ctx, app, null).key;
-    db.close();
+      keys[app] = (await createKey(ctx, app, null)).key;
+    await store.close();
     origin = await startOrigin();
     receiver = await startReceiver();
     daemon = await startDaemon({ dataDir: dir, env: ENV });

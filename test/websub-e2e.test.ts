@@ -12,6 +12,7 @@ import { systemClock } from '../src/clock.ts';
 import { defaultConfig } from '../src/config.ts';
 import { quietCtx } from '../src/context.ts';
 import { openDatabase } from '../src/db/open.ts';
+import { SqliteEngine } from '../src/db/sqlite-engine.ts';
 import { freePort, startDaemon, type Daemon } from './support/daemon.ts';
 import { until, within } from './support/deadline.ts';
 import { startOrigin, startReceiver, type Origin, type Receiver } from './support/servers.ts';
@@ -56,9 +57,9 @@ describe('end to end: WebSub through feedsub serve', { concurrency: true }, () =
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'feedsub-websub-'));
-      const db = openDatabase(join(dir, 'feedsub.db'));
-      key = createKey(quietCtx(db, systemClock, defaultConfig()), 'websub', null).key;
-      db.close();
+      const store = new SqliteEngine(openDatabase(join(dir, 'feedsub.db')));
+      key = (await createKey(quietCtx(store, systemClock, defaultConfig()), 'websub', null)).key;
+      await store.close();
       origin = await startOrigin();
       receiver = await startReceiver();
       hub = await startHub();
@@ -146,11 +147,11 @@ describe('end to end: WebSub through feedsub serve', { concurrency: true }, () =
 
       before(async () => {
         dir = mkdtempSync(join(tmpdir(), 'feedsub-websub-hostile-'));
-        const db = openDatabase(join(dir, 'feedsub.db'));
-        const ctx = quietCtx(db, systemClock, defaultConfig());
-        key = createKey(ctx, 'websub-hostile', null).key;
-        otherKey = createKey(ctx, 'websub-other', null).key;
-        db.close();
+        const store = new SqliteEngine(openDatabase(join(dir, 'feedsub.db')));
+        const ctx = quietCtx(store, systemClock, defaultConfig());
+        key = (await createKey(ctx, 'websub-hostile', null)).key;
+        otherKey = (await createKey(ctx, 'websub-other', null)).key;
+        await store.close();
         origin = await startOrigin();
         receiver = await startReceiver();
         const port = await freePort();

@@ -7,8 +7,9 @@ import { Agent } from 'undici';
 import { queueSubscriptionEvents } from '../../src/actions/entry-events.ts';
 import { systemClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
-import { quietCtx } from '../../src/context.ts';
+import { quietCtx, transaction } from '../../src/context.ts';
 import { openDatabase } from '../../src/db/open.ts';
+import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
 import { newId } from '../../src/ids.ts';
 import { FEED_STATUSES } from '../../src/store/feeds.ts';
 import { listSubscriptions } from '../../src/store/subscriptions.ts';
@@ -25,29 +26,30 @@ const REQUESTS = 200;
 
 /** Queues FILL_EVENTS events of one entry each (~1 KB, like a poll's) to the first application's newest
  *  subscriptions, PER_SUBSCRIPTION each, through the actions as a poll does; serve delivers them once it starts. */
-export function fillEvents(world: World): { events: number; ms: number } {
+export async function fillEvents(world: World): Promise<{ events: number; ms: number }> {
   const t = performance.now();
   const config = loadConfig({ file: world.configFile, env: {} });
-  const db = openDatabase(world.dbFile);
-  const ctx = quietCtx(db, systemClock, config);
+  const ctx = quietCtx(new SqliteEngine(openDatabase(world.dbFile)), systemClock, config);
   let events = 0;
   try {
     let after: string | undefined;
     while (events < FILL_EVENTS) {
-      const page = listSubscriptions(db, world.application, { limit: 500, after });
-      db.transaction(() => {
+      const page = await listSubscriptions(ctx.db, world.application, { limit: 500, after });
+      events += await transaction(ctx, async (tx) => {
+        let queued = 0;
         for (const sub of page.data) {
           const now = new Date();
-          events += queueSubscriptionEvents(ctx, sub, 'subscription.entries', now, (first) =>
+          queued += await queueSubscriptionEvents(tx, sub, 'subscription.entries', now, (first) =>
             Array.from({ length: PER_SUBSCRIPTION }, (_, k) => fillEvent(sub.id, first + k, now)),
           );
         }
-      })();
+        return queued;
+      });
       if (page.next === null) break;
       after = page.next;
     }
   } finally {
-    db.close();
+    await ctx.store.close();
   }
   return { events, ms: performance.now() - t };
 }

@@ -8,8 +8,10 @@ import { createKey } from '../../src/actions/keys.ts';
 import { createSubscription } from '../../src/actions/subscriptions.ts';
 import { systemClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
-import { quietCtx } from '../../src/context.ts';
+import { quietCtx, transaction, type Ctx } from '../../src/context.ts';
+import type { Engine, Params, Sql } from '../../src/db/engine.ts';
 import { openDatabase } from '../../src/db/open.ts';
+import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
 
 export const APPS = 10;
 export const ENDPOINTS_PER_APP = 10;
@@ -65,35 +67,42 @@ export function writeConfig(dir: string, port: number): string {
 /** Builds the world for `feeds` origin feeds at `base`: feed n is subscribed by SUBS_PER_FEED endpoints, each of an
  *  application chosen by the endpoint, so every application holds about a tenth of the subscriptions. Then every feed
  *  is made due in a day, so `serve`'s poller leaves the cycles to `poll --once`. */
-export function buildWorld(dir: string, configFile: string, base: string, feeds: number): World {
+export async function buildWorld(
+  dir: string,
+  configFile: string,
+  base: string,
+  feeds: number,
+): Promise<World> {
   const t = performance.now();
   const config = loadConfig({ file: configFile, env: {} });
   const dbFile = join(config.storage.data_dir, 'feedsub.db');
-  const db = openDatabase(dbFile);
-  const ctx = quietCtx(db, systemClock, config);
+  const ctx = quietCtx(new SqliteEngine(openDatabase(dbFile)), systemClock, config);
   try {
-    const apps = Array.from({ length: APPS }, (_, a) => {
-      const made = createKey(ctx, `app-${a}`, 'bench');
-      return { id: made.application.id, key: made.key };
-    });
-    const endpoints = Array.from({ length: APPS * ENDPOINTS_PER_APP }, (_, e) => {
+    const apps: { id: string; key: string }[] = [];
+    for (let a = 0; a < APPS; a++) {
+      const made = await createKey(ctx, `app-${a}`, 'bench');
+      apps.push({ id: made.application.id, key: made.key });
+    }
+    const endpoints: { id: string; app: string }[] = [];
+    for (let e = 0; e < APPS * ENDPOINTS_PER_APP; e++) {
       const app = apps[Math.floor(e / ENDPOINTS_PER_APP)]!;
       // Receiver n of the origin: POST /_fail makes a share of them answer 503 (the failing-endpoints cycle).
-      const made = createEndpoint(ctx, app.id, {
+      const made = await createEndpoint(ctx, app.id, {
         title: `endpoint ${e}`,
         url: `${base}/hook/${e}`,
       });
-      return { id: made.id, app: app.id };
-    });
+      endpoints.push({ id: made.id, app: app.id });
+    }
     const sample: World['sample'] = [];
     for (let from = 0; from < feeds; from += PER_TRANSACTION / SUBS_PER_FEED) {
       const to = Math.min(feeds, from + PER_TRANSACTION / SUBS_PER_FEED);
-      db.transaction(() => {
+      await transaction(ctx, async (tx) => {
+        const inTx = nestedIn(tx);
         for (let n = from; n < to; n++)
           for (let k = 0; k < SUBS_PER_FEED; k++) {
             // 7k mod 100 differs for k = 0…9: ten distinct endpoints per feed, spread over the applications.
             const endpoint = endpoints[(n + 7 * k) % endpoints.length]!;
-            const made = createSubscription(ctx, endpoint.app, {
+            const made = await createSubscription(inTx, endpoint.app, {
               endpoint: endpoint.id,
               url: `${base}/feeds/${n}.xml`,
               metadata: { feed: n, k },
@@ -104,10 +113,10 @@ export function buildWorld(dir: string, configFile: string, base: string, feeds:
             if (endpoint.app === apps[0]!.id && sample.length < SAMPLE && sampled)
               sample.push({ id: made.id, feed: made.feed, n });
           }
-      })();
+      });
     }
     const later = new Date(Date.now() + 86_400_000).toISOString();
-    db.prepare('UPDATE feeds SET next_poll_at = ?').run(later);
+    await ctx.db.run('UPDATE feeds SET next_poll_at = ?', [later]);
     return {
       dir,
       origin: base,
@@ -120,6 +129,25 @@ export function buildWorld(dir: string, configFile: string, base: string, feeds:
       buildMs: performance.now() - t,
     };
   } finally {
-    db.close();
+    await ctx.store.close();
   }
+}
+
+/** The context of the transaction `tx` as an action that opens a transaction of its own sees it: that one is a
+ *  savepoint of `tx` (as better-sqlite3 nests a transaction), so the action runs as it does alone, many to a commit. */
+function nestedIn(tx: Ctx): Ctx {
+  const sql: Sql = tx.db;
+  const store: Engine = {
+    dialect: sql.dialect,
+    all: <T>(text: string, params?: Params) => sql.all<T>(text, params),
+    get: <T>(text: string, params?: Params) => sql.get<T>(text, params),
+    column: <T>(text: string, params?: Params) => sql.column<T>(text, params),
+    run: (text, params) => sql.run(text, params),
+    exec: (script) => sql.exec(script),
+    savepoint: (fn) => sql.savepoint(fn),
+    write: (fn) => sql.savepoint(fn),
+    read: (fn) => fn(sql),
+    close: async () => {}, // the engine under `tx` is closed by its owner
+  };
+  return { ...tx, store };
 }

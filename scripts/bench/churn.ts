@@ -16,7 +16,9 @@ import { defaultConfig, withConfig, type Config } from '../../src/config.ts';
 import { quietCtx, type Ctx } from '../../src/context.ts';
 import { CHECKPOINT_INTERVAL_MS } from '../../src/app.ts';
 import { startCheckpointer } from '../../src/db/checkpointer.ts';
+import type { Sql } from '../../src/db/engine.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
+import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
 import { silentLogger } from '../../src/log.ts';
 import { holdEntries } from '../../src/store/entries.ts';
 import { createWorkers } from '../../src/worker/index.ts';
@@ -42,11 +44,11 @@ export async function measureBounds(dir: string, row: Row): Promise<void> {
 async function measureChurnHour(dir: string, row: Row): Promise<void> {
   const origin = await churningOrigin();
   const clock = manualClock('2026-01-01T00:00:00.000Z');
-  const { ctx, close } = await open(dir, clock, { poll: { interval_seconds: 60 } });
+  const { ctx, db, close } = await open(dir, clock, { poll: { interval_seconds: 60 } });
   const workers = createWorkers(ctx, silentLogger);
   try {
-    const { subscribe } = subscriber(ctx, origin.url);
-    for (let i = 0; i < CHURN.feeds; i++) subscribe(`/churn/${i}.xml`);
+    const { subscribe } = await subscriber(ctx, origin.url);
+    for (let i = 0; i < CHURN.feeds; i++) await subscribe(`/churn/${i}.xml`);
     const started = performance.now();
     for (let minute = 0; minute <= CHURN.minutes; minute++) {
       await pollTick(ctx, workers.pollerDeps, { all: true });
@@ -57,14 +59,21 @@ async function measureChurnHour(dir: string, row: Row): Promise<void> {
     const wal = sizeOf(`${file}-wal`);
     const bytes = statSync(file).size + wal;
     const free =
-      (ctx.db.pragma('freelist_count', { simple: true }) as number) *
-      (ctx.db.pragma('page_size', { simple: true }) as number);
-    const count = (table: string) => ctx.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
-    row('  largest tables and indexes', largest(ctx.db), 'after the churn hour (SQLite dbstat)');
+      (db.pragma('freelist_count', { simple: true }) as number) *
+      (db.pragma('page_size', { simple: true }) as number);
+    const count = async (table: string) =>
+      (await ctx.db.column<number>(`SELECT count(*) FROM ${table}`))[0];
+    row(
+      '  largest tables and indexes',
+      await largest(ctx.db),
+      'after the churn hour (SQLite dbstat)',
+    );
+    const held = await count('held_entries');
+    const keys = await count('entries');
     row(
       `database after an hour of ${CHURN.feeds} churning feeds`,
       `${(bytes / MiB).toFixed(1)} MiB`,
-      `bound ${CHURN.boundMiB} MiB (${bytes <= CHURN.boundMiB * MiB ? 'within' : 'OVER'}); of it the WAL ${(wal / MiB).toFixed(1)} MiB and free pages ${(free / MiB).toFixed(1)} MiB; ${CHURN.items} entries each, all new on every one-minute poll; ${count('held_entries')} held, ${count('entries')} keys; ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      `bound ${CHURN.boundMiB} MiB (${bytes <= CHURN.boundMiB * MiB ? 'within' : 'OVER'}); of it the WAL ${(wal / MiB).toFixed(1)} MiB and free pages ${(free / MiB).toFixed(1)} MiB; ${CHURN.items} entries each, all new on every one-minute poll; ${held} held, ${keys} keys; ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
   } finally {
     await workers.close();
@@ -74,14 +83,14 @@ async function measureChurnHour(dir: string, row: Row): Promise<void> {
 }
 
 async function measureRelease(dir: string, row: Row): Promise<void> {
-  const { ctx, close } = await open(dir, systemClock, {});
+  const { ctx, db, close } = await open(dir, systemClock, {});
   try {
-    const { app, subscribe } = subscriber(ctx, 'http://127.0.0.1:9');
-    const { id, feed } = subscribe('/held.xml');
-    holdMany(ctx, feed);
+    const { app, subscribe } = await subscriber(ctx, 'http://127.0.0.1:9');
+    const { id, feed } = await subscribe('/held.xml');
+    await holdMany(ctx, feed);
     // The hold was written in one transaction, a WAL of hundreds of MiB: checkpointed and cut back now, so the first
     // chunk of the release does not pay for truncating a WAL the release did not write.
-    ctx.db.pragma('wal_checkpoint(TRUNCATE)');
+    db.pragma('wal_checkpoint(TRUNCATE)');
     let t = performance.now();
     const released = await worstBlock(() =>
       resolveIdentityChange(ctx, app, feed, { action: 'deliver' }),
@@ -103,12 +112,13 @@ async function measureRelease(dir: string, row: Row): Promise<void> {
   }
 }
 
-/** A database in `dir` (removed on close) with the bench's config and, as the daemon has, its checkpoint thread. */
+/** A database in `dir` (removed on close) with the bench's config and, as the daemon has, its checkpoint thread;
+ *  `db` is its SQLite connection, for pragmas. */
 async function open(
   dir: string,
   clock: Ctx['clock'],
   patch: Parameters<typeof withConfig>[1],
-): Promise<{ ctx: Ctx; close: () => Promise<void> }> {
+): Promise<{ ctx: Ctx; db: Db; close: () => Promise<void> }> {
   const config: Config = withConfig(
     withConfig(defaultConfig(), { storage: { data_dir: dir }, network: { allow_private: true } }),
     patch,
@@ -119,35 +129,40 @@ async function open(
     logger: silentLogger,
   });
   await checkpointer.ready();
+  const ctx = quietCtx(new SqliteEngine(db), clock, config);
   return {
-    ctx: quietCtx(db, clock, config),
+    ctx,
+    db,
     close: async () => {
       await checkpointer.stop();
-      db.close();
+      await ctx.store.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
 /** One application and endpoint; subscribe(path) subscribes it to `base` + path. */
-function subscriber(
+async function subscriber(
   ctx: Ctx,
   base: string,
-): { app: string; subscribe: (path: string) => { id: string; feed: string } } {
-  const app = createKey(ctx, 'bench', null).application.id;
-  const endpoint = createEndpoint(ctx, app, { title: 'bench', url: 'http://127.0.0.1:9/hook' });
+): Promise<{ app: string; subscribe: (path: string) => Promise<{ id: string; feed: string }> }> {
+  const app = (await createKey(ctx, 'bench', null)).application.id;
+  const endpoint = await createEndpoint(ctx, app, {
+    title: 'bench',
+    url: 'http://127.0.0.1:9/hook',
+  });
   const subscribe = (path: string) =>
     createSubscription(ctx, app, { endpoint: endpoint.id, url: base + path });
   return { app, subscribe };
 }
 
 /** HELD entries of about 300 bytes each, held by the feed before the release is measured. */
-function holdMany(ctx: Ctx, feed: string): void {
+async function holdMany(ctx: Ctx, feed: string): Promise<void> {
   const text = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(3);
-  ctx.db.prepare("UPDATE feeds SET status = 'identity_changed' WHERE id = ?").run(feed);
-  ctx.db.transaction(() =>
+  await ctx.db.run("UPDATE feeds SET status = 'identity_changed' WHERE id = ?", [feed]);
+  await ctx.store.write((sql) =>
     holdEntries(
-      ctx.db,
+      sql,
       feed,
       Array.from({ length: HELD }, (_, i) => ({
         key: i.toString(16).padStart(32, '0'),
@@ -164,7 +179,7 @@ function holdMany(ctx: Ctx, feed: string): void {
       ctx.clock.now(),
       { entries: HELD, bytes: 1024 * MiB },
     ),
-  )();
+  );
 }
 
 /** Runs `job` while a zero-delay timer chain measures the gaps between two of its turns: the longest (which may
@@ -223,11 +238,9 @@ function sizeOf(file: string): number {
 }
 
 /** The four largest tables or indexes of `db`, with their size: where a bound's bytes go. */
-function largest(db: Db): string {
-  const rows = db
-    .prepare(
-      'SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC LIMIT 4',
-    )
-    .all() as { name: string; bytes: number }[];
+async function largest(db: Sql): Promise<string> {
+  const rows = await db.all<{ name: string; bytes: number }>(
+    'SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC LIMIT 4',
+  );
   return rows.map((r) => `${r.name} ${(r.bytes / MiB).toFixed(1)} MiB`).join(', ');
 }

@@ -1,7 +1,7 @@
 // The delivery phases: an untimed warm-up, timed trials of the deliverer loop against raw POSTs, and live latency.
 import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
-import type { Db } from '../../src/db/open.ts';
+import type { Sql } from '../../src/db/engine.ts';
 import { drainDeliveries } from '../../src/worker/deliver/deliverer.ts';
 import { pollTick } from '../../src/worker/poll/round.ts';
 import { rawPosts } from './raw.ts';
@@ -33,12 +33,9 @@ export async function measureDelivery(
   // Delivery as the daemon runs it (the deliverer loop, pipelined) against the raw signed POST loop sending the same
   // bodies, in turns: raw, delivery, raw, delivery… Each side's rate is the median of its trials, so one burst of noise
   // from the machine (it is shared, and its speed drifts over seconds) does not decide the ratio.
-  const eventBodies = b.db
-    .prepare(
-      "SELECT b.body FROM event_bodies b JOIN events e ON e.id = b.event_id WHERE e.status = 'pending'",
-    )
-    .pluck()
-    .all() as string[];
+  const eventBodies = await b.ctx.db.column<string>(
+    "SELECT b.body FROM event_bodies b JOIN events e ON e.id = b.event_id WHERE e.status = 'pending'",
+  );
   // The polls leave garbage in both processes and tens of MB of WAL for the checkpoint thread: pause before timing,
   // then warm the raw loop up as the deliverer was: as many requests, untimed.
   await new Promise((r) => setTimeout(r, 1000));
@@ -69,14 +66,12 @@ export async function measureLatency(b: Bench): Promise<void> {
   const since = new Date().toISOString();
   await b.round('change=0.2&add=1');
   const live = await pollTick(b.ctx, b.workers.pollerDeps, { all: true });
-  await until(() => deliveredSince(b.db, since) >= live.summary.events, 60_000);
+  await until(async () => (await deliveredSince(b.ctx.db, since)) >= live.summary.events, 60_000);
   await b.workers.stop(5000);
-  const lat = b.db
-    .prepare(
-      "SELECT (julianday(delivered_at) - julianday(created_at)) * 86400000 AS ms FROM events WHERE status = 'delivered' AND created_at >= ? ORDER BY ms",
-    )
-    .pluck()
-    .all(since) as number[];
+  const lat = await b.ctx.db.column<number>(
+    "SELECT (julianday(delivered_at) - julianday(created_at)) * 86400000 AS ms FROM events WHERE status = 'delivered' AND created_at >= ? ORDER BY ms",
+    [since],
+  );
   const pct = (p: number) =>
     `${(lat[Math.min(lat.length - 1, Math.floor(lat.length * p))] ?? 0).toFixed(0)} ms`;
   b.row(
@@ -104,16 +99,17 @@ async function stopDeliverer(b: Bench): Promise<void> {
   await drainDeliveries(b.workers.delivererDeps, 5000);
 }
 
-function deliveredSince(db: Db, since: string): number {
-  return db
-    .prepare("SELECT count(*) FROM events WHERE status = 'delivered' AND created_at >= ?")
-    .pluck()
-    .get(since) as number;
+async function deliveredSince(db: Sql, since: string): Promise<number> {
+  const [count] = await db.column<number>(
+    "SELECT count(*) FROM events WHERE status = 'delivered' AND created_at >= ?",
+    [since],
+  );
+  return count!;
 }
 
-async function until(test: () => boolean, timeoutMs: number): Promise<void> {
+async function until(test: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!test()) {
+  while (!(await test())) {
     if (Date.now() > deadline) throw new Error('bench: timed out waiting for deliveries');
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -43,12 +43,20 @@ export async function measurePushLatency(row: Row): Promise<void> {
     const self = `${origin.url}/push.xml`;
     const doc = (n: number) => atom(n, hub.url, self);
     origin.set('/push.xml', { body: doc(1), contentType: 'application/atom+xml' });
-    const { application } = createKey(app.ctx, 'bench-push', null);
-    const endpoint = createEndpoint(app.ctx, application.id, { title: 'R', url: receiver.url });
-    const sub = createSubscription(app.ctx, application.id, { endpoint: endpoint.id, url: self });
+    const { application } = await createKey(app.ctx, 'bench-push', null);
+    const endpoint = await createEndpoint(app.ctx, application.id, {
+      title: 'R',
+      url: receiver.url,
+    });
+    const sub = await createSubscription(app.ctx, application.id, {
+      endpoint: endpoint.id,
+      url: self,
+    });
     app.ctx.nudgePoller();
     await until(
-      () => hub.subscriptions.size === 1 && getWebSub(app.ctx.db, sub.feed)?.status === 'active',
+      async () =>
+        hub.subscriptions.size === 1 &&
+        (await getWebSub(app.ctx.db, sub.feed))?.status === 'active',
       30_000,
       'subscribed',
     );

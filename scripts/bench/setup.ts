@@ -13,7 +13,7 @@ import type { Ctx } from '../../src/context.ts';
 import { startCheckpointer } from '../../src/db/checkpointer.ts';
 import type { Checkpointer } from '../../src/db/checkpointer.ts';
 import { openDatabase } from '../../src/db/open.ts';
-import type { Db } from '../../src/db/open.ts';
+import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
 import { createLogger, silentLogger } from '../../src/log.ts';
 import type { Telemetry } from '../../src/telemetry.ts';
 import { createWorkers } from '../../src/worker/index.ts';
@@ -33,7 +33,6 @@ export type DeliveryCount = {
 export type Bench = {
   base: string;
   config: Config;
-  db: Db;
   ctx: Ctx;
   checkpointer: Checkpointer;
   workers: Workers;
@@ -58,7 +57,7 @@ export async function setUp(base: string, dir: string, row: Row): Promise<Bench>
     },
   });
   const db = openDatabase(join(dir, 'feedsub.db'));
-  const ctx = quietCtx(db, systemClock, config);
+  const ctx = quietCtx(new SqliteEngine(db), systemClock, config);
   const checkpointer = startCheckpointer(db, {
     intervalMs: CHECKPOINT_INTERVAL_MS,
     logger: silentLogger,
@@ -78,25 +77,25 @@ export async function setUp(base: string, dir: string, row: Row): Promise<Bench>
   const logger = createLogger({ level: 'info', format: 'json', write: () => {} });
   const workers = createWorkers(ctx, logger, telemetry);
   ctx.nudgeDeliverer = workers.deliverer.nudge; // as app.ts wires it
-  subscribeAll(ctx, base);
+  await subscribeAll(ctx, base);
   const round = (query: string) =>
     request(`${base}/_round?${query}`, { method: 'POST' }).then((r) => r.body.json());
-  return { base, config, db, ctx, checkpointer, workers, deliveries: counter.count, row, round };
+  return { base, config, ctx, checkpointer, workers, deliveries: counter.count, row, round };
 }
 
 /** Closes the workers, the checkpoint thread and the database, in that order. */
 export async function tearDown(b: Bench): Promise<void> {
   await b.workers.close();
   await b.checkpointer.stop();
-  b.db.close();
+  await b.ctx.store.close();
 }
 
 /** One application, one endpoint (the origin's /hook), and a subscription to each of the origin's feeds. */
-function subscribeAll(ctx: Ctx, base: string): void {
-  const app = createKey(ctx, 'bench', null).application.id;
-  const endpoint = createEndpoint(ctx, app, { title: 'bench', url: `${base}/hook` });
+async function subscribeAll(ctx: Ctx, base: string): Promise<void> {
+  const app = (await createKey(ctx, 'bench', null)).application.id;
+  const endpoint = await createEndpoint(ctx, app, { title: 'bench', url: `${base}/hook` });
   for (let i = 0; i < FEEDS; i++)
-    createSubscription(ctx, app, {
+    await createSubscription(ctx, app, {
       endpoint: endpoint.id,
       url: `${base}/feeds/${i}.xml`,
       metadata: { feed: i },

@@ -12,6 +12,7 @@ import { systemClock } from '../../src/clock.ts';
 import { defaultConfig, withConfig } from '../../src/config.ts';
 import { quietCtx } from '../../src/context.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
+import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createWorkers } from '../../src/worker/index.ts';
 import { pollTick } from '../../src/worker/poll/round.ts';
@@ -31,18 +32,18 @@ export async function measureWrites(row: Row): Promise<void> {
   });
   const db = openDatabase(join(dir, 'feedsub.db'));
   db.pragma('wal_autocheckpoint = 0'); // the WAL keeps every frame written until the measure reads it
-  const ctx = quietCtx(db, systemClock, config);
+  const ctx = quietCtx(new SqliteEngine(db), systemClock, config);
   const workers = createWorkers(ctx, silentLogger);
   try {
-    const { application } = createKey(ctx, 'bench-writes', null);
-    const endpoint = createEndpoint(ctx, application.id, {
+    const { application } = await createKey(ctx, 'bench-writes', null);
+    const endpoint = await createEndpoint(ctx, application.id, {
       title: 'bench',
       url: 'http://127.0.0.1:9/hook',
     });
     const created = walBytes(db, dir, () =>
       (async () => {
         for (let i = 0; i < WRITE_FEEDS; i++)
-          createSubscription(ctx, application.id, {
+          await createSubscription(ctx, application.id, {
             endpoint: endpoint.id,
             url: `${origin.url}/f/${i}.xml`,
           });
@@ -66,7 +67,7 @@ export async function measureWrites(row: Row): Promise<void> {
     );
   } finally {
     await workers.close();
-    db.close();
+    await ctx.store.close();
     await origin.close();
     rmSync(dir, { recursive: true, force: true });
   }

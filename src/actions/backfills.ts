@@ -1,7 +1,7 @@
 // Backfills (docs/webhooks.md › Entry history, backfill and updates) off the request path: a create or a baseline only
 // makes a subscription's backfill ready; the backfill loop (worker/backfiller.ts) queues its events here, one event per
 // transaction, applications turn about, its progress in the database so a crash neither repeats nor skips an entry.
-import type { Ctx } from '../context.ts';
+import { transaction, type Ctx } from '../context.ts';
 import { newId } from '../ids.ts';
 import {
   backfillEntries,
@@ -49,40 +49,41 @@ export type BackfillChunk = {
  *  what it queued from the backfill's entries in the same transaction. A subscription paused meanwhile, or whose
  *  endpoint leaves out subscription.entries, ends its backfill with no event; a deleted one took its backfill with it.
  *  Undefined when no backfill is ready. */
-export function queueBackfillChunk(ctx: Ctx, afterApplication: string): BackfillChunk | undefined {
-  return ctx.db
-    .transaction((): BackfillChunk | undefined => {
-      const next =
-        nextBackfill(ctx.db, afterApplication) ??
-        (afterApplication === '' ? undefined : nextBackfill(ctx.db, ''));
-      if (next === undefined) return undefined;
-      const sub = getSubscription(ctx.db, next.application_id, next.id)!;
-      const chunk = { applicationId: sub.application_id, subscriptionId: sub.id, events: 0 };
-      if (sub.status !== 'active' || !receivesEntries(ctx, sub)) {
-        endSubscriptionBackfill(ctx, sub.id);
-        return { ...chunk, done: true };
-      }
-      if (sub.backfill > 0) {
-        takeBackfillEntries(ctx.db, sub, Math.min(sub.backfill, BACKFILL_MAX));
-        backfillTaken(ctx.db, sub.id);
-      }
-      const queued = queueNextEvent(ctx, sub);
-      if (queued.left === 0) endSubscriptionBackfill(ctx, sub.id);
-      return { ...chunk, events: queued.events, done: queued.left === 0 };
-    })
-    .immediate();
+export async function queueBackfillChunk(
+  ctx: Ctx,
+  afterApplication: string,
+): Promise<BackfillChunk | undefined> {
+  return await transaction(ctx, async (tx): Promise<BackfillChunk | undefined> => {
+    const next =
+      (await nextBackfill(tx.db, afterApplication)) ??
+      (afterApplication === '' ? undefined : await nextBackfill(tx.db, ''));
+    if (next === undefined) return undefined;
+    const sub = (await getSubscription(tx.db, next.application_id, next.id))!;
+    const chunk = { applicationId: sub.application_id, subscriptionId: sub.id, events: 0 };
+    if (sub.status !== 'active' || !(await receivesEntries(tx, sub))) {
+      await endSubscriptionBackfill(tx, sub.id);
+      return { ...chunk, done: true };
+    }
+    if (sub.backfill > 0) {
+      await takeBackfillEntries(tx.db, sub, Math.min(sub.backfill, BACKFILL_MAX));
+      await backfillTaken(tx.db, sub.id);
+    }
+    const queued = await queueNextEvent(tx, sub);
+    if (queued.left === 0) await endSubscriptionBackfill(tx, sub.id);
+    return { ...chunk, events: queued.events, done: queued.left === 0 };
+  });
 }
 
 /** Ends the subscription's backfill, waiting, ready or started: what it has not queued is never sent. Pausing does
  *  this (a paused subscription gets nothing new). Call inside a transaction. */
-export function endSubscriptionBackfill(ctx: Ctx, subscriptionId: string): void {
-  dropBackfillEntries(ctx.db, subscriptionId);
-  endBackfill(ctx.db, subscriptionId);
+export async function endSubscriptionBackfill(ctx: Ctx, subscriptionId: string): Promise<void> {
+  await dropBackfillEntries(ctx.db, subscriptionId);
+  await endBackfill(ctx.db, subscriptionId);
 }
 
 /** True when the subscription's endpoint receives subscription.entries (its filter_types is null or lists it). */
-function receivesEntries(ctx: Ctx, sub: SubscriptionRow): boolean {
-  const endpoint = getEndpoint(ctx.db, sub.application_id, sub.endpoint_id);
+async function receivesEntries(ctx: Ctx, sub: SubscriptionRow): Promise<boolean> {
+  const endpoint = await getEndpoint(ctx.db, sub.application_id, sub.endpoint_id);
   if (endpoint === undefined) return false;
   return (
     endpoint.filter_types === null ||
@@ -94,9 +95,12 @@ function receivesEntries(ctx: Ctx, sub: SubscriptionRow): boolean {
  *  history dropped meanwhile are deleted unsent). The event's entries are read twice: their sizes first, which decide
  *  where the event ends, then the JSON of those it carries, so no more than one event's entries is ever read; the
  *  stored JSON goes into the body as it is (storedEntryText). Returns the events queued and the entries left. */
-function queueNextEvent(ctx: Ctx, sub: SubscriptionRow): { events: number; left: number } {
+async function queueNextEvent(
+  ctx: Ctx,
+  sub: SubscriptionRow,
+): Promise<{ events: number; left: number }> {
   const now = ctx.clock.now();
-  const feed = getFeed(ctx.db, sub.feed_id)!;
+  const feed = (await getFeed(ctx.db, sub.feed_id))!;
   const envelope: EntriesEnvelope = {
     subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },
     feed: eventFeed(feed, feed),
@@ -110,10 +114,13 @@ function queueNextEvent(ctx: Ctx, sub: SubscriptionRow): { events: number; left:
   let through = 0;
   // Entries longer than the room are cut to it (rare: a feed title or metadata making the envelope over 24 KiB).
   const cut = new Map<number, string>();
-  for (const planned of backfillSizes(ctx.db, sub, MAX_ENTRIES_PER_EVENT)) {
+  for (const planned of await backfillSizes(ctx.db, sub, MAX_ENTRIES_PER_EVENT)) {
     let size = planned.bytes;
     if (size !== null && size > room) {
-      const text = storedEntryText(findHistory(ctx.db, sub.feed_id, planned.key)!.entry, room);
+      const text = storedEntryText(
+        (await findHistory(ctx.db, sub.feed_id, planned.key))!.entry,
+        room,
+      );
       cut.set(planned.position, text);
       size = Buffer.byteLength(text);
     }
@@ -123,18 +130,18 @@ function queueNextEvent(ctx: Ctx, sub: SubscriptionRow): { events: number; left:
     count += 1;
     bytes += size + 1;
   }
-  if (count === 0) return { events: 0, left: dropBackfillEntries(ctx.db, sub.id, through) };
-  const rows = backfillEntries(ctx.db, sub, through);
+  if (count === 0) return { events: 0, left: await dropBackfillEntries(ctx.db, sub.id, through) };
+  const rows = await backfillEntries(ctx.db, sub, through);
   const texts = rows.map((r) => cut.get(r.position) ?? r.entry);
   const id = newId(now);
-  queueSubscriptionEvents(ctx, sub, 'subscription.entries', now, (sequence) => [
+  await queueSubscriptionEvents(ctx, sub, 'subscription.entries', now, (sequence) => [
     { id, sequence, body: entryEventBody(envelope, sequence, texts) },
   ]);
-  recordEventEntries(
+  await recordEventEntries(
     ctx.db,
     sub.id,
     id,
     rows.map((r) => r.key),
   );
-  return { events: 1, left: dropBackfillEntries(ctx.db, sub.id, through) };
+  return { events: 1, left: await dropBackfillEntries(ctx.db, sub.id, through) };
 }

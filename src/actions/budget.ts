@@ -1,6 +1,6 @@
 // The storage budget (quotas.storage_bytes_per_application; docs/decisions/storage-budget.md): what an application
 // keeps against it, storing a document only while it fits, and retrying the feeds held for it once there is room.
-import type { Ctx } from '../context.ts';
+import { transaction, type Ctx } from '../context.ts';
 import {
   countHeldFeedsOf,
   heldFeedsAfter,
@@ -26,8 +26,8 @@ export function feedBudget(
 }
 
 /** The bytes an application keeps: the feeds only its subscriptions use, and its events (one row read). */
-export function storageUsed(ctx: Ctx, applicationId: string): number {
-  const kept = applicationStorage(ctx.db, applicationId);
+export async function storageUsed(ctx: Ctx, applicationId: string): Promise<number> {
+  const kept = await applicationStorage(ctx.db, applicationId);
   return kept.feed_bytes + kept.event_bytes;
 }
 
@@ -38,20 +38,20 @@ class OverBudget extends Error {}
  *  feed's budget has room: the application was under its budget before and is within it after. Otherwise nothing is
  *  kept (a savepoint rolled back) and the result is 'over'. Without a budget, runs `store`. Call inside a
  *  transaction. */
-export function storeWithinBudget<T>(
+export async function storeWithinBudget<T>(
   ctx: Ctx,
   feed: Pick<FeedRow, 'sole_application_id'>,
-  store: () => T,
-): T | 'over' {
+  store: () => Promise<T>,
+): Promise<T | 'over'> {
   const budget = feedBudget(ctx, feed);
   if (budget === null) return store();
-  if (storageUsed(ctx, budget.applicationId) >= budget.limit) return 'over';
+  if ((await storageUsed(ctx, budget.applicationId)) >= budget.limit) return 'over';
   try {
-    return ctx.db.transaction(() => {
-      const stored = store();
-      if (storageUsed(ctx, budget.applicationId) > budget.limit) throw new OverBudget();
+    return await ctx.db.savepoint(async () => {
+      const stored = await store();
+      if ((await storageUsed(ctx, budget.applicationId)) > budget.limit) throw new OverBudget();
       return stored;
-    })();
+    });
   } catch (err) {
     if (err instanceof OverBudget) return 'over';
     throw err;
@@ -63,29 +63,30 @@ export function storeWithinBudget<T>(
  *  or their events went), else every held feed (the maintenance pass, after its recount, and at start, which is when
  *  a raised budget applies). The poll that comes decides: it resumes the feed when what the feed shows fits. Returns
  *  how many feeds were made due, and wakes the poller for them. */
-export function retryHeldFeeds(ctx: Ctx, applicationId?: string): number {
+export async function retryHeldFeeds(ctx: Ctx, applicationId?: string): Promise<number> {
   const now = ctx.clock.now();
   let retried = 0;
   const room = new Map<string, boolean>();
-  const hasRoom = (feed: HeldFeed) => {
-    const budget = feedBudget(ctx, feed);
+  const hasRoom = async (tx: Ctx, feed: HeldFeed) => {
+    const budget = feedBudget(tx, feed);
     if (budget === null) return true;
     let yes = room.get(budget.applicationId);
     if (yes === undefined) {
-      yes = storageUsed(ctx, budget.applicationId) < budget.limit;
+      yes = (await storageUsed(tx, budget.applicationId)) < budget.limit;
       room.set(budget.applicationId, yes);
     }
     return yes;
   };
-  const retry = (feeds: HeldFeed[]) =>
-    ctx.db.transaction(() => {
-      for (const feed of feeds) if (hasRoom(feed) && retryHeldFeed(ctx.db, feed.id, now)) retried++;
-    })();
-  if (applicationId !== undefined) retry(heldFeedsOf(ctx.db, applicationId));
+  const retry = async (feeds: HeldFeed[]) =>
+    await transaction(ctx, async (tx) => {
+      for (const feed of feeds)
+        if ((await hasRoom(tx, feed)) && (await retryHeldFeed(tx.db, feed.id, now))) retried++;
+    });
+  if (applicationId !== undefined) await retry(await heldFeedsOf(ctx.db, applicationId));
   else
     for (let after = ''; ;) {
-      const feeds = heldFeedsAfter(ctx.db, after, 500);
-      retry(feeds);
+      const feeds = await heldFeedsAfter(ctx.db, after, 500);
+      await retry(feeds);
       if (feeds.length < 500) break;
       after = feeds.at(-1)!.id;
     }
@@ -108,14 +109,14 @@ export type StorageView = {
 };
 
 /** What the application keeps against its budget. */
-export function storageView(ctx: Ctx, applicationId: string): StorageView {
-  const kept = applicationStorage(ctx.db, applicationId);
+export async function storageView(ctx: Ctx, applicationId: string): Promise<StorageView> {
+  const kept = await applicationStorage(ctx.db, applicationId);
   return {
     used_bytes: kept.feed_bytes + kept.event_bytes,
     budget_bytes: ctx.config.quotas.storage_bytes_per_application,
     feed_bytes: kept.feed_bytes,
     event_bytes: kept.event_bytes,
-    held_feeds: countHeldFeedsOf(ctx.db, applicationId),
+    held_feeds: await countHeldFeedsOf(ctx.db, applicationId),
   };
 }
 
@@ -128,13 +129,14 @@ export type BudgetHoldView = {
 };
 
 /** Why `feed` is held for its application's budget, or null when it is not held. */
-export function budgetHoldView(
+export async function budgetHoldView(
   ctx: Ctx,
   feed: Pick<FeedRow, 'budget_held_at' | 'sole_application_id'>,
-): BudgetHoldView | null {
+): Promise<BudgetHoldView | null> {
   if (feed.budget_held_at === null) return null;
   const budget = ctx.config.quotas.storage_bytes_per_application;
-  const used = feed.sole_application_id === null ? 0 : storageUsed(ctx, feed.sole_application_id);
+  const used =
+    feed.sole_application_id === null ? 0 : await storageUsed(ctx, feed.sole_application_id);
   return {
     held_at: feed.budget_held_at,
     used_bytes: used,

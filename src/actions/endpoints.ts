@@ -14,7 +14,7 @@ import {
 } from '../store/endpoints.ts';
 import { hastenEndpointRetries, requeueEndpointEvents } from '../store/events.ts';
 import type { Page, PageQuery } from '../store/page.ts';
-import type { Ctx } from '../context.ts';
+import { transaction, type Ctx } from '../context.ts';
 import { retryHeldFeeds } from './budget.ts';
 import { SUBSCRIPTION_EVENT_TYPES, type SubscriptionEventType } from '../webhook/event.ts';
 import { headersOf, headersText, Headers, RateLimit } from './endpoint-options.ts';
@@ -108,11 +108,11 @@ export function endpointView(row: EndpointRow): EndpointView {
 
 /** Creates an endpoint; the result carries its secret (the only response that does, with GET …/secret). 429 when the
  *  application has quotas.endpoints_per_application already. */
-export function createEndpoint(
+export async function createEndpoint(
   ctx: Ctx,
   applicationId: string,
   input: unknown,
-): EndpointView & { secret: string } {
+): Promise<EndpointView & { secret: string }> {
   const body = validate(CreateEndpointInput, input);
   checkPrivate(ctx, body.url);
   const now = ctx.clock.now();
@@ -127,42 +127,44 @@ export function createEndpoint(
     headers: headersText(body.headers ?? null),
     rate_limit: body.rate_limit ?? null,
   };
-  ctx.db
-    .transaction(() => {
-      checkEndpointQuota(ctx, applicationId);
-      insertEndpoint(ctx.db, row);
-    })
-    .immediate();
-  return { ...endpointView(requireEndpoint(ctx, applicationId, row.id)), secret: row.secret };
+  await transaction(ctx, async (tx) => {
+    await checkEndpointQuota(tx, applicationId);
+    await insertEndpoint(tx.db, row);
+  });
+  return { ...endpointView(await requireEndpoint(ctx, applicationId, row.id)), secret: row.secret };
 }
 
 /** The application's endpoint; 404 when unknown or another application's. */
-export function requireEndpoint(ctx: Ctx, applicationId: string, id: string): EndpointRow {
-  const row = getEndpoint(ctx.db, applicationId, id);
+export async function requireEndpoint(
+  ctx: Ctx,
+  applicationId: string,
+  id: string,
+): Promise<EndpointRow> {
+  const row = await getEndpoint(ctx.db, applicationId, id);
   if (!row) throw notFound('Endpoint');
   return row;
 }
 
 /** One page of endpoints, newest first. */
-export function listEndpointViews(
+export async function listEndpointViews(
   ctx: Ctx,
   applicationId: string,
   q: PageQuery,
-): Page<EndpointView> {
-  const page = listEndpoints(ctx.db, applicationId, q);
+): Promise<Page<EndpointView>> {
+  const page = await listEndpoints(ctx.db, applicationId, q);
   return { data: page.data.map(endpointView), next: page.next };
 }
 
 /** Changes title, url, status, filter_types, headers or rate_limit (each applies from the next attempt on); re-enabling
  *  clears the reason and the failure clock and makes waiting retries due now; re-enabling or a new rate limit wakes the
  *  deliverer. */
-export function updateEndpointFromInput(
+export async function updateEndpointFromInput(
   ctx: Ctx,
   applicationId: string,
   id: string,
   input: unknown,
-): EndpointView {
-  const current = requireEndpoint(ctx, applicationId, id);
+): Promise<EndpointView> {
+  const current = await requireEndpoint(ctx, applicationId, id);
   const body = validate(UpdateEndpointInput, input);
   if (body.url !== undefined) checkPrivate(ctx, body.url);
   const patch: Parameters<typeof updateEndpoint>[3] = {};
@@ -176,12 +178,10 @@ export function updateEndpointFromInput(
   if (body.status === 'disabled' && current.status !== 'disabled')
     Object.assign(patch, { status: 'disabled', disabled_reason: 'disabled by the application' });
   const now = ctx.clock.now();
-  const row = ctx.db
-    .transaction(() => {
-      if (patch.status === 'active') hastenEndpointRetries(ctx.db, id, now);
-      return updateEndpoint(ctx.db, applicationId, id, patch, now)!;
-    })
-    .immediate();
+  const row = await transaction(ctx, async (tx) => {
+    if (patch.status === 'active') await hastenEndpointRetries(tx.db, id, now);
+    return (await updateEndpoint(tx.db, applicationId, id, patch, now))!;
+  });
   // A raised or removed rate limit may let waiting events go now.
   if (patch.status === 'active' || patch.rate_limit !== undefined) ctx.nudgeDeliverer();
   return endpointView(row);
@@ -189,29 +189,31 @@ export function updateEndpointFromInput(
 
 /** Deletes an endpoint with its events; 409 while subscriptions use it (delete or move them first). The room its events
  *  took in the application's storage budget may resume a feed held for it. */
-export function removeEndpoint(ctx: Ctx, applicationId: string, id: string): void {
-  ctx.db
-    .transaction(() => {
-      requireEndpoint(ctx, applicationId, id);
-      const n = countEndpointSubscriptions(ctx.db, id);
-      if (n > 0)
-        throw conflict(
-          `The endpoint is used by ${n} subscription(s); delete them or move them to another endpoint first.`,
-          { subscriptions: n },
-        );
-      deleteEndpoint(ctx.db, applicationId, id);
-    })
-    .immediate();
-  retryHeldFeeds(ctx, applicationId);
+export async function removeEndpoint(ctx: Ctx, applicationId: string, id: string): Promise<void> {
+  await transaction(ctx, async (tx) => {
+    await requireEndpoint(tx, applicationId, id);
+    const n = await countEndpointSubscriptions(tx.db, id);
+    if (n > 0)
+      throw conflict(
+        `The endpoint is used by ${n} subscription(s); delete them or move them to another endpoint first.`,
+        { subscriptions: n },
+      );
+    await deleteEndpoint(tx.db, applicationId, id);
+  });
+  await retryHeldFeeds(ctx, applicationId);
 }
 
 /** The endpoint's current signing secret (and the previous one while a rotation's grace period lasts). */
-export function endpointSecret(
+export async function endpointSecret(
   ctx: Ctx,
   applicationId: string,
   id: string,
-): { secret: string; previous_secret: string | null; previous_secret_expires_at: string | null } {
-  const row = requireEndpoint(ctx, applicationId, id);
+): Promise<{
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+}> {
+  const row = await requireEndpoint(ctx, applicationId, id);
   const live =
     row.previous_secret_until !== null && row.previous_secret_until > ctx.clock.now().toISOString();
   return {
@@ -222,17 +224,17 @@ export function endpointSecret(
 }
 
 /** A new signing secret; the previous one keeps signing too for delivery.secret_rotation_grace_seconds. */
-export function rotateEndpointSecret(
+export async function rotateEndpointSecret(
   ctx: Ctx,
   applicationId: string,
   id: string,
-): ReturnType<typeof endpointSecret> {
-  const current = requireEndpoint(ctx, applicationId, id);
+): Promise<ReturnType<typeof endpointSecret>> {
+  const current = await requireEndpoint(ctx, applicationId, id);
   const now = ctx.clock.now();
   const until = new Date(
     now.getTime() + ctx.config.delivery.secret_rotation_grace_seconds * 1000,
   ).toISOString();
-  updateEndpoint(
+  await updateEndpoint(
     ctx.db,
     applicationId,
     id,
@@ -255,15 +257,15 @@ export const RecoverInput = v.strictObject({
 
 /** Queues again every dead or failed event of the endpoint created at or after `since` (fresh retry schedule, due now,
  *  in sequence order per subscription); returns how many. */
-export function recoverEndpoint(
+export async function recoverEndpoint(
   ctx: Ctx,
   applicationId: string,
   id: string,
   input: unknown,
-): { count: number } {
-  requireEndpoint(ctx, applicationId, id);
+): Promise<{ count: number }> {
+  await requireEndpoint(ctx, applicationId, id);
   const since = new Date(validate(RecoverInput, input).since).toISOString();
-  const count = requeueEndpointEvents(ctx.db, id, since, ctx.clock.now());
+  const count = await requeueEndpointEvents(ctx.db, id, since, ctx.clock.now());
   if (count > 0) ctx.nudgeDeliverer();
   return { count };
 }

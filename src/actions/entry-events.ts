@@ -37,25 +37,25 @@ export type SeenEntry = { entry: EventEntry; firstSeenAt: string };
  *  A subscription receives only the entries first seen at or after its creation (the baseline rule: one created
  *  while a fetch was in flight, or after entries were held, gets none of them), and none when its endpoint's
  *  filter_types leaves entries out. Call inside the transaction that records the entries' keys. */
-export function queueEntryEvents(
+export async function queueEntryEvents(
   ctx: Ctx,
   feed: Pick<FeedRow, 'id' | 'url' | 'discovered_url'>,
   meta: { title: string | null; site_url: string | null },
   entries: SeenEntry[],
   now: Date,
-): number {
+): Promise<number> {
   let count = 0;
-  for (const sub of activeSubscriptionsOfFeed(ctx.db, feed.id, 'subscription.entries')) {
+  for (const sub of await activeSubscriptionsOfFeed(ctx.db, feed.id, 'subscription.entries')) {
     const own = entries.filter((e) => e.firstSeenAt >= sub.created_at).map((e) => e.entry);
     if (own.length === 0) continue;
-    count += queueEntriesFor(ctx, sub, { feed, meta }, own, now);
+    count += await queueEntriesFor(ctx, sub, { feed, meta }, own, now);
   }
   return count;
 }
 
 /** Queues the events carrying `entries` (document order: newest first) to one subscription that receives their type,
  *  and records which entries each event carries (the trace reads it); returns how many events. */
-export function queueEntriesFor(
+export async function queueEntriesFor(
   ctx: Ctx,
   sub: SubscriptionRow,
   source: {
@@ -65,10 +65,10 @@ export function queueEntriesFor(
   entries: EventEntry[],
   now: Date,
   kind: { type?: EntriesEventType; backfill?: boolean } = {},
-): number {
+): Promise<number> {
   const ordered = deliveryOrder(entries);
   let built: BuiltEvent[] = [];
-  const count = queueSubscriptionEvents(
+  const count = await queueSubscriptionEvents(
     ctx,
     sub,
     kind.type ?? 'subscription.entries',
@@ -87,7 +87,7 @@ export function queueEntriesFor(
   let next = 0;
   for (const e of built) {
     const carried = ordered.slice(next, next + e.entryCount).map((entry) => entry.id);
-    recordEventEntries(ctx.db, sub.id, e.id, carried);
+    await recordEventEntries(ctx.db, sub.id, e.id, carried);
     next += e.entryCount;
   }
   return count;
@@ -110,7 +110,7 @@ export function eventFeed(
  *  subscription, across every event type), and advances the counter; returns how many. Call inside a transaction,
  *  for a subscription that receives `type` (activeSubscriptionsOfFeed): an event its endpoint filters out is never
  *  created, so it takes no sequence number and never waits in the subscription's line. */
-export function queueSubscriptionEvents(
+export async function queueSubscriptionEvents(
   ctx: Ctx,
   sub: SubscriptionRow,
   type: SubscriptionEventType,
@@ -118,11 +118,11 @@ export function queueSubscriptionEvents(
   build: (
     firstSequence: number,
   ) => (Pick<BuiltEvent, 'id' | 'sequence' | 'body'> & { entryCount?: number })[],
-): number {
+): Promise<number> {
   const built = build(sub.last_sequence + 1);
-  allocateSequences(ctx.db, sub.id, built.length);
+  await allocateSequences(ctx.db, sub.id, built.length);
   for (const e of built) {
-    insertEvent(
+    await insertEvent(
       ctx.db,
       {
         id: e.id,

@@ -32,12 +32,12 @@ type EventFeedSource = {
 
 /** Stores a document's entries (document order, newest first) as first seen at `firstSeenAt` by `via`, with what
  *  was done with them, then trims the feed's history to its bound. Entries stored already keep their facts. */
-export function recordHistory(
+export async function recordHistory(
   ctx: Ctx,
   feedId: string,
   entries: KeyedEntry[],
   facts: { firstSeenAt: string | ((e: KeyedEntry) => string); fate: HistoryFate; via: HistoryVia },
-): number {
+): Promise<number> {
   if (entries.length === 0) return 0;
   const r = ctx.config.retention;
   // Inserted oldest first, so that among entries first seen at the same time the newest has the highest rowid.
@@ -49,7 +49,7 @@ export function recordHistory(
   // ignored, and of the rest only the newest entry_history_per_feed can outlast the bound below, which would delete
   // the others at once. Neither is inserted, nor its JSON made: a large share of a release chunk's work otherwise.
   if (candidates.length > r.entry_history_per_feed) {
-    const stored = new Set(historyHashes(ctx.db, feedId).keys());
+    const stored = new Set((await historyHashes(ctx.db, feedId)).keys());
     // A key met again is ignored as well: the first one inserted stays.
     const fresh = candidates.filter((c) => !stored.has(c.e.key) && !!stored.add(c.e.key));
     const ranked = fresh
@@ -67,8 +67,8 @@ export function recordHistory(
     via: facts.via,
     fate: facts.fate,
   }));
-  const added = insertHistory(ctx.db, feedId, rows);
-  boundHistory(ctx.db, feedId, {
+  const added = await insertHistory(ctx.db, feedId, rows);
+  await boundHistory(ctx.db, feedId, {
     entries: r.entry_history_per_feed,
     bytes: r.entry_history_bytes_per_feed,
     floor: HISTORY_FLOOR,
@@ -79,14 +79,14 @@ export function recordHistory(
 /** The known entries of a document (not a baseline) whose title, summary, content or updated date changed since the
  *  stored version: the new version is stored, and returned as events carry it (at most once per key). Entries no
  *  longer in the history are not compared. */
-export function storeNewVersions(
+export async function storeNewVersions(
   ctx: Ctx,
   feedId: string,
   known: KeyedEntry[],
   now: Date,
-): EventEntry[] {
+): Promise<EventEntry[]> {
   if (known.length === 0) return [];
-  const stored = historyHashes(ctx.db, feedId);
+  const stored = await historyHashes(ctx.db, feedId);
   const changed: EventEntry[] = [];
   for (const k of known) {
     const before = stored.get(k.key);
@@ -96,7 +96,7 @@ export function storeNewVersions(
     // An undated entry keeps the date its first version was given (its first sighting).
     const event = toEventEntry(k.key, k.entry, new Date(before.first_seen_at));
     const entry = entryJson(event);
-    storeNewVersion(ctx.db, feedId, { key: k.key, entry, content_hash: hash }, now);
+    await storeNewVersion(ctx.db, feedId, { key: k.key, entry, content_hash: hash }, now);
     changed.push(JSON.parse(entry) as EventEntry);
   }
   return changed;
@@ -105,22 +105,22 @@ export function storeNewVersions(
 /** Queues subscription.entries_updated with the new versions for every active subscription of the feed that opted in
  *  (`updates`), created by the time the fetch that saw them began, whose endpoint receives the type; returns how many
  *  events. */
-export function queueEntryUpdates(
+export async function queueEntryUpdates(
   ctx: Ctx,
   source: EventFeedSource,
   entries: EventEntry[],
   seenAt: Date,
-): number {
+): Promise<number> {
   if (entries.length === 0) return 0;
   let count = 0;
   const seen = seenAt.toISOString();
-  for (const sub of activeSubscriptionsOfFeed(
+  for (const sub of await activeSubscriptionsOfFeed(
     ctx.db,
     source.feed.id,
     'subscription.entries_updated',
   )) {
     if (sub.updates !== 1 || sub.created_at > seen) continue;
-    count += queueEntriesFor(ctx, sub, source, entries, seenAt, {
+    count += await queueEntriesFor(ctx, sub, source, entries, seenAt, {
       type: 'subscription.entries_updated',
     });
   }
@@ -128,12 +128,12 @@ export function queueEntryUpdates(
 }
 
 /** One page of the feed's stored entries, newest first, as events carry them; `next` is the id to pass as `after`. */
-export function listHistory(
+export async function listHistory(
   ctx: Ctx,
   feedId: string,
   q: { limit: number; after?: string | undefined },
-): Page<RawJson> {
-  const rows = recentHistory(ctx.db, feedId, q.limit + 1, q.after);
+): Promise<Page<RawJson>> {
+  const rows = await recentHistory(ctx.db, feedId, q.limit + 1, q.after);
   const data = rows.slice(0, q.limit);
   return {
     data: data.map((r) => new RawJson(r.entry)),

@@ -22,7 +22,7 @@ import { buildTestEvent } from '../webhook/event.ts';
 import { sendWebhook } from '../webhook/send.ts';
 import { headersOf } from './endpoint-options.ts';
 import { signingSecrets, webhookHeaders } from '../webhook/sign.ts';
-import type { Ctx } from '../context.ts';
+import { transaction, type Ctx } from '../context.ts';
 import { requireEndpoint } from './endpoints.ts';
 import { chargeTestEvent } from './quotas.ts';
 
@@ -102,13 +102,13 @@ export function attemptView(
 
 /** One page of the application's events, newest first; filters by subscription, endpoint and status (400 for an
  *  unknown status). Another application's ids simply match nothing. */
-export function listEventViews(
+export async function listEventViews(
   ctx: Ctx,
   applicationId: string,
   q: PageQuery & EventFilters,
-): Page<EventView> {
+): Promise<Page<EventView>> {
   const status = validateStatus(q.status);
-  const page = listEvents(ctx.db, applicationId, {
+  const page = await listEvents(ctx.db, applicationId, {
     limit: q.limit,
     after: q.after,
     subscription: q.subscription,
@@ -120,41 +120,47 @@ export function listEventViews(
 }
 
 /** The application's event; 404 when unknown or another application's. */
-export function requireEvent(ctx: Ctx, applicationId: string, id: string): EventWithBody {
-  const row = getEvent(ctx.db, applicationId, id);
+export async function requireEvent(
+  ctx: Ctx,
+  applicationId: string,
+  id: string,
+): Promise<EventWithBody> {
+  const row = await getEvent(ctx.db, applicationId, id);
   if (!row) throw notFound('Event');
   return row;
 }
 
 /** The application's event with its payload and attempts; 404 when unknown or another application's. */
-export function requireEventDetail(ctx: Ctx, applicationId: string, id: string): EventDetailView {
-  const row = requireEvent(ctx, applicationId, id);
+export async function requireEventDetail(
+  ctx: Ctx,
+  applicationId: string,
+  id: string,
+): Promise<EventDetailView> {
+  const row = await requireEvent(ctx, applicationId, id);
   return {
     ...eventView(row),
     payload: new RawJson(row.body),
-    attempts: listAttempts(ctx.db, row.id).map(attemptView),
+    attempts: (await listAttempts(ctx.db, row.id)).map(attemptView),
   };
 }
 
 /** Queues a delivered, dead or failed event again: same webhook-id, byte-identical body, a fresh retry schedule, due now.
  *  It keeps its sequence, so it waits behind earlier undelivered events of its subscription and later ones wait for it.
  *  409 when it has not been tried yet or is being sent right now. */
-export function resendEvent(ctx: Ctx, applicationId: string, id: string): EventView {
+export async function resendEvent(ctx: Ctx, applicationId: string, id: string): Promise<EventView> {
   const now = ctx.clock.now();
-  const row = ctx.db
-    .transaction(() => {
-      const current = requireEvent(ctx, applicationId, id);
-      if (!requeueEvent(ctx.db, id, now)) {
-        const leased = current.lease_until !== null && current.lease_until > now.toISOString();
-        throw conflict(
-          leased
-            ? 'The event is being delivered right now; resend it once this attempt is recorded.'
-            : 'The event is already queued and has not been tried yet.',
-        );
-      }
-      return getEvent(ctx.db, applicationId, id)!;
-    })
-    .immediate();
+  const row = await transaction(ctx, async (tx) => {
+    const current = await requireEvent(tx, applicationId, id);
+    if (!(await requeueEvent(tx.db, id, now))) {
+      const leased = current.lease_until !== null && current.lease_until > now.toISOString();
+      throw conflict(
+        leased
+          ? 'The event is being delivered right now; resend it once this attempt is recorded.'
+          : 'The event is already queued and has not been tried yet.',
+      );
+    }
+    return (await getEvent(tx.db, applicationId, id))!;
+  });
   ctx.nudgeDeliverer();
   return eventView(row);
 }
@@ -169,13 +175,11 @@ export async function sendTestEvent(
   opts: { agent?: Dispatcher } = {},
 ): Promise<TestEventResult> {
   const now = ctx.clock.now();
-  const endpoint = ctx.db
-    .transaction(() => {
-      const found = requireEndpoint(ctx, applicationId, endpointId);
-      chargeTestEvent(ctx, applicationId, now);
-      return found;
-    })
-    .immediate();
+  const endpoint = await transaction(ctx, async (tx) => {
+    const found = await requireEndpoint(tx, applicationId, endpointId);
+    await chargeTestEvent(tx, applicationId, now);
+    return found;
+  });
   const timeoutMs = ctx.config.delivery.timeout_seconds * 1000;
   const agent =
     opts.agent ??
@@ -208,7 +212,7 @@ export async function sendTestEvent(
       error: result.error,
       response_body: result.responseBody,
     };
-    recordTestEvent(
+    await recordTestEvent(
       ctx,
       applicationId,
       endpointId,
@@ -223,7 +227,7 @@ export async function sendTestEvent(
 
 /** Stores a test event sent at `now` with its one attempt: delivered, or dead (a test is never retried). 404 when the
  *  endpoint was deleted while the test was being sent: there is nothing to record it against. */
-function recordTestEvent(
+async function recordTestEvent(
   ctx: Ctx,
   applicationId: string,
   endpointId: string,
@@ -234,31 +238,29 @@ function recordTestEvent(
     delivered: boolean;
   },
   now: Date,
-): void {
-  ctx.db
-    .transaction(() => {
-      requireEndpoint(ctx, applicationId, endpointId); // deleted while we waited: nothing to record it against
-      insertEvent(
-        ctx.db,
-        {
-          id: test.id,
-          application_id: applicationId,
-          endpoint_id: endpointId,
-          subscription_id: null,
-          type: 'endpoint.test',
-          sequence: null,
-          body: test.body,
-        },
-        now,
-      );
-      recordAttempt(
-        ctx.db,
-        { ...test.attempt, event_id: test.id, endpoint_id: endpointId },
-        { status: test.delivered ? 'delivered' : 'dead', nextAttemptAt: null },
-        ctx.clock.now(),
-      );
-    })
-    .immediate();
+): Promise<void> {
+  await transaction(ctx, async (tx) => {
+    await requireEndpoint(tx, applicationId, endpointId); // deleted while we waited: nothing to record it against
+    await insertEvent(
+      tx.db,
+      {
+        id: test.id,
+        application_id: applicationId,
+        endpoint_id: endpointId,
+        subscription_id: null,
+        type: 'endpoint.test',
+        sequence: null,
+        body: test.body,
+      },
+      now,
+    );
+    await recordAttempt(
+      tx.db,
+      { ...test.attempt, event_id: test.id, endpoint_id: endpointId },
+      { status: test.delivered ? 'delivered' : 'dead', nextAttemptAt: null },
+      tx.clock.now(),
+    );
+  });
 }
 
 /** The status filter; an empty parameter is none. */

@@ -57,8 +57,8 @@ export function healthTransitions(
 /** Queues the health events of the poll just stored for `before` (the feed as it was read in this transaction),
  *  records the outage alert, and returns how many events were queued. Call inside the poll transaction, after the
  *  outcome is recorded. */
-export function queueHealthEvents(ctx: Ctx, before: FeedRow, at: Date): number {
-  const after = getFeed(ctx.db, before.id);
+export async function queueHealthEvents(ctx: Ctx, before: FeedRow, at: Date): Promise<number> {
+  const after = await getFeed(ctx.db, before.id);
   if (!after) return 0;
   const { transitions, alert } = healthTransitions(
     before,
@@ -70,15 +70,22 @@ export function queueHealthEvents(ctx: Ctx, before: FeedRow, at: Date): number {
     alert.health_alert !== before.health_alert ||
     alert.health_alert_at !== before.health_alert_at
   )
-    recordHealthAlert(ctx.db, after.id, alert);
-  return transitions.reduce((n, tr) => n + queueFeedEvent(ctx, after, tr, at), 0);
+    await recordHealthAlert(ctx.db, after.id, alert);
+  let queued = 0;
+  for (const tr of transitions) queued += await queueFeedEvent(ctx, after, tr, at);
+  return queued;
 }
 
 /** A churn hold began when this poll held entries and the feed held none before them: queues feed.identity_hold with
  *  the count and how to release it; returns how many events were queued. Later polls that add to the hold send
  *  nothing. Call inside the poll transaction, after holding. */
-export function queueIdentityHold(ctx: Ctx, feed: FeedRow, newlyHeld: number, at: Date): number {
-  const held = countHeldEntries(ctx.db, feed.id);
+export async function queueIdentityHold(
+  ctx: Ctx,
+  feed: FeedRow,
+  newlyHeld: number,
+  at: Date,
+): Promise<number> {
+  const held = await countHeldEntries(ctx.db, feed.id);
   if (newlyHeld === 0 || held !== newlyHeld) return 0;
   const event: FeedHealthEvent = {
     type: 'feed.identity_hold',
@@ -97,12 +104,12 @@ export function queueIdentityHold(ctx: Ctx, feed: FeedRow, newlyHeld: number, at
 /** A poll held the feed for its application's storage budget, and it was not held before: queues feed.over_budget with
  *  what the application keeps and its budget, to the subscriptions created by `at` (when the fetch began). Returns
  *  how many events were queued. Call inside the poll transaction, after recording the hold. */
-export function queueOverBudget(
+export async function queueOverBudget(
   ctx: Ctx,
   feed: FeedRow,
   usage: { used: number; budget: number },
   at: Date,
-): number {
+): Promise<number> {
   const event: FeedHealthEvent = {
     type: 'feed.over_budget',
     held_at: at.toISOString(),
@@ -118,14 +125,14 @@ export function queueOverBudget(
  *  the feed any more): queues feed.within_budget to the subscriptions that existed when the hold began (`heldAt`), as
  *  feed.recovered follows feed.failing. Returns how many events were queued. Call inside the poll transaction, after
  *  storing. */
-export function queueWithinBudget(
+export async function queueWithinBudget(
   ctx: Ctx,
   feedId: string,
   heldAt: string,
   usage: { used: number; budget: number },
   at: Date,
-): number {
-  const feed = getFeed(ctx.db, feedId);
+): Promise<number> {
+  const feed = await getFeed(ctx.db, feedId);
   if (!feed) return 0;
   const event: FeedHealthEvent = {
     type: 'feed.within_budget',
@@ -137,11 +144,16 @@ export function queueWithinBudget(
 }
 
 /** One event of the transition per active subscription created by `since` whose endpoint receives its type. */
-function queueFeedEvent(ctx: Ctx, feed: FeedRow, tr: HealthTransition, now: Date): number {
+async function queueFeedEvent(
+  ctx: Ctx,
+  feed: FeedRow,
+  tr: HealthTransition,
+  now: Date,
+): Promise<number> {
   let count = 0;
-  for (const sub of activeSubscriptionsOfFeed(ctx.db, feed.id, tr.event.type)) {
+  for (const sub of await activeSubscriptionsOfFeed(ctx.db, feed.id, tr.event.type)) {
     if (sub.created_at > tr.since) continue;
-    count += queueSubscriptionEvents(ctx, sub, tr.event.type, now, (sequence) => {
+    count += await queueSubscriptionEvents(ctx, sub, tr.event.type, now, (sequence) => {
       const body = buildHealthEvent({
         event: tr.event,
         subscription: { id: sub.id, url: sub.url, metadata: sub.metadata },

@@ -22,7 +22,7 @@ import {
 import { listFeedsOfApplication } from '../store/feeds-list.ts';
 import type { Page } from '../store/page.ts';
 import { applicationUsesFeed, feedHasActiveSubscription } from '../store/subscriptions.ts';
-import type { Ctx } from '../context.ts';
+import { transaction, type Ctx } from '../context.ts';
 import { CHUNK_ROWS, nextTurn } from './chunks.ts';
 import { queueEntryEvents, toEventEntry } from './entry-events.ts';
 import { recordHistory } from './entry-history.ts';
@@ -73,14 +73,18 @@ export const IdentityChangeInput = v.strictObject({
 });
 
 /** The feed view for an application that has a subscription to it; 404 otherwise. */
-export function requireFeedView(ctx: Ctx, applicationId: string, id: string): FeedView {
-  const feed = getFeed(ctx.db, id);
-  if (!feed || !applicationUsesFeed(ctx.db, applicationId, id)) throw notFound('Feed');
+export async function requireFeedView(
+  ctx: Ctx,
+  applicationId: string,
+  id: string,
+): Promise<FeedView> {
+  const feed = await getFeed(ctx.db, id);
+  if (!feed || !(await applicationUsesFeed(ctx.db, applicationId, id))) throw notFound('Feed');
   return feedView(
     feed,
-    countHeldEntries(ctx.db, id),
-    pushView(ctx, feed),
-    budgetHoldView(ctx, feed),
+    await countHeldEntries(ctx.db, id),
+    await pushView(ctx, feed),
+    await budgetHoldView(ctx, feed),
   );
 }
 
@@ -96,12 +100,12 @@ export async function resolveIdentityChange(
   id: string,
   input: unknown,
 ): Promise<FeedView & { released: number; events: number }> {
-  requireFeedView(ctx, applicationId, id);
+  await requireFeedView(ctx, applicationId, id);
   const body = validate(IdentityChangeInput, input);
   const until = ctx.clock.now().toISOString();
   const result = { released: 0, events: 0 };
   for (;;) {
-    const step = ctx.db.transaction(() => releaseChunk(ctx, id, body.action, until)).immediate();
+    const step = await transaction(ctx, async (tx) => releaseChunk(tx, id, body.action, until));
     if (step.released === 0 && result.released === 0)
       throw conflict('This feed holds no entries: its identity has not changed.');
     result.released += step.released;
@@ -110,21 +114,21 @@ export async function resolveIdentityChange(
     if (step.released < CHUNK_ROWS) break;
     await nextTurn();
   }
-  return { ...requireFeedView(ctx, applicationId, id), ...result };
+  return { ...(await requireFeedView(ctx, applicationId, id)), ...result };
 }
 
 /** Releases the last CHUNK_ROWS entries (in document order) held at or before `until`; the hold ends with its last. */
-function releaseChunk(
+async function releaseChunk(
   ctx: Ctx,
   id: string,
   action: 'deliver' | 'discard',
   until: string,
-): { released: number; events: number } {
-  const feed = getFeed(ctx.db, id);
-  const held = feed ? heldEntriesFromEnd(ctx.db, id, until, CHUNK_ROWS).reverse() : [];
+): Promise<{ released: number; events: number }> {
+  const feed = await getFeed(ctx.db, id);
+  const held = feed ? (await heldEntriesFromEnd(ctx.db, id, until, CHUNK_ROWS)).reverse() : [];
   if (!feed || held.length === 0) return { released: 0, events: 0 };
   const now = ctx.clock.now();
-  const added = recordKeys(
+  const added = await recordKeys(
     ctx.db,
     id,
     held.map((h) => ({ key: h.key, fingerprint: h.fingerprint })),
@@ -132,7 +136,7 @@ function releaseChunk(
   );
   const events =
     action === 'deliver'
-      ? queueEntryEvents(
+      ? await queueEntryEvents(
           ctx,
           feed,
           feed,
@@ -144,7 +148,7 @@ function releaseChunk(
         )
       : 0;
   const heldAt = new Map(held.map((h) => [h.key, h.held_at]));
-  recordHistory(
+  await recordHistory(
     ctx,
     id,
     held.map((h) => {
@@ -157,12 +161,12 @@ function releaseChunk(
       via: 'poll',
     },
   );
-  deleteHeldEntries(
+  await deleteHeldEntries(
     ctx.db,
     id,
     held.map((h) => h.key),
   );
-  recordHoldReleased(ctx.db, id, added, now);
+  await recordHoldReleased(ctx.db, id, added, now);
   return { released: held.length, events };
 }
 
@@ -207,23 +211,29 @@ export function feedView(
 }
 
 /** One page of the feeds the application's subscriptions use, newest first, optionally of some statuses. */
-export function listApplicationFeeds(
+export async function listApplicationFeeds(
   ctx: Ctx,
   applicationId: string,
   q: { limit: number; after?: string | undefined; statuses?: FeedStatus[] | undefined },
-): Page<FeedView & { subscription_count: number }> {
-  const page = listFeedsOfApplication(ctx.db, applicationId, q);
-  return {
-    data: page.data.map((f) => ({
-      ...feedView(f, f.held_entries, pushView(ctx, f), budgetHoldView(ctx, f)),
+): Promise<Page<FeedView & { subscription_count: number }>> {
+  const page = await listFeedsOfApplication(ctx.db, applicationId, q);
+  const data: (FeedView & { subscription_count: number })[] = [];
+  for (const f of page.data)
+    data.push({
+      ...feedView(f, f.held_entries, await pushView(ctx, f), await budgetHoldView(ctx, f)),
       subscription_count: f.subscription_count,
-    })),
+    });
+  return {
+    data,
     next: page.next,
   };
 }
 
 /** How many of the application's feeds are in each status. */
-export function countApplicationFeeds(ctx: Ctx, applicationId: string): Record<FeedStatus, number> {
+export async function countApplicationFeeds(
+  ctx: Ctx,
+  applicationId: string,
+): Promise<Record<FeedStatus, number>> {
   return countFeedsOfApplication(ctx.db, applicationId);
 }
 
@@ -243,11 +253,11 @@ export const FeedStatusFilter = v.optional(
 
 /** One page of the application's feeds (GET /v1/feeds), newest first, optionally of one status; 400 for an unknown
  *  status. */
-export function listFeedsFromQuery(
+export async function listFeedsFromQuery(
   ctx: Ctx,
   applicationId: string,
   q: { limit: number; after?: string | undefined; status?: string | undefined },
-): Page<FeedView & { subscription_count: number }> {
+): Promise<Page<FeedView & { subscription_count: number }>> {
   // An empty parameter is none.
   const result = v.safeParse(FeedStatusFilter, q.status === '' ? undefined : q.status);
   if (!result.success)
@@ -265,28 +275,30 @@ export function listFeedsFromQuery(
  *  gone feed is polled again. A shared feed is fetched on request at most once per poll.min_interval_seconds, whoever
  *  asks: sooner answers 429 with the wait. 404 for a feed the application does not use; 409 when no subscription of
  *  the feed is active (it is not polled). */
-export function requestFeedRefresh(ctx: Ctx, applicationId: string, id: string): FeedView {
-  requireFeedView(ctx, applicationId, id);
+export async function requestFeedRefresh(
+  ctx: Ctx,
+  applicationId: string,
+  id: string,
+): Promise<FeedView> {
+  await requireFeedView(ctx, applicationId, id);
   const now = ctx.clock.now();
   const minSeconds = ctx.config.poll.min_interval_seconds;
-  ctx.db
-    .transaction(() => {
-      const feed = getFeed(ctx.db, id)!;
-      if (!feedHasActiveSubscription(ctx.db, id))
-        throw conflict(
-          'No subscription of this feed is active, so it is not polled: resume one (PATCH /v1/subscriptions/:id {"status": "active"}) first.',
-        );
-      const wait = refreshWaitSeconds(feed.last_polled_at, now, minSeconds);
-      if (wait > 0)
-        throw tooManyRequests(
-          'feed_refresh',
-          1,
-          wait,
-          `The feed was fetched less than poll.min_interval_seconds (${minSeconds} s) ago; a refresh may fetch it again in ${wait} s.`,
-        );
-      makeFeedDueNow(ctx.db, id, now);
-    })
-    .immediate();
+  await transaction(ctx, async (tx) => {
+    const feed = (await getFeed(tx.db, id))!;
+    if (!(await feedHasActiveSubscription(tx.db, id)))
+      throw conflict(
+        'No subscription of this feed is active, so it is not polled: resume one (PATCH /v1/subscriptions/:id {"status": "active"}) first.',
+      );
+    const wait = refreshWaitSeconds(feed.last_polled_at, now, minSeconds);
+    if (wait > 0)
+      throw tooManyRequests(
+        'feed_refresh',
+        1,
+        wait,
+        `The feed was fetched less than poll.min_interval_seconds (${minSeconds} s) ago; a refresh may fetch it again in ${wait} s.`,
+      );
+    await makeFeedDueNow(tx.db, id, now);
+  });
   ctx.nudgePoller();
   return requireFeedView(ctx, applicationId, id);
 }

@@ -12,7 +12,7 @@ import {
   type ApiKeyListed,
 } from '../store/api-keys.ts';
 import { touchSession } from '../store/sessions.ts';
-import type { Ctx } from '../context.ts';
+import { transaction, type Ctx } from '../context.ts';
 
 export const KEY_PREFIX = 'fsk_';
 
@@ -22,49 +22,47 @@ export function hashKey(key: string): string {
 }
 
 /** Creates the application if needed and a new key for it; the returned `key` is the only copy. */
-export function createKey(
+export async function createKey(
   ctx: Ctx,
   appName: string,
   label: string | null,
-): { key: string; id: string; application: Application } {
+): Promise<{ key: string; id: string; application: Application }> {
   const now = ctx.clock.now();
   const key = KEY_PREFIX + randomBytes(32).toString('base64url');
-  return ctx.db
-    .transaction(() => {
-      const application = upsertApplication(ctx.db, appName, now);
-      const id = newId(now);
-      insertApiKey(ctx.db, {
-        id,
-        application_id: application.id,
-        name: label,
-        prefix: key.slice(0, 12),
-        hash: hashKey(key),
-        created_at: now.toISOString(),
-      });
-      return { key, id, application };
-    })
-    .immediate();
+  return await transaction(ctx, async (tx) => {
+    const application = await upsertApplication(tx.db, appName, now);
+    const id = newId(now);
+    await insertApiKey(tx.db, {
+      id,
+      application_id: application.id,
+      name: label,
+      prefix: key.slice(0, 12),
+      hash: hashKey(key),
+      created_at: now.toISOString(),
+    });
+    return { key, id, application };
+  });
 }
 
 /** Every key, without secrets. */
-export function listKeys(ctx: Ctx): ApiKeyListed[] {
+export async function listKeys(ctx: Ctx): Promise<ApiKeyListed[]> {
   return listApiKeys(ctx.db);
 }
 
 /** Revokes a key and ends its dashboard sessions; false when no live key has this id. */
-export function revokeKey(ctx: Ctx, id: string): boolean {
+export async function revokeKey(ctx: Ctx, id: string): Promise<boolean> {
   return revokeApiKey(ctx.db, id, ctx.clock.now());
 }
 
 /** The application and key id for a presented key, or undefined for a missing, unknown or revoked key. */
-export function authenticate(
+export async function authenticate(
   ctx: Ctx,
   presented: string | undefined,
-): { applicationId: string; keyId: string } | undefined {
+): Promise<{ applicationId: string; keyId: string } | undefined> {
   if (!presented) return undefined;
   const key = presented.replace(/^Bearer\s+/i, '').trim();
   if (!key.startsWith(KEY_PREFIX)) return undefined;
-  const row = findLiveKeyByHash(ctx.db, hashKey(key));
+  const row = await findLiveKeyByHash(ctx.db, hashKey(key));
   if (!row) return undefined;
   noteUse(ctx.lastUses.keys, row.id, ctx.clock.now().toISOString());
   return { applicationId: row.application_id, keyId: row.id };
@@ -82,16 +80,14 @@ export function noteUse(uses: Map<string, string>, id: string, at: string): void
 
 /** Writes the noted uses (keys' last_used_at, sessions' idle clocks) in one transaction, then forgets them; returns
  *  how many. When the write fails it throws and keeps them for the next flush. */
-export function flushLastUses(ctx: Ctx): number {
+export async function flushLastUses(ctx: Ctx): Promise<number> {
   const { keys, sessions } = ctx.lastUses;
   const count = keys.size + sessions.size;
   if (count === 0) return 0;
-  ctx.db
-    .transaction(() => {
-      for (const [id, at] of keys) recordKeyUse(ctx.db, id, at);
-      for (const [idHash, at] of sessions) touchSession(ctx.db, idHash, at);
-    })
-    .immediate();
+  await transaction(ctx, async (tx) => {
+    for (const [id, at] of keys) await recordKeyUse(tx.db, id, at);
+    for (const [idHash, at] of sessions) await touchSession(tx.db, idHash, at);
+  });
   keys.clear();
   sessions.clear();
   return count;

@@ -2,7 +2,7 @@
 // noted since the last write, sorted by hour and feed, in short transactions. An upsert per poll would write a page of
 // the table for nearly every poll (each feed's row of the hour sits somewhere else); written sorted, a minute of polls
 // fills the hour's range page after page. A crash loses the counts of the polls since the last write, nothing else.
-import type { Ctx, PollCount, PollCounts } from '../context.ts';
+import { transaction, type Ctx, type PollCount, type PollCounts } from '../context.ts';
 import {
   addPollCounts,
   hourOf,
@@ -53,11 +53,9 @@ export async function writePollCounts(ctx: Ctx): Promise<number> {
     for (let i = 0; i < sorted.length; i += CHUNK_ROWS) {
       if (i > 0) await nextTurn();
       const keys = sorted.slice(i, i + CHUNK_ROWS);
-      ctx.db
-        .transaction(() => {
-          for (const key of keys) addPollCounts(ctx.db, counts.writing.get(key)!);
-        })
-        .immediate();
+      await transaction(ctx, async (tx) => {
+        for (const key of keys) await addPollCounts(tx.db, counts.writing.get(key)!);
+      });
       for (const key of keys) counts.writing.delete(key);
       written += keys.length;
     }
@@ -69,8 +67,12 @@ export async function writePollCounts(ctx: Ctx): Promise<number> {
 }
 
 /** The feed's rows of `hours`, with the counts noted and not yet written added in: what the chart shows. */
-export function feedPollHours(ctx: Ctx, feedId: string, hours: readonly string[]): PollHourRow[] {
-  const rows = new Map(pollHours(ctx.db, feedId, hours).map((r) => [r.hour, { ...r }]));
+export async function feedPollHours(
+  ctx: Ctx,
+  feedId: string,
+  hours: readonly string[],
+): Promise<PollHourRow[]> {
+  const rows = new Map((await pollHours(ctx.db, feedId, hours)).map((r) => [r.hour, { ...r }]));
   for (const hour of hours)
     for (const held of [ctx.pollCounts.writing, ctx.pollCounts.noted]) {
       const count = held.get(`${hour} ${feedId}`);

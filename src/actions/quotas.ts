@@ -18,28 +18,28 @@ import { applicationUsesFeed, countApplicationSubscriptions } from '../store/sub
 export const HELD_QUOTA_RETRY_SECONDS = 3600;
 
 /** 429 unless the application may have one more endpoint. Call inside the transaction that inserts it. */
-export function checkEndpointQuota(ctx: Ctx, applicationId: string): void {
-  checkHeld(ctx, 'endpoints_per_application', 'endpoints', () =>
+export async function checkEndpointQuota(ctx: Ctx, applicationId: string): Promise<void> {
+  await checkHeld(ctx, 'endpoints_per_application', 'endpoints', () =>
     countApplicationEndpoints(ctx.db, applicationId),
   );
 }
 
 /** 429 unless the application may have one more subscription. Call inside the transaction that inserts it. */
-export function checkSubscriptionQuota(ctx: Ctx, applicationId: string): void {
-  checkHeld(ctx, 'subscriptions_per_application', 'subscriptions', () =>
+export async function checkSubscriptionQuota(ctx: Ctx, applicationId: string): Promise<void> {
+  await checkHeld(ctx, 'subscriptions_per_application', 'subscriptions', () =>
     countApplicationSubscriptions(ctx.db, applicationId),
   );
 }
 
 /** 429 when `count()` of what the application holds has reached its quota; the detail says what to delete. */
-function checkHeld(
+async function checkHeld(
   ctx: Ctx,
   quota: 'endpoints_per_application' | 'subscriptions_per_application',
   things: string,
-  count: () => number,
-): void {
+  count: () => Promise<number>,
+): Promise<void> {
   const limit = ctx.config.quotas[quota];
-  if (limit === 0 || count() < limit) return;
+  if (limit === 0 || (await count()) < limit) return;
   throw tooManyRequests(
     quota,
     limit,
@@ -52,13 +52,18 @@ function checkHeld(
  *  it was counted within the hour (unsubscribing and subscribing again is free) — and answers 429 once the hour's are
  *  spent. Call inside the transaction that inserts the subscription, after the feed record is found or made: a refusal
  *  rolls that back. Each new feed URL is a first fetch within a second, to a host of the client's choosing. */
-export function chargeNewFeedUrl(ctx: Ctx, applicationId: string, feedId: string, now: Date): void {
+export async function chargeNewFeedUrl(
+  ctx: Ctx,
+  applicationId: string,
+  feedId: string,
+  now: Date,
+): Promise<void> {
   const limit = ctx.config.quotas.new_feed_urls_per_hour;
-  if (limit === 0 || applicationUsesFeed(ctx.db, applicationId, feedId)) return;
+  if (limit === 0 || (await applicationUsesFeed(ctx.db, applicationId, feedId))) return;
   const window = { quota: 'new_feed_urls_per_hour', limit, ms: 3600_000 };
   const since = new Date(now.getTime() - window.ms).toISOString();
-  if (usedQuotaOn(ctx.db, applicationId, window.quota, feedId, since)) return;
-  chargeWindow(ctx, applicationId, window, { subject: feedId, amount: 1 }, now, (wait) =>
+  if (await usedQuotaOn(ctx.db, applicationId, window.quota, feedId, since)) return;
+  await chargeWindow(ctx, applicationId, window, { subject: feedId, amount: 1 }, now, (wait) =>
     [
       `The application subscribed to ${limit} feed URLs it did not have within the last hour, its limit (quotas.new_feed_urls_per_hour).`,
       `Subscribing to a feed URL it already has is not limited; a new one is possible again in ${wait} s.`,
@@ -68,11 +73,11 @@ export function chargeNewFeedUrl(ctx: Ctx, applicationId: string, feedId: string
 
 /** Counts one test event sent now and answers 429 once the minute's are spent. Call before sending it: a test is a
  *  signed POST to a URL of the client's choosing, so the count must hold even while earlier tests are still waiting. */
-export function chargeTestEvent(ctx: Ctx, applicationId: string, now: Date): void {
+export async function chargeTestEvent(ctx: Ctx, applicationId: string, now: Date): Promise<void> {
   const limit = ctx.config.quotas.test_events_per_minute;
   if (limit === 0) return;
   const window = { quota: 'test_events_per_minute', limit, ms: 60_000 };
-  chargeWindow(
+  await chargeWindow(
     ctx,
     applicationId,
     window,
@@ -88,43 +93,60 @@ export function chargeTestEvent(ctx: Ctx, applicationId: string, now: Date): voi
  *  asked, whether or not the feed has that many: a feed not fetched yet has no history to count, and what a request
  *  costs is then known before it is made. Each entry is read from the history and sent to a URL of the client's
  *  choosing, so a create and delete loop would otherwise send a feed's history again and again. */
-export function chargeBackfill(ctx: Ctx, applicationId: string, entries: number, now: Date): void {
+export async function chargeBackfill(
+  ctx: Ctx,
+  applicationId: string,
+  entries: number,
+  now: Date,
+): Promise<void> {
   const limit = ctx.config.quotas.backfill_entries_per_hour;
   if (limit === 0 || entries === 0) return;
   const window = { quota: 'backfill_entries_per_hour', limit, ms: 3600_000 };
-  chargeWindow(ctx, applicationId, window, { subject: null, amount: entries }, now, (wait, used) =>
-    entries > limit
-      ? `A backfill of ${entries} entries is more than quotas.backfill_entries_per_hour allows in an hour (${limit}); ask for at most ${limit}.`
-      : [
-          `The application's backfills asked for ${used} entries within the last hour; its limit is ${limit} (quotas.backfill_entries_per_hour), so ${limit - used} are left this hour.`,
-          `Ask for at most ${limit - used}, or for ${entries} again in ${wait} s.`,
-        ].join(' '),
+  await chargeWindow(
+    ctx,
+    applicationId,
+    window,
+    { subject: null, amount: entries },
+    now,
+    (wait, used) =>
+      entries > limit
+        ? `A backfill of ${entries} entries is more than quotas.backfill_entries_per_hour allows in an hour (${limit}); ask for at most ${limit}.`
+        : [
+            `The application's backfills asked for ${used} entries within the last hour; its limit is ${limit} (quotas.backfill_entries_per_hour), so ${limit - used} are left this hour.`,
+            `Ask for at most ${limit - used}, or for ${entries} again in ${wait} s.`,
+          ].join(' '),
   );
 }
 
 /** A sliding window over quota_usage, (now - window, now]: forget the application's uses before it, refuse when
  *  `use.amount` more would pass `limit`, else record this use. Every use counts at least 1, so rows per application
  *  and quota never exceed the limit. `detail` is given the wait and what the window holds. */
-function chargeWindow(
+async function chargeWindow(
   ctx: Ctx,
   applicationId: string,
   window: { quota: string; limit: number; ms: number },
   use: { subject: string | null; amount: number },
   now: Date,
   detail: (waitSeconds: number, used: number) => string,
-): void {
+): Promise<void> {
   const since = new Date(now.getTime() - window.ms).toISOString();
-  pruneQuotaUsage(ctx.db, applicationId, window.quota, since);
-  const used = countQuotaUsage(ctx.db, applicationId, window.quota, since);
+  await pruneQuotaUsage(ctx.db, applicationId, window.quota, since);
+  const used = await countQuotaUsage(ctx.db, applicationId, window.quota, since);
   if (used + use.amount > window.limit) {
-    const opensAt = roomAt(ctx, applicationId, window, since, used + use.amount - window.limit);
+    const opensAt = await roomAt(
+      ctx,
+      applicationId,
+      window,
+      since,
+      used + use.amount - window.limit,
+    );
     const wait = Math.max(
       1,
       Math.ceil(((opensAt ?? now.getTime() + window.ms) - now.getTime()) / 1000),
     );
     throw tooManyRequests(window.quota, window.limit, wait, detail(wait, used));
   }
-  recordQuotaUsage(ctx.db, {
+  await recordQuotaUsage(ctx.db, {
     application_id: applicationId,
     quota: window.quota,
     subject: use.subject,
@@ -135,15 +157,15 @@ function chargeWindow(
 
 /** When the window has left enough of its uses (oldest first) to free `needed`: when the use that frees the last of it
  *  leaves the window; undefined when all of them would not free it (a use larger than the limit). */
-function roomAt(
+async function roomAt(
   ctx: Ctx,
   applicationId: string,
   window: { quota: string; ms: number },
   since: string,
   needed: number,
-): number | undefined {
+): Promise<number | undefined> {
   let freed = 0;
-  for (const use of quotaUsesSince(ctx.db, applicationId, window.quota, since)) {
+  for (const use of await quotaUsesSince(ctx.db, applicationId, window.quota, since)) {
     freed += use.amount ?? 1;
     if (freed >= needed) return Date.parse(use.used_at) + window.ms;
   }

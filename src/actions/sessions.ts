@@ -7,7 +7,7 @@ import {
   findLiveSession,
   insertSession,
 } from '../store/sessions.ts';
-import type { Ctx } from '../context.ts';
+import { transaction, type Ctx } from '../context.ts';
 import { authenticate, flushLastUses, noteUse } from './keys.ts';
 
 /** What a signed-in page knows about its viewer. */
@@ -34,58 +34,63 @@ function idleCutoff(ctx: Ctx): string {
 }
 
 /** Starts a session for a live API key; `token` goes in the cookie and is never stored. Undefined for a bad key. */
-export function signIn(
+export async function signIn(
   ctx: Ctx,
   presentedKey: string,
-): { token: string; session: DashboardSession } | undefined {
-  const who = authenticate(ctx, presentedKey.trim());
+): Promise<{ token: string; session: DashboardSession } | undefined> {
+  const who = await authenticate(ctx, presentedKey.trim());
   if (!who) return undefined;
   const token = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(32).toString('base64url');
   const now = ctx.clock.now().toISOString();
   const idHash = hashToken(token);
-  flushLastUses(ctx); // the idle clocks in memory first, so no session in use is taken for idle below
-  ctx.db
-    .transaction(() => {
-      deleteIdleSessions(ctx.db, idleCutoff(ctx));
-      deleteSessionsBeyond(ctx.db, who.keyId, MAX_SESSIONS_PER_KEY - 1);
-      insertSession(ctx.db, {
-        id_hash: idHash,
-        application_id: who.applicationId,
-        api_key_id: who.keyId,
-        csrf_token: csrfToken,
-        created_at: now,
-        last_seen_at: now,
-      });
-    })
-    .immediate();
-  const live = findLiveSession(ctx.db, idHash, idleCutoff(ctx))!;
+  await flushLastUses(ctx); // the idle clocks in memory first, so no session in use is taken for idle below
+  await transaction(ctx, async (tx) => {
+    await deleteIdleSessions(tx.db, idleCutoff(tx));
+    await deleteSessionsBeyond(tx.db, who.keyId, MAX_SESSIONS_PER_KEY - 1);
+    await insertSession(tx.db, {
+      id_hash: idHash,
+      application_id: who.applicationId,
+      api_key_id: who.keyId,
+      csrf_token: csrfToken,
+      created_at: now,
+      last_seen_at: now,
+    });
+  });
+  const live = (await findLiveSession(ctx.db, idHash, idleCutoff(ctx)))!;
   return { token, session: toSession(live) };
 }
 
 /** Deletes the sessions idle past dashboard.session_idle_minutes (maintenance); returns how many. The uses noted in
  *  memory are written first, so a session in use is never taken for idle. */
-export function expireIdleSessions(ctx: Ctx): number {
-  flushLastUses(ctx);
+export async function expireIdleSessions(ctx: Ctx): Promise<number> {
+  await flushLastUses(ctx);
   return deleteIdleSessions(ctx.db, idleCutoff(ctx));
 }
 
 /** The session a cookie token names, when it exists, is not idle past dashboard.session_idle_minutes and its key is live. */
-export function resumeSession(ctx: Ctx, token: string | undefined): DashboardSession | undefined {
+export async function resumeSession(
+  ctx: Ctx,
+  token: string | undefined,
+): Promise<DashboardSession | undefined> {
   if (!token || token.length > 200) return undefined;
   const idHash = hashToken(token);
   const cutoff = idleCutoff(ctx);
   // The idle clock is the later of last_seen_at and a use noted since the last flush (actions/keys.ts noteUse).
   const noted = ctx.lastUses.sessions.get(idHash);
-  const live = findLiveSession(ctx.db, idHash, noted !== undefined && noted > cutoff ? '' : cutoff);
+  const live = await findLiveSession(
+    ctx.db,
+    idHash,
+    noted !== undefined && noted > cutoff ? '' : cutoff,
+  );
   if (!live) return undefined;
   noteUse(ctx.lastUses.sessions, idHash, ctx.clock.now().toISOString());
   return toSession(live);
 }
 
 /** Ends the session a cookie token names; harmless when it has already ended. */
-export function signOut(ctx: Ctx, token: string | undefined): void {
-  if (token) deleteSession(ctx.db, hashToken(token));
+export async function signOut(ctx: Ctx, token: string | undefined): Promise<void> {
+  if (token) await deleteSession(ctx.db, hashToken(token));
 }
 
 function toSession(row: {

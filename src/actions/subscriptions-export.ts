@@ -16,39 +16,44 @@ export const EXPORT_PAGE_SIZE = 200;
  *  title, else its URL; xmlUrl = the subscribed URL, never credentials; htmlUrl = the feed's site; paused ones
  *  marked `feedsubStatus="paused"`). The endpoint is checked here, before any chunk (404 when not the application's);
  *  the rows are read as the chunks are taken, one page per chunk, so the document is never held whole. */
-export function exportSubscriptionsOpml(
+export async function exportSubscriptionsOpml(
   ctx: Ctx,
   applicationId: string,
   endpointId: string | undefined,
-): Iterable<string> {
-  const only = endpointId === undefined ? null : requireOwnEndpoint(ctx, applicationId, endpointId);
+): Promise<AsyncIterable<string>> {
+  const only =
+    endpointId === undefined ? null : await requireOwnEndpoint(ctx, applicationId, endpointId);
   const endpoints = only ? [only] : allEndpoints(ctx, applicationId);
   const title = only ? `feedsub subscriptions of ${only.title}` : 'feedsub subscriptions';
   return opmlChunks(title, ctx.clock.now(), folders(ctx, applicationId, endpoints));
 }
 
-function* allEndpoints(ctx: Ctx, applicationId: string): Generator<EndpointRow> {
+async function* allEndpoints(ctx: Ctx, applicationId: string): AsyncGenerator<EndpointRow> {
   let after: string | undefined;
   do {
-    const page = listEndpoints(ctx.db, applicationId, { limit: EXPORT_PAGE_SIZE, after });
+    const page = await listEndpoints(ctx.db, applicationId, { limit: EXPORT_PAGE_SIZE, after });
     yield* page.data;
     after = page.next ?? undefined;
   } while (after !== undefined);
 }
 
-function* folders(
+async function* folders(
   ctx: Ctx,
   applicationId: string,
-  endpoints: Iterable<EndpointRow>,
-): Generator<OpmlFolderOut> {
-  for (const endpoint of endpoints)
+  endpoints: Iterable<EndpointRow> | AsyncIterable<EndpointRow>,
+): AsyncGenerator<OpmlFolderOut> {
+  for await (const endpoint of endpoints)
     yield { title: endpoint.title, pages: feedPages(ctx, applicationId, endpoint.id) };
 }
 
-function* feedPages(ctx: Ctx, applicationId: string, endpointId: string): Generator<OpmlFeedOut[]> {
+async function* feedPages(
+  ctx: Ctx,
+  applicationId: string,
+  endpointId: string,
+): AsyncGenerator<OpmlFeedOut[]> {
   let after: string | null = null;
   for (;;) {
-    const rows = exportSubscriptionsPage(
+    const rows = await exportSubscriptionsPage(
       ctx.db,
       applicationId,
       endpointId,

@@ -76,14 +76,14 @@ export async function importSubscriptions(
 ): Promise<ImportReport> {
   const body = validate(ImportSubscriptionsInput, input);
   const text = metadataText(body.metadata, raw.metadata); // 400 past 16 KiB, before anything is created
-  requireOwnEndpoint(ctx, applicationId, body.endpoint);
+  await requireOwnEndpoint(ctx, applicationId, body.endpoint);
   const feeds = body.opml;
   const metadata = body.metadata && text !== null ? { value: body.metadata, text } : undefined;
   const run: ImportRun = { ctx, applicationId, endpoint: body.endpoint, metadata, stop: null };
   const results: ImportResult[] = [];
   for (let i = 0; i < feeds.length; i++) {
     if (i > 0 && i % TURN === 0) await nextTurn();
-    results.push(importOne(run, feeds[i]!));
+    results.push(await importOne(run, feeds[i]!));
   }
   const counts = { created: 0, exists: 0, invalid: 0, refused: 0 };
   for (const r of results) counts[r.status]++;
@@ -101,7 +101,7 @@ type ImportRun = {
 };
 
 /** One outline's result. Validation comes first so an invalid URL reads `invalid` even after a quota stopped the run. */
-function importOne(run: ImportRun, feed: OpmlFeed): ImportResult {
+async function importOne(run: ImportRun, feed: OpmlFeed): Promise<ImportResult> {
   const shown = {
     url: feed.xmlUrl === null ? null : withoutCredentials(feed.xmlUrl),
     title: feed.title,
@@ -126,7 +126,7 @@ function importOne(run: ImportRun, feed: OpmlFeed): ImportResult {
     );
     if (issue) return failed(shown, 'refused', invalid([issue]));
     if (run.stop) return failed(shown, 'refused', run.stop);
-    const made = createSubscription(run.ctx, run.applicationId, input, {
+    const made = await createSubscription(run.ctx, run.applicationId, input, {
       metadata: run.metadata?.text,
     });
     return { ...shown, status: 'created', subscription: made.id };

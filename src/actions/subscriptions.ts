@@ -23,7 +23,7 @@ import {
   updateSubscription,
   type SubscriptionView,
 } from '../store/subscriptions.ts';
-import type { Ctx } from '../context.ts';
+import { transaction, type Ctx } from '../context.ts';
 import { BACKFILL_MAX, endSubscriptionBackfill } from './backfills.ts';
 import { retryHeldFeeds } from './budget.ts';
 import { EVENT_CHUNK, nextTurn } from './chunks.ts';
@@ -154,12 +154,12 @@ export function subscriptionView(row: SubscriptionView): SubscriptionApiView {
  *  404 for an endpoint that is not the application's; 409 with the existing id when the endpoint already receives
  *  this feed (the same URL, or a web page and the feed it announces; see findSubscriptionToSameFeed); 429 past the
  *  application's subscriptions, new feed URLs per hour or backfill entries per hour. */
-export function createSubscription(
+export async function createSubscription(
   ctx: Ctx,
   applicationId: string,
   input: unknown,
   raw: RawParts = {},
-): SubscriptionApiView {
+): Promise<SubscriptionApiView> {
   const body = validate(CreateSubscriptionInput, input);
   const metadata = metadataText(body.metadata, raw.metadata);
   const target = normalizeFeedUrl(body.url);
@@ -167,105 +167,105 @@ export function createSubscription(
   if (issue) throw invalid([issue]);
   const now = ctx.clock.now();
   const backfill = body.backfill ?? 0;
-  const id = ctx.db
-    .transaction(() => {
-      requireOwnEndpoint(ctx, applicationId, body.endpoint);
-      const existing = findSubscriptionToSameFeed(
-        ctx.db,
-        body.endpoint,
-        target.url,
-        target.credentialKey,
+  const id = await transaction(ctx, async (tx) => {
+    await requireOwnEndpoint(tx, applicationId, body.endpoint);
+    const existing = await findSubscriptionToSameFeed(
+      tx.db,
+      body.endpoint,
+      target.url,
+      target.credentialKey,
+    );
+    if (existing)
+      throw conflict(
+        'A subscription of this endpoint to this feed URL already exists (a web page and the feed it announces count as one feed).',
+        { existing_id: existing },
       );
-      if (existing)
-        throw conflict(
-          'A subscription of this endpoint to this feed URL already exists (a web page and the feed it announces count as one feed).',
-          { existing_id: existing },
-        );
-      checkSubscriptionQuota(ctx, applicationId);
-      const feed = upsertFeed(ctx.db, target.url, target.credentials, target.credentialKey, now);
-      chargeNewFeedUrl(ctx, applicationId, feed.id, now);
-      chargeBackfill(ctx, applicationId, backfill, now);
-      wakeFeed(ctx.db, feed.id, now); // a feed whose subscriptions were all paused or deleted is due again
-      const sid = newId(now);
-      insertSubscription(ctx.db, {
-        id: sid,
-        application_id: applicationId,
-        endpoint_id: body.endpoint,
-        feed_id: feed.id,
-        url: target.url,
-        metadata,
-        created_at: now.toISOString(),
-        updates: body.updates === true ? 1 : 0,
-        backfill,
-        // A feed others watch has its history now; a new one (or one waiting for a fresh baseline) has it then.
-        backfill_at: backfill > 0 && feed.baseline_at !== null ? now.toISOString() : null,
-      });
-      return sid;
-    })
-    .immediate();
+    await checkSubscriptionQuota(tx, applicationId);
+    const feed = await upsertFeed(tx.db, target.url, target.credentials, target.credentialKey, now);
+    await chargeNewFeedUrl(tx, applicationId, feed.id, now);
+    await chargeBackfill(tx, applicationId, backfill, now);
+    await wakeFeed(tx.db, feed.id, now); // a feed whose subscriptions were all paused or deleted is due again
+    const sid = newId(now);
+    await insertSubscription(tx.db, {
+      id: sid,
+      application_id: applicationId,
+      endpoint_id: body.endpoint,
+      feed_id: feed.id,
+      url: target.url,
+      metadata,
+      created_at: now.toISOString(),
+      updates: body.updates === true ? 1 : 0,
+      backfill,
+      // A feed others watch has its history now; a new one (or one waiting for a fresh baseline) has it then.
+      backfill_at: backfill > 0 && feed.baseline_at !== null ? now.toISOString() : null,
+    });
+    return sid;
+  });
   ctx.nudgePoller();
   if (backfill > 0) ctx.nudgeBackfiller();
-  return subscriptionView(getSubscription(ctx.db, applicationId, id)!);
+  return subscriptionView((await getSubscription(ctx.db, applicationId, id))!);
 }
 
 /** The application's subscription; 404 when unknown or another application's. */
-export function requireSubscription(ctx: Ctx, applicationId: string, id: string): SubscriptionView {
-  const row = getSubscription(ctx.db, applicationId, id);
+export async function requireSubscription(
+  ctx: Ctx,
+  applicationId: string,
+  id: string,
+): Promise<SubscriptionView> {
+  const row = await getSubscription(ctx.db, applicationId, id);
   if (!row) throw new ApiError(404, 'Not found', 'Subscription not found.');
   return row;
 }
 
 /** One page of subscriptions, newest first, optionally of one endpoint. */
-export function listSubscriptionViews(
+export async function listSubscriptionViews(
   ctx: Ctx,
   applicationId: string,
   q: PageQuery & { endpoint?: string | undefined },
-): Page<SubscriptionApiView> {
-  const page = listSubscriptions(ctx.db, applicationId, q);
+): Promise<Page<SubscriptionApiView>> {
+  const page = await listSubscriptions(ctx.db, applicationId, q);
   return { data: page.data.map(subscriptionView), next: page.next };
 }
 
 /** Changes metadata (null clears it), endpoint (another of the application's) or status (pause/resume). Pausing the
  *  feed's last active subscription restarts its baseline: entries seen while nothing was active are never sent.
  *  Pausing ends a backfill not queued yet, or not whole: a paused subscription gets nothing new. */
-export function updateSubscriptionFromInput(
+export async function updateSubscriptionFromInput(
   ctx: Ctx,
   applicationId: string,
   id: string,
   input: unknown,
   raw: RawParts = {},
-): SubscriptionApiView {
+): Promise<SubscriptionApiView> {
   const body = validate(UpdateSubscriptionInput, input);
   const patch: Parameters<typeof updateSubscription>[3] = {};
   if (body.metadata !== undefined) patch.metadata = metadataText(body.metadata, raw.metadata);
   if (body.status !== undefined) patch.status = body.status;
   if (body.updates !== undefined) patch.updates = body.updates ? 1 : 0;
-  const row = ctx.db
-    .transaction(() => {
-      const current = requireSubscription(ctx, applicationId, id);
-      if (body.status !== undefined && body.status !== current.status)
-        patch.pauses = notePause(current.pauses, body.status, ctx.clock.now());
-      if (body.endpoint !== undefined && body.endpoint !== current.endpoint_id) {
-        requireOwnEndpoint(ctx, applicationId, body.endpoint);
-        const ck = getFeed(ctx.db, current.feed_id)?.credential_key ?? '';
-        const existing = findSubscriptionToSameFeed(ctx.db, body.endpoint, current.url, ck);
-        if (existing)
-          throw conflict('That endpoint already has a subscription to this feed URL.', {
-            existing_id: existing,
-          });
-        patch.endpoint_id = body.endpoint;
-      }
-      const now = ctx.clock.now();
-      const row = updateSubscription(ctx.db, applicationId, id, patch, now)!;
-      if (patch.status === 'active') wakeFeed(ctx.db, current.feed_id, now);
-      if (patch.status === 'paused') {
-        endSubscriptionBackfill(ctx, id);
-        restartBaselineIfIdle(ctx.db, current.feed_id, now);
-        webSubFeedIdle(ctx.db, current.feed_id, now); // WebSub: unsubscribed from the hub at once
-      }
-      return row;
-    })
-    .immediate();
+  const row = await transaction(ctx, async (tx) => {
+    const current = await requireSubscription(tx, applicationId, id);
+    if (body.status !== undefined && body.status !== current.status)
+      patch.pauses = notePause(current.pauses, body.status, tx.clock.now());
+    if (body.endpoint !== undefined && body.endpoint !== current.endpoint_id) {
+      await requireOwnEndpoint(tx, applicationId, body.endpoint);
+      const ck = (await getFeed(tx.db, current.feed_id))?.credential_key ?? '';
+      const existing = await findSubscriptionToSameFeed(tx.db, body.endpoint, current.url, ck);
+      if (existing)
+        throw conflict('That endpoint already has a subscription to this feed URL.', {
+          existing_id: existing,
+        });
+      patch.endpoint_id = body.endpoint;
+    }
+    const now = tx.clock.now();
+    const row = (await updateSubscription(tx.db, applicationId, id, patch, now))!;
+    if (patch.status === 'active') await wakeFeed(tx.db, current.feed_id, now);
+    if (patch.status === 'paused') {
+      await endSubscriptionBackfill(tx, id);
+      await restartBaselineIfIdle(tx.db, current.feed_id, now);
+      await webSubFeedIdle(tx.db, current.feed_id, now); // WebSub: unsubscribed from the hub at once
+    }
+    return row;
+  });
   if (patch.status === 'active') {
     ctx.nudgeDeliverer();
     ctx.nudgePoller(); // a feed resumed after a pause takes its fresh baseline now, not at its next scheduled poll
@@ -284,38 +284,35 @@ export async function removeSubscription(
   applicationId: string,
   id: string,
 ): Promise<void> {
-  const large = ctx.db
-    .transaction(() => {
-      const current = requireSubscription(ctx, applicationId, id);
-      if (!hasMoreEventsThan(ctx.db, id, EVENT_CHUNK)) return false;
-      const now = ctx.clock.now();
-      updateSubscription(ctx.db, applicationId, id, { status: 'paused' }, now);
-      restartBaselineIfIdle(ctx.db, current.feed_id, now);
-      return true;
-    })
-    .immediate();
+  const large = await transaction(ctx, async (tx) => {
+    const current = await requireSubscription(tx, applicationId, id);
+    if (!(await hasMoreEventsThan(tx.db, id, EVENT_CHUNK))) return false;
+    const now = tx.clock.now();
+    await updateSubscription(tx.db, applicationId, id, { status: 'paused' }, now);
+    await restartBaselineIfIdle(tx.db, current.feed_id, now);
+    return true;
+  });
   if (large)
-    while (deleteSubscriptionEvents(ctx.db, id, EVENT_CHUNK) === EVENT_CHUNK) await nextTurn();
-  ctx.db
-    .transaction(() => {
-      const current = requireSubscription(ctx, applicationId, id);
-      const now = ctx.clock.now();
-      deleteSubscription(ctx.db, applicationId, id);
-      restartBaselineIfIdle(ctx.db, current.feed_id, now);
-      webSubFeedIdle(ctx.db, current.feed_id, now); // WebSub: unsubscribed from the hub at once
-      markFeedUnused(ctx.db, current.feed_id, now);
-    })
-    .immediate();
-  retryHeldFeeds(ctx, applicationId);
+    while ((await deleteSubscriptionEvents(ctx.db, id, EVENT_CHUNK)) === EVENT_CHUNK)
+      await nextTurn();
+  await transaction(ctx, async (tx) => {
+    const current = await requireSubscription(tx, applicationId, id);
+    const now = tx.clock.now();
+    await deleteSubscription(tx.db, applicationId, id);
+    await restartBaselineIfIdle(tx.db, current.feed_id, now);
+    await webSubFeedIdle(tx.db, current.feed_id, now); // WebSub: unsubscribed from the hub at once
+    await markFeedUnused(tx.db, current.feed_id, now);
+  });
+  await retryHeldFeeds(ctx, applicationId);
 }
 
 /** The application's endpoint; 404 naming the `endpoint` field when unknown or another application's. */
-export function requireOwnEndpoint(
+export async function requireOwnEndpoint(
   ctx: Ctx,
   applicationId: string,
   endpointId: string,
-): EndpointRow {
-  const row = getEndpoint(ctx.db, applicationId, endpointId);
+): Promise<EndpointRow> {
+  const row = await getEndpoint(ctx.db, applicationId, endpointId);
   if (!row) {
     throw new ApiError(404, 'Not found', 'Endpoint not found.', {
       errors: [{ path: 'endpoint', message: 'no endpoint with this id' }],

@@ -82,22 +82,22 @@ const KEY = /^[0-9a-f]{32}$/;
 /** The trace of the entry `query` names (its id, guid or URL) for the application's subscription; 404 for another
  *  application's subscription, 400 for an empty or over-long query. An entry feedsub knows nothing about answers
  *  decision "unknown", with the reason. */
-export function traceEntry(
+export async function traceEntry(
   ctx: Ctx,
   applicationId: string,
   subscriptionId: string,
   query: string | undefined,
-): TraceView {
-  const sub = requireSubscription(ctx, applicationId, subscriptionId);
+): Promise<TraceView> {
+  const sub = await requireSubscription(ctx, applicationId, subscriptionId);
   const parsed = v.safeParse(EntryQuery, query);
   if (!parsed.success)
     throw invalid(
       [{ path: 'entry', message: parsed.issues[0].message }],
       'The query string has invalid parameters.',
     );
-  const facts = entryFacts(ctx, sub.feed_id, parsed.output);
-  const events = facts.key === null ? [] : traceEvents(ctx, sub.id, facts.key);
-  const endpoint = getEndpoint(ctx.db, applicationId, sub.endpoint_id);
+  const facts = await entryFacts(ctx, sub.feed_id, parsed.output);
+  const events = facts.key === null ? [] : await traceEvents(ctx, sub.id, facts.key);
+  const endpoint = await getEndpoint(ctx.db, applicationId, sub.endpoint_id);
   const filtered =
     endpoint?.filter_types != null &&
     !(JSON.parse(endpoint.filter_types) as string[]).includes('subscription.entries');
@@ -123,8 +123,8 @@ type Facts = Pick<
 >;
 
 /** What the feed stores about the entry: its history row, else its held row, else only its key's first sighting. */
-function entryFacts(ctx: Ctx, feedId: string, query: string): Facts {
-  const stored = findHistory(ctx.db, feedId, query);
+async function entryFacts(ctx: Ctx, feedId: string, query: string): Promise<Facts> {
+  const stored = await findHistory(ctx.db, feedId, query);
   if (stored !== undefined)
     return {
       matched_by: stored.matched_by,
@@ -135,7 +135,7 @@ function entryFacts(ctx: Ctx, feedId: string, query: string): Facts {
       via: stored.via,
       fate: stored.fate,
     };
-  const held = findHeldEntry(ctx.db, feedId, query);
+  const held = await findHeldEntry(ctx.db, feedId, query);
   if (held !== undefined)
     return {
       matched_by: held.matched_by,
@@ -154,25 +154,28 @@ function entryFacts(ctx: Ctx, feedId: string, query: string): Facts {
     key: isKey ? query : null,
     key_source: null,
     entry: null,
-    first_seen_at: (isKey ? keyFirstSeen(ctx.db, feedId, query) : undefined) ?? null,
+    first_seen_at: (isKey ? await keyFirstSeen(ctx.db, feedId, query) : undefined) ?? null,
     via: null,
     fate: null,
   };
 }
 
 /** The subscription's events carrying the key, with their attempts. */
-function traceEvents(ctx: Ctx, subscriptionId: string, key: string): TraceEvent[] {
-  return eventsOfEntry(ctx.db, subscriptionId, key, TRACE_EVENTS).map((e) => ({
-    id: e.id,
-    type: e.type,
-    sequence: e.sequence,
-    status: e.status,
-    backfill: e.backfill === 1,
-    created_at: e.created_at,
-    delivered_at: e.delivered_at,
-    next_attempt_at: e.status === 'pending' || e.status === 'failed' ? e.next_attempt_at : null,
-    attempts: listAttempts(ctx.db, e.id).map(attemptView),
-  }));
+async function traceEvents(ctx: Ctx, subscriptionId: string, key: string): Promise<TraceEvent[]> {
+  const events: TraceEvent[] = [];
+  for (const e of await eventsOfEntry(ctx.db, subscriptionId, key, TRACE_EVENTS))
+    events.push({
+      id: e.id,
+      type: e.type,
+      sequence: e.sequence,
+      status: e.status,
+      backfill: e.backfill === 1,
+      created_at: e.created_at,
+      delivered_at: e.delivered_at,
+      next_attempt_at: e.status === 'pending' || e.status === 'failed' ? e.next_attempt_at : null,
+      attempts: (await listAttempts(ctx.db, e.id)).map(attemptView),
+    });
+  return events;
 }
 
 /** The decision the facts add up to for the subscription, and why, in one sentence. Pure. */

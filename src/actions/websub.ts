@@ -1,7 +1,7 @@
 // WebSub callbacks as use-cases: answering a hub's verification of intent or denial (WebSub §5.2, §5.3), finding the
 // subscription a content delivery (§7) is for, a push taken only as a sign of change (the feed is polled), and the
 // feed's push state as the API shows it.
-import type { Ctx } from '../context.ts';
+import { transaction, type Ctx } from '../context.ts';
 import { decideHubQuery, renewalAt, tokenMatches, type HubQuery } from '../feed/websub.ts';
 import { getFeed, type FeedRow } from '../store/feeds.ts';
 import { pollFeedBy, pollPushedFeedBy } from '../store/feeds-push.ts';
@@ -29,9 +29,13 @@ const FEED_ID = /^[0-9a-f]{24}$/;
 
 /** The subscription a callback URL names (its latest token, or the one a pending renewal replaces); undefined for
  *  anything else, never telling an unknown feed from a wrong token. */
-export function findCallback(ctx: Ctx, feedId: string, token: string): Callback | undefined {
+export async function findCallback(
+  ctx: Ctx,
+  feedId: string,
+  token: string,
+): Promise<Callback | undefined> {
   if (!FEED_ID.test(feedId)) return undefined;
-  const row = getWebSub(ctx.db, feedId);
+  const row = await getWebSub(ctx.db, feedId);
   if (row === undefined) return undefined;
   if (tokenMatches(token, row.callback_token)) return { row, latest: true };
   if (tokenMatches(token, row.previous_token)) return { row, latest: false };
@@ -42,8 +46,12 @@ export function findCallback(ctx: Ctx, feedId: string, token: string): Callback 
  *  (on its verified callback: the latest token, or the one a renewal replaces until the renewal is verified);
  *  undefined for every other callback — unknown, replaced, denied, lapsed, unsubscribed — which answers 410 Gone
  *  (§7: the hub may end the subscription). */
-export function pushTarget(ctx: Ctx, feedId: string, token: string): WebSubRow | undefined {
-  const found = findCallback(ctx, feedId, token);
+export async function pushTarget(
+  ctx: Ctx,
+  feedId: string,
+  token: string,
+): Promise<WebSubRow | undefined> {
+  const found = await findCallback(ctx, feedId, token);
   if (found === undefined || found.row.status !== 'active') return undefined;
   const verified = found.row.previous_token === null ? found.latest : !found.latest;
   return verified ? found.row : undefined;
@@ -54,50 +62,48 @@ export function pushTarget(ctx: Ctx, feedId: string, token: string): WebSubRow |
  *  starts the lease (renewed at 80 %) and retires the callback it renews; a verified unsubscribe forgets the
  *  subscription; a denial (§5.2: at any time, even of a verified subscription) stops push. Push stopping makes the
  *  feed due now and wakes the poller. */
-export function answerHub(
+export async function answerHub(
   ctx: Ctx,
   feedId: string,
   token: string,
   query: HubQuery,
-): string | undefined {
-  const answer = ctx.db
-    .transaction(() => {
-      const found = findCallback(ctx, feedId, token);
-      if (found === undefined) return undefined;
-      const { row } = found;
-      const decision = decideHubQuery(
-        {
-          topic: row.topic_url,
-          pending: found.latest ? row.pending : null,
-          askedLeaseSeconds: ctx.config.poll.push_lease_seconds,
-        },
-        query,
-      );
-      const now = ctx.clock.now();
-      switch (decision.kind) {
-        case 'refuse':
-          return undefined;
-        case 'denied':
-          return { text: '', pushStopped: deny(ctx, row, decision.reason, now) };
-        case 'confirm':
-          if (decision.mode === 'unsubscribe') deleteWebSub(ctx.db, feedId);
-          else confirmLease(ctx, feedId, decision.leaseSeconds ?? 0, now);
-          return { text: decision.challenge, pushStopped: false };
-      }
-    })
-    .immediate();
+): Promise<string | undefined> {
+  const answer = await transaction(ctx, async (tx) => {
+    const found = await findCallback(tx, feedId, token);
+    if (found === undefined) return undefined;
+    const { row } = found;
+    const decision = decideHubQuery(
+      {
+        topic: row.topic_url,
+        pending: found.latest ? row.pending : null,
+        askedLeaseSeconds: tx.config.poll.push_lease_seconds,
+      },
+      query,
+    );
+    const now = tx.clock.now();
+    switch (decision.kind) {
+      case 'refuse':
+        return undefined;
+      case 'denied':
+        return { text: '', pushStopped: await deny(tx, row, decision.reason, now) };
+      case 'confirm':
+        if (decision.mode === 'unsubscribe') await deleteWebSub(tx.db, feedId);
+        else await confirmLease(tx, feedId, decision.leaseSeconds ?? 0, now);
+        return { text: decision.challenge, pushStopped: false };
+    }
+  });
   if (answer?.pushStopped) ctx.nudgePoller();
   return answer?.text;
 }
 
 /** The hub denied the subscription: push stops (the feed is due now) and it is asked again a day later; a denial of
  *  our unsubscription leaves nothing to unsubscribe. Returns whether push stopped. */
-function deny(ctx: Ctx, row: WebSubRow, reason: string | null, now: Date): boolean {
+async function deny(ctx: Ctx, row: WebSubRow, reason: string | null, now: Date): Promise<boolean> {
   if (row.status === 'unsubscribing') {
-    deleteWebSub(ctx.db, row.feed_id);
+    await deleteWebSub(ctx.db, row.feed_id);
     return false;
   }
-  updateWebSub(
+  await updateWebSub(
     ctx.db,
     row.feed_id,
     {
@@ -110,15 +116,20 @@ function deny(ctx: Ctx, row: WebSubRow, reason: string | null, now: Date): boole
     },
     now,
   );
-  if (getFeed(ctx.db, row.feed_id) === undefined) return false;
-  pollFeedBy(ctx.db, row.feed_id, now);
+  if ((await getFeed(ctx.db, row.feed_id)) === undefined) return false;
+  await pollFeedBy(ctx.db, row.feed_id, now);
   return true;
 }
 
 /** The hub verified our subscribe for `leaseSeconds`: push is on until then, renewed at 80 % of it; the callback a
  *  renewal replaced is retired (a push to it now answers 410). */
-function confirmLease(ctx: Ctx, feedId: string, leaseSeconds: number, now: Date): void {
-  updateWebSub(
+async function confirmLease(
+  ctx: Ctx,
+  feedId: string,
+  leaseSeconds: number,
+  now: Date,
+): Promise<void> {
+  await updateWebSub(
     ctx.db,
     feedId,
     {
@@ -137,25 +148,23 @@ function confirmLease(ctx: Ctx, feedId: string, leaseSeconds: number, now: Date)
 /** A push that is taken only as a sign that the feed changed (unsigned from a plain-http hub, or too large or too slow
  *  to read): the feed is polled now, or poll.min_interval_seconds after its last poll if that is later, whoever
  *  pushes; the poller is woken. */
-export function pollPushedFeed(ctx: Ctx, feedId: string): void {
+export async function pollPushedFeed(ctx: Ctx, feedId: string): Promise<void> {
   const now = ctx.clock.now();
-  ctx.db
-    .transaction(() => {
-      const feed = getFeed(ctx.db, feedId);
-      if (feed === undefined) return;
-      const ready =
-        feed.last_polled_at === null
-          ? now.getTime()
-          : Date.parse(feed.last_polled_at) + ctx.config.poll.min_interval_seconds * 1000;
-      pollPushedFeedBy(ctx.db, feedId, new Date(Math.max(now.getTime(), ready)));
-    })
-    .immediate();
+  await transaction(ctx, async (tx) => {
+    const feed = await getFeed(tx.db, feedId);
+    if (feed === undefined) return;
+    const ready =
+      feed.last_polled_at === null
+        ? now.getTime()
+        : Date.parse(feed.last_polled_at) + tx.config.poll.min_interval_seconds * 1000;
+    await pollPushedFeedBy(tx.db, feedId, new Date(Math.max(now.getTime(), ready)));
+  });
   ctx.nudgePoller();
 }
 
 /** The feed's push state for the API: 'none' without a subscription (no hub, or server.public_url unset). */
-export function pushView(ctx: Ctx, feed: Pick<FeedRow, 'id' | 'hub_url'>): PushView {
-  const row = getWebSub(ctx.db, feed.id);
+export async function pushView(ctx: Ctx, feed: Pick<FeedRow, 'id' | 'hub_url'>): Promise<PushView> {
+  const row = await getWebSub(ctx.db, feed.id);
   return {
     hub: row?.hub_url ?? feed.hub_url,
     status: row?.status ?? 'none',

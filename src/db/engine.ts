@@ -22,11 +22,14 @@ export interface Sql {
   run(text: string, params?: Params): Promise<number>;
   /** Runs a script of statements without parameters (a schema, a migration step). */
   exec(script: string): Promise<void>;
+  /** Runs `fn` in a savepoint of the transaction: what it wrote is undone when it throws, and the transaction goes on.
+   *  On an engine itself (outside any transaction) it is a write transaction of its own. */
+  savepoint<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
 }
 
-/** One database, behind the store contract. */
-export interface Engine {
-  readonly dialect: Dialect;
+/** One database, behind the store contract. Its own statements (an `Engine` is a `Sql`) run outside any transaction,
+ *  each committed on its own: for a single statement, or for reads that need no common view. */
+export interface Engine extends Sql {
   /** Runs `fn` in a read-write transaction: committed when it resolves, rolled back when it throws. `fn` may run more
    *  than once (PostgreSQL retries a transaction that lost a race: a serialization failure or a deadlock), so it does
    *  nothing but its statements, and it awaits nothing but them: a transaction never waits on the network. Nor does it
@@ -41,4 +44,29 @@ export interface Engine {
 /** The text for `dialect` where the two differ: `dialect(sql.dialect, { sqlite: '…', postgres: '…' })`. */
 export function dialect(which: Dialect, texts: Readonly<Record<Dialect, string>>): string {
   return texts[which];
+}
+
+/** Savepoints of one transaction are nested, so each has a name of its own (the depth it opens at). */
+const depths = new WeakMap<Sql, number>();
+
+/** `Sql.savepoint` on a transaction's statements `sql`: SAVEPOINT, then RELEASE, or ROLLBACK TO and RELEASE when `fn`
+ *  throws (the same statements on both engines). */
+export async function savepoint<T>(sql: Sql, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  const depth = depths.get(sql) ?? 0;
+  const name = `feedsub_sp${depth}`;
+  depths.set(sql, depth + 1);
+  try {
+    await sql.exec(`SAVEPOINT ${name}`);
+    let value: T;
+    try {
+      value = await fn(sql);
+    } catch (err) {
+      await sql.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
+      throw err;
+    }
+    await sql.exec(`RELEASE ${name}`);
+    return value;
+  } finally {
+    depths.set(sql, depth);
+  }
 }

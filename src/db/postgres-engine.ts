@@ -7,7 +7,7 @@
 // the guarantees that need more take row locks in their statements. A transaction that loses a race (a serialization
 // failure or a deadlock) runs again from the start, a few times.
 import pg from 'pg';
-import type { Engine, Params, Sql } from './engine.ts';
+import { savepoint, type Engine, type Params, type Sql } from './engine.ts';
 
 /** How an engine connects: the URL (postgres://user:password@host:port/database?sslmode=…), how many connections it
  *  keeps at most, how long a caller waits for one, and how long one statement may run before the server cancels it
@@ -39,6 +39,8 @@ export class PostgresEngine implements Engine {
   readonly #pool: pg.Pool;
   /** Each text as PostgreSQL reads it, with its statement's name and the parameter names in order. */
   readonly #texts = new Map<string, Translated>();
+  /** Statements outside a transaction: each on whichever pooled connection is free, committed on its own. */
+  readonly #alone: Sql;
 
   constructor(options: PostgresOptions) {
     this.#pool = new pg.Pool({
@@ -53,6 +55,31 @@ export class PostgresEngine implements Engine {
     });
     // An idle connection the server drops (a restart, a failover) is an error on the pool, not a crash.
     this.#pool.on('error', () => {});
+    this.#alone = this.#on(this.#pool);
+  }
+
+  all<T>(text: string, params?: Params): Promise<T[]> {
+    return this.#alone.all(text, params);
+  }
+
+  get<T>(text: string, params?: Params): Promise<T | undefined> {
+    return this.#alone.get(text, params);
+  }
+
+  column<T>(text: string, params?: Params): Promise<T[]> {
+    return this.#alone.column(text, params);
+  }
+
+  run(text: string, params?: Params): Promise<number> {
+    return this.#alone.run(text, params);
+  }
+
+  exec(script: string): Promise<void> {
+    return this.#alone.exec(script);
+  }
+
+  savepoint<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.write(fn);
   }
 
   async write<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
@@ -103,13 +130,14 @@ export class PostgresEngine implements Engine {
     }
   }
 
-  /** The contract's statements on one connection. */
-  #on(client: pg.PoolClient): Sql {
+  /** The contract's statements on one connection, or on the pool (each statement on a free connection). */
+  #on(client: pg.PoolClient | pg.Pool): Sql {
+    const engine = this;
     const query = async (text: string, params: Params | undefined) => {
       const t = this.#translate(text);
       return client.query({ name: t.name, text: t.text, values: valuesOf(t, params) });
     };
-    return {
+    const sql: Sql = {
       dialect: 'postgres',
       async all<T>(text: string, params?: Params) {
         return (await query(text, params)).rows as T[];
@@ -128,7 +156,11 @@ export class PostgresEngine implements Engine {
       async exec(script: string) {
         await client.query(script); // no parameters: the simple protocol, which runs several statements
       },
+      savepoint<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+        return client instanceof pg.Pool ? engine.write(fn) : savepoint(sql, fn);
+      },
     };
+    return sql;
   }
 
   #translate(text: string): Translated {

@@ -5,9 +5,17 @@
 // open transaction (and see its uncommitted rows). So every transaction and read holds the engine's lock, callers
 // waiting their turn in order; since a transaction awaits nothing but its own statements (engine.ts), the lock is held
 // for the statements' time and no longer.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Statement } from 'better-sqlite3';
-import type { Engine, Params, Sql } from './engine.ts';
+import { savepoint, type Engine, type Params, type Sql } from './engine.ts';
 import type { Db } from './open.ts';
+
+/** Tests set FEEDSUB_CHECK_TRANSACTIONS=1 to track which engine's transaction each continuation runs in, and whether
+ *  that transaction is still open (see #refuseNested); off otherwise, as async context tracking slows every promise. */
+const inside =
+  process.env.FEEDSUB_CHECK_TRANSACTIONS === '1'
+    ? new AsyncLocalStorage<{ engine: SqliteEngine; open: boolean }>()
+    : undefined;
 
 export class SqliteEngine implements Engine {
   readonly dialect = 'sqlite' as const;
@@ -40,7 +48,44 @@ export class SqliteEngine implements Engine {
       async exec(script: string) {
         engine.#db.exec(script);
       },
+      async savepoint<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+        return savepoint(engine.#sql, fn);
+      },
     };
+  }
+
+  all<T>(text: string, params?: Params): Promise<T[]> {
+    return this.#alone(() => bind(this.#statement(text), params, 'all') as T[]);
+  }
+
+  get<T>(text: string, params?: Params): Promise<T | undefined> {
+    return this.#alone(() => bind(this.#statement(text), params, 'get') as T | undefined);
+  }
+
+  column<T>(text: string, params?: Params): Promise<T[]> {
+    return this.#alone(() => bind(this.#column(text), params, 'all') as T[]);
+  }
+
+  run(text: string, params?: Params): Promise<number> {
+    return this.#alone(
+      () => (bind(this.#statement(text), params, 'run') as { changes: number }).changes,
+    );
+  }
+
+  exec(script: string): Promise<void> {
+    return this.#alone(() => {
+      this.#db.exec(script);
+    });
+  }
+
+  savepoint<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.write(fn);
+  }
+
+  /** The texts of the statements prepared so far, in the order first prepared (test/store/query-plans.test.ts explains
+   *  each one's plan). */
+  preparedTexts(): string[] {
+    return [...new Set([...this.#rows.keys(), ...this.#columns.keys()])];
   }
 
   /** The connection, for what only SQLite has (backups, checkpoints, pragmas); never for the store's statements. */
@@ -62,19 +107,33 @@ export class SqliteEngine implements Engine {
     });
   }
 
+  /** Runs one statement outside a transaction: at once when no transaction or read holds the lock (a statement runs
+   *  synchronously, so nothing can slip in while it does), else after them, in turn. */
+  async #alone<T>(statement: () => T): Promise<T> {
+    this.#refuseNested();
+    if (!this.#busy) return statement();
+    return this.#exclusive('', async () => statement());
+  }
+
   /** Runs `fn` holding the lock, inside `begin`…COMMIT (ROLLBACK when it throws); `begin` empty runs it bare. */
   async #exclusive<T>(begin: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
+    this.#refuseNested();
     if (this.#busy) await new Promise<void>((resume) => this.#waiting.push(resume));
     else this.#busy = true;
     try {
       if (!begin) return await fn(this.#sql);
       this.#statement(begin).run();
       let value: T;
+      // Work the transaction starts without awaiting it (a host lookup) keeps its context, and may open a transaction
+      // of its own once this one has ended.
+      const scope = { engine: this, open: true };
       try {
-        value = await fn(this.#sql);
+        value = await (inside ? inside.run(scope, () => fn(this.#sql)) : fn(this.#sql));
       } catch (err) {
         if (this.#db.inTransaction) this.#statement('ROLLBACK').run();
         throw err;
+      } finally {
+        scope.open = false;
       }
       try {
         this.#statement('COMMIT').run();
@@ -89,6 +148,16 @@ export class SqliteEngine implements Engine {
       if (next) next();
       else this.#busy = false;
     }
+  }
+
+  /** With checks on, a transaction or read that runs a statement on the engine itself, or opens another, throws at
+   *  once: on one connection it would wait for its own lock forever. */
+  #refuseNested(): void {
+    const scope = inside?.getStore();
+    if (scope?.engine === this && scope.open)
+      throw new Error(
+        'store: a transaction ran a statement outside itself, or opened another (pass it its own Sql)',
+      );
   }
 
   #statement(text: string): Statement {
@@ -108,4 +177,10 @@ export class SqliteEngine implements Engine {
 function bind(stmt: Statement, params: Params | undefined, how: 'all' | 'get' | 'run'): unknown {
   if (params === undefined) return stmt[how]();
   return Array.isArray(params) ? stmt[how](...(params as unknown[])) : stmt[how](params);
+}
+
+/** The SQLite connection under `store`, for what only SQLite has (a write probe, backups, checkpoints); undefined on
+ *  another engine. */
+export function sqliteConnection(store: Engine): Db | undefined {
+  return store instanceof SqliteEngine ? store.db : undefined;
 }

@@ -28,7 +28,10 @@ export type OpmlFeedOut = {
 };
 
 /** A folder outline (text = `title`) holding its feeds, given page by page so a writer never holds them all. */
-export type OpmlFolderOut = { title: string; pages: Iterable<OpmlFeedOut[]> };
+export type OpmlFolderOut = {
+  title: string;
+  pages: Iterable<OpmlFeedOut[]> | AsyncIterable<OpmlFeedOut[]>;
+};
 
 /** Elements open at once, <opml> and <body> included: subscription lists nest folders a few levels deep. */
 export const OPML_MAX_DEPTH = 50;
@@ -159,20 +162,20 @@ function outlineAttributes(raw: Record<string, string>): OutlineAttributes {
 /** An OPML 2.0 document, chunk by chunk: the head (`title`, dateCreated = `now`), one folder outline per folder with
  *  at least one feed, then the end. Pull-driven: each page of a folder is read only when the previous chunk was
  *  taken, so a caller streaming it holds one page at a time. */
-export function* opmlChunks(
+export async function* opmlChunks(
   title: string,
   now: Date,
-  folders: Iterable<OpmlFolderOut>,
-): Generator<string> {
+  folders: Iterable<OpmlFolderOut> | AsyncIterable<OpmlFolderOut>,
+): AsyncGenerator<string> {
   yield [
     '<?xml version="1.0" encoding="UTF-8"?>\n<opml version="2.0">\n  <head>\n',
     `    <title>${escapeXml(title)}</title>\n`,
     // OPML 2.0 §"<head>": dates are RFC 822; toUTCString() writes the RFC 1123 form RFC 822 readers accept.
     `    <dateCreated>${now.toUTCString()}</dateCreated>\n  </head>\n  <body>\n`,
   ].join('');
-  for (const folder of folders) {
+  for await (const folder of folders) {
     let open = false;
-    for (const page of folder.pages) {
+    for await (const page of folder.pages) {
       if (page.length === 0) continue;
       const head = open ? '' : `    <outline ${attributes({ text: folder.title })}>\n`;
       open = true;

@@ -14,7 +14,7 @@ const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 /** Requires a live API key in Authorization (bare or "Bearer "); 401 otherwise. */
 export function requireKey(ctx: Ctx): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
-    const who = authenticate(ctx, c.req.header('authorization'));
+    const who = await authenticate(ctx, c.req.header('authorization'));
     if (!who) throw unauthorized();
     c.set('applicationId', who.applicationId);
     c.set('keyId', who.keyId);
@@ -37,7 +37,7 @@ export function idempotency(ctx: Ctx): MiddlewareHandler<ApiEnv> {
       .update(await c.req.text())
       .digest('hex');
     const now = ctx.clock.now();
-    const found = findIdempotency(
+    const found = await findIdempotency(
       ctx.db,
       applicationId,
       key,
@@ -58,7 +58,7 @@ export function idempotency(ctx: Ctx): MiddlewareHandler<ApiEnv> {
     await next();
     if (c.res.status >= 300) return; // only successes are replayed; a failed request may be retried with the same key
     const response = await c.res.clone().text();
-    saveIdempotency(ctx.db, {
+    await saveIdempotency(ctx.db, {
       application_id: applicationId,
       key,
       method: c.req.method,

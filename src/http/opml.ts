@@ -11,17 +11,17 @@ const HEADERS = {
  *  previous ones (a ReadableStream's pull): memory holds a chunk at a time however long the document, and a client
  *  that goes away stops the iteration. Whatever can refuse the request must be checked before: once this returns,
  *  the status is sent. */
-export function sendOpml(c: Context, chunks: Iterable<string>): Response {
-  const it = chunks[Symbol.iterator]();
+export function sendOpml(c: Context, chunks: AsyncIterable<string>): Response {
+  const it = chunks[Symbol.asyncIterator]();
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const next = it.next();
+    async pull(controller) {
+      const next = await it.next();
       if (next.done) controller.close();
       else controller.enqueue(encoder.encode(next.value));
     },
-    cancel() {
-      it.return?.();
+    async cancel() {
+      await it.return?.();
     },
   });
   return c.body(body, 200, HEADERS);

@@ -19,6 +19,7 @@ import {
 } from '../feed/parse/read-document.ts';
 import { cachedFreeBytes, probeWrite, type WriteHealth } from '../db/health.ts';
 import { pingDatabase } from '../store/maintenance.ts';
+import { sqliteConnection } from '../db/sqlite-engine.ts';
 
 /** What the app is built with beside the context: the metrics registry (/metrics only with one), and what reads a
  *  pushed WebSub body (the parse pool's threads; absent: readDocument inline, on the main thread). */
@@ -60,8 +61,9 @@ function healthz(ctx: Ctx, logger: Logger): (c: Context) => Promise<Response> {
   return async (c) => {
     let health: WriteHealth;
     try {
-      pingDatabase(ctx.db);
-      health = await probeWrite(ctx.db, { freeBytes });
+      await pingDatabase(ctx.db);
+      const sqlite = sqliteConnection(ctx.store);
+      health = sqlite ? await probeWrite(sqlite, { freeBytes }) : { ok: true };
     } catch (err) {
       health = { ok: false, reason: err instanceof Error ? err.message : String(err) };
     }

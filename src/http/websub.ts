@@ -37,9 +37,9 @@ export function webSubApp(ctx: Ctx, logger: Logger, push: PushDeps): Hono {
   const buckets = new TokenBuckets(PUSH_BUCKET);
   const slots = new PushSlots(ctx.config.poll.pushes_in_flight, PUSHES_PER_HUB);
   return new Hono()
-    .get('/:feed/:token', (c) => {
+    .get('/:feed/:token', async (c) => {
       const q = (name: string) => c.req.query(name);
-      const answer = answerHub(ctx, c.req.param('feed'), c.req.param('token'), {
+      const answer = await answerHub(ctx, c.req.param('feed'), c.req.param('token'), {
         mode: q('hub.mode'),
         topic: q('hub.topic'),
         challenge: q('hub.challenge'),
@@ -69,7 +69,7 @@ async function receive(
   c: Context,
 ): Promise<Response> {
   const feedId = c.req.param('feed') ?? '';
-  const row = pushTarget(ctx, feedId, c.req.param('token') ?? '');
+  const row = await pushTarget(ctx, feedId, c.req.param('token') ?? '');
   if (row === undefined) return c.text('Gone', 410);
   const wait = limits.buckets.take(feedId, ctx.clock.now());
   if (wait > 0) return c.text('Too Many Requests', 429, { 'retry-after': String(wait) });
@@ -80,7 +80,7 @@ async function receive(
     const fields = { feed_id: feedId, hub: row.hub_url };
     if (row.secret === null) {
       logger.info('websub: unsigned push from a hub without a secret, polling the feed', fields);
-      pollPushedFeed(ctx, feedId);
+      await pollPushedFeed(ctx, feedId);
       return c.body(null, 202);
     }
     const verifier = signatureVerifier(c.req.header('x-hub-signature'), row.secret);
@@ -108,7 +108,7 @@ async function receive(
         ...fields,
         reason: read.kind,
       });
-      pollPushedFeed(ctx, feedId);
+      await pollPushedFeed(ctx, feedId);
       return read.kind === 'timeout'
         ? c.text('Request Timeout', 408)
         : c.text('Payload Too Large', 413);

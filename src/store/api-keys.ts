@@ -1,6 +1,5 @@
 // SQL for API keys: stored only as SHA-256 hashes, revocable.
-import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import type { Sql } from '../db/engine.ts';
 
 export type ApiKeyRow = {
   id: string;
@@ -15,47 +14,44 @@ export type ApiKeyRow = {
 export type ApiKeyListed = Omit<ApiKeyRow, 'hash'> & { application_name: string };
 
 /** Stores a new key record (its hash, never the key). */
-export function insertApiKey(db: Db, row: Omit<ApiKeyRow, 'last_used_at' | 'revoked_at'>): void {
-  prepared(
-    db,
+export async function insertApiKey(
+  db: Sql,
+  row: Omit<ApiKeyRow, 'last_used_at' | 'revoked_at'>,
+): Promise<void> {
+  await db.run(
     `INSERT INTO api_keys (id, application_id, name, prefix, hash, created_at)
               VALUES (@id, @application_id, @name, @prefix, @hash, @created_at)`,
-  ).run(row);
+    row,
+  );
 }
 
 /** Returns the live (not revoked) key with this hash, or undefined. */
-export function findLiveKeyByHash(db: Db, hash: string): ApiKeyRow | undefined {
-  return prepared(db, 'SELECT * FROM api_keys WHERE hash = ? AND revoked_at IS NULL').get(hash) as
+export async function findLiveKeyByHash(db: Sql, hash: string): Promise<ApiKeyRow | undefined> {
+  return (await db.get('SELECT * FROM api_keys WHERE hash = ? AND revoked_at IS NULL', [hash])) as
     ApiKeyRow | undefined;
 }
 
 /** Moves the key's last use forward to `at` (an ISO time); never back. */
-export function recordKeyUse(db: Db, id: string, at: string): void {
-  prepared(
-    db,
+export async function recordKeyUse(db: Sql, id: string, at: string): Promise<void> {
+  await db.run(
     'UPDATE api_keys SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at < @at)',
-  ).run({ id, at });
+    { id, at },
+  );
 }
 
 /** Every key with its application's name, newest first; never the hash. */
-export function listApiKeys(db: Db): ApiKeyListed[] {
-  return prepared(
-    db,
-    `SELECT k.id, k.application_id, a.name AS application_name, k.name, k.prefix, k.created_at, k.last_used_at, k.revoked_at
-                     FROM api_keys k JOIN applications a ON a.id = k.application_id ORDER BY k.id DESC`,
-  ).all() as ApiKeyListed[];
+export async function listApiKeys(db: Sql): Promise<ApiKeyListed[]> {
+  return (await db.all(`SELECT k.id, k.application_id, a.name AS application_name, k.name, k.prefix, k.created_at, k.last_used_at, k.revoked_at
+                     FROM api_keys k JOIN applications a ON a.id = k.application_id ORDER BY k.id DESC`)) as ApiKeyListed[];
 }
 
-/** Marks the key revoked and ends its dashboard sessions; returns false when no live key has this id. */
-export function revokeApiKey(db: Db, id: string, now: Date): boolean {
-  return db
-    .transaction(() => {
-      const changed = prepared(
-        db,
-        'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
-      ).run(now.toISOString(), id).changes;
-      prepared(db, 'DELETE FROM sessions WHERE api_key_id = ?').run(id);
-      return changed > 0;
-    })
-    .immediate();
+/** Marks the key revoked and ends its dashboard sessions; returns false when no live key has this id. Call inside a
+ *  transaction. */
+export async function revokeApiKey(db: Sql, id: string, now: Date): Promise<boolean> {
+  const changed = await db.run(
+    'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+    [now.toISOString(), id],
+  );
+  await db.run('DELETE FROM sessions WHERE api_key_id = ?', [id]);
+  return changed > 0;
 }

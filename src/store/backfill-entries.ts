@@ -1,7 +1,6 @@
 // SQL for backfill_entries: the entries a started backfill has still to send, by key and in the order its events carry
 // them, taken from the entry history when it starts; a row goes in the transaction that queues its event.
-import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import type { Sql } from '../db/engine.ts';
 
 /** A backfill's entry still to send: its place (1 = the oldest) and key, and the size of its stored JSON; null when
  *  the history no longer holds it. */
@@ -13,13 +12,12 @@ export type BackfillEntry = { position: number; key: string; entry: string };
  *  subscription carries, numbered oldest first; returns how many. The poll sends a subscription the entries it first
  *  sees after the subscription was created, and records them in the history in the same transaction, so the newest
  *  entries it has not been sent are those seen before it was created, and those of the baseline it waited for. */
-export function takeBackfillEntries(
-  db: Db,
+export async function takeBackfillEntries(
+  db: Sql,
   sub: { id: string; feed_id: string },
   n: number,
-): number {
-  return prepared(
-    db,
+): Promise<number> {
+  return await db.run(
     `INSERT INTO backfill_entries (subscription_id, position, key)
      SELECT @sub, row_number() OVER (ORDER BY first_seen_at, r), key FROM (
        SELECT h.key, h.first_seen_at, h.rowid AS r FROM entry_history h
@@ -27,51 +25,54 @@ export function takeBackfillEntries(
           SELECT 1 FROM event_entries x JOIN events e ON e.id = x.event_id
            WHERE x.subscription_id = @sub AND x.key = h.key AND e.type = 'subscription.entries')
         ORDER BY h.first_seen_at DESC, h.rowid DESC LIMIT @n)`,
-  ).run({ sub: sub.id, feed: sub.feed_id, n }).changes;
+    { sub: sub.id, feed: sub.feed_id, n },
+  );
 }
 
 /** The first `limit` entries the subscription's backfill has still to send, in order, with the size of each one's JSON
  *  (read without the JSON itself). */
-export function backfillSizes(
-  db: Db,
+export async function backfillSizes(
+  db: Sql,
   sub: { id: string; feed_id: string },
   limit: number,
-): BackfillSize[] {
-  return prepared(
-    db,
+): Promise<BackfillSize[]> {
+  return (await db.all(
     `SELECT b.position, b.key, octet_length(h.entry) AS bytes FROM backfill_entries b
        LEFT JOIN entry_history h ON h.feed_id = @feed AND h.key = b.key
       WHERE b.subscription_id = @sub ORDER BY b.position LIMIT @limit`,
-  ).all({ sub: sub.id, feed: sub.feed_id, limit }) as BackfillSize[];
+    { sub: sub.id, feed: sub.feed_id, limit },
+  )) as BackfillSize[];
 }
 
 /** The entries the subscription's backfill has still to send up to place `through`, in order, with their JSON (those
  *  the history no longer holds are left out). */
-export function backfillEntries(
-  db: Db,
+export async function backfillEntries(
+  db: Sql,
   sub: { id: string; feed_id: string },
   through: number,
-): BackfillEntry[] {
-  return prepared(
-    db,
+): Promise<BackfillEntry[]> {
+  return (await db.all(
     `SELECT b.position, b.key, h.entry FROM backfill_entries b
        JOIN entry_history h ON h.feed_id = @feed AND h.key = b.key
       WHERE b.subscription_id = @sub AND b.position <= @through ORDER BY b.position`,
-  ).all({ sub: sub.id, feed: sub.feed_id, through }) as BackfillEntry[];
+    { sub: sub.id, feed: sub.feed_id, through },
+  )) as BackfillEntry[];
 }
 
 /** Deletes the subscription's backfill entries up to place `through` (all of them by default); returns how many are
  *  left. */
-export function dropBackfillEntries(
-  db: Db,
+export async function dropBackfillEntries(
+  db: Sql,
   subscriptionId: string,
   through = Number.MAX_SAFE_INTEGER,
-): number {
-  prepared(db, 'DELETE FROM backfill_entries WHERE subscription_id = ? AND position <= ?').run(
+): Promise<number> {
+  await db.run('DELETE FROM backfill_entries WHERE subscription_id = ? AND position <= ?', [
     subscriptionId,
     through,
-  );
-  return prepared(db, 'SELECT count(*) FROM backfill_entries WHERE subscription_id = ?')
-    .pluck()
-    .get(subscriptionId) as number;
+  ]);
+  return (
+    await db.column('SELECT count(*) FROM backfill_entries WHERE subscription_id = ?', [
+      subscriptionId,
+    ])
+  )[0] as number;
 }

@@ -1,6 +1,6 @@
 // SQL for endpoints: webhook URLs with their signing secrets and delivery health.
-import type { Db } from '../db/open.ts';
-import { prepared, updateRow } from './sql.ts';
+import type { Sql } from '../db/engine.ts';
+import { updateRow } from './sql.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
 import { deleteEndpointEvents } from './events.ts';
 
@@ -26,59 +26,67 @@ export type EndpointRow = {
 };
 
 /** Stores a new endpoint; the delivery options left out are none. */
-export function insertEndpoint(
-  db: Db,
+export async function insertEndpoint(
+  db: Sql,
   row: Pick<
     EndpointRow,
     'id' | 'application_id' | 'title' | 'url' | 'secret' | 'created_at' | 'filter_types'
   > &
     Partial<Pick<EndpointRow, 'headers' | 'rate_limit'>>,
-): void {
-  prepared(
-    db,
+): Promise<void> {
+  await db.run(
     `INSERT INTO endpoints (id, application_id, title, url, secret, created_at, updated_at, filter_types, headers,
                            rate_limit)
               VALUES (@id, @application_id, @title, @url, @secret, @created_at, @created_at, @filter_types, @headers,
                       @rate_limit)`,
-  ).run({ headers: null, rate_limit: null, ...row });
+    { headers: null, rate_limit: null, ...row },
+  );
 }
 
 /** Returns the application's endpoint, or undefined (also when it belongs to another application). */
-export function getEndpoint(db: Db, applicationId: string, id: string): EndpointRow | undefined {
-  return prepared(db, 'SELECT * FROM endpoints WHERE id = ? AND application_id = ?').get(
+export async function getEndpoint(
+  db: Sql,
+  applicationId: string,
+  id: string,
+): Promise<EndpointRow | undefined> {
+  return (await db.get('SELECT * FROM endpoints WHERE id = ? AND application_id = ?', [
     id,
     applicationId,
-  ) as EndpointRow | undefined;
+  ])) as EndpointRow | undefined;
 }
 
 /** Returns an endpoint by id whatever its application (delivery side only). */
-export function getEndpointById(db: Db, id: string): EndpointRow | undefined {
-  return prepared(db, 'SELECT * FROM endpoints WHERE id = ?').get(id) as EndpointRow | undefined;
+export async function getEndpointById(db: Sql, id: string): Promise<EndpointRow | undefined> {
+  return (await db.get('SELECT * FROM endpoints WHERE id = ?', [id])) as EndpointRow | undefined;
 }
 
 /** Which of `ids` are endpoints that still exist, whatever their application (one primary-key probe each). */
-export function existingEndpointIds(db: Db, ids: string[]): Set<string> {
+export async function existingEndpointIds(db: Sql, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   return new Set(
-    prepared(db, 'SELECT id FROM endpoints WHERE id IN (SELECT value FROM json_each(?))')
-      .pluck()
-      .all(JSON.stringify(ids)) as string[],
+    (await db.column('SELECT id FROM endpoints WHERE id IN (SELECT value FROM json_each(?))', [
+      JSON.stringify(ids),
+    ])) as string[],
   );
 }
 
 /** One page of the application's endpoints, newest first. */
-export function listEndpoints(db: Db, applicationId: string, q: PageQuery): Page<EndpointRow> {
+export async function listEndpoints(
+  db: Sql,
+  applicationId: string,
+  q: PageQuery,
+): Promise<Page<EndpointRow>> {
   const c = cursor(q.after);
-  const rows = prepared(
-    db,
+  const rows = (await db.all(
     `SELECT * FROM endpoints WHERE application_id = ?${c.sql} ORDER BY id DESC LIMIT ?`,
-  ).all(applicationId, ...c.params, q.limit + 1) as EndpointRow[];
+    [applicationId, ...c.params, q.limit + 1],
+  )) as EndpointRow[];
   return toPage(rows, q.limit);
 }
 
 /** Applies the given changes; returns the updated row, or undefined when not the application's. */
-export function updateEndpoint(
-  db: Db,
+export async function updateEndpoint(
+  db: Sql,
   applicationId: string,
   id: string,
   patch: Partial<
@@ -98,15 +106,15 @@ export function updateEndpoint(
     >
   >,
   now: Date,
-): EndpointRow | undefined {
-  updateRow(db, 'endpoints', patch, { id, application_id: applicationId }, now);
+): Promise<EndpointRow | undefined> {
+  await updateRow(db, 'endpoints', patch, { id, application_id: applicationId }, now);
   return getEndpoint(db, applicationId, id);
 }
 
 /** Number of subscriptions using the endpoint. */
-export function countEndpointSubscriptions(db: Db, id: string): number {
+export async function countEndpointSubscriptions(db: Sql, id: string): Promise<number> {
   return (
-    prepared(db, 'SELECT count(*) AS n FROM subscriptions WHERE endpoint_id = ?').get(id) as {
+    (await db.get('SELECT count(*) AS n FROM subscriptions WHERE endpoint_id = ?', [id])) as {
       n: number;
     }
   ).n;
@@ -114,41 +122,46 @@ export function countEndpointSubscriptions(db: Db, id: string): number {
 
 /** Deletes the endpoint and its events (test pings, and events of subscriptions moved to another endpoint); returns
  *  false when not the application's. */
-export function deleteEndpoint(db: Db, applicationId: string, id: string): boolean {
-  if (getEndpoint(db, applicationId, id) === undefined) return false;
-  deleteEndpointEvents(db, id);
-  return prepared(db, 'DELETE FROM endpoints WHERE id = ?').run(id).changes > 0;
+export async function deleteEndpoint(db: Sql, applicationId: string, id: string): Promise<boolean> {
+  if ((await getEndpoint(db, applicationId, id)) === undefined) return false;
+  await deleteEndpointEvents(db, id);
+  return (await db.run('DELETE FROM endpoints WHERE id = ?', [id])) > 0;
 }
 
 /** A delivery succeeded: the endpoint's run of failures ends. */
-export function markEndpointHealthy(db: Db, id: string): void {
-  prepared(
-    db,
+export async function markEndpointHealthy(db: Sql, id: string): Promise<void> {
+  await db.run(
     'UPDATE endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL',
-  ).run(id);
+    [id],
+  );
 }
 
 /** A delivery failed: starts the run of failures if none; returns when the run started. */
-export function markEndpointFailing(db: Db, id: string, now: Date): string {
-  return prepared(
-    db,
-    'UPDATE endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING failing_since',
-  )
-    .pluck()
-    .get(now.toISOString(), id) as string;
+export async function markEndpointFailing(db: Sql, id: string, now: Date): Promise<string> {
+  return (
+    await db.column(
+      'UPDATE endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING failing_since',
+      [now.toISOString(), id],
+    )
+  )[0] as string;
 }
 
 /** Disables an endpoint with a reason shown in the API and dashboard; delivery to it stops until it is re-enabled. */
-export function disableEndpoint(db: Db, id: string, reason: string, now: Date): void {
-  prepared(
-    db,
+export async function disableEndpoint(
+  db: Sql,
+  id: string,
+  reason: string,
+  now: Date,
+): Promise<void> {
+  await db.run(
     "UPDATE endpoints SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND status = 'active'",
-  ).run(reason, now.toISOString(), id);
+    [reason, now.toISOString(), id],
+  );
 }
 
 /** Number of endpoints the application has (quotas.endpoints_per_application). */
-export function countApplicationEndpoints(db: Db, applicationId: string): number {
-  return prepared(db, 'SELECT count(*) FROM endpoints WHERE application_id = ?')
-    .pluck()
-    .get(applicationId) as number;
+export async function countApplicationEndpoints(db: Sql, applicationId: string): Promise<number> {
+  return (
+    await db.column('SELECT count(*) FROM endpoints WHERE application_id = ?', [applicationId])
+  )[0] as number;
 }

@@ -1,8 +1,7 @@
 // SQL for entry keys: every key a feed has shown (with the fingerprint that tells a recycled guid apart and when a
 // document last showed it), kept as a tombstone after the entry leaves the feed; and the entries the churn guard holds
 // back, up to a cap per feed. Pruning keys and deleting a feed's rows are in entries-retention.ts.
-import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import type { Sql } from '../db/engine.ts';
 import { changeFeedStorage, HELD_ROW_BYTES, KEY_ROW_BYTES } from './storage.ts';
 
 /** A key to record: its fingerprint (null for content keys) and other spellings of it to record beside it. */
@@ -12,51 +11,58 @@ export type KeyRow = { key: string; fingerprint: string | null; aliases?: string
  *  document last showed it. A feed that stores not many more keys than asked for (a steady feed stores about its
  *  document's) is read whole along its primary key, a walk of a few pages: cheaper than a seek per key. Else one
  *  statement seeks each key. */
-export function storedKeys(
-  db: Db,
+export async function storedKeys(
+  db: Sql,
   feedId: string,
   keys: readonly string[],
-): [key: string, fingerprint: string | null, seenAt: string][] {
+): Promise<StoredKey[]> {
   if (keys.length === 0) return [];
   const most = keys.length * 2 + 64;
-  const all = prepared(
-    db,
+  const all = await db.all<StoredKey>(
     'SELECT key, fingerprint, seen_at FROM entries WHERE feed_id = ? LIMIT ?',
-  )
-    .raw()
-    .all(feedId, most) as [string, string | null, string][];
+    [feedId, most],
+  );
   if (all.length < most) return all;
-  return prepared(
-    db,
+  return db.all<StoredKey>(
     'SELECT key, fingerprint, seen_at FROM entries WHERE feed_id = ? AND key IN (SELECT value FROM json_each(?))',
-  )
-    .raw()
-    .all(feedId, JSON.stringify(keys)) as [string, string | null, string][];
+    [feedId, JSON.stringify(keys)],
+  );
 }
 
+/** A stored key: its fingerprint, and when a document last showed it. */
+export type StoredKey = { key: string; fingerprint: string | null; seen_at: string };
+
 /** What the feed stored under `key`: undefined when it never showed it, else its fingerprint (null when none). */
-export function storedFingerprint(db: Db, feedId: string, key: string): string | null | undefined {
-  return prepared(db, 'SELECT fingerprint FROM entries WHERE feed_id = ? AND key = ?')
-    .pluck()
-    .get(feedId, key) as string | null | undefined;
+export async function storedFingerprint(
+  db: Sql,
+  feedId: string,
+  key: string,
+): Promise<string | null | undefined> {
+  return (
+    await db.column('SELECT fingerprint FROM entries WHERE feed_id = ? AND key = ?', [feedId, key])
+  )[0] as string | null | undefined;
 }
 
 /** Records keys as seen at `at` (existing ones keep their first-seen time and fingerprint), and their aliases.
  *  Returns how many of the keys (aliases not counted) were new. Call inside a transaction. */
-export function recordKeys(db: Db, feedId: string, rows: Iterable<KeyRow>, at: Date): number {
-  const insert = prepared(
-    db,
-    'INSERT OR IGNORE INTO entries (feed_id, key, first_seen_at, seen_at, fingerprint) VALUES (?, ?, ?, ?, ?)',
-  );
+export async function recordKeys(
+  db: Sql,
+  feedId: string,
+  rows: Iterable<KeyRow>,
+  at: Date,
+): Promise<number> {
+  const insert =
+    'INSERT OR IGNORE INTO entries (feed_id, key, first_seen_at, seen_at, fingerprint) VALUES (?, ?, ?, ?, ?)';
   const t = at.toISOString();
   let added = 0;
   let aliases = 0;
   for (const row of rows) {
-    added += insert.run(feedId, row.key, t, t, row.fingerprint).changes;
-    for (const alias of row.aliases ?? []) aliases += insert.run(feedId, alias, t, t, null).changes;
+    added += await db.run(insert, [feedId, row.key, t, t, row.fingerprint]);
+    for (const alias of row.aliases ?? [])
+      aliases += await db.run(insert, [feedId, alias, t, t, null]);
   }
   const stored = added + aliases;
-  changeFeedStorage(db, feedId, { keys: stored, bytes: stored * KEY_ROW_BYTES });
+  await changeFeedStorage(db, feedId, { keys: stored, bytes: stored * KEY_ROW_BYTES });
   return added;
 }
 
@@ -65,27 +71,27 @@ export function recordKeys(db: Db, feedId: string, rows: Iterable<KeyRow>, at: D
 export const SEEN_AT_GRANULARITY_MS = 86_400_000;
 
 /** Notes that a document shown at `at` showed these stored keys: seen_at moves to `at` where it is over a day older. */
-export function markKeysSeen(db: Db, feedId: string, keys: Iterable<string>, at: Date): void {
-  const update = prepared(
-    db,
-    'UPDATE entries SET seen_at = ? WHERE feed_id = ? AND key = ? AND seen_at < ?',
-  );
+export async function markKeysSeen(
+  db: Sql,
+  feedId: string,
+  keys: Iterable<string>,
+  at: Date,
+): Promise<void> {
+  const update = 'UPDATE entries SET seen_at = ? WHERE feed_id = ? AND key = ? AND seen_at < ?';
   const t = at.toISOString();
   const stale = new Date(at.getTime() - SEEN_AT_GRANULARITY_MS).toISOString();
-  for (const key of keys) update.run(t, feedId, key, stale);
+  for (const key of keys) await db.run(update, [t, feedId, key, stale]);
 }
 
 /** Stores fingerprints for known keys that have none yet (keys recorded before fingerprints existed). */
-export function fillFingerprints(
-  db: Db,
+export async function fillFingerprints(
+  db: Sql,
   feedId: string,
   rows: Iterable<{ key: string; fingerprint: string }>,
-): void {
-  const update = prepared(
-    db,
-    'UPDATE entries SET fingerprint = ? WHERE feed_id = ? AND key = ? AND fingerprint IS NULL',
-  );
-  for (const row of rows) update.run(row.fingerprint, feedId, row.key);
+): Promise<void> {
+  const update =
+    'UPDATE entries SET fingerprint = ? WHERE feed_id = ? AND key = ? AND fingerprint IS NULL';
+  for (const row of rows) await db.run(update, [row.fingerprint, feedId, row.key]);
 }
 
 /** An entry held back by the churn guard: its key and fingerprint, the entry as JSON, its place, when it was seen. */
@@ -108,8 +114,8 @@ export type HoldResult = { added: number; dropped: number; repeated: number; bef
 
 /** Holds entries back (churn guard), first seen at `at`, while the feed holds fewer than `limits` allow. Call inside a
  *  transaction. */
-export function holdEntries(
-  db: Db,
+export async function holdEntries(
+  db: Sql,
   feedId: string,
   held: (Omit<HeldEntry, 'held_at' | 'fingerprint' | 'key_source'> & {
     fingerprint?: string | null;
@@ -117,24 +123,21 @@ export function holdEntries(
   })[],
   at: Date,
   limits: HoldLimits,
-): HoldResult {
-  const insert = prepared(
-    db,
-    `INSERT OR IGNORE INTO held_entries (feed_id, key, fingerprint, key_source, entry, position, held_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const isHeld = prepared(db, 'SELECT 1 FROM held_entries WHERE feed_id = ? AND key = ?').pluck();
+): Promise<HoldResult> {
+  const insert = `INSERT OR IGNORE INTO held_entries (feed_id, key, fingerprint, key_source, entry, position, held_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`;
+  const isHeld = 'SELECT 1 FROM held_entries WHERE feed_id = ? AND key = ?';
   // octet_length reads only the record header, not the JSON, so sizing the hold costs one pass over its index.
-  const usage = prepared(
-    db,
+  const usage = (await db.get(
     'SELECT count(*) AS count, coalesce(sum(octet_length(entry)), 0) AS bytes FROM held_entries WHERE feed_id = ?',
-  ).get(feedId) as { count: number; bytes: number };
+    [feedId],
+  )) as { count: number; bytes: number };
   const result: HoldResult = { added: 0, dropped: 0, repeated: 0, before: usage.count };
   let stored = 0;
   for (const h of held) {
     const size = Buffer.byteLength(h.entry);
     if (usage.count < limits.entries && usage.bytes + size <= limits.bytes) {
-      const n = insert.run(
+      const n = await db.run(insert, [
         feedId,
         h.key,
         h.fingerprint ?? null,
@@ -142,124 +145,135 @@ export function holdEntries(
         h.entry,
         h.position,
         at.toISOString(),
-      );
-      result.added += n.changes;
-      result.repeated += 1 - n.changes;
-      usage.count += n.changes;
-      usage.bytes += n.changes * size;
-      stored += n.changes * (size + HELD_ROW_BYTES);
-    } else if (isHeld.get(feedId, h.key) === undefined) result.dropped += 1;
+      ]);
+      result.added += n;
+      result.repeated += 1 - n;
+      usage.count += n;
+      usage.bytes += n * size;
+      stored += n * (size + HELD_ROW_BYTES);
+    } else if ((await db.column(isHeld, [feedId, h.key]))[0] === undefined) result.dropped += 1;
     else result.repeated += 1;
   }
-  changeFeedStorage(db, feedId, { bytes: stored });
+  await changeFeedStorage(db, feedId, { bytes: stored });
   return result;
 }
 
 /** The held entries of a feed in document order. */
-export function listHeldEntries(db: Db, feedId: string): HeldEntry[] {
-  return prepared(
-    db,
+export async function listHeldEntries(db: Sql, feedId: string): Promise<HeldEntry[]> {
+  return (await db.all(
     'SELECT key, fingerprint, key_source, entry, position, held_at FROM held_entries WHERE feed_id = ? ORDER BY position, held_at',
-  ).all(feedId) as HeldEntry[];
+    [feedId],
+  )) as HeldEntry[];
 }
 
 /** Up to `limit` of a feed's entries held at or before `until`, last in document order first: a release walks the hold
  *  from its end, so each chunk, reversed, is a piece of the document in order. */
-export function heldEntriesFromEnd(
-  db: Db,
+export async function heldEntriesFromEnd(
+  db: Sql,
   feedId: string,
   until: string,
   limit: number,
-): HeldEntry[] {
-  return prepared(
-    db,
+): Promise<HeldEntry[]> {
+  return (await db.all(
     `SELECT key, fingerprint, key_source, entry, position, held_at FROM held_entries WHERE feed_id = ? AND held_at <= ?
      ORDER BY position DESC, held_at DESC, key DESC LIMIT ?`,
-  ).all(feedId, until, limit) as HeldEntry[];
+    [feedId, until, limit],
+  )) as HeldEntry[];
 }
 
 /** Drops these held entries of a feed (they were released). */
-export function deleteHeldEntries(db: Db, feedId: string, keys: Iterable<string>): void {
-  const del = prepared(
-    db,
-    'DELETE FROM held_entries WHERE feed_id = ? AND key = ? RETURNING octet_length(entry)',
-  ).pluck();
+export async function deleteHeldEntries(
+  db: Sql,
+  feedId: string,
+  keys: Iterable<string>,
+): Promise<void> {
+  const del =
+    'DELETE FROM held_entries WHERE feed_id = ? AND key = ? RETURNING octet_length(entry)';
   let bytes = 0;
   for (const key of keys) {
-    const size = del.get(feedId, key) as number | undefined;
+    const size = (await db.column(del, [feedId, key]))[0] as number | undefined;
     if (size !== undefined) bytes += size + HELD_ROW_BYTES;
   }
-  changeFeedStorage(db, feedId, { bytes: -bytes });
+  await changeFeedStorage(db, feedId, { bytes: -bytes });
 }
 
 /** Counts held entries that went (their JSON sizes, as DELETE … RETURNING octet_length(entry) reads them) out of the
  *  feed's storage; returns how many. */
-export function forgetHeldEntries(db: Db, feedId: string, sizes: readonly number[]): number {
+export async function forgetHeldEntries(
+  db: Sql,
+  feedId: string,
+  sizes: readonly number[],
+): Promise<number> {
   const bytes = sizes.reduce((sum, size) => sum + size + HELD_ROW_BYTES, 0);
-  changeFeedStorage(db, feedId, { bytes: -bytes });
+  await changeFeedStorage(db, feedId, { bytes: -bytes });
   return sizes.length;
 }
 
 /** Number of held entries of a feed. */
-export function countHeldEntries(db: Db, feedId: string): number {
-  return prepared(db, 'SELECT count(*) FROM held_entries WHERE feed_id = ?')
-    .pluck()
-    .get(feedId) as number;
+export async function countHeldEntries(db: Sql, feedId: string): Promise<number> {
+  return (
+    await db.column('SELECT count(*) FROM held_entries WHERE feed_id = ?', [feedId])
+  )[0] as number;
 }
 
 /** True when the feed holds entries back (a churn hold): its status is identity_changed until they are released,
  *  whatever a failed poll in between made it. */
-export function hasHeldEntries(db: Db, feedId: string): boolean {
+export async function hasHeldEntries(db: Sql, feedId: string): Promise<boolean> {
   return (
-    prepared(db, 'SELECT 1 FROM held_entries WHERE feed_id = ? LIMIT 1').get(feedId) !== undefined
+    (await db.get('SELECT 1 FROM held_entries WHERE feed_id = ? LIMIT 1', [feedId])) !== undefined
   );
 }
 
 /** Drops a feed's held entries (at most [retention] held_entries_per_feed, so one statement). */
-export function clearHeldEntries(db: Db, feedId: string): void {
-  const sizes = prepared(
-    db,
+export async function clearHeldEntries(db: Sql, feedId: string): Promise<void> {
+  const sizes = (await db.column(
     'DELETE FROM held_entries WHERE feed_id = ? RETURNING octet_length(entry)',
-  )
-    .pluck()
-    .all(feedId) as number[];
-  forgetHeldEntries(db, feedId, sizes);
+    [feedId],
+  )) as number[];
+  await forgetHeldEntries(db, feedId, sizes);
 }
 
 /** When the feed first saw a stored key, or undefined when it stores no such key (never shown, or pruned). */
-export function keyFirstSeen(db: Db, feedId: string, key: string): string | undefined {
-  return prepared(db, 'SELECT first_seen_at FROM entries WHERE feed_id = ? AND key = ?')
-    .pluck()
-    .get(feedId, key) as string | undefined;
+export async function keyFirstSeen(
+  db: Sql,
+  feedId: string,
+  key: string,
+): Promise<string | undefined> {
+  return (
+    await db.column('SELECT first_seen_at FROM entries WHERE feed_id = ? AND key = ?', [
+      feedId,
+      key,
+    ])
+  )[0] as string | undefined;
 }
 
 const HELD_COLUMNS = 'key, fingerprint, key_source, entry, position, held_at';
 
 /** The held entry of the feed with this key, or the first one (document order) whose guid, else URL, is `text`. */
-export function findHeldEntry(
-  db: Db,
+export async function findHeldEntry(
+  db: Sql,
   feedId: string,
   text: string,
-): (HeldEntry & { matched_by: 'id' | 'guid' | 'url' }) | undefined {
-  const byKey = prepared(
-    db,
+): Promise<(HeldEntry & { matched_by: 'id' | 'guid' | 'url' }) | undefined> {
+  const byKey = await db.get(
     `SELECT ${HELD_COLUMNS}, 'id' AS matched_by FROM held_entries WHERE feed_id = ? AND key = ?`,
-  ).get(feedId, text);
+    [feedId, text],
+  );
   if (byKey !== undefined) return byKey as HeldEntry & { matched_by: 'id' };
-  return heldBy(db, 'guid', feedId, text) ?? heldBy(db, 'url', feedId, text);
+  return (await heldBy(db, 'guid', feedId, text)) ?? (await heldBy(db, 'url', feedId, text));
 }
 
 /** The first held entry of the feed (document order) whose `field` is `text`: one seek in held_entries_by_guid (or
  *  _by_url), which orders the entries sharing a value by position, so the first one read is the answer. */
-function heldBy<F extends 'guid' | 'url'>(
-  db: Db,
+async function heldBy<F extends 'guid' | 'url'>(
+  db: Sql,
   field: F,
   feedId: string,
   text: string,
-): (HeldEntry & { matched_by: F }) | undefined {
-  return prepared(
-    db,
+): Promise<(HeldEntry & { matched_by: F }) | undefined> {
+  return (await db.get(
     `SELECT ${HELD_COLUMNS}, '${field}' AS matched_by FROM held_entries
      WHERE feed_id = ? AND entry ->> '$.${field}' = ? ORDER BY position LIMIT 1`,
-  ).get(feedId, text) as (HeldEntry & { matched_by: F }) | undefined;
+    [feedId, text],
+  )) as (HeldEntry & { matched_by: F }) | undefined;
 }

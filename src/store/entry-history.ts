@@ -1,7 +1,6 @@
 // SQL for the entry history: each feed's newest entries as webhooks show them, with the facts the trace reads (the
 // key's source, when and by which fetch it was first seen, what was done with it), bounded per feed in entries and bytes.
-import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import type { Sql } from '../db/engine.ts';
 import { changeFeedStorage, HISTORY_ROW_BYTES } from './storage.ts';
 
 /** What was done with an entry the feed showed: recorded by a baseline (never sent), sent to the subscriptions active
@@ -26,160 +25,157 @@ export type HistoryLimits = { entries: number; bytes: number; floor: number };
 
 /** Stores entries the feed had not stored yet, oldest first (the order they are given in, so that of one document the
  *  entry above another one is the newer); a stored key keeps its row. Returns how many were new. */
-export function insertHistory(
-  db: Db,
+export async function insertHistory(
+  db: Sql,
   feedId: string,
   rows: Iterable<Omit<HistoryRow, 'changed_at'>>,
-): number {
-  const insert = prepared(
-    db,
-    `INSERT OR IGNORE INTO entry_history (feed_id, key, key_source, entry, content_hash, first_seen_at, via, fate)
-     VALUES (@feed, @key, @key_source, @entry, @content_hash, @first_seen_at, @via, @fate)`,
-  );
+): Promise<number> {
+  const insert = `INSERT OR IGNORE INTO entry_history (feed_id, key, key_source, entry, content_hash, first_seen_at, via, fate)
+     VALUES (@feed, @key, @key_source, @entry, @content_hash, @first_seen_at, @via, @fate)`;
   let added = 0;
   let bytes = 0;
   for (const row of rows) {
-    const n = insert.run({ feed: feedId, ...row }).changes;
+    const n = await db.run(insert, { feed: feedId, ...row });
     added += n;
     bytes += n * (Buffer.byteLength(row.entry) + HISTORY_ROW_BYTES);
   }
-  changeFeedStorage(db, feedId, { bytes });
+  await changeFeedStorage(db, feedId, { bytes });
   return added;
 }
 
 /** The stored content hash and first sighting of each entry of the feed's history (at most its bound: one read per
  *  poll). */
-export function historyHashes(
-  db: Db,
+export async function historyHashes(
+  db: Sql,
   feedId: string,
-): Map<string, Pick<HistoryRow, 'content_hash' | 'first_seen_at'>> {
-  const rows = prepared(
-    db,
+): Promise<Map<string, Pick<HistoryRow, 'content_hash' | 'first_seen_at'>>> {
+  const rows = (await db.all(
     'SELECT key, content_hash, first_seen_at FROM entry_history WHERE feed_id = ?',
-  ).all(feedId) as Pick<HistoryRow, 'key' | 'content_hash' | 'first_seen_at'>[];
+    [feedId],
+  )) as Pick<HistoryRow, 'key' | 'content_hash' | 'first_seen_at'>[];
   return new Map(rows.map((r) => [r.key, r]));
 }
 
 /** Stores a new version of a stored entry (its JSON and content hash), changed at `at`. */
-export function storeNewVersion(
-  db: Db,
+export async function storeNewVersion(
+  db: Sql,
   feedId: string,
   row: Pick<HistoryRow, 'key' | 'entry' | 'content_hash'>,
   at: Date,
-): void {
-  const before = prepared(
-    db,
-    'SELECT octet_length(entry) FROM entry_history WHERE feed_id = ? AND key = ?',
-  )
-    .pluck()
-    .get(feedId, row.key) as number | undefined;
+): Promise<void> {
+  const before = (
+    await db.column('SELECT octet_length(entry) FROM entry_history WHERE feed_id = ? AND key = ?', [
+      feedId,
+      row.key,
+    ])
+  )[0] as number | undefined;
   if (before === undefined) return;
-  prepared(
-    db,
+  await db.run(
     'UPDATE entry_history SET entry = ?, content_hash = ?, changed_at = ? WHERE feed_id = ? AND key = ?',
-  ).run(row.entry, row.content_hash, at.toISOString(), feedId, row.key);
-  changeFeedStorage(db, feedId, { bytes: Buffer.byteLength(row.entry) - before });
+    [row.entry, row.content_hash, at.toISOString(), feedId, row.key],
+  );
+  await changeFeedStorage(db, feedId, { bytes: Buffer.byteLength(row.entry) - before });
 }
 
 /** Deletes the feed's oldest entries beyond its limits (see HistoryLimits); returns how many. Call after storing. */
-export function boundHistory(db: Db, feedId: string, limits: HistoryLimits): number {
-  const sizes = prepared(
-    db,
-    `SELECT rowid, octet_length(entry) FROM entry_history WHERE feed_id = ?
+export async function boundHistory(
+  db: Sql,
+  feedId: string,
+  limits: HistoryLimits,
+): Promise<number> {
+  const sizes = await db.all<{ rowid: number; size: number }>(
+    `SELECT rowid, octet_length(entry) AS size FROM entry_history WHERE feed_id = ?
      ORDER BY first_seen_at DESC, rowid DESC`,
-  )
-    .raw()
-    .all(feedId) as [number, number][];
+    [feedId],
+  );
   let bytes = 0;
-  const cut = sizes.findIndex(([, size], i) => {
+  const cut = sizes.findIndex(({ size }, i) => {
     bytes += size;
     return i >= limits.entries || (i >= limits.floor && bytes > limits.bytes);
   });
   if (cut < 0) return 0;
-  const del = prepared(db, 'DELETE FROM entry_history WHERE rowid = ?');
+  const del = 'DELETE FROM entry_history WHERE rowid = ?';
   let freed = 0;
-  for (const [rowid, size] of sizes.slice(cut)) {
-    del.run(rowid);
+  for (const { rowid, size } of sizes.slice(cut)) {
+    await db.run(del, [rowid]);
     freed += size + HISTORY_ROW_BYTES;
   }
-  changeFeedStorage(db, feedId, { bytes: -freed });
+  await changeFeedStorage(db, feedId, { bytes: -freed });
   return sizes.length - cut;
 }
 
 /** Up to `limit` of the feed's stored entries, newest first, after the entry `afterKey` (none when it is not stored:
  *  an entry pruned meanwhile was older than everything still stored). */
-export function recentHistory(
-  db: Db,
+export async function recentHistory(
+  db: Sql,
   feedId: string,
   limit: number,
   afterKey?: string,
-): HistoryRow[] {
+): Promise<HistoryRow[]> {
   if (afterKey === undefined)
-    return prepared(
-      db,
+    return (await db.all(
       `SELECT key, key_source, entry, content_hash, first_seen_at, via, fate, changed_at FROM entry_history
        WHERE feed_id = ? ORDER BY first_seen_at DESC, rowid DESC LIMIT ?`,
-    ).all(feedId, limit) as HistoryRow[];
-  return prepared(
-    db,
+      [feedId, limit],
+    )) as HistoryRow[];
+  return (await db.all(
     `SELECT key, key_source, entry, content_hash, first_seen_at, via, fate, changed_at FROM entry_history
      WHERE feed_id = @feed AND (first_seen_at, rowid) <
        (SELECT first_seen_at, rowid FROM entry_history WHERE feed_id = @feed AND key = @after)
      ORDER BY first_seen_at DESC, rowid DESC LIMIT @limit`,
-  ).all({ feed: feedId, after: afterKey, limit }) as HistoryRow[];
+    { feed: feedId, after: afterKey, limit },
+  )) as HistoryRow[];
 }
 
 const HISTORY_COLUMNS =
   'key, key_source, entry, content_hash, first_seen_at, via, fate, changed_at';
 
 /** The stored entry of the feed with this key, or the newest one whose guid, else whose URL, is `text`. */
-export function findHistory(
-  db: Db,
+export async function findHistory(
+  db: Sql,
   feedId: string,
   text: string,
-): (HistoryRow & { matched_by: 'id' | 'guid' | 'url' }) | undefined {
-  const byKey = prepared(
-    db,
+): Promise<(HistoryRow & { matched_by: 'id' | 'guid' | 'url' }) | undefined> {
+  const byKey = await db.get(
     `SELECT ${HISTORY_COLUMNS}, 'id' AS matched_by FROM entry_history WHERE feed_id = ? AND key = ?`,
-  ).get(feedId, text);
+    [feedId, text],
+  );
   if (byKey !== undefined) return byKey as HistoryRow & { matched_by: 'id' };
-  return historyBy(db, 'guid', feedId, text) ?? historyBy(db, 'url', feedId, text);
+  return (await historyBy(db, 'guid', feedId, text)) ?? (await historyBy(db, 'url', feedId, text));
 }
 
 /** The newest stored entry of the feed whose `field` is `text`: one seek in entry_history_by_guid (or _by_url), which
  *  orders the entries sharing a value by first sighting, then rowid, so the newest is the first one read. */
-function historyBy<F extends 'guid' | 'url'>(
-  db: Db,
+async function historyBy<F extends 'guid' | 'url'>(
+  db: Sql,
   field: F,
   feedId: string,
   text: string,
-): (HistoryRow & { matched_by: F }) | undefined {
-  return prepared(
-    db,
+): Promise<(HistoryRow & { matched_by: F }) | undefined> {
+  return (await db.get(
     `SELECT ${HISTORY_COLUMNS}, '${field}' AS matched_by FROM entry_history
      WHERE feed_id = ? AND entry ->> '$.${field}' = ? ORDER BY first_seen_at DESC, rowid DESC LIMIT 1`,
-  ).get(feedId, text) as (HistoryRow & { matched_by: F }) | undefined;
+    [feedId, text],
+  )) as (HistoryRow & { matched_by: F }) | undefined;
 }
 
 /** Deletes the feed's stored entries whose key the feed no longer stores (the key was pruned): an entry in the history
  *  never outlives the key that makes it known. Returns how many. */
-export function pruneHistoryWithoutKeys(db: Db, feedId: string): number {
-  const sizes = prepared(
-    db,
+export async function pruneHistoryWithoutKeys(db: Sql, feedId: string): Promise<number> {
+  const sizes = (await db.column(
     `DELETE FROM entry_history WHERE feed_id = @feed AND NOT EXISTS (
        SELECT 1 FROM entries e WHERE e.feed_id = @feed AND e.key = entry_history.key)
      RETURNING octet_length(entry)`,
-  )
-    .pluck()
-    .all({ feed: feedId }) as number[];
+    { feed: feedId },
+  )) as number[];
   const bytes = sizes.reduce((sum, size) => sum + size + HISTORY_ROW_BYTES, 0);
-  changeFeedStorage(db, feedId, { bytes: -bytes });
+  await changeFeedStorage(db, feedId, { bytes: -bytes });
   return sizes.length;
 }
 
 /** Number of stored entries of the feed. */
-export function countHistory(db: Db, feedId: string): number {
-  return prepared(db, 'SELECT count(*) FROM entry_history WHERE feed_id = ?')
-    .pluck()
-    .get(feedId) as number;
+export async function countHistory(db: Sql, feedId: string): Promise<number> {
+  return (
+    await db.column('SELECT count(*) FROM entry_history WHERE feed_id = ?', [feedId])
+  )[0] as number;
 }

@@ -1,9 +1,8 @@
 // SQL for claiming events to send: which events are sendable (per-subscription FIFO), the applications with due events
 // and each one's due events (the deliverer picks among them fairly), leasing the picked ones, when the next one falls
 // due, and giving leases back.
-import type { Db } from '../db/open.ts';
+import type { Sql } from '../db/engine.ts';
 import type { EventRow } from './events.ts';
-import { prepared } from './sql.ts';
 
 /** What a delivery attempt needs of a claimed event: a claim reads no more (each column is a string made per event). */
 export type ClaimedEvent = Pick<
@@ -28,9 +27,8 @@ const SENDABLE = `
  *  has waiting events (a loose scan of events_waiting_by_application), whatever the backlog behind each. The index is
  *  pinned: events_by_application_status also starts with application_id, and its min() would walk every delivered
  *  event of the first applications to reach a waiting one. */
-export function applicationsWithDueEvents(db: Db, now: Date): string[] {
-  return prepared(
-    db,
+export async function applicationsWithDueEvents(db: Sql, now: Date): Promise<string[]> {
+  return (await db.column(
     `WITH RECURSIVE apps(id) AS (
        SELECT ''
        UNION ALL
@@ -40,72 +38,62 @@ export function applicationsWithDueEvents(db: Db, now: Date): string[] {
      SELECT id FROM apps WHERE id IS NOT NULL AND id <> ''
        AND (SELECT min(next_attempt_at) FROM events INDEXED BY events_waiting_by_application
              WHERE application_id = apps.id AND status IN ('pending', 'failed')) <= ?`,
-  )
-    .pluck()
-    .all(now.toISOString()) as string[];
+    [now.toISOString()],
+  )) as string[];
 }
 
 /** Walks one application's due, sendable, unleased events, earliest due first, skipping endpoints in `full`, and hands
- *  each to `take` until it has taken `limit` or `maxRows` were read (index seek on events_waiting_by_application, then
- *  lazily). Returns those taken and how many rows were read. */
-export function walkDueEvents(
-  db: Db,
+ *  each to `take` until it has taken `limit` or `maxRows` were read (index seek on events_waiting_by_application, at
+ *  most `maxRows` rows). Returns those taken and how many rows were read. */
+export async function walkDueEvents(
+  db: Sql,
   applicationId: string,
   now: Date,
   opts: { full: readonly string[]; limit: number; maxRows: number; take: (e: DueEvent) => boolean },
-): { taken: DueEvent[]; read: number } {
+): Promise<{ taken: DueEvent[]; read: number }> {
   const t = now.toISOString();
-  const rows = prepared(
-    db,
+  const rows = await db.all<DueEvent>(
     `SELECT e.rowid, e.id, e.application_id, e.endpoint_id, e.subscription_id, e.attempt_count, e.created_at,
             ep.rate_limit
        ${SENDABLE}
         AND e.application_id = @app AND e.next_attempt_at <= @t AND (e.lease_until IS NULL OR e.lease_until <= @t)
         AND e.endpoint_id NOT IN (SELECT value FROM json_each(@full))
-      ORDER BY e.next_attempt_at`,
-  ).iterate({
-    app: applicationId,
-    t,
-    full: JSON.stringify(opts.full),
-  }) as IterableIterator<DueEvent>;
+      ORDER BY e.next_attempt_at LIMIT @most`,
+    { app: applicationId, t, full: JSON.stringify(opts.full), most: opts.maxRows },
+  );
   const taken: DueEvent[] = [];
   let read = 0;
   for (const row of rows) {
     read += 1;
     if (opts.take(row)) taken.push(row);
-    if (taken.length >= opts.limit || read >= opts.maxRows) {
-      rows.return?.();
-      break;
-    }
+    if (taken.length >= opts.limit) break;
   }
   return { taken, read };
 }
 
 /** Leases the picked events (by rowid, straight to each row) for `leaseMs` and reads their bodies; `picked` in order. */
-export function leaseEvents(
-  db: Db,
+export async function leaseEvents(
+  db: Sql,
   picked: readonly DueEvent[],
   now: Date,
   leaseMs: number,
-): ClaimedEvent[] {
+): Promise<ClaimedEvent[]> {
   if (picked.length === 0) return [];
-  prepared(
-    db,
+  await db.run(
     'UPDATE events SET lease_until = @lease, updated_at = @t WHERE rowid IN (SELECT value FROM json_each(@rowids))',
-  ).run({
-    lease: new Date(now.getTime() + leaseMs).toISOString(),
-    t: now.toISOString(),
-    rowids: JSON.stringify(picked.map((e) => e.rowid)),
-  });
+    {
+      lease: new Date(now.getTime() + leaseMs).toISOString(),
+      t: now.toISOString(),
+      rowids: JSON.stringify(picked.map((e) => e.rowid)),
+    },
+  );
   const bodies = new Map(
     (
-      prepared(
-        db,
+      await db.all<{ event_id: string; body: string }>(
         'SELECT event_id, body FROM event_bodies WHERE event_id IN (SELECT value FROM json_each(?))',
+        [JSON.stringify(picked.map((e) => e.id))],
       )
-        .raw()
-        .all(JSON.stringify(picked.map((e) => e.id))) as [string, string][]
-    ).map(([id, body]) => [id, body]),
+    ).map((row) => [row.event_id, row.body]),
   );
   return picked.map(({ rowid: _r, rate_limit: _l, ...e }) => ({
     ...e,
@@ -115,42 +103,39 @@ export function leaseEvents(
 
 /** The earliest next attempt time after `now` among waiting events: when a retry falls due. An index seek; events due
  *  already but held back (by a cap, or behind an earlier event) do not count: a commit claims those once they can go. */
-export function nextWaitingEventAfter(db: Db, now: Date): string | undefined {
+export async function nextWaitingEventAfter(db: Sql, now: Date): Promise<string | undefined> {
   return (
-    (prepared(
-      db,
-      `SELECT min(next_attempt_at) FROM events WHERE status IN ('pending', 'failed') AND next_attempt_at > ?`,
-    )
-      .pluck()
-      .get(now.toISOString()) as string | null) ?? undefined
+    ((
+      await db.column(
+        `SELECT min(next_attempt_at) FROM events WHERE status IN ('pending', 'failed') AND next_attempt_at > ?`,
+        [now.toISOString()],
+      )
+    )[0] as string | null) ?? undefined
   );
 }
 
 /** The earliest time a sendable event (see SENDABLE) becomes due or its lease ends, to sleep until then; undefined when
  *  nothing can be sent (events behind a disabled endpoint, a paused subscription or an earlier event do not count). */
-export function nextEventDueAt(db: Db): string | undefined {
+export async function nextEventDueAt(db: Sql): Promise<string | undefined> {
   return (
-    (prepared(db, `SELECT min(max(e.next_attempt_at, coalesce(e.lease_until, ''))) ${SENDABLE}`)
-      .pluck()
-      .get() as string | null) ?? undefined
+    ((
+      await db.column(`SELECT min(max(e.next_attempt_at, coalesce(e.lease_until, ''))) ${SENDABLE}`)
+    )[0] as string | null) ?? undefined
   );
 }
 
 /** Releases leases without an attempt (their attempt could not be recorded, or their endpoint became inactive). */
-export function releaseEvents(db: Db, ids: readonly string[]): void {
-  prepared(
-    db,
+export async function releaseEvents(db: Sql, ids: readonly string[]): Promise<void> {
+  await db.run(
     'UPDATE events SET lease_until = NULL WHERE id IN (SELECT value FROM json_each(?))',
-  ).run(JSON.stringify(ids));
+    [JSON.stringify(ids)],
+  );
 }
 
 /** Ends the lease of every waiting event. Only for `serve` or `poll --once` at start, under the data directory's lock
  *  (see releaseAllFeedLeases): the attempts those leases covered died with their process, so the events are sent at
  *  once. */
-export function releaseAllEventLeases(db: Db): number {
-  return prepared(
-    db,
-    `UPDATE events SET lease_until = NULL
-      WHERE status IN ('pending', 'failed') AND lease_until IS NOT NULL`,
-  ).run().changes;
+export async function releaseAllEventLeases(db: Sql): Promise<number> {
+  return await db.run(`UPDATE events SET lease_until = NULL
+      WHERE status IN ('pending', 'failed') AND lease_until IS NOT NULL`);
 }

@@ -1,7 +1,6 @@
 // SQL for what an event is about, read from its stored body: the feed's title and URL, and its first entries' titles
 // (the dashboard's lists show these instead of bare ids).
-import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import type { Sql } from '../db/engine.ts';
 
 /** What an event's body says it is about; every field null when the body does not say (a test ping). */
 export type EventSummary = {
@@ -15,19 +14,21 @@ export type EventSummary = {
 /** The summaries of the events `ids` (at most one page of a list), by id. Each body is read by its primary key
  *  (event_bodies) and parsed once by SQLite's JSON functions, which return only these few fields; a body that is not
  *  JSON (never written by feedsub) reads as saying nothing. */
-export function eventSummaries(db: Db, ids: string[], maxTitles = 3): Map<string, EventSummary> {
+export async function eventSummaries(
+  db: Sql,
+  ids: string[],
+  maxTitles = 3,
+): Promise<Map<string, EventSummary>> {
   if (ids.length === 0) return new Map();
-  const rows = prepared(
-    db,
-    // SQLite keeps recently parsed JSON texts, so json_valid's parse serves every read below: cheaper than converting
-    // the bodies to JSONB first, or than JSON.parse in JavaScript.
+  const rows = (await db.all(
     `SELECT id, json_extract(j, '$.data.feed.title') AS feed_title, json_extract(j, '$.data.feed.url') AS feed_url,
             json_array_length(j, '$.data.entries') AS entry_count,
             (SELECT json_group_array(json_extract(value, '$.title'))
                FROM (SELECT value FROM json_each(j, '$.data.entries') LIMIT ?)) AS titles
        FROM (SELECT event_id AS id, CASE WHEN json_valid(body) THEN body ELSE '{}' END AS j
                FROM event_bodies WHERE event_id IN (SELECT value FROM json_each(?)))`,
-  ).all(maxTitles, JSON.stringify(ids)) as (Omit<EventSummary, 'titles'> & {
+    [maxTitles, JSON.stringify(ids)],
+  )) as (Omit<EventSummary, 'titles'> & {
     id: string;
     titles: string | null;
   })[];

@@ -1,7 +1,6 @@
 // SQL for events (one webhook message for one subscription): queueing, reading, counting, requeueing and pruning.
-import type { Db } from '../db/open.ts';
+import type { Sql } from '../db/engine.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
-import { prepared } from './sql.ts';
 import { changeEventStorage, eventBytes, forgetEvents, type DeletedEvent } from './storage.ts';
 
 export type EventStatus = 'pending' | 'delivered' | 'failed' | 'dead';
@@ -34,49 +33,53 @@ const COLUMNS = `id, application_id, endpoint_id, subscription_id, type, sequenc
 
 /** Queues an event, due at `dueAt` (now by default), and counts what it keeps for its application: its body and the
  *  `entries` it carries (their event_entries rows, recorded beside it). */
-export function insertEvent(
-  db: Db,
+export async function insertEvent(
+  db: Sql,
   e: Pick<
     EventWithBody,
     'id' | 'application_id' | 'endpoint_id' | 'subscription_id' | 'type' | 'sequence' | 'body'
   > & { entries?: number },
   now: Date,
   dueAt: Date = now,
-): void {
+): Promise<void> {
   const t = now.toISOString();
   const stored = eventBytes(e.body, e.entries ?? 0);
-  prepared(
-    db,
+  await db.run(
     `INSERT INTO events (id, application_id, endpoint_id, subscription_id, type, sequence, next_attempt_at, created_at, updated_at,
                          stored_bytes)
               VALUES (@id, @application_id, @endpoint_id, @subscription_id, @type, @sequence, @due, @t, @t, @stored)`,
-  ).run({
-    id: e.id,
-    application_id: e.application_id,
-    endpoint_id: e.endpoint_id,
-    subscription_id: e.subscription_id,
-    type: e.type,
-    sequence: e.sequence,
-    due: dueAt.toISOString(),
-    t,
-    stored,
-  });
-  prepared(db, 'INSERT INTO event_bodies (event_id, body) VALUES (?, ?)').run(e.id, e.body);
-  changeEventStorage(db, e.application_id, e.id, stored);
+    {
+      id: e.id,
+      application_id: e.application_id,
+      endpoint_id: e.endpoint_id,
+      subscription_id: e.subscription_id,
+      type: e.type,
+      sequence: e.sequence,
+      due: dueAt.toISOString(),
+      t,
+      stored,
+    },
+  );
+  await db.run('INSERT INTO event_bodies (event_id, body) VALUES (?, ?)', [e.id, e.body]);
+  await changeEventStorage(db, e.application_id, e.id, stored);
 }
 
 /** The application's event with its body, or undefined. */
-export function getEvent(db: Db, applicationId: string, id: string): EventWithBody | undefined {
-  return prepared(
-    db,
+export async function getEvent(
+  db: Sql,
+  applicationId: string,
+  id: string,
+): Promise<EventWithBody | undefined> {
+  return (await db.get(
     `SELECT e.*, b.body FROM events e JOIN event_bodies b ON b.event_id = e.id WHERE e.id = ? AND e.application_id = ?`,
-  ).get(id, applicationId) as EventWithBody | undefined;
+    [id, applicationId],
+  )) as EventWithBody | undefined;
 }
 
 /** One page of the application's events, newest first, with optional filters; `tests` true lists only test pings
  *  (endpoint.test), false none of them. */
-export function listEvents(
-  db: Db,
+export async function listEvents(
+  db: Sql,
   applicationId: string,
   q: PageQuery & {
     subscription?: string | undefined;
@@ -84,7 +87,7 @@ export function listEvents(
     status?: EventStatus | undefined;
     tests?: boolean | undefined;
   },
-): Page<EventRow> {
+): Promise<Page<EventRow>> {
   const where = ['application_id = ?'];
   const params: unknown[] = [applicationId];
   if (q.subscription) {
@@ -102,14 +105,11 @@ export function listEvents(
   if (q.tests !== undefined)
     where.push(q.tests ? 'subscription_id IS NULL' : 'subscription_id IS NOT NULL');
   const c = cursor(q.after);
-  const rows = prepared(
-    db,
-    // ?subscription= is pinned to events_by_subscription (subscription_id=?, in id order): left alone, the planner
-    // walks events_by_application (application_id=?), every event of the application, to find the subscription's.
-    // ?status= alone seeks events_by_application_status (application_id=? AND status=?); ?endpoint=, events_by_endpoint.
+  const rows = (await db.all(
     `SELECT ${COLUMNS} FROM events${q.subscription ? ' INDEXED BY events_by_subscription' : ''}
       WHERE ${where.join(' AND ')}${c.sql} ORDER BY id DESC LIMIT ?`,
-  ).all(...params, ...c.params, q.limit + 1) as EventRow[];
+    [...params, ...c.params, q.limit + 1],
+  )) as EventRow[];
   return toPage(rows, q.limit);
 }
 
@@ -117,126 +117,135 @@ export function listEvents(
  *  events_dead) so each count walks a narrow index holding only the rows it counts, not the table with its bodies.
  *  INDEXED BY pins them: without it the planner walks the whole of events_by_application_status, every event ("SCAN
  *  events USING COVERING INDEX events_by_application_status"). */
-export function countEventsByStatus(db: Db): Record<EventStatus, number> {
+export async function countEventsByStatus(db: Sql): Promise<Record<EventStatus, number>> {
   const out: Record<EventStatus, number> = { pending: 0, delivered: 0, failed: 0, dead: 0 };
-  for (const row of prepared(
-    db,
+  for (const row of (await db.all(
     "SELECT status, count(*) AS n FROM events INDEXED BY events_due WHERE status IN ('pending', 'failed') GROUP BY status",
-  ).all() as { status: EventStatus; n: number }[])
+  )) as { status: EventStatus; n: number }[])
     out[row.status] = row.n;
-  out.delivered = prepared(
-    db,
-    "SELECT count(*) FROM events INDEXED BY events_delivered WHERE status = 'delivered'",
-  )
-    .pluck()
-    .get() as number;
-  out.dead = prepared(
-    db,
-    "SELECT count(*) FROM events INDEXED BY events_dead WHERE status = 'dead'",
-  )
-    .pluck()
-    .get() as number;
+  out.delivered = (
+    await db.column(
+      "SELECT count(*) FROM events INDEXED BY events_delivered WHERE status = 'delivered'",
+    )
+  )[0] as number;
+  out.dead = (
+    await db.column("SELECT count(*) FROM events INDEXED BY events_dead WHERE status = 'dead'")
+  )[0] as number;
   return out;
 }
 
 /** Events waiting for delivery (pending or failed), counted on the events_due index (pinned: see countEventsByStatus). */
-export function countWaitingEvents(db: Db): number {
-  return prepared(
-    db,
-    "SELECT count(*) FROM events INDEXED BY events_due WHERE status IN ('pending', 'failed')",
-  )
-    .pluck()
-    .get() as number;
+export async function countWaitingEvents(db: Sql): Promise<number> {
+  return (
+    await db.column(
+      "SELECT count(*) FROM events INDEXED BY events_due WHERE status IN ('pending', 'failed')",
+    )
+  )[0] as number;
 }
 
 /** Queues an event again with a fresh retry schedule, due now (resend). Returns false when it is being sent right now
  *  (leased) or still waiting for its first attempt. Its attempts so far are kept. */
-export function requeueEvent(db: Db, id: string, now: Date): boolean {
+export async function requeueEvent(db: Sql, id: string, now: Date): Promise<boolean> {
   const t = now.toISOString();
   return (
-    prepared(
-      db,
+    (await db.run(
       `UPDATE events SET status = 'pending', attempt_count = 0, next_attempt_at = @t, lease_until = NULL, updated_at = @t
                      WHERE id = @id AND status IN ('delivered', 'dead', 'failed') AND (lease_until IS NULL OR lease_until <= @t)`,
-    ).run({ id, t }).changes > 0
+      { id, t },
+    )) > 0
   );
 }
 
 /** Queues again, with a fresh retry schedule, every dead or failed event of the endpoint created at or after `since`
  *  (test pings excepted, and events being sent right now); returns how many (recover). */
-export function requeueEndpointEvents(
-  db: Db,
+export async function requeueEndpointEvents(
+  db: Sql,
   endpointId: string,
   since: string,
   now: Date,
-): number {
+): Promise<number> {
   const t = now.toISOString();
-  return prepared(
-    db,
+  return await db.run(
     `UPDATE events SET status = 'pending', attempt_count = 0, next_attempt_at = @t, lease_until = NULL, updated_at = @t
                      WHERE endpoint_id = @endpointId AND status IN ('dead', 'failed') AND created_at >= @since AND type <> 'endpoint.test'
                        AND (lease_until IS NULL OR lease_until <= @t)`,
-  ).run({ endpointId, since, t }).changes;
+    { endpointId, since, t },
+  );
 }
 
 /** Makes the endpoint's events that wait for a retry due now (the endpoint was re-enabled); their attempt counts stay. */
-export function hastenEndpointRetries(db: Db, endpointId: string, now: Date): number {
+export async function hastenEndpointRetries(
+  db: Sql,
+  endpointId: string,
+  now: Date,
+): Promise<number> {
   const t = now.toISOString();
-  return prepared(
-    db,
+  return await db.run(
     "UPDATE events SET next_attempt_at = @t, updated_at = @t WHERE endpoint_id = @endpointId AND status = 'failed' AND next_attempt_at > @t",
-  ).run({ endpointId, t }).changes;
+    { endpointId, t },
+  );
 }
 
 /** Deletes up to `limit` events (their attempts cascade) that were delivered before `before`, or are test pings that
  *  died before it; returns how many. Pending, failed and other dead events are kept until handled. */
-export function pruneFinishedEvents(db: Db, before: string, limit: number): number {
-  const delivered = prepared(
-    db,
+export async function pruneFinishedEvents(db: Sql, before: string, limit: number): Promise<number> {
+  const delivered = (await db.all(
     `DELETE FROM events WHERE id IN (
       SELECT id FROM events WHERE status = 'delivered' AND delivered_at < ? LIMIT ?)
      RETURNING id, application_id, stored_bytes`,
-  ).all(before, limit) as DeletedEvent[];
-  forgetEvents(db, delivered);
-  const pings = prepared(
-    db,
+    [before, limit],
+  )) as DeletedEvent[];
+  await forgetEvents(db, delivered);
+  const pings = (await db.all(
     `DELETE FROM events WHERE id IN (
       SELECT id FROM events WHERE status = 'dead' AND created_at < ? AND type = 'endpoint.test' LIMIT ?)
      RETURNING id, application_id, stored_bytes`,
-  ).all(before, Math.max(0, limit - delivered.length)) as DeletedEvent[];
-  forgetEvents(db, pings);
+    [before, Math.max(0, limit - delivered.length)],
+  )) as DeletedEvent[];
+  await forgetEvents(db, pings);
   return delivered.length + pings.length;
 }
 
 /** Deletes up to `limit` events of a subscription (their bodies and attempts cascade); returns how many. */
-export function deleteSubscriptionEvents(db: Db, subscriptionId: string, limit: number): number {
-  const deleted = prepared(
-    db,
+export async function deleteSubscriptionEvents(
+  db: Sql,
+  subscriptionId: string,
+  limit: number,
+): Promise<number> {
+  const deleted = (await db.all(
     `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE subscription_id = ? LIMIT ?)
      RETURNING id, application_id, stored_bytes`,
-  ).all(subscriptionId, limit) as DeletedEvent[];
-  forgetEvents(db, deleted);
+    [subscriptionId, limit],
+  )) as DeletedEvent[];
+  await forgetEvents(db, deleted);
   return deleted.length;
 }
 
 /** Deletes every event of an endpoint (test pings, and events of subscriptions that moved to another endpoint), as
  *  the endpoint goes. Call in the transaction that deletes it. */
-export function deleteEndpointEvents(db: Db, endpointId: string): void {
-  forgetEvents(
+export async function deleteEndpointEvents(db: Sql, endpointId: string): Promise<void> {
+  await forgetEvents(
     db,
-    prepared(
-      db,
+    (await db.all(
       'DELETE FROM events WHERE endpoint_id = ? RETURNING id, application_id, stored_bytes',
-    ).all(endpointId) as DeletedEvent[],
+      [endpointId],
+    )) as DeletedEvent[],
   );
 }
 
 /** True when the subscription has more than `n` events (counting no further than n + 1). */
-export function hasMoreEventsThan(db: Db, subscriptionId: string, n: number): boolean {
+export async function hasMoreEventsThan(
+  db: Sql,
+  subscriptionId: string,
+  n: number,
+): Promise<boolean> {
   return (
-    (prepared(db, 'SELECT count(*) FROM (SELECT 1 FROM events WHERE subscription_id = ? LIMIT ?)')
-      .pluck()
-      .get(subscriptionId, n + 1) as number) > n
+    ((
+      await db.column(
+        'SELECT count(*) FROM (SELECT 1 FROM events WHERE subscription_id = ? LIMIT ?)',
+        [subscriptionId, n + 1],
+      )
+    )[0] as number) > n
   );
 }
 
@@ -246,11 +255,10 @@ export function hasMoreEventsThan(db: Db, subscriptionId: string, n: number): bo
  *  head of its queue counts (the oldest, by the FIFO): the heads come from the events_waiting index alone (one entry per
  *  waiting event, no row read), then one row, subscription and endpoint each; test pings (no subscription) resent by
  *  hand come from the same index's NULL range. */
-export function oldestSendableEventAt(db: Db): string | undefined {
+export async function oldestSendableEventAt(db: Sql): Promise<string | undefined> {
   return (
-    (prepared(
-      db,
-      `SELECT min(created_at) FROM (
+    ((
+      await db.column(`SELECT min(created_at) FROM (
          SELECT e.created_at FROM (
              SELECT subscription_id AS sid, min(sequence) AS seq FROM events
               WHERE status IN ('pending', 'failed') AND subscription_id IS NOT NULL GROUP BY subscription_id) h
@@ -259,9 +267,7 @@ export function oldestSendableEventAt(db: Db): string | undefined {
            JOIN endpoints ep ON ep.id = e.endpoint_id AND ep.status = 'active'
          UNION ALL
          SELECT e.created_at FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id AND ep.status = 'active'
-          WHERE e.subscription_id IS NULL AND e.status IN ('pending', 'failed'))`,
-    )
-      .pluck()
-      .get() as string | null) ?? undefined
+          WHERE e.subscription_id IS NULL AND e.status IN ('pending', 'failed'))`)
+    )[0] as string | null) ?? undefined
   );
 }

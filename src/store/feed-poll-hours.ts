@@ -2,8 +2,7 @@
 // Keyed by hour, then feed: the polls of one hour are one range, so the counts a flush writes for that hour, sorted,
 // fill a few pages in order rather than touching a page of each feed's own run of hours (actions/poll-counts.ts).
 import type { PollCount } from '../context.ts';
-import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import type { Sql } from '../db/engine.ts';
 
 /** A refresh's outcome kind, as the poller reports it (feed/fetch/refresh.ts). */
 export type PollKind = 'parsed' | 'unchanged' | 'gone' | 'throttled' | 'error';
@@ -30,31 +29,35 @@ export function hourOf(at: Date): string {
 }
 
 /** Adds `count` to its feed's row of its hour (an upsert on the primary key). */
-export function addPollCounts(db: Db, count: PollCount): void {
-  prepared(
-    db,
+export async function addPollCounts(db: Sql, count: PollCount): Promise<void> {
+  await db.run(
     `INSERT INTO feed_poll_hours (hour, feed_id, ok, failed, throttled, new_entries)
        VALUES (@hour, @feed_id, @ok, @failed, @throttled, @new_entries)
      ON CONFLICT (hour, feed_id) DO UPDATE SET ok = ok + excluded.ok, failed = failed + excluded.failed,
        throttled = throttled + excluded.throttled, new_entries = new_entries + excluded.new_entries`,
-  ).run(count);
+    count,
+  );
 }
 
 /** The feed's rows of `hours` (at most 25), oldest first: one primary-key seek per hour. */
-export function pollHours(db: Db, feedId: string, hours: readonly string[]): PollHourRow[] {
-  return prepared(
-    db,
+export async function pollHours(
+  db: Sql,
+  feedId: string,
+  hours: readonly string[],
+): Promise<PollHourRow[]> {
+  return (await db.all(
     `SELECT hour, ok, failed, throttled, new_entries FROM feed_poll_hours
       WHERE hour IN (SELECT value FROM json_each(?)) AND feed_id = ? ORDER BY hour`,
-  ).all(JSON.stringify(hours), feedId) as PollHourRow[];
+    [JSON.stringify(hours), feedId],
+  )) as PollHourRow[];
 }
 
 /** Deletes up to `limit` rows of hours before `beforeHour` (the primary key's first range); returns how many. Rows of
  *  a deleted feed go this way too, within a day: the table has no foreign key, whose cascade would walk it whole. */
-export function prunePollHours(db: Db, beforeHour: string, limit: number): number {
-  return prepared(
-    db,
+export async function prunePollHours(db: Sql, beforeHour: string, limit: number): Promise<number> {
+  return await db.run(
     `DELETE FROM feed_poll_hours WHERE (hour, feed_id) IN (
        SELECT hour, feed_id FROM feed_poll_hours WHERE hour < ? LIMIT ?)`,
-  ).run(beforeHour, limit).changes;
+    [beforeHour, limit],
+  );
 }

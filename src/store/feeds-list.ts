@@ -3,10 +3,9 @@
 // subscriptions and the feeds in those statuses, and either can be the small one: an application with 100,000
 // subscriptions asking for its 3 feeds in error, or one with 10 subscriptions asking for `active` among 100,000 active
 // feeds of other applications. Both are walked in chunks, turn about, and the first walk that can answer does.
-import type { Db } from '../db/open.ts';
+import type { Sql } from '../db/engine.ts';
 import type { FeedRow, FeedStatus } from './feeds.ts';
 import { toPage, type Page } from './page.ts';
-import { prepared } from './sql.ts';
 
 export type ListedFeed = FeedRow & { subscription_count: number; held_entries: number };
 
@@ -17,29 +16,32 @@ const TOP = '\uffff';
 
 /** One page of the application's feeds, newest first, of `statuses` when any, with how many of its subscriptions use
  *  each and how many entries each holds back. */
-export function listFeedsOfApplication(
-  db: Db,
+export async function listFeedsOfApplication(
+  db: Sql,
   applicationId: string,
   q: { limit: number; after?: string | undefined; statuses?: FeedStatus[] | undefined },
-): Page<ListedFeed> {
+): Promise<Page<ListedFeed>> {
   const statuses = [...new Set(q.statuses ?? [])];
-  const ids = statuses.length
-    ? idsByIntersection(db, applicationId, statuses, q.after ?? TOP, q.limit + 1)
-    : idsBySubscription(db, applicationId, q.after ?? TOP, q.limit + 1);
-  return toPage(feedRows(db, applicationId, ids), q.limit);
+  const ids = await (statuses.length
+    ? await idsByIntersection(db, applicationId, statuses, q.after ?? TOP, q.limit + 1)
+    : await idsBySubscription(db, applicationId, q.after ?? TOP, q.limit + 1));
+  return toPage(await feedRows(db, applicationId, ids), q.limit);
 }
 
 /** Without a filter every feed of the application's subscriptions belongs on the page: its subscriptions in feed id
  *  order ("SEARCH subscriptions USING COVERING INDEX subscriptions_by_application_feed (application_id=? AND
  *  feed_id<?)"), distinct, no sort, stopping at `want`. */
-function idsBySubscription(db: Db, app: string, after: string, want: number): string[] {
-  return prepared(
-    db,
+async function idsBySubscription(
+  db: Sql,
+  app: string,
+  after: string,
+  want: number,
+): Promise<string[]> {
+  return (await db.column(
     `SELECT DISTINCT feed_id FROM subscriptions
       WHERE application_id = @app AND feed_id < @after ORDER BY feed_id DESC LIMIT @want`,
-  )
-    .pluck()
-    .all({ app, after, want }) as string[];
+    { app, after, want },
+  )) as string[];
 }
 
 /** A walk down one ordered set of feed ids: the ids it found on the page, and the cursor below which it has not
@@ -50,20 +52,20 @@ type Walk = { found: Set<string>; cursor: string | null };
  *  of the application's subscriptions and the walks of each status's feeds by one chunk each, in turn, until one of
  *  them has found `want` ids or has looked at everything: its answer is then complete. Costs at most about twice the
  *  cheaper walk. */
-function idsByIntersection(
-  db: Db,
+async function idsByIntersection(
+  db: Sql,
   app: string,
   statuses: FeedStatus[],
   after: string,
   want: number,
-): string[] {
+): Promise<string[]> {
   const mine: Walk = { found: new Set(), cursor: after };
   const ofStatus = new Map(statuses.map((s) => [s, { found: new Set(), cursor: after } as Walk]));
   for (;;) {
     // Both walks step before either answers (one chunk more than needed at most), so each statement runs on every
     // call and the plan test sees both.
-    stepSubscriptions(db, app, new Set(statuses), mine);
-    const answer = stepStatuses(db, app, ofStatus, want);
+    await stepSubscriptions(db, app, new Set(statuses), mine);
+    const answer = await stepStatuses(db, app, ofStatus, want);
     if (mine.cursor === null || mine.found.size >= want) return [...mine.found].slice(0, want);
     if (answer) return answer;
   }
@@ -71,31 +73,36 @@ function idsByIntersection(
 
 /** The next chunk of the application's subscriptions, by feed id ("SEARCH s USING COVERING INDEX
  *  subscriptions_by_application_feed (application_id=? AND feed_id<?)", each feed then by its key). */
-function stepSubscriptions(db: Db, app: string, statuses: Set<string>, walk: Walk): void {
-  const rows = prepared(
-    db,
+async function stepSubscriptions(
+  db: Sql,
+  app: string,
+  statuses: Set<string>,
+  walk: Walk,
+): Promise<void> {
+  const rows = (await db.all(
     `SELECT s.feed_id AS id, f.status FROM subscriptions s JOIN feeds f ON f.id = s.feed_id
       WHERE s.application_id = @app AND s.feed_id < @cursor ORDER BY s.feed_id DESC LIMIT @n`,
-  ).all({ app, cursor: walk.cursor, n: CHUNK }) as { id: string; status: string }[];
+    { app, cursor: walk.cursor, n: CHUNK },
+  )) as { id: string; status: string }[];
   for (const r of rows) if (statuses.has(r.status)) walk.found.add(r.id);
   walk.cursor = rows.length < CHUNK ? null : rows[rows.length - 1]!.id;
 }
 
 /** Steps the status walk that has looked least far down (the one the others wait on) by a chunk; returns the answer
  *  once the ids found above every walk's cursor are `want` or every walk is done, else undefined. */
-function stepStatuses(
-  db: Db,
+async function stepStatuses(
+  db: Sql,
   app: string,
   walks: Map<FeedStatus, Walk>,
   want: number,
-): string[] | undefined {
+): Promise<string[] | undefined> {
   const open = [...walks].filter(([, w]) => w.cursor !== null);
   const [status, walk] = open.reduce((a, b) => (b[1].cursor! > a[1].cursor! ? b : a));
-  const rows = prepared(
-    db,
+  const rows = (await db.all(
     `SELECT f.id, EXISTS (SELECT 1 FROM subscriptions s WHERE s.application_id = @app AND s.feed_id = f.id) AS mine
       FROM feeds f WHERE f.status = @status AND f.id < @cursor ORDER BY f.id DESC LIMIT @n`,
-  ).all({ app, status, cursor: walk.cursor, n: CHUNK }) as { id: string; mine: number }[];
+    { app, status, cursor: walk.cursor, n: CHUNK },
+  )) as { id: string; mine: number }[];
   for (const r of rows) if (r.mine) walk.found.add(r.id);
   walk.cursor = rows.length < CHUNK ? null : rows[rows.length - 1]!.id;
   // Every id at or above the highest open cursor has been looked at by every walk.
@@ -111,13 +118,13 @@ function stepStatuses(
 
 /** The listed feeds' rows, newest first, with the application's subscription count and the held entries of each (by
  *  key: "SEARCH f USING INDEX sqlite_autoindex_feeds_1 (id=?)"). */
-function feedRows(db: Db, app: string, ids: string[]): ListedFeed[] {
+async function feedRows(db: Sql, app: string, ids: string[]): Promise<ListedFeed[]> {
   if (ids.length === 0) return [];
-  return prepared(
-    db,
+  return (await db.all(
     `SELECT f.*,
         (SELECT count(*) FROM subscriptions s WHERE s.application_id = @app AND s.feed_id = f.id) AS subscription_count,
         (SELECT count(*) FROM held_entries h WHERE h.feed_id = f.id) AS held_entries
       FROM feeds f WHERE f.id IN (SELECT value FROM json_each(@ids)) ORDER BY f.id DESC`,
-  ).all({ app, ids: JSON.stringify(ids) }) as ListedFeed[];
+    { app, ids: JSON.stringify(ids) },
+  )) as ListedFeed[];
 }

@@ -2,32 +2,34 @@
 // and releasing leases; recording each poll's outcome, which ends its lease, is feeds-record.ts. Leases live in
 // feed_leases, which holds only the polls in flight: taking and ending one rewrites a page or two of that small table,
 // not the feed's row a second time.
-import type { Db } from '../db/open.ts';
+import type { Sql } from '../db/engine.ts';
 import type { FeedRow } from './feeds.ts';
-import { prepared } from './sql.ts';
 import { UNLEASED } from './feed-leases.ts';
 
 /** Leases the feeds `ids` names that exist and no live lease holds (an expired one is taken over) until `until`;
  *  returns the ids it leased. */
-function takeLeases(db: Db, ids: readonly string[], now: Date, until: string): string[] {
-  return prepared(
-    db,
+async function takeLeases(
+  db: Sql,
+  ids: readonly string[],
+  now: Date,
+  until: string,
+): Promise<string[]> {
+  return (await db.column(
     `INSERT INTO feed_leases (feed_id, until)
        SELECT j.value, @until FROM json_each(@ids) j WHERE EXISTS (SELECT 1 FROM feeds f WHERE f.id = j.value)
      ON CONFLICT (feed_id) DO UPDATE SET until = excluded.until, again_at = NULL WHERE feed_leases.until <= @t
      RETURNING feed_id`,
-  )
-    .pluck()
-    .all({ ids: JSON.stringify(ids), until, t: now.toISOString() }) as string[];
+    { ids: JSON.stringify(ids), until, t: now.toISOString() },
+  )) as string[];
 }
 
 /** What the polls of the feeds `ids` need (by key, in no particular order). */
-function pollTargets(db: Db, ids: readonly string[]): PollTarget[] {
+async function pollTargets(db: Sql, ids: readonly string[]): Promise<PollTarget[]> {
   if (ids.length === 0) return [];
-  return prepared(
-    db,
+  return (await db.all(
     `SELECT ${POLL_TARGET} FROM feeds WHERE id IN (SELECT value FROM json_each(?))`,
-  ).all(JSON.stringify(ids)) as PollTarget[];
+    [JSON.stringify(ids)],
+  )) as PollTarget[];
 }
 
 /** A claimed feed as its poll needs it until the outcome is recorded: what to fetch and how, and what a quiet 304
@@ -57,35 +59,41 @@ const POLL_TARGET = `id, url, fetch_url, credentials, discovered_url, etag, last
  *  ("SEARCH f USING INDEX feeds_due (next_poll_at<?)"). Ignoring schedules is feedsToPollAfter's job: a switch for it
  *  here (`@all = 1 OR next_poll_at <= @t`) would make this a walk of the whole index ("SCAN f USING INDEX
  *  feeds_due"). */
-export function claimDueFeeds(db: Db, now: Date, leaseMs: number, limit: number): PollTarget[] {
-  const due = prepared(
-    db,
+export async function claimDueFeeds(
+  db: Sql,
+  now: Date,
+  leaseMs: number,
+  limit: number,
+): Promise<PollTarget[]> {
+  const due = (await db.column(
     `SELECT f.id FROM feeds f
       WHERE f.status <> 'gone' AND f.next_poll_at <= @t AND ${UNLEASED}
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
       ORDER BY f.next_poll_at LIMIT @limit`,
-  )
-    .pluck()
-    .all({ t: now.toISOString(), limit }) as string[];
-  return pollTargets(db, takeLeases(db, due, now, new Date(now.getTime() + leaseMs).toISOString()));
+    { t: now.toISOString(), limit },
+  )) as string[];
+  return pollTargets(
+    db,
+    await takeLeases(db, due, now, new Date(now.getTime() + leaseMs).toISOString()),
+  );
 }
 
 /** What `poll --once` fetches next: up to `limit` feeds after id `after` (in id order) that are not gone and have an
  *  active subscription, whatever their schedule, unleased at `now`; read, not leased (the pool leases each as it starts
  *  it). A range of the primary key ("SEARCH f USING INDEX sqlite_autoindex_feeds_1 (id>?)"), so every chunk is a seek. */
-export function feedsToPollAfter(
-  db: Db,
+export async function feedsToPollAfter(
+  db: Sql,
   after: string,
   now: Date,
   limit: number,
-): Pick<FeedRow, 'id' | 'fetch_url'>[] {
-  return prepared(
-    db,
+): Promise<Pick<FeedRow, 'id' | 'fetch_url'>[]> {
+  return (await db.all(
     `SELECT f.id, f.fetch_url FROM feeds f
       WHERE f.id > @after AND f.status <> 'gone' AND ${UNLEASED}
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
       ORDER BY f.id LIMIT @limit`,
-  ).all({ after, t: now.toISOString(), limit }) as Pick<FeedRow, 'id' | 'fetch_url'>[];
+    { after, t: now.toISOString(), limit },
+  )) as Pick<FeedRow, 'id' | 'fetch_url'>[];
 }
 
 /** A due feed a claim may pick: its id, what it fetches, and the application of one of its active subscriptions. */
@@ -93,50 +101,56 @@ export type DueFeed = { id: string; fetch_url: string; application_id: string };
 
 /** The `limit` earliest due, unleased feeds that have an active subscription, each with the application of one of
  *  them (read through feeds_due, earliest first: the poller picks among them fairly). */
-export function dueFeedWindow(db: Db, now: Date, limit: number): DueFeed[] {
-  return prepared(
-    db,
+export async function dueFeedWindow(db: Sql, now: Date, limit: number): Promise<DueFeed[]> {
+  return (await db.all(
     `SELECT f.id, f.fetch_url,
         (SELECT s.application_id FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active' LIMIT 1) AS application_id
       FROM feeds f
       WHERE f.status <> 'gone' AND f.next_poll_at <= @t AND ${UNLEASED}
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
       ORDER BY f.next_poll_at LIMIT @limit`,
-  ).all({ t: now.toISOString(), limit }) as DueFeed[];
+    { t: now.toISOString(), limit },
+  )) as DueFeed[];
 }
 
 /** Leases the picked feeds for `leaseMs`; returns what their polls need (in no particular order). A feed another
  *  process leased meanwhile (`poll --once` beside serve) is left to it and not returned. */
-export function leaseFeeds(
-  db: Db,
+export async function leaseFeeds(
+  db: Sql,
   ids: readonly string[],
   now: Date,
   leaseMs: number,
-): PollTarget[] {
+): Promise<PollTarget[]> {
   if (ids.length === 0) return [];
-  return pollTargets(db, takeLeases(db, ids, now, new Date(now.getTime() + leaseMs).toISOString()));
+  return pollTargets(
+    db,
+    await takeLeases(db, ids, now, new Date(now.getTime() + leaseMs).toISOString()),
+  );
 }
 
 /** Ends the leases of feeds whose poll could not be recorded, so they are polled again now. */
-export function releaseFeedLeases(db: Db, ids: readonly string[]): void {
-  prepared(db, 'DELETE FROM feed_leases WHERE feed_id IN (SELECT value FROM json_each(?))').run(
+export async function releaseFeedLeases(db: Sql, ids: readonly string[]): Promise<void> {
+  await db.run('DELETE FROM feed_leases WHERE feed_id IN (SELECT value FROM json_each(?))', [
     JSON.stringify(ids),
-  );
+  ]);
 }
 
 /** The earliest next_poll_at after `now` among feeds not gone: when the next one falls due (an index seek; a feed due
  *  already but not claimed waits for a commit or a lookup, which wake the poller themselves). */
-export function nextFeedDueAfter(db: Db, now: Date): string | undefined {
+export async function nextFeedDueAfter(db: Sql, now: Date): Promise<string | undefined> {
   return (
-    (prepared(db, `SELECT min(next_poll_at) FROM feeds WHERE status <> 'gone' AND next_poll_at > ?`)
-      .pluck()
-      .get(now.toISOString()) as string | null) ?? undefined
+    ((
+      await db.column(
+        `SELECT min(next_poll_at) FROM feeds WHERE status <> 'gone' AND next_poll_at > ?`,
+        [now.toISOString()],
+      )
+    )[0] as string | null) ?? undefined
   );
 }
 
 /** Ends every feed lease. Only for `serve` or `poll --once` at start, under the data directory's lock: no other serve
  *  or poll can run, so each lease was left by a process that is gone, and its feeds are polled at once instead of when
  *  the lease runs out. (`poll --once --force` skips the lock, and so this.) */
-export function releaseAllFeedLeases(db: Db): number {
-  return prepared(db, 'DELETE FROM feed_leases').run().changes;
+export async function releaseAllFeedLeases(db: Sql): Promise<number> {
+  return await db.run('DELETE FROM feed_leases');
 }

@@ -1,32 +1,32 @@
 // SQL for recording a poll's outcome on its feed (success, unchanged, quiet unchanged, failure, throttled, gone): each
 // ends the poll's lease (feeds-poll.ts).
-import type { Db } from '../db/open.ts';
+import type { Sql } from '../db/engine.ts';
 import { PARKED_AT, storeFeedProbe, type FeedRow, type FeedStatus } from './feeds.ts';
 import { endLease } from './feed-leases.ts';
-import { prepared, updateRow } from './sql.ts';
+import { updateRow } from './sql.ts';
 
 type FeedPatch = Partial<
   Omit<FeedRow, 'id' | 'url' | 'credentials' | 'credential_key' | 'created_at'>
 >;
 
 /** Sets `patch`, adds `increments` to the error counters and ends the lease: every poll outcome is recorded here. */
-function patchFeed(
-  db: Db,
+async function patchFeed(
+  db: Sql,
   id: string,
   patch: FeedPatch,
   now: Date,
   increments: Partial<
     Record<'error_count' | 'network_error_count' | 'http_error_count' | 'parse_error_count', number>
   > = {},
-): void {
+): Promise<void> {
   const counts = Object.entries(increments).map(([k, n]) => `${k} = ${k} + ${Number(n)}`);
-  updateRow(db, 'feeds', patch, { id }, now, counts);
-  endLease(db, id);
+  await updateRow(db, 'feeds', patch, { id }, now, counts);
+  await endLease(db, id);
 }
 
 /** A fetch that produced a parsed document: new state, cleared error run, next poll. Call inside the poll transaction. */
-export function recordPollSuccess(
-  db: Db,
+export async function recordPollSuccess(
+  db: Sql,
   id: string,
   state: Pick<
     FeedRow,
@@ -56,10 +56,10 @@ export function recordPollSuccess(
     | 'parser_version'
   > & { identity_probe?: string },
   now: Date,
-): void {
+): Promise<void> {
   const t = now.toISOString();
-  const row = storeFeedProbe(db, id, state);
-  patchFeed(db, id, { ...row, last_polled_at: t, last_success_at: t, error_count: 0 }, now);
+  const row = await storeFeedProbe(db, id, state);
+  await patchFeed(db, id, { ...row, last_polled_at: t, last_success_at: t, error_count: 0 }, now);
 }
 
 /** What an unchanged poll records, however it is recorded: validators, status code, URL fetched, schedule. */
@@ -69,22 +69,22 @@ type UnchangedState = Pick<
 >;
 
 /** A 304 or an identical body: only validators, status, redirect tracking and schedule change. */
-export function recordPollUnchanged(
-  db: Db,
+export async function recordPollUnchanged(
+  db: Sql,
   id: string,
   state: UnchangedState & Pick<FeedRow, 'discovered_url' | 'redirect_url' | 'redirect_count'>,
   status: FeedStatus,
   now: Date,
-): void {
+): Promise<void> {
   const t = now.toISOString();
   const patch: FeedPatch = { ...state, status, error_count: 0 };
   // Only what changed is written: a column in SET rewrites every index holding it even when its value is the same
   // (status is in feeds_by_status and in feeds_due's WHERE), and a 304 changes little but the schedule.
-  const current = prepared(db, 'SELECT * FROM feeds WHERE id = ?').get(id) as
+  const current = (await db.get('SELECT * FROM feeds WHERE id = ?', [id])) as
     Record<string, unknown> | undefined;
   for (const k of Object.keys(patch) as (keyof FeedPatch)[])
     if (current !== undefined && current[k] === patch[k]) delete patch[k];
-  patchFeed(db, id, { ...patch, last_polled_at: t, last_success_at: t }, now);
+  await patchFeed(db, id, { ...patch, last_polled_at: t, last_success_at: t }, now);
 }
 
 /** A quiet 304 (or identical body): the feed was active, without errors, alert, hold or pending redirect when claimed,
@@ -93,39 +93,39 @@ export function recordPollUnchanged(
  *  makes it update nothing, and the caller records the poll the long way. Of the indexed columns only next_poll_at is
  *  written, and not even it when `next_poll_at` is null (the schedule stays: a poll before the feed was due, which only
  *  `poll --once` makes). Returns whether it recorded the poll. */
-export function recordQuietUnchanged(
-  db: Db,
+export async function recordQuietUnchanged(
+  db: Sql,
   id: string,
   state: Omit<UnchangedState, 'next_poll_at'> & { next_poll_at: string | null },
   now: Date,
-): boolean {
+): Promise<boolean> {
   // A column in SET rewrites every index holding it, even to the value it had: two statements, not one.
   const schedule = state.next_poll_at === null ? '' : 'next_poll_at = @next_poll_at,';
   const recorded =
-    prepared(
-      db,
+    (await db.run(
       `UPDATE feeds SET etag = @etag, last_modified = @last_modified, last_http_status = @last_http_status,
          ${schedule} interval_seconds = @interval_seconds, last_polled_at = @t, last_success_at = @t,
          updated_at = @t
        WHERE id = @id AND status = 'active' AND error_count = 0 AND health_alert IS NULL AND baseline_at IS NOT NULL
          AND fetch_url = @fetch_url AND redirect_url IS NULL
          AND NOT EXISTS (SELECT 1 FROM held_entries h WHERE h.feed_id = @id)`,
-    ).run({ ...state, id, t: now.toISOString() }).changes === 1;
-  if (recorded) endLease(db, id);
+      { ...state, id, t: now.toISOString() },
+    )) === 1;
+  if (recorded) await endLease(db, id);
   return recorded;
 }
 
 /** A document (or a 304) that its feed's application has no room for in its storage budget: the fetch is recorded as
  *  a success, but nothing it showed is stored, validators included, so that the next fetch reads it whole. The feed is
  *  held (over_budget, since `heldAt`) and parked until its application has room again. */
-export function recordBudgetHold(
-  db: Db,
+export async function recordBudgetHold(
+  db: Sql,
   id: string,
   state: { last_http_status: number; held_at: string },
   now: Date,
-): void {
+): Promise<void> {
   const t = now.toISOString();
-  patchFeed(
+  await patchFeed(
     db,
     id,
     {
@@ -142,13 +142,13 @@ export function recordBudgetHold(
 }
 
 /** A poll stored what its feed showed within its application's storage budget: the hold is over. */
-export function endBudgetHold(db: Db, id: string): void {
-  prepared(db, 'UPDATE feeds SET budget_held_at = NULL WHERE id = ?').run(id);
+export async function endBudgetHold(db: Sql, id: string): Promise<void> {
+  await db.run('UPDATE feeds SET budget_held_at = NULL WHERE id = ?', [id]);
 }
 
 /** A failed fetch or parse: counted by kind, recorded with its message, backed off; the feed keeps being polled. */
-export function recordPollFailure(
-  db: Db,
+export async function recordPollFailure(
+  db: Sql,
   id: string,
   failure: {
     errorClass: 'network' | 'http' | 'parse';
@@ -157,9 +157,9 @@ export function recordPollFailure(
     nextPollAt: string;
   },
   now: Date,
-): void {
+): Promise<void> {
   const t = now.toISOString();
-  patchFeed(
+  await patchFeed(
     db,
     id,
     {
@@ -176,14 +176,14 @@ export function recordPollFailure(
 }
 
 /** A 429/503 with Retry-After: not an error, just a later poll. */
-export function recordPollThrottled(
-  db: Db,
+export async function recordPollThrottled(
+  db: Sql,
   id: string,
   httpStatus: number,
   nextPollAt: string,
   now: Date,
-): void {
-  patchFeed(
+): Promise<void> {
+  await patchFeed(
     db,
     id,
     { last_http_status: httpStatus, next_poll_at: nextPollAt, last_polled_at: now.toISOString() },
@@ -192,9 +192,9 @@ export function recordPollThrottled(
 }
 
 /** A 410: the feed is gone and is no longer polled. */
-export function recordFeedGone(db: Db, id: string, now: Date): void {
+export async function recordFeedGone(db: Sql, id: string, now: Date): Promise<void> {
   const t = now.toISOString();
-  patchFeed(
+  await patchFeed(
     db,
     id,
     {

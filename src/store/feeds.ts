@@ -1,9 +1,8 @@
 // SQL for feeds: one record per normalized URL (and credentials), with its fetch state and health; lookups and
 // per-application views. Polling it is in feeds-poll.ts.
-import type { Db } from '../db/open.ts';
+import type { Sql } from '../db/engine.ts';
 import type { IdentityKey } from '../feed/identity/keys.ts';
 import { pollAgainBy, UNLEASED } from './feed-leases.ts';
-import { prepared } from './sql.ts';
 import { changeFeedStorage, PROBE_ROW_BYTES } from './storage.ts';
 import { newId } from '../ids.ts';
 
@@ -70,36 +69,36 @@ export type FeedRow = {
 };
 
 /** The feed's identity probe (feed/identity/switch.ts), stored apart from its row: null when it has none. */
-export function feedProbe(db: Db, id: string): string | null {
+export async function feedProbe(db: Sql, id: string): Promise<string | null> {
   return (
-    (prepared(db, 'SELECT probe FROM feed_probes WHERE feed_id = ?').pluck().get(id) as
+    ((await db.column('SELECT probe FROM feed_probes WHERE feed_id = ?', [id]))[0] as
       string | undefined) ?? null
   );
 }
 
 /** Whether the feed has an identity probe (without reading it: a long feed's is tens of KB). */
-export function hasFeedProbe(db: Db, id: string): boolean {
-  return prepared(db, 'SELECT 1 FROM feed_probes WHERE feed_id = ?').get(id) !== undefined;
+export async function hasFeedProbe(db: Sql, id: string): Promise<boolean> {
+  return (await db.get('SELECT 1 FROM feed_probes WHERE feed_id = ?', [id])) !== undefined;
 }
 
 /** Stores the new identity probe a feed's record carries, if any (replacing the one it had), and returns the rest of
  *  the record, for its row: the probe lives apart from the row, which every poll rewrites. */
-export function storeFeedProbe<T extends { identity_probe?: string }>(
-  db: Db,
+export async function storeFeedProbe<T extends { identity_probe?: string }>(
+  db: Sql,
   id: string,
   record: T,
-): Omit<T, 'identity_probe'> {
+): Promise<Omit<T, 'identity_probe'>> {
   const { identity_probe: probe, ...row } = record;
   if (probe !== undefined) {
-    const before = prepared(db, 'SELECT octet_length(probe) FROM feed_probes WHERE feed_id = ?')
-      .pluck()
-      .get(id) as number | undefined;
-    prepared(
-      db,
+    const before = (
+      await db.column('SELECT octet_length(probe) FROM feed_probes WHERE feed_id = ?', [id])
+    )[0] as number | undefined;
+    await db.run(
       'INSERT INTO feed_probes (feed_id, probe) VALUES (?, ?) ON CONFLICT (feed_id) DO UPDATE SET probe = excluded.probe',
-    ).run(id, probe);
+      [id, probe],
+    );
     const size = Buffer.byteLength(probe);
-    changeFeedStorage(db, id, {
+    await changeFeedStorage(db, id, {
       bytes: before === undefined ? size + PROBE_ROW_BYTES : size - before,
     });
   }
@@ -107,81 +106,85 @@ export function storeFeedProbe<T extends { identity_probe?: string }>(
 }
 
 /** Returns the feed for this URL and credentials, creating it (due now) when missing. */
-export function upsertFeed(
-  db: Db,
+export async function upsertFeed(
+  db: Sql,
   url: string,
   credentials: string | null,
   credentialKey: string,
   now: Date,
-): FeedRow {
-  const found = prepared(db, 'SELECT * FROM feeds WHERE url = ? AND credential_key = ?').get(
+): Promise<FeedRow> {
+  const found = (await db.get('SELECT * FROM feeds WHERE url = ? AND credential_key = ?', [
     url,
     credentialKey,
-  ) as FeedRow | undefined;
+  ])) as FeedRow | undefined;
   if (found) return found;
   const t = now.toISOString();
-  return prepared(
-    db,
+  return (await db.get(
     `INSERT INTO feeds (id, url, credentials, credential_key, fetch_url, next_poll_at, created_at, updated_at)
                      VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-  ).get(newId(now), url, credentials, credentialKey, url, t, t, t) as FeedRow;
+    [newId(now), url, credentials, credentialKey, url, t, t, t],
+  )) as FeedRow;
 }
 
 /** Returns the feed with this id, or undefined. */
-export function getFeed(db: Db, id: string): FeedRow | undefined {
-  return prepared(db, 'SELECT * FROM feeds WHERE id = ?').get(id) as FeedRow | undefined;
+export async function getFeed(db: Sql, id: string): Promise<FeedRow | undefined> {
+  return (await db.get('SELECT * FROM feeds WHERE id = ?', [id])) as FeedRow | undefined;
 }
 
 /** Part of a churn hold was released: its `count` keys are now known. Once nothing is held any more the hold is over:
  *  the feed is active again and its churn counters restart. */
-export function recordHoldReleased(db: Db, id: string, count: number, now: Date): void {
+export async function recordHoldReleased(
+  db: Sql,
+  id: string,
+  count: number,
+  now: Date,
+): Promise<void> {
   const t = now.toISOString();
-  prepared(db, 'UPDATE feeds SET entry_count = entry_count + ?, updated_at = ? WHERE id = ?').run(
+  await db.run('UPDATE feeds SET entry_count = entry_count + ?, updated_at = ? WHERE id = ?', [
     count,
     t,
     id,
-  );
-  prepared(
-    db,
+  ]);
+  await db.run(
     `UPDATE feeds SET status = 'active', identity_rotations = 0, held_dropped = 0
      WHERE id = ? AND NOT EXISTS (SELECT 1 FROM held_entries WHERE feed_id = ?)`,
-  ).run(id, id);
+    [id, id],
+  );
 }
 
 /** Counts `n` more unseen entries that the feed's full hold did not keep. */
-export function addHeldDropped(db: Db, id: string, n: number): void {
-  if (n > 0)
-    prepared(db, 'UPDATE feeds SET held_dropped = held_dropped + ? WHERE id = ?').run(n, id);
+export async function addHeldDropped(db: Sql, id: string, n: number): Promise<void> {
+  if (n > 0) await db.run('UPDATE feeds SET held_dropped = held_dropped + ? WHERE id = ?', [n, id]);
 }
 
 /** A feed as the retention pass sees it: when its record last changed, and whether any subscription uses it. */
 export type RetainedFeed = { id: string; updated_at: string; used: 0 | 1 };
 
 /** Up to `limit` feeds after id `after`, in id order, for the maintenance pass to walk a slice at a time. */
-export function feedsAfter(db: Db, after: string, limit: number): RetainedFeed[] {
-  return prepared(
-    db,
+export async function feedsAfter(db: Sql, after: string, limit: number): Promise<RetainedFeed[]> {
+  return (await db.all(
     `SELECT f.id, f.updated_at, EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id) AS used
      FROM feeds f WHERE f.id > ? ORDER BY f.id LIMIT ?`,
-  ).all(after, limit) as RetainedFeed[];
+    [after, limit],
+  )) as RetainedFeed[];
 }
 
 /** The feed's last subscription is gone: its record's updated_at, the start of its grace before deletion, is now. Does
  *  nothing while a subscription uses it. */
-export function markFeedUnused(db: Db, id: string, now: Date): void {
-  prepared(
-    db,
+export async function markFeedUnused(db: Sql, id: string, now: Date): Promise<void> {
+  await db.run(
     'UPDATE feeds SET updated_at = ? WHERE id = ? AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE feed_id = ?)',
-  ).run(now.toISOString(), id, id);
+    [now.toISOString(), id, id],
+  );
 }
 
 /** Deletes a feed no subscription uses (its remaining keys and held entries cascade); false when one uses it again. */
-export function deleteUnusedFeed(db: Db, id: string): boolean {
+export async function deleteUnusedFeed(db: Sql, id: string): Promise<boolean> {
   return (
-    prepared(
-      db,
+    (await db.run(
       'DELETE FROM feeds WHERE id = ? AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE feed_id = ?)',
-    ).run(id, id).changes > 0
+      [id, id],
+    )) > 0
   );
 }
 
@@ -194,38 +197,38 @@ export const PARKED_AT = '9999-12-31T23:59:59.999Z';
 /** The feed's last active subscription went away (deleted or paused): it is parked, and its next successful poll is a
  *  fresh baseline, taken as soon as a subscription is active again (wakeFeed). Does nothing while another subscription
  *  is active. */
-export function restartBaselineIfIdle(db: Db, id: string, now: Date): void {
+export async function restartBaselineIfIdle(db: Sql, id: string, now: Date): Promise<void> {
   const t = now.toISOString();
-  prepared(
-    db,
+  await db.run(
     `UPDATE feeds SET baseline_at = NULL, next_poll_at = @parked, updated_at = @t
      WHERE id = @id AND (baseline_at IS NOT NULL OR next_poll_at <> @parked)
        AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = @id AND s.status = 'active')`,
-  ).run({ id, t, parked: PARKED_AT });
+    { id, t, parked: PARKED_AT },
+  );
 }
 
 /** A subscription of the feed became active (created or resumed): a parked feed is due at once. */
-export function wakeFeed(db: Db, id: string, now: Date): void {
+export async function wakeFeed(db: Sql, id: string, now: Date): Promise<void> {
   const t = now.toISOString();
-  prepared(
-    db,
+  await db.run(
     'UPDATE feeds SET next_poll_at = @t, updated_at = @t WHERE id = @id AND next_poll_at = @parked',
-  ).run({ id, t, parked: PARKED_AT });
+    { id, t, parked: PARKED_AT },
+  );
 }
 
 /** Parks up to `limit` due feeds no active subscription uses and no poll holds: the ones a poll that was running when
  *  their last subscription went idle scheduled again (maintenance, every 10 minutes); returns how many. A range of
  *  feeds_due, which holds no gone feed ("SEARCH f USING INDEX feeds_due (next_poll_at<?)"). */
-export function parkIdleDueFeeds(db: Db, now: Date, limit: number): number {
-  return prepared(
-    db,
+export async function parkIdleDueFeeds(db: Sql, now: Date, limit: number): Promise<number> {
+  return await db.run(
     `UPDATE feeds SET next_poll_at = @parked WHERE id IN (
        SELECT f.id FROM feeds f
        WHERE f.status <> 'gone' AND f.next_poll_at <= @t
          AND ${UNLEASED}
          AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
        ORDER BY f.next_poll_at LIMIT @limit)`,
-  ).run({ t: now.toISOString(), parked: PARKED_AT, limit }).changes;
+    { t: now.toISOString(), parked: PARKED_AT, limit },
+  );
 }
 
 /** A feed held for its application's storage budget and parked, and the application that alone uses it now (null:
@@ -234,42 +237,42 @@ export type HeldFeed = { id: string; sole_application_id: string | null };
 
 /** Up to `limit` feeds held for a storage budget and parked, after id `after` in id order: a range of
  *  feeds_by_status. */
-export function heldFeedsAfter(db: Db, after: string, limit: number): HeldFeed[] {
-  return prepared(
-    db,
+export async function heldFeedsAfter(db: Sql, after: string, limit: number): Promise<HeldFeed[]> {
+  return (await db.all(
     `SELECT id, sole_application_id FROM feeds WHERE status = 'over_budget' AND id > ? AND next_poll_at = ?
      ORDER BY id LIMIT ?`,
-  ).all(after, PARKED_AT, limit) as HeldFeed[];
+    [after, PARKED_AT, limit],
+  )) as HeldFeed[];
 }
 
 /** The application's feeds held for its storage budget (a range of its own feeds, feeds_by_sole_application). */
-export function heldFeedsOf(db: Db, applicationId: string): HeldFeed[] {
-  return prepared(
-    db,
+export async function heldFeedsOf(db: Sql, applicationId: string): Promise<HeldFeed[]> {
+  return (await db.all(
     `SELECT id, sole_application_id FROM feeds WHERE sole_application_id = ? AND status = 'over_budget'
      AND next_poll_at = ?`,
-  ).all(applicationId, PARKED_AT) as HeldFeed[];
+    [applicationId, PARKED_AT],
+  )) as HeldFeed[];
 }
 
 /** How many of the application's feeds are held for its storage budget. */
-export function countHeldFeedsOf(db: Db, applicationId: string): number {
-  return prepared(
-    db,
-    'SELECT count(*) FROM feeds WHERE sole_application_id = ? AND budget_held_at IS NOT NULL',
-  )
-    .pluck()
-    .get(applicationId) as number;
+export async function countHeldFeedsOf(db: Sql, applicationId: string): Promise<number> {
+  return (
+    await db.column(
+      'SELECT count(*) FROM feeds WHERE sole_application_id = ? AND budget_held_at IS NOT NULL',
+      [applicationId],
+    )
+  )[0] as number;
 }
 
 /** Makes a parked feed held for a storage budget due now, when a subscription of it is active: the poll that comes
  *  decides whether what it shows fits. Returns whether it did. */
-export function retryHeldFeed(db: Db, id: string, now: Date): boolean {
+export async function retryHeldFeed(db: Sql, id: string, now: Date): Promise<boolean> {
   return (
-    prepared(
-      db,
+    (await db.run(
       `UPDATE feeds SET next_poll_at = @t WHERE id = @id AND status = 'over_budget' AND next_poll_at = @parked
          AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = @id AND s.status = 'active')`,
-    ).run({ id, t: now.toISOString(), parked: PARKED_AT }).changes > 0
+      { id, t: now.toISOString(), parked: PARKED_AT },
+    )) > 0
   );
 }
 
@@ -281,58 +284,61 @@ export type PolledFeedStatus = FeedStatus | 'idle';
  *  many there are, how many have an active subscription (the others count as idle), and the last id (null when none).
  *  A range of feeds_by_status (status, id) with a subscriptions_by_feed probe per feed; never a feed row. A page at a
  *  time, so that a scrape does not hold the event loop for as long as counting every feed in one statement takes. */
-export function countFeedStatusPage(
-  db: Db,
+export async function countFeedStatusPage(
+  db: Sql,
   status: FeedStatus,
   after: string,
   limit: number,
-): { n: number; used: number; last: string | null } {
-  return prepared(
-    db,
+): Promise<{ n: number; used: number; last: string | null }> {
+  return (await db.get(
     `SELECT count(*) AS n, coalesce(sum(EXISTS (
           SELECT 1 FROM subscriptions s WHERE s.feed_id = p.id AND s.status = 'active')), 0) AS used, max(p.id) AS last
        FROM (SELECT id FROM feeds WHERE status = @status AND id > @after ORDER BY id LIMIT @limit) p`,
-  ).get({ status, after, limit }) as { n: number; used: number; last: string | null };
+    { status, after, limit },
+  )) as { n: number; used: number; last: string | null };
 }
 
 /** How many of the feeds an application's subscriptions use are in each status: the application's subscriptions
  *  (subscriptions_by_application_feed), each feed looked up by its key — work in proportion to what it counts. */
-export function countFeedsOfApplication(db: Db, applicationId: string): Record<FeedStatus, number> {
+export async function countFeedsOfApplication(
+  db: Sql,
+  applicationId: string,
+): Promise<Record<FeedStatus, number>> {
   const out = zeroCounts<FeedStatus>(FEED_STATUSES);
-  const rows = prepared(
-    db,
+  const rows = (await db.all(
     `SELECT f.status, count(*) AS n FROM feeds f
     WHERE f.id IN (SELECT feed_id FROM subscriptions WHERE application_id = ?) GROUP BY f.status`,
-  ).all(applicationId) as { status: FeedStatus; n: number }[];
+    [applicationId],
+  )) as { status: FeedStatus; n: number }[];
   for (const row of rows) out[row.status] = row.n;
   return out;
 }
 
 /** Records the health alert of the feed's current outage (feed.failing or feed.gone sent at `at`), or clears it (null)
  *  once feed.recovered is sent. Call inside the poll transaction. */
-export function recordHealthAlert(
-  db: Db,
+export async function recordHealthAlert(
+  db: Sql,
   id: string,
   alert: Pick<FeedRow, 'health_alert' | 'health_alert_at'>,
-): void {
-  prepared(db, 'UPDATE feeds SET health_alert = ?, health_alert_at = ? WHERE id = ?').run(
+): Promise<void> {
+  await db.run('UPDATE feeds SET health_alert = ?, health_alert_at = ? WHERE id = ?', [
     alert.health_alert,
     alert.health_alert_at,
     id,
-  );
+  ]);
 }
 
 /** A subscriber asked for a fetch now: the feed is due at once, and a gone feed is polled again (status error, its
  *  410 still its last error, until the fetch answers); a poll running now is followed by another at once. */
-export function makeFeedDueNow(db: Db, id: string, now: Date): void {
+export async function makeFeedDueNow(db: Sql, id: string, now: Date): Promise<void> {
   const t = now.toISOString();
-  prepared(
-    db,
+  await db.run(
     `UPDATE feeds SET next_poll_at = min(next_poll_at, @t), updated_at = @t,
        status = CASE status WHEN 'gone' THEN 'error' ELSE status END
      WHERE id = @id`,
-  ).run({ id, t });
-  pollAgainBy(db, id, t);
+    { id, t },
+  );
+  await pollAgainBy(db, id, t);
 }
 
 /** A count of 0 for each of `keys`. */

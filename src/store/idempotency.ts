@@ -1,6 +1,5 @@
 // SQL for Idempotency-Key records: the first response to a POST, replayed for 24 hours.
-import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import type { Sql } from '../db/engine.ts';
 
 export type IdempotencyRow = {
   application_id: string;
@@ -14,32 +13,32 @@ export type IdempotencyRow = {
 };
 
 /** The record for this application and key made after `since`, or undefined. */
-export function findIdempotency(
-  db: Db,
+export async function findIdempotency(
+  db: Sql,
   applicationId: string,
   key: string,
   since: string,
-): IdempotencyRow | undefined {
-  return prepared(
-    db,
+): Promise<IdempotencyRow | undefined> {
+  return (await db.get(
     'SELECT * FROM idempotency_keys WHERE application_id = ? AND key = ? AND created_at > ?',
-  ).get(applicationId, key, since) as IdempotencyRow | undefined;
+    [applicationId, key, since],
+  )) as IdempotencyRow | undefined;
 }
 
 /** Stores (or replaces an expired) record. */
-export function saveIdempotency(db: Db, row: IdempotencyRow): void {
-  prepared(
-    db,
+export async function saveIdempotency(db: Sql, row: IdempotencyRow): Promise<void> {
+  await db.run(
     `INSERT OR REPLACE INTO idempotency_keys (application_id, key, method, path, request_hash, status, response, created_at)
               VALUES (@application_id, @key, @method, @path, @request_hash, @status, @response, @created_at)`,
-  ).run(row);
+    row,
+  );
 }
 
 /** Deletes up to `limit` records older than `before`, oldest first; returns how many. */
-export function pruneIdempotency(db: Db, before: string, limit: number): number {
-  return prepared(
-    db,
+export async function pruneIdempotency(db: Sql, before: string, limit: number): Promise<number> {
+  return await db.run(
     `DELETE FROM idempotency_keys WHERE (application_id, key) IN (
        SELECT application_id, key FROM idempotency_keys WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
-  ).run(before, limit).changes;
+    [before, limit],
+  );
 }

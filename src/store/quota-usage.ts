@@ -1,8 +1,7 @@
 // SQL for quota_usage: the recent uses of the quotas that count over a window (new feed URLs per hour, test events
 // per minute, backfill entries per hour), per application; old rows are deleted before each new one, so the table
 // stays bounded.
-import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import type { Sql } from '../db/engine.ts';
 
 export type QuotaUsageRow = {
   application_id: string;
@@ -15,70 +14,70 @@ export type QuotaUsageRow = {
 };
 
 /** Deletes the application's uses of `quota` at or before `before` (out of a window that starts after it). */
-export function pruneQuotaUsage(
-  db: Db,
+export async function pruneQuotaUsage(
+  db: Sql,
   applicationId: string,
   quota: string,
   before: string,
-): number {
-  return prepared(
-    db,
+): Promise<number> {
+  return await db.run(
     'DELETE FROM quota_usage WHERE application_id = ? AND quota = ? AND used_at <= ?',
-  ).run(applicationId, quota, before).changes;
+    [applicationId, quota, before],
+  );
 }
 
 /** How much of `quota` the application used after `since` (its uses' amounts added up). */
-export function countQuotaUsage(
-  db: Db,
+export async function countQuotaUsage(
+  db: Sql,
   applicationId: string,
   quota: string,
   since: string,
-): number {
-  return prepared(
-    db,
-    `SELECT coalesce(sum(amount), 0) FROM quota_usage
+): Promise<number> {
+  return (
+    await db.column(
+      `SELECT coalesce(sum(amount), 0) FROM quota_usage
       WHERE application_id = ? AND quota = ? AND used_at > ?`,
-  )
-    .pluck()
-    .get(applicationId, quota, since) as number;
+      [applicationId, quota, since],
+    )
+  )[0] as number;
 }
 
 /** The application's uses of `quota` after `since`, oldest first (at most the quota's limit of them). */
-export function quotaUsesSince(
-  db: Db,
+export async function quotaUsesSince(
+  db: Sql,
   applicationId: string,
   quota: string,
   since: string,
-): Pick<QuotaUsageRow, 'used_at' | 'amount'>[] {
-  return prepared(
-    db,
+): Promise<Pick<QuotaUsageRow, 'used_at' | 'amount'>[]> {
+  return (await db.all(
     `SELECT used_at, amount FROM quota_usage
       WHERE application_id = ? AND quota = ? AND used_at > ? ORDER BY used_at`,
-  ).all(applicationId, quota, since) as Pick<QuotaUsageRow, 'used_at' | 'amount'>[];
+    [applicationId, quota, since],
+  )) as Pick<QuotaUsageRow, 'used_at' | 'amount'>[];
 }
 
 /** True when the application used `quota` on `subject` after `since`. */
-export function usedQuotaOn(
-  db: Db,
+export async function usedQuotaOn(
+  db: Sql,
   applicationId: string,
   quota: string,
   subject: string,
   since: string,
-): boolean {
+): Promise<boolean> {
   return (
-    prepared(
-      db,
+    (await db.get(
       `SELECT 1 FROM quota_usage
         WHERE application_id = ? AND quota = ? AND used_at > ? AND subject = ? LIMIT 1`,
-    ).get(applicationId, quota, since, subject) !== undefined
+      [applicationId, quota, since, subject],
+    )) !== undefined
   );
 }
 
 /** Records one use. */
-export function recordQuotaUsage(db: Db, row: QuotaUsageRow): void {
-  prepared(
-    db,
+export async function recordQuotaUsage(db: Sql, row: QuotaUsageRow): Promise<void> {
+  await db.run(
     `INSERT INTO quota_usage (application_id, quota, subject, used_at, amount)
               VALUES (@application_id, @quota, @subject, @used_at, @amount)`,
-  ).run({ amount: 1, ...row });
+    { amount: 1, ...row },
+  );
 }

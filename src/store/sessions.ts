@@ -1,6 +1,5 @@
 // SQL for dashboard sessions: a cookie's SHA-256 hash bound to a live API key, with a CSRF token and an idle clock.
-import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import type { Sql } from '../db/engine.ts';
 
 export type SessionRow = {
   id_hash: string;
@@ -14,53 +13,57 @@ export type SessionRow = {
 export type LiveSession = SessionRow & { application_name: string };
 
 /** Stores a new session. */
-export function insertSession(db: Db, row: SessionRow): void {
-  prepared(
-    db,
+export async function insertSession(db: Sql, row: SessionRow): Promise<void> {
+  await db.run(
     `INSERT INTO sessions (id_hash, application_id, api_key_id, csrf_token, created_at, last_seen_at)
               VALUES (@id_hash, @application_id, @api_key_id, @csrf_token, @created_at, @last_seen_at)`,
-  ).run(row);
+    row,
+  );
 }
 
 /** The session with this hash when it was seen after `idleCutoff` and its key is not revoked; undefined otherwise. */
-export function findLiveSession(
-  db: Db,
+export async function findLiveSession(
+  db: Sql,
   idHash: string,
   idleCutoff: string,
-): LiveSession | undefined {
-  return prepared(
-    db,
+): Promise<LiveSession | undefined> {
+  return (await db.get(
     `SELECT s.*, a.name AS application_name FROM sessions s
                      JOIN api_keys k ON k.id = s.api_key_id AND k.revoked_at IS NULL
                      JOIN applications a ON a.id = s.application_id
                      WHERE s.id_hash = ? AND s.last_seen_at > ?`,
-  ).get(idHash, idleCutoff) as LiveSession | undefined;
+    [idHash, idleCutoff],
+  )) as LiveSession | undefined;
 }
 
 /** Moves the idle clock forward to `at` (an ISO time); never back. */
-export function touchSession(db: Db, idHash: string, at: string): void {
-  prepared(db, 'UPDATE sessions SET last_seen_at = ? WHERE id_hash = ? AND last_seen_at < ?').run(
+export async function touchSession(db: Sql, idHash: string, at: string): Promise<void> {
+  await db.run('UPDATE sessions SET last_seen_at = ? WHERE id_hash = ? AND last_seen_at < ?', [
     at,
     idHash,
     at,
-  );
+  ]);
 }
 
 /** Deletes one session (sign-out); false when there was none. */
-export function deleteSession(db: Db, idHash: string): boolean {
-  return prepared(db, 'DELETE FROM sessions WHERE id_hash = ?').run(idHash).changes > 0;
+export async function deleteSession(db: Sql, idHash: string): Promise<boolean> {
+  return (await db.run('DELETE FROM sessions WHERE id_hash = ?', [idHash])) > 0;
 }
 
 /** Deletes every session idle since before `idleCutoff`; returns how many. */
-export function deleteIdleSessions(db: Db, idleCutoff: string): number {
-  return prepared(db, 'DELETE FROM sessions WHERE last_seen_at <= ?').run(idleCutoff).changes;
+export async function deleteIdleSessions(db: Sql, idleCutoff: string): Promise<number> {
+  return await db.run('DELETE FROM sessions WHERE last_seen_at <= ?', [idleCutoff]);
 }
 
 /** Deletes the key's sessions beyond its `keep` most recently used; returns how many. */
-export function deleteSessionsBeyond(db: Db, apiKeyId: string, keep: number): number {
-  return prepared(
-    db,
+export async function deleteSessionsBeyond(
+  db: Sql,
+  apiKeyId: string,
+  keep: number,
+): Promise<number> {
+  return await db.run(
     `DELETE FROM sessions WHERE api_key_id = @key AND id_hash IN (
        SELECT id_hash FROM sessions WHERE api_key_id = @key ORDER BY last_seen_at DESC LIMIT -1 OFFSET @keep)`,
-  ).run({ key: apiKeyId, keep }).changes;
+    { key: apiKeyId, keep },
+  );
 }

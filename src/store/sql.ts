@@ -1,24 +1,5 @@
-// Prepared-statement reuse: preparing costs more than running most of our queries, so each database keeps its statements.
-import type { Statement } from 'better-sqlite3';
-import type { Db } from '../db/open.ts';
-
-// A memo keyed by the database object itself: it holds no state of its own and dies with the database.
-const caches = new WeakMap<Db, Map<string, Statement>>();
-
-/** The prepared statement for `sql` on `db`, prepared once per database. */
-export function prepared(db: Db, sql: string): Statement {
-  let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = new Map()));
-  let stmt = cache.get(sql);
-  if (!stmt) cache.set(sql, (stmt = db.prepare(sql)));
-  return stmt;
-}
-
-/** The SQL texts prepared on `db` so far, in the order first prepared: what test/store/query-plans.test.ts explains.
- *  It reads the cache above, so it adds no state. */
-export function preparedSql(db: Db): string[] {
-  return [...(caches.get(db)?.keys() ?? [])];
-}
+// Statement helpers shared by the store's modules.
+import type { Sql } from '../db/engine.ts';
 
 /** Column names only ever come from our own code; this guards against one slipping in from elsewhere. */
 const COLUMN = /^[a-z_][a-z0-9_]*$/;
@@ -29,14 +10,14 @@ const COLUMN = /^[a-z_][a-z0-9_]*$/;
  * `updated_at` to `now`. Returns the number of rows changed; 0 without running anything when there is nothing to set.
  * Throws on a key that is not a plain column name.
  */
-export function updateRow(
-  db: Db,
+export async function updateRow(
+  db: Sql,
   table: string,
   set: Record<string, unknown>,
   where: Record<string, unknown>,
   now: Date,
   extra: string[] = [],
-): number {
+): Promise<number> {
   const columns = Object.keys(set).filter((k) => set[k] !== undefined);
   if (columns.length === 0 && extra.length === 0) return 0;
   const keys = Object.keys(where);
@@ -49,5 +30,5 @@ export function updateRow(
   for (const k of keys) params[`w_${k}`] = where[k];
   const sets = [...columns.map((c) => `${c} = @s_${c}`), ...extra, 'updated_at = @updated_at'];
   const sql = `UPDATE ${table} SET ${sets.join(', ')} WHERE ${keys.map((k) => `${k} = @w_${k}`).join(' AND ')}`;
-  return prepared(db, sql).run(params).changes;
+  return db.run(sql, params);
 }

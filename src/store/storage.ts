@@ -2,8 +2,7 @@
 // bytes each feed keeps (its entry keys, held entries, entry history and identity probe), the application that alone
 // uses it, and per application the bytes of those feeds and of its events. The writes that add or remove rows change
 // the counts in their own transaction; the maintenance pass recounts them from the rows.
-import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import type { Sql } from '../db/engine.ts';
 
 // What a row is counted as: the bytes of its JSON (or body) as stored, plus a fixed amount for its other columns and
 // its index entries, as dbstat shows rows of the usual shape. SQLite's pages add their slack on top.
@@ -37,80 +36,87 @@ export type FeedStorageChange = { keys?: number; bytes: number };
 
 /** Adds `change` to the feed's counts and, when one application alone uses the feed, to that application's. Call in
  *  the transaction that made the change. */
-export function changeFeedStorage(db: Db, feedId: string, change: FeedStorageChange): void {
+export async function changeFeedStorage(
+  db: Sql,
+  feedId: string,
+  change: FeedStorageChange,
+): Promise<void> {
   const keys = change.keys ?? 0;
   if (keys === 0 && change.bytes === 0) return;
-  const sole = prepared(
-    db,
-    `UPDATE feeds SET stored_keys = stored_keys + ?, stored_bytes = stored_bytes + ? WHERE id = ?
+  const sole = (
+    await db.column(
+      `UPDATE feeds SET stored_keys = stored_keys + ?, stored_bytes = stored_bytes + ? WHERE id = ?
      RETURNING sole_application_id`,
-  )
-    .pluck()
-    .get(keys, change.bytes, feedId) as string | null | undefined;
-  if (sole) changeApplicationFeedBytes(db, sole, feedId, change.bytes);
+      [keys, change.bytes, feedId],
+    )
+  )[0] as string | null | undefined;
+  if (sole) await changeApplicationFeedBytes(db, sole, feedId, change.bytes);
 }
 
 /** Adds `bytes` to the application's count of the feeds it alone uses, for a change to feed `feedId`; a change behind
  *  the maintenance pass's walk of those feeds is noted for the walk. */
-function changeApplicationFeedBytes(db: Db, applicationId: string, feedId: string, bytes: number) {
+async function changeApplicationFeedBytes(
+  db: Sql,
+  applicationId: string,
+  feedId: string,
+  bytes: number,
+) {
   if (bytes === 0) return;
-  prepared(
-    db,
+  await db.run(
     `INSERT INTO application_storage (application_id, feed_bytes) VALUES (@app, @bytes)
      ON CONFLICT (application_id) DO UPDATE SET feed_bytes = feed_bytes + @bytes,
        feed_walk_change = feed_walk_change + CASE WHEN @feed <= feed_walk_at THEN @bytes ELSE 0 END`,
-  ).run({ app: applicationId, bytes, feed: feedId });
+    { app: applicationId, bytes, feed: feedId },
+  );
 }
 
 /** Adds `bytes` to the application's count of its events' bytes, for a change to event `eventId` (made, grown by an
  *  attempt, or deleted: negative); a change behind the maintenance pass's walk of its events is noted for the walk. */
-export function changeEventStorage(
-  db: Db,
+export async function changeEventStorage(
+  db: Sql,
   applicationId: string,
   eventId: string,
   bytes: number,
-): void {
+): Promise<void> {
   if (bytes === 0) return;
-  prepared(
-    db,
+  await db.run(
     `INSERT INTO application_storage (application_id, event_bytes) VALUES (@app, @bytes)
      ON CONFLICT (application_id) DO UPDATE SET event_bytes = event_bytes + @bytes,
        event_walk_change = event_walk_change + CASE WHEN @event <= event_walk_at THEN @bytes ELSE 0 END`,
-  ).run({ app: applicationId, bytes, event: eventId });
+    { app: applicationId, bytes, event: eventId },
+  );
 }
 
 /** Deleted events as their DELETE … RETURNING reads them. */
 export type DeletedEvent = { id: string; application_id: string; stored_bytes: number };
 
 /** Takes deleted events out of their applications' counts. Call in the transaction that deleted them. */
-export function forgetEvents(db: Db, deleted: readonly DeletedEvent[]): void {
-  for (const e of deleted) changeEventStorage(db, e.application_id, e.id, -e.stored_bytes);
+export async function forgetEvents(db: Sql, deleted: readonly DeletedEvent[]): Promise<void> {
+  for (const e of deleted) await changeEventStorage(db, e.application_id, e.id, -e.stored_bytes);
 }
 
 /** Records which application alone uses the feed now (after a subscription to it was made or deleted; null: none, or
  *  several) and moves the feed's bytes from the application that had them to the one that has them now. */
-export function refreshSoleApplication(db: Db, feedId: string): void {
-  const apps = prepared(
-    db,
+export async function refreshSoleApplication(db: Sql, feedId: string): Promise<void> {
+  const apps = (await db.column(
     'SELECT DISTINCT application_id FROM subscriptions WHERE feed_id = ? LIMIT 2',
-  )
-    .pluck()
-    .all(feedId) as string[];
+    [feedId],
+  )) as string[];
   const sole = apps.length === 1 ? apps[0]! : null;
-  const feed = prepared(db, 'SELECT sole_application_id, stored_bytes FROM feeds WHERE id = ?').get(
+  const feed = (await db.get('SELECT sole_application_id, stored_bytes FROM feeds WHERE id = ?', [
     feedId,
-  ) as { sole_application_id: string | null; stored_bytes: number } | undefined;
+  ])) as { sole_application_id: string | null; stored_bytes: number } | undefined;
   if (feed === undefined || feed.sole_application_id === sole) return;
-  prepared(db, 'UPDATE feeds SET sole_application_id = ? WHERE id = ?').run(sole, feedId);
+  await db.run('UPDATE feeds SET sole_application_id = ? WHERE id = ?', [sole, feedId]);
   if (feed.sole_application_id !== null)
-    changeApplicationFeedBytes(db, feed.sole_application_id, feedId, -feed.stored_bytes);
-  if (sole !== null) changeApplicationFeedBytes(db, sole, feedId, feed.stored_bytes);
+    await changeApplicationFeedBytes(db, feed.sole_application_id, feedId, -feed.stored_bytes);
+  if (sole !== null) await changeApplicationFeedBytes(db, sole, feedId, feed.stored_bytes);
 }
 
 /** How many entry keys the feed stores, as counted (0 for a feed that is gone). */
-export function storedKeyCount(db: Db, feedId: string): number {
+export async function storedKeyCount(db: Sql, feedId: string): Promise<number> {
   return (
-    (prepared(db, 'SELECT stored_keys FROM feeds WHERE id = ?').pluck().get(feedId) as
+    ((await db.column('SELECT stored_keys FROM feeds WHERE id = ?', [feedId]))[0] as
       number | undefined) ?? 0
   );
 }
@@ -119,12 +125,15 @@ export function storedKeyCount(db: Db, feedId: string): number {
 export type ApplicationStorage = { feed_bytes: number; event_bytes: number };
 
 /** The application's counts (zero before it kept anything). */
-export function applicationStorage(db: Db, applicationId: string): ApplicationStorage {
+export async function applicationStorage(
+  db: Sql,
+  applicationId: string,
+): Promise<ApplicationStorage> {
   return (
-    (prepared(
-      db,
+    ((await db.get(
       'SELECT feed_bytes, event_bytes FROM application_storage WHERE application_id = ?',
-    ).get(applicationId) as ApplicationStorage | undefined) ?? { feed_bytes: 0, event_bytes: 0 }
+      [applicationId],
+    )) as ApplicationStorage | undefined) ?? { feed_bytes: 0, event_bytes: 0 }
   );
 }
 
@@ -133,22 +142,22 @@ export type FeedStorage = { keys: number; held: number; bytes: number };
 
 /** Counts what the feed stores from its rows, as the writes count it: its keys, held entries, history and probe. Each
  *  is bounded per feed ([retention]), so this is a few index ranges and at most a few thousand small row reads. */
-export function countFeedStorage(db: Db, feedId: string): FeedStorage {
-  const keys = prepared(db, 'SELECT count(*) FROM entries WHERE feed_id = ?')
-    .pluck()
-    .get(feedId) as number;
-  const held = prepared(
-    db,
+export async function countFeedStorage(db: Sql, feedId: string): Promise<FeedStorage> {
+  const keys = (
+    await db.column('SELECT count(*) FROM entries WHERE feed_id = ?', [feedId])
+  )[0] as number;
+  const held = (await db.get(
     'SELECT count(*) AS n, coalesce(sum(octet_length(entry)), 0) AS bytes FROM held_entries WHERE feed_id = ?',
-  ).get(feedId) as { n: number; bytes: number };
-  const history = prepared(
-    db,
+    [feedId],
+  )) as { n: number; bytes: number };
+  const history = (await db.get(
     'SELECT count(*) AS n, coalesce(sum(octet_length(entry)), 0) AS bytes FROM entry_history WHERE feed_id = ?',
-  ).get(feedId) as { n: number; bytes: number };
+    [feedId],
+  )) as { n: number; bytes: number };
   const probe =
-    (prepared(db, 'SELECT octet_length(probe) FROM feed_probes WHERE feed_id = ?')
-      .pluck()
-      .get(feedId) as number | undefined) ?? null;
+    ((
+      await db.column('SELECT octet_length(probe) FROM feed_probes WHERE feed_id = ?', [feedId])
+    )[0] as number | undefined) ?? null;
   return {
     keys,
     held: held.n,
@@ -165,17 +174,17 @@ export function countFeedStorage(db: Db, feedId: string): FeedStorage {
 /** Sets the feed's counts and its sole application to what its rows and subscriptions are now, moving the difference
  *  to the applications' counts; returns what it counted and how many bytes the counts were off by (0 when exact).
  *  Call inside a transaction. */
-export function recountFeedStorage(
-  db: Db,
+export async function recountFeedStorage(
+  db: Sql,
   feedId: string,
-): (FeedStorage & { drift: number }) | undefined {
-  refreshSoleApplication(db, feedId);
-  const stored = prepared(db, 'SELECT stored_keys, stored_bytes FROM feeds WHERE id = ?').get(
+): Promise<(FeedStorage & { drift: number }) | undefined> {
+  await refreshSoleApplication(db, feedId);
+  const stored = (await db.get('SELECT stored_keys, stored_bytes FROM feeds WHERE id = ?', [
     feedId,
-  ) as { stored_keys: number; stored_bytes: number } | undefined;
+  ])) as { stored_keys: number; stored_bytes: number } | undefined;
   if (stored === undefined) return undefined;
-  const counted = countFeedStorage(db, feedId);
-  changeFeedStorage(db, feedId, {
+  const counted = await countFeedStorage(db, feedId);
+  await changeFeedStorage(db, feedId, {
     keys: counted.keys - stored.stored_keys,
     bytes: counted.bytes - stored.stored_bytes,
   });
@@ -188,92 +197,93 @@ export type StoragePart = 'feed' | 'event';
 /** One step of the maintenance pass's walk over an application's feeds or events, in id order: sums the stored bytes
  *  of up to `limit` of them after `after` (null: the walk starts, and what changed behind an earlier walk is
  *  forgotten), and notes how far the walk has come, so that a change behind it is added to what the walk counted. */
-export function walkStorage(
-  db: Db,
+export async function walkStorage(
+  db: Sql,
   applicationId: string,
   part: StoragePart,
   after: string | null,
   limit: number,
-): { n: number; bytes: number; last: string | null } {
+): Promise<{ n: number; bytes: number; last: string | null }> {
   const q = { app: applicationId, after: after ?? '', limit };
   let step: { n: number; bytes: number; last: string | null };
   // A statement per part, each a literal (the plan test reads them from this file).
   if (part === 'feed') {
     if (after === null)
-      prepared(
-        db,
+      await db.run(
         `INSERT INTO application_storage (application_id, feed_walk_at) VALUES (?, '')
          ON CONFLICT (application_id) DO UPDATE SET feed_walk_at = '', feed_walk_change = 0`,
-      ).run(applicationId);
-    step = prepared(
-      db,
+        [applicationId],
+      );
+    step = (await db.get(
       `SELECT count(*) AS n, coalesce(sum(stored_bytes), 0) AS bytes, max(id) AS last FROM (
          SELECT id, stored_bytes FROM feeds WHERE sole_application_id = @app AND id > @after ORDER BY id LIMIT @limit)`,
-    ).get(q) as typeof step;
+      q,
+    )) as typeof step;
     if (step.last !== null)
-      prepared(db, 'UPDATE application_storage SET feed_walk_at = ? WHERE application_id = ?').run(
+      await db.run('UPDATE application_storage SET feed_walk_at = ? WHERE application_id = ?', [
         step.last,
         applicationId,
-      );
+      ]);
   } else {
     if (after === null)
-      prepared(
-        db,
+      await db.run(
         `INSERT INTO application_storage (application_id, event_walk_at) VALUES (?, '')
          ON CONFLICT (application_id) DO UPDATE SET event_walk_at = '', event_walk_change = 0`,
-      ).run(applicationId);
-    step = prepared(
-      db,
+        [applicationId],
+      );
+    step = (await db.get(
       `SELECT count(*) AS n, coalesce(sum(stored_bytes), 0) AS bytes, max(id) AS last FROM (
          SELECT id, stored_bytes FROM events WHERE application_id = @app AND id > @after ORDER BY id LIMIT @limit)`,
-    ).get(q) as typeof step;
+      q,
+    )) as typeof step;
     if (step.last !== null)
-      prepared(db, 'UPDATE application_storage SET event_walk_at = ? WHERE application_id = ?').run(
+      await db.run('UPDATE application_storage SET event_walk_at = ? WHERE application_id = ?', [
         step.last,
         applicationId,
-      );
+      ]);
   }
   return step;
 }
 
 /** Ends a walk that counted `counted` bytes to its end (in this transaction): the application's sum becomes that plus
  *  what changed behind the walk meanwhile. Returns how many bytes the sum was off by (0 when exact). */
-export function finishStorageWalk(
-  db: Db,
+export async function finishStorageWalk(
+  db: Sql,
   applicationId: string,
   part: StoragePart,
   counted: number,
-): number {
+): Promise<number> {
   type Sum = { sum: number; change: number } | undefined;
   if (part === 'feed') {
-    const before = prepared(
-      db,
+    const before = (await db.get(
       'SELECT feed_bytes AS sum, feed_walk_change AS change FROM application_storage WHERE application_id = ?',
-    ).get(applicationId) as Sum;
+      [applicationId],
+    )) as Sum;
     if (before === undefined) return 0;
-    prepared(
-      db,
+    await db.run(
       `UPDATE application_storage SET feed_bytes = ?, feed_walk_at = NULL, feed_walk_change = 0
        WHERE application_id = ?`,
-    ).run(counted + before.change, applicationId);
+      [counted + before.change, applicationId],
+    );
     return before.sum - (counted + before.change);
   }
-  const before = prepared(
-    db,
+  const before = (await db.get(
     'SELECT event_bytes AS sum, event_walk_change AS change FROM application_storage WHERE application_id = ?',
-  ).get(applicationId) as Sum;
+    [applicationId],
+  )) as Sum;
   if (before === undefined) return 0;
-  prepared(
-    db,
+  await db.run(
     `UPDATE application_storage SET event_bytes = ?, event_walk_at = NULL, event_walk_change = 0
      WHERE application_id = ?`,
-  ).run(counted + before.change, applicationId);
+    [counted + before.change, applicationId],
+  );
   return before.sum - (counted + before.change);
 }
 
 /** Up to `limit` application ids after `after`, in id order: the maintenance pass walks them a slice at a time. */
-export function applicationsAfter(db: Db, after: string, limit: number): string[] {
-  return prepared(db, 'SELECT id FROM applications WHERE id > ? ORDER BY id LIMIT ?')
-    .pluck()
-    .all(after, limit) as string[];
+export async function applicationsAfter(db: Sql, after: string, limit: number): Promise<string[]> {
+  return (await db.column('SELECT id FROM applications WHERE id > ? ORDER BY id LIMIT ?', [
+    after,
+    limit,
+  ])) as string[];
 }

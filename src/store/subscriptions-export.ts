@@ -1,6 +1,5 @@
 // SQL for exporting subscriptions as a feed list: each endpoint's subscriptions in URL order, page by page.
-import type { Db } from '../db/open.ts';
-import { prepared } from './sql.ts';
+import type { Sql } from '../db/engine.ts';
 
 /** What a feed list shows of a subscription: its URL (never credentials: they live on the feed record), its status,
  *  and its feed's title and site. */
@@ -13,23 +12,23 @@ export type ExportedSubscription = {
 
 /** Up to `limit` of the endpoint's subscriptions whose URL sorts after `afterUrl` (null: from the first), by URL —
  *  the order of the UNIQUE (endpoint_id, url) index, so each page is an index range however many there are. */
-export function exportSubscriptionsPage(
-  db: Db,
+export async function exportSubscriptionsPage(
+  db: Sql,
   applicationId: string,
   endpointId: string,
   afterUrl: string | null,
   limit: number,
-): ExportedSubscription[] {
-  return prepared(
-    db,
+): Promise<ExportedSubscription[]> {
+  return (await db.all(
     `SELECT s.url, s.status, f.title AS feed_title, f.site_url AS feed_site_url
        FROM subscriptions s JOIN feeds f ON f.id = s.feed_id
       WHERE s.endpoint_id = @endpoint AND s.application_id = @application AND s.url > @after
       ORDER BY s.url LIMIT @limit`,
-  ).all({
-    endpoint: endpointId,
-    application: applicationId,
-    after: afterUrl ?? '',
-    limit,
-  }) as ExportedSubscription[];
+    {
+      endpoint: endpointId,
+      application: applicationId,
+      after: afterUrl ?? '',
+      limit,
+    },
+  )) as ExportedSubscription[];
 }

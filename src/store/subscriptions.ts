@@ -1,6 +1,6 @@
 // SQL for subscriptions: a feed URL tied to one endpoint, with the client's metadata.
-import type { Db } from '../db/open.ts';
-import { prepared, updateRow } from './sql.ts';
+import type { Sql } from '../db/engine.ts';
+import { updateRow } from './sql.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
 import { deleteSubscriptionEvents } from './events.ts';
 import { refreshSoleApplication } from './storage.ts';
@@ -37,49 +37,48 @@ const VIEW_COLUMNS =
 const VIEW = `${VIEW_COLUMNS} FROM subscriptions s JOIN feeds f ON f.id = s.feed_id`;
 
 /** Stores a new subscription (its feed's bytes may now count for its application alone, or for none). */
-export function insertSubscription(
-  db: Db,
+export async function insertSubscription(
+  db: Sql,
   row: Pick<
     SubscriptionRow,
     'id' | 'application_id' | 'endpoint_id' | 'feed_id' | 'url' | 'metadata' | 'created_at'
   > &
     Partial<Pick<SubscriptionRow, 'updates' | 'backfill' | 'backfill_at'>>,
-): void {
-  prepared(
-    db,
+): Promise<void> {
+  await db.run(
     `INSERT INTO subscriptions (id, application_id, endpoint_id, feed_id, url, metadata, created_at, updated_at,
                                 updates, backfill, backfill_at)
               VALUES (@id, @application_id, @endpoint_id, @feed_id, @url, @metadata, @created_at, @created_at,
                       @updates, @backfill, @backfill_at)`,
-  ).run({ updates: 0, backfill: 0, backfill_at: null, ...row });
-  refreshSoleApplication(db, row.feed_id);
+    { updates: 0, backfill: 0, backfill_at: null, ...row },
+  );
+  await refreshSoleApplication(db, row.feed_id);
 }
 
 /** Returns the application's subscription with its feed's state, or undefined. */
-export function getSubscription(
-  db: Db,
+export async function getSubscription(
+  db: Sql,
   applicationId: string,
   id: string,
-): SubscriptionView | undefined {
-  return prepared(db, `${VIEW} WHERE s.id = ? AND s.application_id = ?`).get(id, applicationId) as
+): Promise<SubscriptionView | undefined> {
+  return (await db.get(`${VIEW} WHERE s.id = ? AND s.application_id = ?`, [id, applicationId])) as
     SubscriptionView | undefined;
 }
 
 /** The id of a subscription of this endpoint that already receives the document `url` names: the same URL; a
  *  subscription whose feed was discovered at `url` or moved there; or, when `url` is a known feed record that led to
  *  another document (a web page and the feed it announces, a permanent redirect), a subscription to that one. */
-export function findSubscriptionToSameFeed(
-  db: Db,
+export async function findSubscriptionToSameFeed(
+  db: Sql,
   endpointId: string,
   url: string,
   credentialKey: string,
-): string | undefined {
+): Promise<string | undefined> {
   // Each way of naming the same document is its own index seek (the feeds it names, then their subscriptions by
   // feed, `+` keeping the planner off the endpoint's index), so a create costs the same however many subscriptions
   // the endpoint has: one OR over the joined rows would walk every one of them.
   return (
-    prepared(
-      db,
+    (await db.get(
       `SELECT id FROM (
          SELECT s.id FROM subscriptions s WHERE s.endpoint_id = @endpoint AND s.url = @url
          UNION ALL
@@ -91,16 +90,17 @@ export function findSubscriptionToSameFeed(
            UNION SELECT f.id FROM feeds t JOIN feeds f ON f.fetch_url = t.fetch_url
              WHERE t.url = @url AND t.credential_key = @ck))
        ORDER BY id LIMIT 1`,
-    ).get({ endpoint: endpointId, url, ck: credentialKey }) as { id: string } | undefined
+      { endpoint: endpointId, url, ck: credentialKey },
+    )) as { id: string } | undefined
   )?.id;
 }
 
 /** One page of the application's subscriptions, newest first, optionally of one endpoint or feed. */
-export function listSubscriptions(
-  db: Db,
+export async function listSubscriptions(
+  db: Sql,
   applicationId: string,
   q: PageQuery & { endpoint?: string | undefined; feed?: string | undefined },
-): Page<SubscriptionView> {
+): Promise<Page<SubscriptionView>> {
   const c = cursor(q.after);
   const where = ['s.application_id = ?'];
   const params: unknown[] = [applicationId];
@@ -116,126 +116,144 @@ export function listSubscriptions(
   // subscriptions_by_application_feed (application_id=? AND feed_id=?) and sorts what it finds, the application's few
   // subscriptions to one feed: left alone, the planner walks every subscription of the application in id order.
   const pin = q.feed && !q.endpoint ? ' INDEXED BY subscriptions_by_application_feed' : '';
-  const rows = prepared(
-    db,
+  const rows = (await db.all(
     `${VIEW_COLUMNS} FROM subscriptions s${pin} JOIN feeds f ON f.id = s.feed_id WHERE ${where.join(' AND ')}${c.sql.replace('id', 's.id')} ORDER BY s.id DESC LIMIT ?`,
-  ).all(...params, ...c.params, q.limit + 1) as SubscriptionView[];
+    [...params, ...c.params, q.limit + 1],
+  )) as SubscriptionView[];
   return toPage(rows, q.limit);
 }
 
 /** Applies the given changes; returns undefined when not the application's. */
-export function updateSubscription(
-  db: Db,
+export async function updateSubscription(
+  db: Sql,
   applicationId: string,
   id: string,
   patch: Partial<
     Pick<SubscriptionRow, 'metadata' | 'endpoint_id' | 'status' | 'updates' | 'backfill' | 'pauses'>
   >,
   now: Date,
-): SubscriptionView | undefined {
-  updateRow(db, 'subscriptions', patch, { id, application_id: applicationId }, now);
+): Promise<SubscriptionView | undefined> {
+  await updateRow(db, 'subscriptions', patch, { id, application_id: applicationId }, now);
   return getSubscription(db, applicationId, id);
 }
 
 /** Deletes the subscription and its events (every one left: over EVENT_CHUNK, delete them in chunks first); returns
  *  false when not the application's. Its feed's bytes may now count for another application alone, or for none. */
-export function deleteSubscription(db: Db, applicationId: string, id: string): boolean {
-  const feed = prepared(db, 'SELECT feed_id FROM subscriptions WHERE id = ? AND application_id = ?')
-    .pluck()
-    .get(id, applicationId) as string | undefined;
+export async function deleteSubscription(
+  db: Sql,
+  applicationId: string,
+  id: string,
+): Promise<boolean> {
+  const feed = (
+    await db.column('SELECT feed_id FROM subscriptions WHERE id = ? AND application_id = ?', [
+      id,
+      applicationId,
+    ])
+  )[0] as string | undefined;
   if (feed === undefined) return false;
-  deleteSubscriptionEvents(db, id, Number.MAX_SAFE_INTEGER);
-  prepared(db, 'DELETE FROM subscriptions WHERE id = ?').run(id);
-  refreshSoleApplication(db, feed);
+  await deleteSubscriptionEvents(db, id, Number.MAX_SAFE_INTEGER);
+  await db.run('DELETE FROM subscriptions WHERE id = ?', [id]);
+  await refreshSoleApplication(db, feed);
   return true;
 }
 
 /** True when the application has a subscription to this feed (so it may read the feed record). */
-export function applicationUsesFeed(db: Db, applicationId: string, feedId: string): boolean {
+export async function applicationUsesFeed(
+  db: Sql,
+  applicationId: string,
+  feedId: string,
+): Promise<boolean> {
   return (
-    prepared(
-      db,
-      'SELECT 1 FROM subscriptions WHERE application_id = ? AND feed_id = ? LIMIT 1',
-    ).get(applicationId, feedId) !== undefined
+    (await db.get('SELECT 1 FROM subscriptions WHERE application_id = ? AND feed_id = ? LIMIT 1', [
+      applicationId,
+      feedId,
+    ])) !== undefined
   );
 }
 
 /** True when any subscription (active or paused) uses the feed. */
-export function feedHasSubscription(db: Db, feedId: string): boolean {
+export async function feedHasSubscription(db: Sql, feedId: string): Promise<boolean> {
   return (
-    prepared(db, 'SELECT 1 FROM subscriptions WHERE feed_id = ? LIMIT 1').get(feedId) !== undefined
+    (await db.get('SELECT 1 FROM subscriptions WHERE feed_id = ? LIMIT 1', [feedId])) !== undefined
   );
 }
 
 /** True when the feed has at least one active subscription. */
-export function feedHasActiveSubscription(db: Db, feedId: string): boolean {
+export async function feedHasActiveSubscription(db: Sql, feedId: string): Promise<boolean> {
   return (
-    prepared(db, "SELECT 1 FROM subscriptions WHERE feed_id = ? AND status = 'active' LIMIT 1").get(
+    (await db.get("SELECT 1 FROM subscriptions WHERE feed_id = ? AND status = 'active' LIMIT 1", [
       feedId,
-    ) !== undefined
+    ])) !== undefined
   );
 }
 
 /** The active subscriptions of a feed whose endpoint receives events of `type` (its filter_types is null or lists it),
  *  with what an event needs (poller side). */
-export function activeSubscriptionsOfFeed(db: Db, feedId: string, type: string): SubscriptionRow[] {
-  return prepared(
-    db,
+export async function activeSubscriptionsOfFeed(
+  db: Sql,
+  feedId: string,
+  type: string,
+): Promise<SubscriptionRow[]> {
+  return (await db.all(
     `SELECT s.* FROM subscriptions s JOIN endpoints e ON e.id = s.endpoint_id
      WHERE s.feed_id = ? AND s.status = 'active'
        AND (e.filter_types IS NULL OR EXISTS (SELECT 1 FROM json_each(e.filter_types) WHERE value = ?))
      ORDER BY s.id`,
-  ).all(feedId, type) as SubscriptionRow[];
+    [feedId, type],
+  )) as SubscriptionRow[];
 }
 
 /** Allocates the next `count` sequence numbers of a subscription; returns the first. Call inside a transaction. */
-export function allocateSequences(db: Db, id: string, count: number): number {
-  const row = prepared(
-    db,
+export async function allocateSequences(db: Sql, id: string, count: number): Promise<number> {
+  const row = (await db.get(
     'UPDATE subscriptions SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence',
-  ).get(count, id) as { last_sequence: number };
+    [count, id],
+  )) as { last_sequence: number };
   return row.last_sequence - count + 1;
 }
 
 /** Number of subscriptions the application has (quotas.subscriptions_per_application). */
-export function countApplicationSubscriptions(db: Db, applicationId: string): number {
-  return prepared(db, 'SELECT count(*) FROM subscriptions WHERE application_id = ?')
-    .pluck()
-    .get(applicationId) as number;
+export async function countApplicationSubscriptions(
+  db: Sql,
+  applicationId: string,
+): Promise<number> {
+  return (
+    await db.column('SELECT count(*) FROM subscriptions WHERE application_id = ?', [applicationId])
+  )[0] as number;
 }
 
 /** Makes ready, as of `at`, the backfills of the feed's active subscriptions that waited for its baseline; returns how
  *  many. */
-export function readyBackfills(db: Db, feedId: string, at: string): number {
-  return prepared(
-    db,
+export async function readyBackfills(db: Sql, feedId: string, at: string): Promise<number> {
+  return await db.run(
     `UPDATE subscriptions SET backfill_at = ?
       WHERE feed_id = ? AND status = 'active' AND backfill > 0 AND backfill_at IS NULL`,
-  ).run(at, feedId).changes;
+    [at, feedId],
+  );
 }
 
 /** The first subscription with a ready backfill of the first application after `afterApplication` that has one (id
  *  order; '' for the first of all). */
-export function nextBackfill(
-  db: Db,
+export async function nextBackfill(
+  db: Sql,
   afterApplication: string,
-): Pick<SubscriptionRow, 'id' | 'application_id'> | undefined {
-  return prepared(
-    db,
+): Promise<Pick<SubscriptionRow, 'id' | 'application_id'> | undefined> {
+  return (await db.get(
     `SELECT id, application_id FROM subscriptions INDEXED BY subscriptions_backfilling
       WHERE backfill_at IS NOT NULL AND application_id > ? ORDER BY application_id, id LIMIT 1`,
-  ).get(afterApplication) as Pick<SubscriptionRow, 'id' | 'application_id'> | undefined;
+    [afterApplication],
+  )) as Pick<SubscriptionRow, 'id' | 'application_id'> | undefined;
 }
 
 /** Notes that the subscription's backfill took its entries from the history (none left to take). */
-export function backfillTaken(db: Db, id: string): void {
-  prepared(db, 'UPDATE subscriptions SET backfill = 0 WHERE id = ?').run(id);
+export async function backfillTaken(db: Sql, id: string): Promise<void> {
+  await db.run('UPDATE subscriptions SET backfill = 0 WHERE id = ?', [id]);
 }
 
 /** Ends the subscription's backfill, ready or waiting: nothing more to take or queue. */
-export function endBackfill(db: Db, id: string): void {
-  prepared(
-    db,
+export async function endBackfill(db: Sql, id: string): Promise<void> {
+  await db.run(
     'UPDATE subscriptions SET backfill = 0, backfill_at = NULL WHERE id = ? AND (backfill > 0 OR backfill_at IS NOT NULL)',
-  ).run(id);
+    [id],
+  );
 }

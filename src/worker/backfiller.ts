@@ -36,7 +36,7 @@ export async function backfillTick(
 ): Promise<number | void> {
   for (let i = 0; i < max; i++) {
     if (i > 0) await nextTurn();
-    const chunk = queueBackfillChunk(ctx, turn.after);
+    const chunk = await queueBackfillChunk(ctx, turn.after);
     if (chunk === undefined) return;
     turn.after = chunk.applicationId;
     if (chunk.events > 0) ctx.nudgeDeliverer();

@@ -3,7 +3,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
+import type { Sql } from '../db/engine.ts';
 import { existingEndpointIds } from '../store/endpoints.ts';
 import { countEventsByStatus, countWaitingEvents, oldestSendableEventAt } from '../store/events.ts';
 import {
@@ -30,7 +30,7 @@ const LATENCY_BUCKETS = [0.1, 0.5, 1, 5, 15, 60, 300, 1800, 7200, 21_600, 86_400
 const ENDPOINT_ATTEMPT_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 15];
 
 /** Builds a new registry (never prom-client's global one, so several apps can live in one process) with every metric. */
-export function createMetrics(source: { db: Db; clock: Clock }): Metrics {
+export function createMetrics(source: { db: Sql; clock: Clock }): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   registerDatabaseGauges(registry, source);
@@ -143,7 +143,7 @@ type EndpointMetrics = {
  *  a token, nor its title, which is neither unique nor stable). Endpoints are bounded by
  *  quotas.endpoints_per_application; a deleted endpoint's series are dropped at the next scrape, so the series follow
  *  the endpoints that exist. An endpoint's series appear with its first attempt since the process started. */
-function registerEndpointMetrics(registry: Registry, db: Db): EndpointMetrics {
+function registerEndpointMetrics(registry: Registry, db: Sql): EndpointMetrics {
   // The children of each endpoint seen, made once: labels() hashes the label object on every call.
   type Children = {
     outcomes: Record<string, ReturnType<Counter['labels']>>;
@@ -151,21 +151,25 @@ function registerEndpointMetrics(registry: Registry, db: Db): EndpointMetrics {
   };
   const seen = new Map<string, Children>();
   const labelNames = ['endpoint'];
-  const attempts = new Counter({
-    name: 'feedsub_endpoint_attempts_total',
-    help: 'Webhook delivery attempts per endpoint (its id) by outcome (delivered, retry, dead).',
-    labelNames: [...labelNames, 'outcome'],
-    registers: [registry],
-    collect() {
-      // Registered before the histogram, so both lose a deleted endpoint's series before either is written out.
-      const alive = existingEndpointIds(db, [...seen.keys()]);
+  // A scrape collects every metric at once, so both metrics wait for the one pruning of the scrape: each loses a
+  // deleted endpoint's series before either is written out.
+  let pruning: Promise<void> | undefined;
+  const prune = (): Promise<void> =>
+    (pruning ??= (async () => {
+      const alive = await existingEndpointIds(db, [...seen.keys()]);
       for (const endpoint of seen.keys()) {
         if (alive.has(endpoint)) continue;
         for (const outcome of ATTEMPT_OUTCOMES) attempts.remove({ endpoint, outcome });
         seconds.remove({ endpoint });
         seen.delete(endpoint);
       }
-    },
+    })().finally(() => (pruning = undefined)));
+  const attempts = new Counter({
+    name: 'feedsub_endpoint_attempts_total',
+    help: 'Webhook delivery attempts per endpoint (its id) by outcome (delivered, retry, dead).',
+    labelNames: [...labelNames, 'outcome'],
+    registers: [registry],
+    collect: prune,
   });
   const seconds = new Histogram({
     name: 'feedsub_endpoint_attempt_duration_seconds',
@@ -173,6 +177,7 @@ function registerEndpointMetrics(registry: Registry, db: Db): EndpointMetrics {
     labelNames,
     buckets: ENDPOINT_ATTEMPT_BUCKETS,
     registers: [registry],
+    collect: prune,
   });
   const childrenOf = (endpoint: string): Children => {
     const known = seen.get(endpoint);
@@ -222,13 +227,13 @@ function retentionTelemetry(registers: Registry[]): Pick<Telemetry, 'retained'> 
 // Feeds counted per statement by the feeds gauge: ~5 ms of the event loop at 100,000 feeds × 10 subscriptions.
 const FEED_COUNT_PAGE = 5000;
 // The count in progress, which a scrape arriving meanwhile shares rather than walking the feeds a second time.
-const feedCounts = new WeakMap<Db, Promise<Record<PolledFeedStatus, number>>>();
+const feedCounts = new WeakMap<Sql, Promise<Record<PolledFeedStatus, number>>>();
 
 /** Feeds by status (feeds without an active subscription as idle), counted in pages of FEED_COUNT_PAGE with a turn of
  *  the event loop between them, so a scrape at 100,000 feeds does not hold the API for the whole walk. A feed changing
  *  status during the walk may be counted in both or neither: a gauge's tolerance. */
 export function countFeeds(
-  db: Db,
+  db: Sql,
   pageSize = FEED_COUNT_PAGE,
 ): Promise<Record<PolledFeedStatus, number>> {
   const running = feedCounts.get(db);
@@ -237,7 +242,7 @@ export function countFeeds(
     const out = zeroCounts<PolledFeedStatus>([...FEED_STATUSES, 'idle']);
     for (const status of FEED_STATUSES) {
       for (let after = ''; ;) {
-        const page = countFeedStatusPage(db, status, after, pageSize);
+        const page = await countFeedStatusPage(db, status, after, pageSize);
         out[status] += page.used;
         out.idle += page.n - page.used;
         if (page.last === null || page.n < pageSize) break;
@@ -252,7 +257,10 @@ export function countFeeds(
 }
 
 /** Gauges whose value is the database's state, read by SQL in src/store when Prometheus scrapes. */
-function registerDatabaseGauges(registry: Registry, { db, clock }: { db: Db; clock: Clock }): void {
+function registerDatabaseGauges(
+  registry: Registry,
+  { db, clock }: { db: Sql; clock: Clock },
+): void {
   const registers = [registry];
   new Gauge({
     name: 'feedsub_feeds',
@@ -268,24 +276,25 @@ function registerDatabaseGauges(registry: Registry, { db, clock }: { db: Db; clo
     help: 'Webhook events by status (pending, failed = waiting for a retry, delivered, dead).',
     labelNames: ['status'],
     registers,
-    collect() {
-      for (const [status, n] of Object.entries(countEventsByStatus(db))) this.set({ status }, n);
+    async collect() {
+      for (const [status, n] of Object.entries(await countEventsByStatus(db)))
+        this.set({ status }, n);
     },
   });
   new Gauge({
     name: 'feedsub_queue_depth',
     help: 'Events waiting for delivery (pending + failed), including those of disabled endpoints and paused subscriptions.',
     registers,
-    collect() {
-      this.set(countWaitingEvents(db));
+    async collect() {
+      this.set(await countWaitingEvents(db));
     },
   });
   new Gauge({
     name: 'feedsub_oldest_pending_event_age_seconds',
     help: 'Age of the oldest event waiting for delivery, leaving out paused subscriptions and disabled endpoints; 0 when none waits.',
     registers,
-    collect() {
-      const oldest = oldestSendableEventAt(db);
+    async collect() {
+      const oldest = await oldestSendableEventAt(db);
       this.set(
         oldest === undefined ? 0 : Math.max(0, (clock.now().getTime() - Date.parse(oldest)) / 1000),
       );

@@ -62,13 +62,13 @@ describe('backfills', () => {
     workers = createWorkers(depsWorld.ctx, silentLogger);
   });
   after(async () => {
-    w.close();
+    await w.close();
     await workers.close();
-    depsWorld.close();
+    await depsWorld.close();
     await origin.close();
   });
-  beforeEach(() => {
-    w?.close();
+  beforeEach(async () => {
+    await w?.close();
     w = makeWorld(patch);
   });
 
@@ -89,33 +89,35 @@ describe('backfills', () => {
     w.clock.advance(2 * 3600 * 1000);
     await pollTick(w.ctx, workers.pollerDeps);
   };
-  const queued = (sub: string): Queued[] =>
-    w.ctx.db
-      .prepare(
-        `SELECT e.id, e.sequence, e.type, b.body FROM events e JOIN event_bodies b ON b.event_id = e.id
+  const queued = async (sub: string): Promise<Queued[]> =>
+    (await w.ctx.db.all(
+      `SELECT e.id, e.sequence, e.type, b.body FROM events e JOIN event_bodies b ON b.event_id = e.id
          WHERE e.subscription_id = ? ORDER BY e.sequence`,
-      )
-      .all(sub) as Queued[];
-  const guids = (sub: string) =>
-    queued(sub).flatMap((e) => (JSON.parse(e.body) as Body).data.entries.map((x) => x.guid));
-  const left = (sub: string) =>
-    w.ctx.db
-      .prepare('SELECT count(*) FROM backfill_entries WHERE subscription_id = ?')
-      .pluck()
-      .get(sub) as number;
+      [sub],
+    )) as Queued[];
+  const guids = async (sub: string) =>
+    (await queued(sub)).flatMap((e) =>
+      (JSON.parse(e.body) as Body).data.entries.map((x) => x.guid),
+    );
+  const left = async (sub: string) =>
+    (
+      await w.ctx.db.column('SELECT count(*) FROM backfill_entries WHERE subscription_id = ?', [
+        sub,
+      ])
+    )[0] as number;
   /** The backfill loop's steps until none is ready (at most `max`: a step that never ends its backfill fails). */
-  const chunks = (max = 200): BackfillChunk[] => {
+  const chunks = async (max = 200): Promise<BackfillChunk[]> => {
     const done: BackfillChunk[] = [];
-    for (let chunk = queueBackfillChunk(w.ctx, ''); chunk;) {
+    for (let chunk = await queueBackfillChunk(w.ctx, ''); chunk;) {
       done.push(chunk);
       assert.ok(done.length <= max, 'the backfills end');
-      chunk = queueBackfillChunk(w.ctx, chunk.applicationId);
+      chunk = await queueBackfillChunk(w.ctx, chunk.applicationId);
     }
     return done;
   };
 
   it('queues a backfill a chunk at a time after the create, each chunk one event, the bytes the create once queued at once', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const p = path();
     // Entries of 40 KiB, one over what the history keeps whole (stored cut), one that fits the history but not an
     // event whose envelope is large (cut when queued); a feed title and metadata that make the envelope over 24 KiB.
@@ -129,18 +131,18 @@ describe('backfills', () => {
     await poll();
     const metadata = { note: 'm'.repeat(10 * 1024) };
     const late = await subscribe(key, origin.url + p, { backfill: 100, metadata });
-    assert.deepEqual(queued(late.id), [], 'nothing built in the request');
+    assert.deepEqual(await queued(late.id), [], 'nothing built in the request');
     assert.equal(w.nudges.backfiller, 1, 'the backfill loop woken');
 
     // What the create used to queue in its transaction: the history's entries parsed, split by buildEntryEvents.
-    const f = getFeed(w.ctx.db, late.feed)!;
+    const f = (await getFeed(w.ctx.db, late.feed))!;
     const envelope = {
       subscription: { id: late.id, url: origin.url + p, metadata: JSON.stringify(metadata) },
       feed: eventFeed(f, f),
       now: w.clock.now(),
       backfill: true,
     };
-    const stored = recentHistory(w.ctx.db, late.feed, 100);
+    const stored = await recentHistory(w.ctx.db, late.feed, 100);
     const room = MAX_EVENT_BYTES - envelopeBytes(envelope);
     assert.ok(
       stored.some((r) => Buffer.byteLength(r.entry) > room),
@@ -154,7 +156,7 @@ describe('backfills', () => {
     }).map((e) => e.body);
     assert.ok(expected.length >= 3, `${expected.length} events`);
 
-    const steps = chunks();
+    const steps = await chunks();
     assert.deepEqual(
       steps.map((s) => s.events),
       expected.map(() => 1),
@@ -162,36 +164,37 @@ describe('backfills', () => {
     );
     assert.equal(steps.at(-1)!.done, true);
     assert.deepEqual(
-      queued(late.id).map((e) => e.body),
+      (await queued(late.id)).map((e) => e.body),
       expected,
       'byte for byte',
     );
     assert.deepEqual(
-      queued(late.id).map((e) => e.sequence),
+      (await queued(late.id)).map((e) => e.sequence),
       expected.map((_, i) => i + 1),
     );
-    const carried = w.ctx.db
-      .prepare('SELECT count(*) FROM event_entries WHERE subscription_id = ?')
-      .pluck()
-      .get(late.id);
+    const carried = (
+      await w.ctx.db.column('SELECT count(*) FROM event_entries WHERE subscription_id = ?', [
+        late.id,
+      ])
+    )[0];
     assert.equal(carried, stored.length, 'the trace knows which event carries each entry');
   });
 
   it('keeps its progress in the database: a backfill cut short goes on where it stopped, each entry once', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const p = path();
     origin.set(p, { body: feed(items('g', 30, 40)) });
     await subscribe(key, origin.url + p);
     await poll();
     const late = await subscribe(key, origin.url + p, { backfill: 30 });
-    const first = queueBackfillChunk(w.ctx, '')!;
-    const second = queueBackfillChunk(w.ctx, first.applicationId)!;
+    const first = (await queueBackfillChunk(w.ctx, ''))!;
+    const second = (await queueBackfillChunk(w.ctx, first.applicationId))!;
     assert.deepEqual([first.events, second.events, first.done, second.done], [1, 1, false, false]);
-    const sent = guids(late.id);
-    assert.equal(left(late.id), 30 - sent.length, 'what was queued is no longer to send');
+    const sent = await guids(late.id);
+    assert.equal(await left(late.id), 30 - sent.length, 'what was queued is no longer to send');
     // A restart: the loop begins again from nothing but the database.
-    chunks();
-    const all = guids(late.id);
+    await chunks();
+    const all = await guids(late.id);
     assert.deepEqual(
       all,
       Array.from({ length: 30 }, (_, i) => `g${i + 1}`),
@@ -199,19 +202,19 @@ describe('backfills', () => {
     );
     assert.deepEqual(all.slice(0, sent.length), sent);
     assert.deepEqual(
-      queued(late.id).map((e) => e.sequence),
-      queued(late.id).map((_, i) => i + 1),
+      (await queued(late.id)).map((e) => e.sequence),
+      (await queued(late.id)).map((_, i) => i + 1),
     );
-    assert.equal(left(late.id), 0);
+    assert.equal(await left(late.id), 0);
     assert.equal(
-      w.ctx.db.prepare('SELECT backfill_at FROM subscriptions WHERE id = ?').pluck().get(late.id),
+      (await w.ctx.db.column('SELECT backfill_at FROM subscriptions WHERE id = ?', [late.id]))[0],
       null,
       'done',
     );
   });
 
   it('sends no entry twice: what the poll finds before the backfill is queued comes once, from the poll', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const p = path();
     origin.set(p, { body: feed(items('g', 5, 1)) });
     await subscribe(key, origin.url + p);
@@ -219,8 +222,8 @@ describe('backfills', () => {
     const late = await subscribe(key, origin.url + p, { backfill: 3 });
     origin.set(p, { body: feed([['new1', 1], ...items('g', 5, 1)]) });
     await poll(); // before the backfill loop runs
-    chunks();
-    const events = queued(late.id).map((e) => {
+    await chunks();
+    const events = (await queued(late.id)).map((e) => {
       const data = (JSON.parse(e.body) as Body).data;
       return [e.sequence, data.backfill ?? false, data.entries.map((x) => x.guid)];
     });
@@ -231,35 +234,35 @@ describe('backfills', () => {
   });
 
   it('stops the backfill of a subscription paused or deleted meanwhile', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const p = path();
     origin.set(p, { body: feed(items('g', 20, 40)) });
     await subscribe(key, origin.url + p);
     await poll();
     const paused = await subscribe(key, origin.url + p, { backfill: 20 });
     const deleted = await subscribe(key, origin.url + p, { backfill: 20 });
-    queueBackfillChunk(w.ctx, '');
+    await queueBackfillChunk(w.ctx, '');
     await api('PATCH', `/v1/subscriptions/${paused.id}`, key, { status: 'paused' });
-    assert.equal(left(paused.id), 0, 'pausing ends it');
-    queueBackfillChunk(w.ctx, '');
-    assert.equal(queued(deleted.id).length, 1);
+    assert.equal(await left(paused.id), 0, 'pausing ends it');
+    await queueBackfillChunk(w.ctx, '');
+    assert.equal((await queued(deleted.id)).length, 1);
     await api('DELETE', `/v1/subscriptions/${deleted.id}`, key);
-    assert.equal(left(deleted.id), 0);
-    assert.deepEqual(chunks(), [], 'nothing left to queue');
+    assert.equal(await left(deleted.id), 0);
+    assert.deepEqual(await chunks(), [], 'nothing left to queue');
     await api('PATCH', `/v1/subscriptions/${paused.id}`, key, { status: 'active' });
-    assert.deepEqual(chunks(), [], 'resuming does not start it again');
-    assert.equal(queued(paused.id).length, 1);
+    assert.deepEqual(await chunks(), [], 'resuming does not start it again');
+    assert.equal((await queued(paused.id)).length, 1);
   });
 
   it('takes applications turn about, one chunk each', async () => {
     const p = path();
     origin.set(p, { body: feed(items('g', 12, 30)) });
-    const apps = [w.key(), w.key()];
+    const apps = [await w.key(), await w.key()];
     await subscribe(apps[0]!.key, origin.url + p);
     await poll();
     for (const app of apps)
       for (let i = 0; i < 2; i++) await subscribe(app.key, origin.url + p, { backfill: 12 });
-    const order = chunks().map((c) => c.applicationId);
+    const order = (await chunks()).map((c) => c.applicationId);
     const [a, b] = apps.map((app) => app.applicationId).sort();
     assert.equal(order.length, 4 * 3, 'three events of four entries each, per backfill');
     assert.deepEqual(
@@ -269,21 +272,21 @@ describe('backfills', () => {
   });
 
   it('makes the backfills waiting for a baseline ready in the poll, and queues them after it', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const p = path();
     origin.set(p, { body: feed(items('g', 8, 60)) });
     const waiting = await subscribe(key, origin.url + p, { backfill: 5 });
     const plain = await subscribe(key, origin.url + p);
-    assert.deepEqual(chunks(), [], 'nothing to queue before the baseline');
+    assert.deepEqual(await chunks(), [], 'nothing to queue before the baseline');
     const nudged = w.nudges.backfiller;
     await poll();
-    assert.deepEqual(queued(waiting.id), [], 'not in the poll transaction');
+    assert.deepEqual(await queued(waiting.id), [], 'not in the poll transaction');
     assert.equal(w.nudges.backfiller, nudged + 1, 'the poll woke the backfill loop');
-    chunks();
-    assert.deepEqual(guids(waiting.id), ['g4', 'g5', 'g6', 'g7', 'g8']);
-    assert.ok(queued(waiting.id).every((e) => (JSON.parse(e.body) as Body).data.backfill));
-    assert.deepEqual(queued(plain.id), [], 'the baseline sends the others nothing');
+    await chunks();
+    assert.deepEqual(await guids(waiting.id), ['g4', 'g5', 'g6', 'g7', 'g8']);
+    assert.ok((await queued(waiting.id)).every((e) => (JSON.parse(e.body) as Body).data.backfill));
+    assert.deepEqual(await queued(plain.id), [], 'the baseline sends the others nothing');
     await poll();
-    assert.deepEqual(chunks(), [], 'a backfill is queued once');
+    assert.deepEqual(await chunks(), [], 'a backfill is queued once');
   });
 });

@@ -49,19 +49,19 @@ describe('entry history', () => {
     origin = await startOrigin();
   });
   after(async () => {
-    w.close();
+    await w.close();
     await workers.close();
     await origin.close();
   });
   beforeEach(async () => {
-    w?.close();
+    await w?.close();
     await workers?.close();
     w = makeWorld({
       poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
       retention: { entry_history_per_feed: 50 },
     });
     workers = createWorkers(w.ctx, silentLogger);
-    key = w.key().key;
+    key = (await w.key()).key;
   });
 
   const path = () => `/e${++n}.xml`;
@@ -85,18 +85,17 @@ describe('entry history', () => {
     await pollTick(w.ctx, workers.pollerDeps);
   };
   /** What the backfill loop does with the ready backfills: every chunk of them. */
-  const backfill = () => {
-    for (let chunk = queueBackfillChunk(w.ctx, ''); chunk;)
-      chunk = queueBackfillChunk(w.ctx, chunk.applicationId);
+  const backfill = async () => {
+    for (let chunk = await queueBackfillChunk(w.ctx, ''); chunk;)
+      chunk = await queueBackfillChunk(w.ctx, chunk.applicationId);
   };
-  const sent = (sub: string): Sent[] =>
+  const sent = async (sub: string): Promise<Sent[]> =>
     (
-      w.ctx.db
-        .prepare(
-          `SELECT subscription_id AS subscription, type, sequence, body FROM events JOIN event_bodies ON event_id = id
+      (await w.ctx.db.all(
+        `SELECT subscription_id AS subscription, type, sequence, body FROM events JOIN event_bodies ON event_id = id
            WHERE subscription_id = ? ORDER BY sequence`,
-        )
-        .all(sub) as (Omit<Sent, 'data'> & { body: string })[]
+        [sub],
+      )) as (Omit<Sent, 'data'> & { body: string })[]
     ).map((e) => ({ ...e, data: (JSON.parse(e.body) as { data: Sent['data'] }).data }));
   const entries = async (sub: string, query = '') => {
     const res = await w.call('GET', `/v1/subscriptions/${sub}/entries${query}`, { key });
@@ -137,7 +136,7 @@ describe('entry history', () => {
       ['g5', 'g4', 'g3', 'g2', 'g1'],
     );
     assert.equal(all.next, null);
-    const delivered = sent(sub.id)[0]!.data.entries;
+    const delivered = (await sent(sub.id))[0]!.data.entries;
     assert.deepEqual(
       all.data.slice(0, 2).map((e) => JSON.stringify(e)),
       [...delivered].reverse().map((e) => JSON.stringify(e)),
@@ -156,7 +155,7 @@ describe('entry history', () => {
     const bad = await w.call('GET', `/v1/subscriptions/${sub.id}/entries?after=nope`, { key });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.errors[0].path, 'after');
-    const other = w.key().key;
+    const other = (await w.key()).key;
     const foreign = await w.call('GET', `/v1/subscriptions/${sub.id}/entries`, { key: other });
     assert.equal(foreign.status, 404);
   });
@@ -186,10 +185,9 @@ describe('entry history', () => {
       page.data.map((e) => e.guid),
       ids(140, 50).map((i) => `g${i}`),
     );
-    const stored = w.ctx.db
-      .prepare('SELECT count(*) FROM entry_history WHERE feed_id = ?')
-      .pluck()
-      .get(sub.feed);
+    const stored = (
+      await w.ctx.db.column('SELECT count(*) FROM entry_history WHERE feed_id = ?', [sub.feed])
+    )[0];
     assert.equal(stored, 50);
   });
 
@@ -199,17 +197,21 @@ describe('entry history', () => {
     await subscribe(origin.url + p);
     await poll();
     const late = await subscribe(origin.url + p, { backfill: 2 });
-    assert.deepEqual(sent(late.id), [], 'not in the request');
+    assert.deepEqual(await sent(late.id), [], 'not in the request');
     assert.equal(w.nudges.backfiller, 1, 'the backfill loop woken');
-    backfill();
+    await backfill();
     assert.deepEqual(
-      sent(late.id).map((e) => [e.sequence, e.data.backfill, e.data.entries.map((x) => x.guid)]),
+      (await sent(late.id)).map((e) => [
+        e.sequence,
+        e.data.backfill,
+        e.data.entries.map((x) => x.guid),
+      ]),
       [[1, true, ['g3', 'g4']]],
       'oldest first like every event',
     );
     origin.set(p, { body: guids(5, 4, 3, 2, 1) });
     await poll();
-    const events = sent(late.id);
+    const events = await sent(late.id);
     assert.equal(events.length, 2);
     assert.equal(events[1]!.sequence, 2);
     assert.equal(events[1]!.data.backfill, undefined);
@@ -224,20 +226,24 @@ describe('entry history', () => {
     origin.set(p, { body: guids(3, 2, 1) });
     const sub = await subscribe(origin.url + p, { backfill: 5 });
     const plain = await subscribe(origin.url + p);
-    assert.deepEqual(sent(sub.id), [], 'nothing to backfill before the first fetch');
-    backfill();
-    assert.deepEqual(sent(sub.id), [], 'nothing to backfill before the first fetch');
+    assert.deepEqual(await sent(sub.id), [], 'nothing to backfill before the first fetch');
+    await backfill();
+    assert.deepEqual(await sent(sub.id), [], 'nothing to backfill before the first fetch');
     await poll();
-    assert.deepEqual(sent(sub.id), [], 'not in the poll transaction');
-    backfill();
+    assert.deepEqual(await sent(sub.id), [], 'not in the poll transaction');
+    await backfill();
     assert.deepEqual(
-      sent(sub.id).map((e) => [e.sequence, e.data.backfill, e.data.entries.map((x) => x.guid)]),
+      (await sent(sub.id)).map((e) => [
+        e.sequence,
+        e.data.backfill,
+        e.data.entries.map((x) => x.guid),
+      ]),
       [[1, true, ['g1', 'g2', 'g3']]],
     );
-    assert.deepEqual(sent(plain.id), [], 'the baseline rule holds for the others');
+    assert.deepEqual(await sent(plain.id), [], 'the baseline rule holds for the others');
     await poll();
-    backfill();
-    assert.equal(sent(sub.id).length, 1, 'a backfill is sent once');
+    await backfill();
+    assert.equal((await sent(sub.id)).length, 1, 'a backfill is sent once');
     const refused = await w.call('POST', '/v1/subscriptions', {
       key,
       body: { endpoint: await endpoint(), url: origin.url + path(), backfill: 101 },
@@ -258,16 +264,16 @@ describe('entry history', () => {
     await poll();
     await poll();
     assert.deepEqual(
-      sent(opted.id).map((e) => [e.type, e.data.entries.map((x) => x.title)]),
+      (await sent(opted.id)).map((e) => [e.type, e.data.entries.map((x) => x.title)]),
       [['subscription.entries_updated', ['First, corrected']]],
     );
-    assert.deepEqual(sent(plain.id), []);
+    assert.deepEqual(await sent(plain.id), []);
     assert.equal((await entries(plain.id)).data[0]!.title, 'First, corrected', 'stored as well');
     origin.set(p, {
       body: feed([{ guid: 'a', title: 'First, corrected', description: 'Now with a summary' }]),
     });
     await poll();
-    assert.equal(sent(opted.id).length, 2, 'a new summary is an update');
+    assert.equal((await sent(opted.id)).length, 2, 'a new summary is an update');
     const off = await w.call('PATCH', `/v1/subscriptions/${opted.id}`, {
       key,
       body: { updates: false },
@@ -275,7 +281,7 @@ describe('entry history', () => {
     assert.equal(off.body.updates, false);
     origin.set(p, { body: feed([{ guid: 'a', title: 'Third' }]) });
     await poll();
-    assert.equal(sent(opted.id).length, 2, 'none once turned off');
+    assert.equal((await sent(opted.id)).length, 2, 'none once turned off');
   });
 
   it('traces a baseline entry and one seen before the subscription, by id, guid and URL', async () => {

@@ -12,14 +12,14 @@ describe('resendEvent and recoverEndpoint', () => {
     try {
       const ep = await d.endpoint();
       const sub = await d.subscription(ep.id);
-      const [e1] = d.queue(sub, 1);
+      const [e1] = await d.queue(sub, 1);
       await d.tick();
-      const [e2] = d.queue(sub, 1);
-      resendEvent(d.w.ctx, d.applicationId, e1!);
+      const [e2] = await d.queue(sub, 1);
+      await resendEvent(d.w.ctx, d.applicationId, e1!);
       d.receiver.respond([503, 200, 200]);
       assert.equal((await d.tick()).summary.attempted, 1, 'e2 waits behind the resent e1');
-      assert.equal(d.event(e2!).status, 'pending');
-      d.toNextDue();
+      assert.equal((await d.event(e2!)).status, 'pending');
+      await d.toNextDue();
       await d.tick();
       await d.tick();
       assert.deepEqual(
@@ -40,20 +40,24 @@ describe('resendEvent and recoverEndpoint', () => {
     const d = await deliveryWorld({ delivery: { retry_schedule_seconds: [5] } });
     try {
       const ep = await d.endpoint();
-      const [e] = d.queue(await d.subscription(ep.id), 1);
+      const [e] = await d.queue(await d.subscription(ep.id), 1);
       d.receiver.respond(() => ({ status: 500 }));
       await d.tick();
-      d.toNextDue();
+      await d.toNextDue();
       await d.tick();
-      assert.equal(d.event(e!).status, 'dead');
-      const view = resendEvent(d.w.ctx, d.applicationId, e!);
+      assert.equal((await d.event(e!)).status, 'dead');
+      const view = await resendEvent(d.w.ctx, d.applicationId, e!);
       assert.deepEqual(
         [view.status, view.attempt_count, view.next_attempt_at],
         ['pending', 0, d.w.clock.now().toISOString()],
       );
       await d.tick();
-      assert.equal(d.event(e!).status, 'failed', 'one failure after a resend is not the end');
-      assert.equal(d.attempts(e!).length, 3, 'earlier attempts are kept');
+      assert.equal(
+        (await d.event(e!)).status,
+        'failed',
+        'one failure after a resend is not the end',
+      );
+      assert.equal((await d.attempts(e!)).length, 3, 'earlier attempts are kept');
     } finally {
       await d.close();
     }
@@ -65,19 +69,24 @@ describe('resendEvent and recoverEndpoint', () => {
       const ep = await d.endpoint();
       const sub = await d.subscription(ep.id);
       const since = d.w.clock.now().toISOString();
-      const [e1, e2] = d.queue(sub, 2);
+      const [e1, e2] = await d.queue(sub, 2);
       d.receiver.respond((x) => ({ status: x.id === e1 ? 500 : 200 }));
       await d.tick();
-      d.toNextDue();
+      await d.toNextDue();
       await d.tick(); // e1 dead
       await d.tick(); // e2 delivered: a dead event no longer holds the line
-      assert.deepEqual([d.event(e1!).status, d.event(e2!).status], ['dead', 'delivered']);
-      assert.deepEqual(recoverEndpoint(d.w.ctx, d.applicationId, ep.id, { since }), { count: 1 });
-      resendEvent(d.w.ctx, d.applicationId, e2!);
+      assert.deepEqual(
+        [(await d.event(e1!)).status, (await d.event(e2!)).status],
+        ['dead', 'delivered'],
+      );
+      assert.deepEqual(await recoverEndpoint(d.w.ctx, d.applicationId, ep.id, { since }), {
+        count: 1,
+      });
+      await resendEvent(d.w.ctx, d.applicationId, e2!);
       const sent = d.receiver.deliveries.length;
       d.receiver.respond([503, 200, 200]);
       assert.equal((await d.tick()).summary.attempted, 1, 'only e1: e2 (sequence 2) waits for it');
-      d.toNextDue();
+      await d.toNextDue();
       await d.tick();
       await d.tick();
       assert.deepEqual(
@@ -85,7 +94,8 @@ describe('resendEvent and recoverEndpoint', () => {
         [e1, e1, e2],
       );
       assert.deepEqual(
-        listEventViews(d.w.ctx, d.applicationId, { limit: 10, status: 'delivered' }).data.length,
+        (await listEventViews(d.w.ctx, d.applicationId, { limit: 10, status: 'delivered' })).data
+          .length,
         2,
       );
     } finally {
@@ -97,12 +107,12 @@ describe('resendEvent and recoverEndpoint', () => {
     const d = await deliveryWorld({ delivery: { retry_schedule_seconds: [5] } });
     try {
       const ep = await d.endpoint();
-      const [e] = d.queue(await d.subscription(ep.id), 1);
+      const [e] = await d.queue(await d.subscription(ep.id), 1);
       d.receiver.respond([500]);
       await d.tick();
-      d.toNextDue();
-      d.leaseElsewhere(1, 60_000);
-      assert.throws(
+      await d.toNextDue();
+      await d.leaseElsewhere(1, 60_000);
+      await assert.rejects(
         () => resendEvent(d.w.ctx, d.applicationId, e!),
         (err: unknown) =>
           err instanceof ApiError && err.status === 409 && /right now/.test(err.message),
@@ -119,14 +129,16 @@ describe('resendEvent and recoverEndpoint', () => {
       const other = await d.endpoint();
       d.receiver.respond(() => ({ status: 500 }));
       await d.w.call('POST', `/v1/endpoints/${ep.id}/test`, { key: d.key });
-      d.queue(await d.subscription(other.id), 1);
+      await d.queue(await d.subscription(other.id), 1);
       await d.tick();
       assert.deepEqual(
-        recoverEndpoint(d.w.ctx, d.applicationId, ep.id, { since: '2000-01-01T00:00:00Z' }),
+        await recoverEndpoint(d.w.ctx, d.applicationId, ep.id, { since: '2000-01-01T00:00:00Z' }),
         { count: 0 },
       );
       assert.deepEqual(
-        recoverEndpoint(d.w.ctx, d.applicationId, other.id, { since: '2000-01-01T00:00:00Z' }),
+        await recoverEndpoint(d.w.ctx, d.applicationId, other.id, {
+          since: '2000-01-01T00:00:00Z',
+        }),
         { count: 1 },
       );
     } finally {

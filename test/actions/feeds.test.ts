@@ -2,7 +2,7 @@
 // with its last chunk, and entries held after the release began stay held.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CHUNK_ROWS } from '../../src/actions/chunks.ts';
+import { CHUNK_ROWS, nextTurn } from '../../src/actions/chunks.ts';
 import { resolveIdentityChange } from '../../src/actions/feeds.ts';
 import { countHeldEntries, holdEntries } from '../../src/store/entries.ts';
 import { getFeed } from '../../src/store/feeds.ts';
@@ -11,19 +11,19 @@ import { subscriber } from '../support/subscriber.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 /** A feed with one subscription, holding `n` entries (positions 0…n-1) held at `at`, marked identity_changed. */
-function heldFeed(w: World, n: number): { app: string; feed: string } {
-  const { applicationId, subscribe } = subscriber(w);
-  const { feed } = subscribe('http://127.0.0.1:9/held.xml');
+async function heldFeed(w: World, n: number): Promise<{ app: string; feed: string }> {
+  const { applicationId, subscribe } = await subscriber(w);
+  const { feed } = await subscribe('http://127.0.0.1:9/held.xml');
   w.clock.advance(1000); // the entries were first seen after the subscription was made
-  hold(w, feed, 0, n);
-  w.ctx.db.prepare("UPDATE feeds SET status = 'identity_changed' WHERE id = ?").run(feed);
+  await hold(w, feed, 0, n);
+  await w.ctx.db.run("UPDATE feeds SET status = 'identity_changed' WHERE id = ?", [feed]);
   return { app: applicationId, feed };
 }
 
-function hold(w: World, feed: string, from: number, n: number): void {
-  w.ctx.db.transaction(() =>
+async function hold(w: World, feed: string, from: number, n: number): Promise<void> {
+  await w.ctx.store.write((sql) =>
     holdEntries(
-      w.ctx.db,
+      sql,
       feed,
       Array.from({ length: n }, (_, i) => ({
         key: `k${from + i}`,
@@ -33,16 +33,15 @@ function hold(w: World, feed: string, from: number, n: number): void {
       w.clock.now(),
       { entries: 1_000_000, bytes: 1 << 30 },
     ),
-  )();
+  );
 }
 
 /** The guids the events carry, in sequence order. */
-const sentGuids = (w: World): string[] =>
+const sentGuids = async (w: World): Promise<string[]> =>
   (
-    w.ctx.db
-      .prepare('SELECT body FROM events JOIN event_bodies ON event_id = id ORDER BY sequence')
-      .pluck()
-      .all() as string[]
+    (await w.ctx.db.column(
+      'SELECT body FROM events JOIN event_bodies ON event_id = id ORDER BY sequence',
+    )) as string[]
   ).flatMap((b) =>
     (JSON.parse(b) as { data: { entries: { guid: string }[] } }).data.entries.map((e) => e.guid),
   );
@@ -52,35 +51,38 @@ describe('releasing a churn hold', () => {
     const w = makeWorld();
     try {
       const n = CHUNK_ROWS * 2 + 34;
-      const { app, feed } = heldFeed(w, n);
+      const { app, feed } = await heldFeed(w, n);
       const result = await resolveIdentityChange(w.ctx, app, feed, { action: 'deliver' });
       assert.equal(result.released, n);
       assert.equal(result.status, 'active');
       assert.deepEqual(
-        sentGuids(w),
+        await sentGuids(w),
         Array.from({ length: n }, (_, i) => `g${n - 1 - i}`),
       );
-      assert.equal(getFeed(w.ctx.db, feed)!.entry_count, n);
+      assert.equal((await getFeed(w.ctx.db, feed))!.entry_count, n);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
   it('releases only what was held when it began: a hold made meanwhile stays, and so does the status', async () => {
     const w = makeWorld();
     try {
-      const { app, feed } = heldFeed(w, CHUNK_ROWS + 1);
-      const release = resolveIdentityChange(w.ctx, app, feed, { action: 'discard' }); // one chunk so far
+      const { app, feed } = await heldFeed(w, CHUNK_ROWS + 1);
+      const release = resolveIdentityChange(w.ctx, app, feed, { action: 'discard' });
+      // one chunk so far: the release takes a turn of the event loop between two chunks
+      for (let turn = 0; turn < 100 && (await countHeldEntries(w.ctx.db, feed)) > 1; turn++)
+        await nextTurn();
       w.clock.advance(1000);
-      hold(w, feed, 10_000, 3); // a poll held more entries between two chunks
+      await hold(w, feed, 10_000, 3); // a poll held more entries between two chunks
       const result = await release;
       assert.equal(result.released, CHUNK_ROWS + 1);
       assert.equal(result.events, 0);
-      assert.equal(countHeldEntries(w.ctx.db, feed), 3);
+      assert.equal(await countHeldEntries(w.ctx.db, feed), 3);
       assert.equal(result.status, 'identity_changed');
       assert.equal(result.held_entries, 3);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 });

@@ -10,6 +10,7 @@ import {
   noteUse,
   revokeKey,
 } from '../../src/actions/keys.ts';
+import { sqliteConnection } from '../../src/db/sqlite-engine.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 describe('API keys', () => {
@@ -19,9 +20,9 @@ describe('API keys', () => {
   });
   after(() => w.close());
 
-  it('stores the SHA-256 hex of the key and never the key itself', () => {
-    const made = createKey(w.ctx, 'hash-check', 'ci');
-    const row = w.ctx.db.prepare('SELECT * FROM api_keys WHERE id = ?').get(made.id) as Record<
+  it('stores the SHA-256 hex of the key and never the key itself', async () => {
+    const made = await createKey(w.ctx, 'hash-check', 'ci');
+    const row = (await w.ctx.db.get('SELECT * FROM api_keys WHERE id = ?', [made.id])) as Record<
       string,
       unknown
     >;
@@ -31,46 +32,46 @@ describe('API keys', () => {
     for (const value of Object.values(row)) assert.ok(!String(value).includes(made.key.slice(12)));
   });
 
-  it('authenticates the key, bare or as a Bearer token, until it is revoked', () => {
-    const made = createKey(w.ctx, 'auth-check', null);
+  it('authenticates the key, bare or as a Bearer token, until it is revoked', async () => {
+    const made = await createKey(w.ctx, 'auth-check', null);
     const who = { applicationId: made.application.id, keyId: made.id };
-    assert.deepEqual(authenticate(w.ctx, made.key), who);
-    assert.deepEqual(authenticate(w.ctx, `Bearer ${made.key}`), who);
-    assert.equal(authenticate(w.ctx, `${made.key}x`), undefined);
-    assert.equal(revokeKey(w.ctx, made.id), true);
-    assert.equal(authenticate(w.ctx, made.key), undefined);
+    assert.deepEqual(await authenticate(w.ctx, made.key), who);
+    assert.deepEqual(await authenticate(w.ctx, `Bearer ${made.key}`), who);
+    assert.equal(await authenticate(w.ctx, `${made.key}x`), undefined);
+    assert.equal(await revokeKey(w.ctx, made.id), true);
+    assert.equal(await authenticate(w.ctx, made.key), undefined);
   });
 
-  const lastUsed = (id: string) =>
-    w.ctx.db.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').pluck().get(id);
+  const lastUsed = async (id: string) =>
+    (await w.ctx.db.column('SELECT last_used_at FROM api_keys WHERE id = ?', [id]))[0];
 
-  it('notes a use in memory and writes it only when the uses are flushed', () => {
-    flushLastUses(w.ctx); // the uses the tests above noted
-    const made = createKey(w.ctx, 'use-check', null);
-    authenticate(w.ctx, made.key);
-    assert.equal(lastUsed(made.id), null, 'the request itself wrote nothing');
+  it('notes a use in memory and writes it only when the uses are flushed', async () => {
+    await flushLastUses(w.ctx); // the uses the tests above noted
+    const made = await createKey(w.ctx, 'use-check', null);
+    await authenticate(w.ctx, made.key);
+    assert.equal(await lastUsed(made.id), null, 'the request itself wrote nothing');
     assert.equal(w.ctx.lastUses.keys.get(made.id), w.clock.now().toISOString());
-    assert.equal(flushLastUses(w.ctx), 1);
-    assert.equal(lastUsed(made.id), w.clock.now().toISOString());
+    assert.equal(await flushLastUses(w.ctx), 1);
+    assert.equal(await lastUsed(made.id), w.clock.now().toISOString());
     assert.equal(w.ctx.lastUses.keys.size, 0);
-    assert.equal(flushLastUses(w.ctx), 0);
+    assert.equal(await flushLastUses(w.ctx), 0);
   });
 
-  it('keeps the noted uses when a flush fails, and writes them with the next one', () => {
-    flushLastUses(w.ctx);
-    const made = createKey(w.ctx, 'flush-check', null);
-    authenticate(w.ctx, made.key);
-    w.ctx.db.pragma('query_only = 1');
+  it('keeps the noted uses when a flush fails, and writes them with the next one', async () => {
+    await flushLastUses(w.ctx);
+    const made = await createKey(w.ctx, 'flush-check', null);
+    await authenticate(w.ctx, made.key);
+    sqliteConnection(w.ctx.store)!.pragma('query_only = 1');
     try {
-      assert.throws(() => flushLastUses(w.ctx), /readonly/);
+      await assert.rejects(() => flushLastUses(w.ctx), /readonly/);
     } finally {
-      w.ctx.db.pragma('query_only = 0');
+      sqliteConnection(w.ctx.store)!.pragma('query_only = 0');
     }
     assert.equal(w.ctx.lastUses.keys.size, 1);
     w.clock.advance(1000);
-    authenticate(w.ctx, made.key);
-    assert.equal(flushLastUses(w.ctx), 1);
-    assert.equal(lastUsed(made.id), w.clock.now().toISOString(), 'the latest use');
+    await authenticate(w.ctx, made.key);
+    assert.equal(await flushLastUses(w.ctx), 1);
+    assert.equal(await lastUsed(made.id), w.clock.now().toISOString(), 'the latest use');
   });
 
   it(`remembers at most ${MAX_UNFLUSHED_USES} keys or sessions between flushes, still updating those it has`, () => {

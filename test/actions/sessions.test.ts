@@ -9,82 +9,82 @@ import { maintenanceTick } from '../../src/worker/maintenance/maintenance.ts';
 import { makeWorld } from '../support/world.ts';
 
 describe('dashboard sessions', () => {
-  it('count a use not yet flushed to the database as activity, and keep it after the flush', () => {
+  it('count a use not yet flushed to the database as activity, and keep it after the flush', async () => {
     const w = makeWorld({ dashboard: { session_idle_minutes: 1 } });
     try {
-      const { token } = signIn(w.ctx, w.key().key)!;
-      const lastSeen = () =>
-        w.ctx.db.prepare('SELECT last_seen_at FROM sessions').pluck().get() as string;
-      const signedInAt = lastSeen();
+      const { token } = (await signIn(w.ctx, (await w.key()).key))!;
+      const lastSeen = async () =>
+        (await w.ctx.db.column('SELECT last_seen_at FROM sessions'))[0] as string;
+      const signedInAt = await lastSeen();
       w.clock.advance(50_000);
-      assert.ok(resumeSession(w.ctx, token));
-      assert.equal(lastSeen(), signedInAt, 'a page view writes nothing');
+      assert.ok(await resumeSession(w.ctx, token));
+      assert.equal(await lastSeen(), signedInAt, 'a page view writes nothing');
       w.clock.advance(50_000); // 100 s after the stored last_seen_at, 50 s after the noted use
-      assert.ok(resumeSession(w.ctx, token), 'the noted use counts');
-      flushLastUses(w.ctx);
-      assert.equal(lastSeen(), w.clock.now().toISOString());
+      assert.ok(await resumeSession(w.ctx, token), 'the noted use counts');
+      await flushLastUses(w.ctx);
+      assert.equal(await lastSeen(), w.clock.now().toISOString());
       w.clock.advance(50_000);
-      assert.ok(resumeSession(w.ctx, token), 'the flushed use counts');
-      flushLastUses(w.ctx);
+      assert.ok(await resumeSession(w.ctx, token), 'the flushed use counts');
+      await flushLastUses(w.ctx);
       w.clock.advance(60_001);
-      assert.equal(resumeSession(w.ctx, token), undefined, 'then idle for over a minute');
+      assert.equal(await resumeSession(w.ctx, token), undefined, 'then idle for over a minute');
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
-  it('flush the noted uses before a sign-in deletes idle sessions, so none in use is taken for idle', () => {
+  it('flush the noted uses before a sign-in deletes idle sessions, so none in use is taken for idle', async () => {
     const w = makeWorld({ dashboard: { session_idle_minutes: 1 } });
     try {
-      const { token } = signIn(w.ctx, w.key().key)!;
+      const { token } = (await signIn(w.ctx, (await w.key()).key))!;
       w.clock.advance(50_000);
-      assert.ok(resumeSession(w.ctx, token)); // noted, not flushed
+      assert.ok(await resumeSession(w.ctx, token)); // noted, not flushed
       w.clock.advance(50_000);
-      signIn(w.ctx, w.key().key); // deletes the sessions idle by the database's clock
-      assert.ok(resumeSession(w.ctx, token), 'still signed in');
+      await signIn(w.ctx, (await w.key()).key); // deletes the sessions idle by the database's clock
+      assert.ok(await resumeSession(w.ctx, token), 'still signed in');
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
   it('are deleted by maintenance once idle, after the uses noted in memory are written', async () => {
     const w = makeWorld({ dashboard: { session_idle_minutes: 1 } });
     try {
-      const key = w.key().key;
-      const used = signIn(w.ctx, key)!.token;
-      signIn(w.ctx, key);
+      const key = (await w.key()).key;
+      const used = (await signIn(w.ctx, key))!.token;
+      await signIn(w.ctx, key);
       w.clock.advance(50_000);
-      assert.ok(resumeSession(w.ctx, used)); // noted in memory only
+      assert.ok(await resumeSession(w.ctx, used)); // noted in memory only
       w.clock.advance(20_000); // the other one: idle for 70 s
       const { summary } = await maintenanceTick(w.ctx, { logger: silentLogger });
       assert.equal(summary.sessions, 1);
-      assert.equal(w.ctx.db.prepare('SELECT count(*) FROM sessions').pluck().get(), 1);
-      assert.ok(resumeSession(w.ctx, used), 'the session in use is kept');
+      assert.equal((await w.ctx.db.column('SELECT count(*) FROM sessions'))[0], 1);
+      assert.ok(await resumeSession(w.ctx, used), 'the session in use is kept');
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
-  it(`keep at most ${MAX_SESSIONS_PER_KEY} per key: signing in past it ends the least recently used one`, () => {
+  it(`keep at most ${MAX_SESSIONS_PER_KEY} per key: signing in past it ends the least recently used one`, async () => {
     const w = makeWorld();
     try {
-      const key = w.key().key;
+      const key = (await w.key()).key;
       const tokens: string[] = [];
       for (let i = 0; i < MAX_SESSIONS_PER_KEY; i++) {
-        tokens.push(signIn(w.ctx, key)!.token);
+        tokens.push((await signIn(w.ctx, key))!.token);
         w.clock.advance(1000);
       }
-      assert.ok(resumeSession(w.ctx, tokens[0]!)); // the first one is used: now the second is the least recent
-      signIn(w.ctx, key);
+      assert.ok(await resumeSession(w.ctx, tokens[0]!)); // the first one is used: now the second is the least recent
+      await signIn(w.ctx, key);
       assert.equal(
-        w.ctx.db.prepare('SELECT count(*) FROM sessions').pluck().get(),
+        (await w.ctx.db.column('SELECT count(*) FROM sessions'))[0],
         MAX_SESSIONS_PER_KEY,
       );
-      assert.ok(resumeSession(w.ctx, tokens[0]!));
-      assert.equal(resumeSession(w.ctx, tokens[1]!), undefined);
-      assert.ok(resumeSession(w.ctx, tokens[2]!));
+      assert.ok(await resumeSession(w.ctx, tokens[0]!));
+      assert.equal(await resumeSession(w.ctx, tokens[1]!), undefined);
+      assert.ok(await resumeSession(w.ctx, tokens[2]!));
     } finally {
-      w.close();
+      await w.close();
     }
   });
 });

@@ -2,7 +2,7 @@
 // baseline restarted when a feed's last active subscription goes away, and a large backlog deleted in chunks.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { EVENT_CHUNK } from '../../src/actions/chunks.ts';
+import { EVENT_CHUNK, nextTurn } from '../../src/actions/chunks.ts';
 import { removeSubscription } from '../../src/actions/subscriptions.ts';
 import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -25,16 +25,16 @@ describe('subscriptions', () => {
     origin = await startOrigin();
   });
   after(async () => {
-    w.close();
+    await w.close();
     await workers.close();
     await origin.close();
   });
   beforeEach(async () => {
-    w?.close();
+    await w?.close();
     await workers?.close();
     w = makeWorld();
     workers = createWorkers(w.ctx, silentLogger);
-    key = w.key().key;
+    key = (await w.key()).key;
   });
 
   const endpoint = async (k = key) =>
@@ -75,7 +75,7 @@ describe('subscriptions', () => {
     const { page, feed } = blog();
     const ep = await endpoint();
     const first = await subscribe(ep, feed);
-    const other = w.key().key; // another application's subscription to the page makes the page known
+    const other = (await w.key()).key; // another application's subscription to the page makes the page known
     assert.equal((await subscribe(await endpoint(other), page, other)).status, 201);
     await tick();
     const again = await subscribe(ep, page);
@@ -105,14 +105,17 @@ describe('subscriptions', () => {
     const two = await subscribe(await endpoint(), feed);
     await tick();
     const feedId = one.body.feed as string;
-    assert.ok(getFeed(w.ctx.db, feedId)!.baseline_at);
+    assert.ok((await getFeed(w.ctx.db, feedId))!.baseline_at);
     await w.call('DELETE', `/v1/subscriptions/${one.body.id}`, { key });
-    assert.ok(getFeed(w.ctx.db, feedId)!.baseline_at, 'another subscription is still active');
+    assert.ok(
+      (await getFeed(w.ctx.db, feedId))!.baseline_at,
+      'another subscription is still active',
+    );
     await w.call('PATCH', `/v1/subscriptions/${two.body.id}`, {
       key,
       body: { status: 'paused' },
     });
-    assert.equal(getFeed(w.ctx.db, feedId)!.baseline_at, null, 'pausing the last one');
+    assert.equal((await getFeed(w.ctx.db, feedId))!.baseline_at, null, 'pausing the last one');
     const nudges = w.nudges.poller;
     await w.call('PATCH', `/v1/subscriptions/${two.body.id}`, {
       key,
@@ -120,9 +123,9 @@ describe('subscriptions', () => {
     });
     assert.equal(w.nudges.poller, nudges + 1, 'resuming wakes the poller for the fresh baseline');
     await tick();
-    assert.ok(getFeed(w.ctx.db, feedId)!.baseline_at);
+    assert.ok((await getFeed(w.ctx.db, feedId))!.baseline_at);
     await w.call('DELETE', `/v1/subscriptions/${two.body.id}`, { key });
-    assert.equal(getFeed(w.ctx.db, feedId)!.baseline_at, null, 'deleting the last one');
+    assert.equal((await getFeed(w.ctx.db, feedId))!.baseline_at, null, 'deleting the last one');
   });
 
   it('parks a feed no active subscription uses out of the due range, and makes it due at once when one is active again', async () => {
@@ -130,43 +133,44 @@ describe('subscriptions', () => {
     const sub = await subscribe(await endpoint(), feed);
     await tick();
     const feedId = sub.body.feed as string;
-    const due = () =>
-      dueFeedWindow(w.ctx.db, new Date('9000-01-01T00:00:00Z'), 256).map((f) => f.id);
+    const due = async () =>
+      (await dueFeedWindow(w.ctx.db, new Date('9000-01-01T00:00:00Z'), 256)).map((f) => f.id);
     const pause = (status: string) =>
       w.call('PATCH', `/v1/subscriptions/${sub.body.id}`, { key, body: { status } });
     await pause('paused');
-    assert.equal(getFeed(w.ctx.db, feedId)!.next_poll_at, PARKED_AT);
-    assert.deepEqual(due(), [], 'no claim walks past it, however late');
+    assert.equal((await getFeed(w.ctx.db, feedId))!.next_poll_at, PARKED_AT);
+    assert.deepEqual(await due(), [], 'no claim walks past it, however late');
     const shown = await w.call('GET', `/v1/feeds/${feedId}`, { key });
     assert.equal(shown.body.next_poll_at, null, 'the API says it is not scheduled');
     await pause('active');
-    assert.equal(getFeed(w.ctx.db, feedId)!.next_poll_at, w.clock.now().toISOString());
+    assert.equal((await getFeed(w.ctx.db, feedId))!.next_poll_at, w.clock.now().toISOString());
     // A poll that was running when the last subscription was paused schedules it again: maintenance parks it.
     await pause('paused');
-    w.ctx.db
-      .prepare('UPDATE feeds SET next_poll_at = ? WHERE id = ?')
-      .run('2020-01-01T00:00:00.000Z', feedId);
+    await w.ctx.db.run('UPDATE feeds SET next_poll_at = ? WHERE id = ?', [
+      '2020-01-01T00:00:00.000Z',
+      feedId,
+    ]);
     const { summary } = await maintenanceTick(w.ctx, { logger: silentLogger });
     assert.equal(summary.parkedFeeds, 1);
-    assert.equal(getFeed(w.ctx.db, feedId)!.next_poll_at, PARKED_AT);
+    assert.equal((await getFeed(w.ctx.db, feedId))!.next_poll_at, PARKED_AT);
     // Deleting the last subscription parks it too; a new subscription to the URL makes it due at once.
     await w.call('DELETE', `/v1/subscriptions/${sub.body.id}`, { key });
-    assert.equal(getFeed(w.ctx.db, feedId)!.next_poll_at, PARKED_AT);
+    assert.equal((await getFeed(w.ctx.db, feedId))!.next_poll_at, PARKED_AT);
     const again = await subscribe(await endpoint(), feed);
     assert.equal(again.body.feed, feedId);
-    assert.equal(getFeed(w.ctx.db, feedId)!.next_poll_at, w.clock.now().toISOString());
-    assert.deepEqual(due(), [feedId]);
+    assert.equal((await getFeed(w.ctx.db, feedId))!.next_poll_at, w.clock.now().toISOString());
+    assert.deepEqual(await due(), [feedId]);
   });
 
   it('deletes a subscription with a large backlog a chunk of events at a time, answering requests meanwhile', async () => {
-    const { key: k, applicationId } = w.key();
+    const { key: k, applicationId } = await w.key();
     const sub = (await subscribe(await endpoint(k), 'http://127.0.0.1:9/busy.xml', k)).body;
     const backlog = EVENT_CHUNK * 2 + 50;
     const now = w.clock.now();
-    w.ctx.db.transaction(() => {
+    await w.ctx.store.write(async (sql) => {
       for (let i = 1; i <= backlog; i++)
-        insertEvent(
-          w.ctx.db,
+        await insertEvent(
+          sql,
           {
             id: newId(now),
             application_id: applicationId,
@@ -178,15 +182,20 @@ describe('subscriptions', () => {
           },
           now,
         );
-    })();
-    const count = (table: string) =>
-      w.ctx.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
-    const removing = removeSubscription(w.ctx, applicationId, sub.id); // its first chunk runs now
-    assert.equal(count('events'), backlog - EVENT_CHUNK);
+    });
+    const count = async (table: string) =>
+      (await w.ctx.db.column(`SELECT count(*) FROM ${table}`))[0] as number;
+    const removing = removeSubscription(w.ctx, applicationId, sub.id);
+    let left = backlog;
+    for (let turn = 0; turn < 100 && left === backlog; turn++) {
+      await nextTurn(); // until its first chunk has run
+      left = await count('events');
+    }
+    assert.equal(left, backlog - EVENT_CHUNK);
     const meanwhile = await w.call('GET', `/v1/subscriptions/${sub.id}`, { key: k });
     assert.equal(meanwhile.body.status, 'paused', 'nothing is sent for it meanwhile');
     await removing;
     assert.equal((await w.call('GET', `/v1/subscriptions/${sub.id}`, { key: k })).status, 404);
-    assert.deepEqual([count('events'), count('event_bodies')], [0, 0]);
+    assert.deepEqual([await count('events'), await count('event_bodies')], [0, 0]);
   });
 });

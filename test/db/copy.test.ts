@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { readPostgresSchemaSql } from '../../src/assets.ts';
 import { copySqliteToPostgres, type CopyProgress } from '../../src/db/copy.ts';
-import type { Db } from '../../src/db/open.ts';
+import type { Sql } from '../../src/db/engine.ts';
 import { PostgresEngine } from '../../src/db/postgres-engine.ts';
+import { sqliteConnection } from '../../src/db/sqlite-engine.ts';
 import { sharedPostgres, testEngine } from '../support/postgres.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
@@ -13,20 +14,20 @@ import { makeWorld, type World } from '../support/world.ts';
 const METADATA = '{"zeta":1,"alpha":{"b":2,"a":1},"price":1.50,"big":12345678901234567890}';
 
 /** A row in every table that the API calls below leave empty, each pointing at real parents. */
-function fillTheRest(
-  db: Db,
+async function fillTheRest(
+  db: Sql,
   ids: { app: string; endpoint: string; feed: string; sub: string; key: string },
 ) {
   const t = '2026-01-01T00:00:00.000Z';
-  const run = (text: string, ...params: unknown[]) => db.prepare(text).run(...params);
-  run('INSERT INTO feed_leases (feed_id, until, again_at) VALUES (?, ?, NULL)', ids.feed, t);
-  run('INSERT INTO feed_probes (feed_id, probe) VALUES (?, ?)', ids.feed, '{"link":["a"]}');
+  const run = (text: string, ...params: unknown[]) => db.run(text, params);
+  await run('INSERT INTO feed_leases (feed_id, until, again_at) VALUES (?, ?, NULL)', ids.feed, t);
+  await run('INSERT INTO feed_probes (feed_id, probe) VALUES (?, ?)', ids.feed, '{"link":["a"]}');
   // Rowids out of order and with gaps, as deletions leave them: a copy that numbered rows afresh would change them.
   for (const [key, seen, rowid] of [
     ['guid:b', '2026-01-01T00:00:02.000Z', 7],
     ['guid:a', '2026-01-01T00:00:01.000Z', 3],
   ] as const) {
-    run(
+    await run(
       'INSERT INTO entries (feed_id, key, first_seen_at, fingerprint, seen_at) VALUES (?, ?, ?, ?, ?)',
       ids.feed,
       key,
@@ -34,7 +35,7 @@ function fillTheRest(
       'fp',
       seen,
     );
-    run(
+    await run(
       `INSERT INTO entry_history (rowid, feed_id, key, key_source, content_hash, first_seen_at, fate, entry)
        VALUES (?, ?, ?, 'guid', 'h', ?, 'new', ?)`,
       rowid,
@@ -44,12 +45,12 @@ function fillTheRest(
       `{"guid":"${key}","title":"Ünïcode ✓"}`,
     );
   }
-  run(
+  await run(
     'INSERT INTO backfill_entries (subscription_id, position, key) VALUES (?, 1, ?)',
     ids.sub,
     'guid:a',
   );
-  run(
+  await run(
     'INSERT INTO held_entries (feed_id, key, entry, position, held_at) VALUES (?, ?, ?, 1, ?)',
     ids.feed,
     'guid:held',
@@ -60,7 +61,7 @@ function fillTheRest(
     ['e2', 2, 11, 20],
     ['e1', 1, 5, 9],
   ] as const) {
-    run(
+    await run(
       `INSERT INTO events (rowid, id, application_id, endpoint_id, subscription_id, type, sequence, status,
                            next_attempt_at, created_at, updated_at, stored_bytes)
        VALUES (?, ?, ?, ?, ?, 'subscription.entries', ?, 'pending', ?, ?, ?, 100)`,
@@ -74,8 +75,12 @@ function fillTheRest(
       t,
       t,
     );
-    run('INSERT INTO event_bodies (event_id, body) VALUES (?, ?)', id, `{"id":"${id}","n":1.0}`);
-    run(
+    await run(
+      'INSERT INTO event_bodies (event_id, body) VALUES (?, ?)',
+      id,
+      `{"id":"${id}","n":1.0}`,
+    );
+    await run(
       `INSERT INTO attempts (id, event_id, endpoint_id, started_at, status_code, duration_ms, error, response_body)
        VALUES (?, ?, ?, ?, 500, 12, 'receiver answered 500', 'oops')`,
       attempt,
@@ -83,24 +88,24 @@ function fillTheRest(
       ids.endpoint,
       t,
     );
-    run(
+    await run(
       'INSERT INTO event_entries (subscription_id, key, event_id) VALUES (?, ?, ?)',
       ids.sub,
       'guid:a',
       id,
     );
   }
-  run(
+  await run(
     'INSERT OR IGNORE INTO application_storage (application_id, feed_bytes, event_bytes) VALUES (?, 10, 200)',
     ids.app,
   );
-  run(
+  await run(
     `INSERT INTO idempotency_keys (application_id, key, method, path, request_hash, status, response, created_at)
      VALUES (?, 'k1', 'POST', '/v1/endpoints', 'h', 201, '{}', ?)`,
     ids.app,
     t,
   );
-  run(
+  await run(
     `INSERT INTO sessions (id_hash, application_id, api_key_id, csrf_token, created_at, last_seen_at)
      VALUES ('s', ?, ?, 'c', ?, ?)`,
     ids.app,
@@ -108,16 +113,16 @@ function fillTheRest(
     t,
     t,
   );
-  run(
+  await run(
     "INSERT INTO quota_usage (application_id, quota, subject, used_at, amount) VALUES (?, 'backfill', NULL, ?, 5)",
     ids.app,
     t,
   );
-  run(
+  await run(
     "INSERT INTO feed_poll_hours (hour, feed_id, ok, failed, throttled, new_entries) VALUES ('2026-01-01T00', ?, 3, 1, 0, 2)",
     ids.feed,
   );
-  run(
+  await run(
     `INSERT INTO websub_subscriptions (feed_id, hub_url, topic_url, secret, callback_token, status, next_action_at,
                                        created_at, updated_at)
      VALUES (?, 'https://hub.example/', 'https://example.com/feed', 's3cret', 'tok', 'active', ?, ?, ?)`,
@@ -129,7 +134,7 @@ function fillTheRest(
 }
 
 /** Every row of `table` on SQLite and on PostgreSQL, in one order: the columns PostgreSQL has (rowid included). */
-async function rowsOf(db: Db, target: PostgresEngine, table: string) {
+async function rowsOf(db: Sql, target: PostgresEngine, table: string) {
   const columns = await target.read((sql) =>
     sql.column<string>(
       `SELECT column_name FROM information_schema.columns
@@ -139,7 +144,7 @@ async function rowsOf(db: Db, target: PostgresEngine, table: string) {
   );
   const select = `SELECT ${columns.join(', ')} FROM ${table} ORDER BY ${columns.join(', ')}`;
   return {
-    sqlite: db.prepare(select).all(),
+    sqlite: await db.all(select),
     postgres: await target.read((sql) => sql.all(select)),
   };
 }
@@ -152,7 +157,7 @@ describe('copying a SQLite installation into PostgreSQL', () => {
 
   before(async () => {
     world = makeWorld();
-    const { key, applicationId } = world.key('acme');
+    const { key, applicationId } = await world.key('acme');
     const endpoint = await world.call('POST', '/v1/endpoints', {
       key,
       body: { title: 'hooks', url: 'http://127.0.0.1:9/hook' },
@@ -164,30 +169,32 @@ describe('copying a SQLite installation into PostgreSQL', () => {
     });
     assert.equal(sub.status, 201, sub.text);
     const db = world.ctx.db;
-    fillTheRest(db, {
+    await fillTheRest(db, {
       app: applicationId,
       endpoint: endpoint.body.id,
       feed: sub.body.feed,
       sub: sub.body.id,
-      key: db.prepare('SELECT id FROM api_keys LIMIT 1').pluck().get() as string,
+      key: (await db.column('SELECT id FROM api_keys LIMIT 1'))[0] as string,
     });
     target = testEngine(await (await sharedPostgres()).newDatabase(), {
       statementTimeoutMs: 60_000,
     });
-    counts = await copySqliteToPostgres(db, target, readPostgresSchemaSql(), (p) =>
-      progress.push(p),
+    counts = await copySqliteToPostgres(
+      sqliteConnection(world.ctx.store)!,
+      target,
+      readPostgresSchemaSql(),
+      (p) => progress.push(p),
     );
   });
   after(async () => {
     await target?.close();
-    world?.close();
+    await world?.close();
   });
 
   it('copies every table, each with rows here, row for row and value for value', async () => {
-    const tables = world.ctx.db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-      .pluck()
-      .all() as string[];
+    const tables = (await world.ctx.db.column(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+    )) as string[];
     assert.deepEqual(Object.keys(counts).sort(), tables.sort());
     for (const table of tables) {
       assert.ok(counts[table]! > 0, `${table} has rows to copy`);
@@ -214,7 +221,7 @@ describe('copying a SQLite installation into PostgreSQL', () => {
 
   it('refuses a target that already has rows, and leaves it as it was', async () => {
     await assert.rejects(
-      copySqliteToPostgres(world.ctx.db, target, readPostgresSchemaSql()),
+      copySqliteToPostgres(sqliteConnection(world.ctx.store)!, target, readPostgresSchemaSql()),
       /the PostgreSQL database is not empty \(\w+ has rows\)/,
     );
     assert.equal(

@@ -12,6 +12,7 @@ import { quietCtx, type Ctx } from '../../src/context.ts';
 import { defaultConfig, withConfig } from '../../src/config.ts';
 import { MIGRATIONS } from '../../src/db/migrations.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
+import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
 import { findHeldEntry } from '../../src/store/entries.ts';
 import { findHistory } from '../../src/store/entry-history.ts';
 import { getWebSub } from '../../src/store/websub-subscriptions.ts';
@@ -137,7 +138,7 @@ test('the upgrade to version 17 moves each identity probe out of the feeds row, 
   }
 });
 
-test('the upgrade to version 19 keeps each WebSub callback the hub knows: its token is the one derived from the secret', () => {
+test('the upgrade to version 19 keeps each WebSub callback the hub knows: its token is the one derived from the secret', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
   const t = '2026-01-01T00:00:00.000Z';
   try {
@@ -147,8 +148,8 @@ test('the upgrade to version 19 keeps each WebSub callback the hub knows: its to
                 VALUES ('${'a'.repeat(24)}', 'https://hub.example/', 'https://a.example/f', 'the secret', 'active',
                   '${t}', '${t}', '${t}', '${t}')`);
     });
-    const db = openDatabase(file);
-    const row = getWebSub(db, 'a'.repeat(24))!;
+    const store = new SqliteEngine(openDatabase(file));
+    const row = (await getWebSub(store, 'a'.repeat(24)))!;
     const derived = createHmac('sha256', 'the secret')
       .update(`feedsub websub callback ${'a'.repeat(24)}`)
       .digest('base64url');
@@ -156,13 +157,13 @@ test('the upgrade to version 19 keeps each WebSub callback the hub knows: its to
       [row.callback_token, row.previous_token, row.status, row.secret],
       [derived, null, 'active', 'the secret'],
     );
-    db.close();
+    await store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test('the upgrade to version 20 indexes the guids and URLs of the entries stored and held before it', () => {
+test('the upgrade to version 20 indexes the guids and URLs of the entries stored and held before it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
   const t = '2026-01-01T00:00:00.000Z';
   const entry = (n: number) => JSON.stringify({ guid: `g${n}`, url: `https://a.example/${n}` });
@@ -182,34 +183,34 @@ test('the upgrade to version 20 indexes the guids and URLs of the entries stored
         )
         .run(entry(2));
     });
-    const db = openDatabase(file);
+    const store = new SqliteEngine(openDatabase(file));
     assert.deepEqual(
       [
-        findHistory(db, 'f1', 'g1')?.key,
-        findHistory(db, 'f1', 'https://a.example/1')?.key,
-        findHeldEntry(db, 'f1', 'g2')?.key,
-        findHeldEntry(db, 'f1', 'https://a.example/2')?.key,
+        (await findHistory(store, 'f1', 'g1'))?.key,
+        (await findHistory(store, 'f1', 'https://a.example/1'))?.key,
+        (await findHeldEntry(store, 'f1', 'g2'))?.key,
+        (await findHeldEntry(store, 'f1', 'https://a.example/2'))?.key,
       ],
       ['k1', 'k1', 'k2', 'k2'],
     );
-    const indexed = (index: string, value: string) =>
-      db
-        .prepare(
+    const indexed = async (index: string, value: string) =>
+      (
+        await store.column(
           `SELECT count(*) FROM ${index.replace(/_by_.*/, '')} INDEXED BY ${index} WHERE feed_id = 'f1' AND entry ->> '$.${index.replace(/.*_by_/, '')}' = ?`,
+          [value],
         )
-        .pluck()
-        .get(value);
+      )[0];
     assert.deepEqual(
       [
-        indexed('entry_history_by_guid', 'g1'),
-        indexed('entry_history_by_url', 'https://a.example/1'),
-        indexed('held_entries_by_guid', 'g2'),
-        indexed('held_entries_by_url', 'https://a.example/2'),
+        await indexed('entry_history_by_guid', 'g1'),
+        await indexed('entry_history_by_url', 'https://a.example/1'),
+        await indexed('held_entries_by_guid', 'g2'),
+        await indexed('held_entries_by_url', 'https://a.example/2'),
       ],
       [1, 1, 1, 1],
       'each row is in its indexes',
     );
-    db.close();
+    await store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -298,7 +299,7 @@ test('the upgrade to version 21 makes ready a backfill whose feed has its baseli
   }
 });
 
-test('the upgrade to version 22 counts what every feed, event and application keeps as the writes count it', () => {
+test('the upgrade to version 22 counts what every feed, event and application keeps as the writes count it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-migrate-'));
   try {
     const t = '2026-01-01T00:00:00.000Z';
@@ -375,15 +376,15 @@ test('the upgrade to version 22 counts what every feed, event and application ke
         t,
       );
     });
-    const db = openDatabase(file);
-    assert.deepEqual(storageOffBy(db), []);
-    const feeds = db.prepare('SELECT id, sole_application_id FROM feeds ORDER BY id').all();
+    const store = new SqliteEngine(openDatabase(file));
+    assert.deepEqual(await storageOffBy(store), []);
+    const feeds = await store.all('SELECT id, sole_application_id FROM feeds ORDER BY id');
     assert.deepEqual(feeds, [
       { id: 'own', sole_application_id: 'a1' },
       { id: 'shared', sole_application_id: null },
     ]);
-    assert.ok((db.prepare('SELECT stored_bytes FROM events').pluck().get() as number) > 700);
-    db.close();
+    assert.ok(((await store.column('SELECT stored_bytes FROM events'))[0] as number) > 700);
+    await store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -420,21 +421,21 @@ test('after an upgrade, entries keyed by the version-1 code are not sent again; 
     const key = db.prepare('INSERT INTO entries (feed_id, key, first_seen_at) VALUES (?, ?, ?)');
     for (const k of V1_KEYS) key.run('f'.repeat(24), k, t);
   });
-  const db = openDatabase(file);
+  const store = new SqliteEngine(openDatabase(file));
   assert.deepEqual(
-    db.prepare('SELECT DISTINCT seen_at FROM entries').pluck().all(),
+    await store.column('SELECT DISTINCT seen_at FROM entries'),
     [t],
     'a key recorded before the upgrade counts as last shown when first seen',
   );
   const ctx: Ctx = quietCtx(
-    db,
+    store,
     manualClock('2026-01-02T00:00:00.000Z'),
     withConfig(defaultConfig(), { network: { allow_private: true } }),
   );
   const workers = createWorkers(ctx, silentLogger);
   try {
     await pollTick(ctx, workers.pollerDeps);
-    const bodies = db.prepare('SELECT body FROM event_bodies').all() as { body: string }[];
+    const bodies = await store.all<{ body: string }>('SELECT body FROM event_bodies');
     assert.deepEqual(
       bodies.map((b) =>
         (JSON.parse(b.body) as { data: { entries: { title: string }[] } }).data.entries.map(
@@ -443,11 +444,11 @@ test('after an upgrade, entries keyed by the version-1 code are not sent again; 
       ),
       [['Seven']],
     );
-    const feed = db.prepare('SELECT identity_key, entry_count FROM feeds').get();
+    const feed = await store.get('SELECT identity_key, entry_count FROM feeds');
     assert.deepEqual(feed, { identity_key: 'guid', entry_count: 7 });
   } finally {
     await workers.close();
-    db.close();
+    await store.close();
     await origin.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -162,7 +162,7 @@ describe('readOpmlFeeds', () => {
 describe('opmlChunks', () => {
   const now = new Date('2026-03-03T10:00:00.000Z');
 
-  it('writes OPML 2.0 with a folder per group that the reader reads back, escaping what XML needs', () => {
+  it('writes OPML 2.0 with a folder per group that the reader reads back, escaping what XML needs', async () => {
     const tricky = 'Q&A <"quoted"> \t tabbed\nnewline\u0001';
     const feeds: OpmlFeedOut[] = [
       {
@@ -173,12 +173,13 @@ describe('opmlChunks', () => {
       },
       { title: 'B', xmlUrl: 'https://b.example/', htmlUrl: null, paused: true },
     ];
-    const text = [
-      ...opmlChunks('My <feeds>', now, [
-        { title: 'Prod & co', pages: [feeds] },
-        { title: 'Empty', pages: [[]] },
-      ]),
-    ].join('');
+    const chunks: string[] = [];
+    for await (const chunk of opmlChunks('My <feeds>', now, [
+      { title: 'Prod & co', pages: [feeds] },
+      { title: 'Empty', pages: [[]] },
+    ]))
+      chunks.push(chunk);
+    const text = chunks.join('');
     assert.match(text, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<opml version="2.0">/);
     assert.match(text, /<title>My &lt;feeds&gt;<\/title>/);
     assert.match(text, /<dateCreated>Tue, 03 Mar 2026 10:00:00 GMT<\/dateCreated>/);
@@ -199,7 +200,7 @@ describe('opmlChunks', () => {
     ]);
   });
 
-  it('takes the next page of feeds only when the chunk before it is taken', () => {
+  it('takes the next page of feeds only when the chunk before it is taken', async () => {
     let pulled = 0;
     function* pages(): Generator<OpmlFeedOut[]> {
       for (let i = 0; i < 3; i++) {
@@ -208,11 +209,11 @@ describe('opmlChunks', () => {
       }
     }
     const it = opmlChunks('T', now, [{ title: 'Folder', pages: pages() }]);
-    it.next(); // the head
+    await it.next(); // the head
     assert.equal(pulled, 0);
-    assert.match(String(it.next().value), /<outline text="Folder">\n.*F0/);
+    assert.match(String((await it.next()).value), /<outline text="Folder">\n.*F0/);
     assert.equal(pulled, 1);
-    it.next();
+    await it.next();
     assert.equal(pulled, 2);
   });
 });

@@ -2,6 +2,7 @@
 // request path, so a database that refuses writes (a full disk, a lock held elsewhere) cannot fail a read.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sqliteConnection } from '../../src/db/sqlite-engine.ts';
 import { makeWorld, type World } from '../support/world.ts';
 import { Client } from './dashboard/client.ts';
 
@@ -12,7 +13,7 @@ describe('authenticated reads while the database refuses writes', () => {
   let browser: Client;
   before(async () => {
     w = makeWorld();
-    key = w.key('reader').key;
+    key = (await w.key('reader')).key;
     const endpoint = (
       await w.call('POST', '/v1/endpoints', {
         key,
@@ -26,22 +27,22 @@ describe('authenticated reads while the database refuses writes', () => {
       })
     ).body as { id: string; feed: string };
     ids = { endpoint, subscription: sub.id, feed: sub.feed };
-    browser = await new Client(w).signedIn(w.key('viewer').key);
+    browser = await new Client(w).signedIn((await w.key('viewer')).key);
     // Nothing noted so far may be waiting: the requests below must not need to write anything of their own.
-    w.ctx.db.exec('UPDATE api_keys SET last_used_at = NULL');
-    w.ctx.db.exec("UPDATE sessions SET last_seen_at = '2025-12-31T23:00:00.000Z'");
+    await w.ctx.db.exec('UPDATE api_keys SET last_used_at = NULL');
+    await w.ctx.db.exec("UPDATE sessions SET last_seen_at = '2025-12-31T23:00:00.000Z'");
     w.ctx.lastUses.keys.clear();
     w.ctx.lastUses.sessions.clear();
     w.clock.advance(10 * 60_000); // past the old once-a-minute write of a key's last use
-    w.ctx.db.pragma('query_only = 1'); // every write now fails, as on a full disk
+    sqliteConnection(w.ctx.store)!.pragma('query_only = 1'); // every write now fails, as on a full disk
   });
-  after(() => {
-    w.ctx.db.pragma('query_only = 0');
-    w.close();
+  after(async () => {
+    sqliteConnection(w.ctx.store)!.pragma('query_only = 0');
+    await w.close();
   });
 
   it('refuses writes (the test is real)', async () => {
-    assert.throws(() => w.ctx.db.exec('DELETE FROM sessions'), /readonly/);
+    await assert.rejects(() => w.ctx.db.exec('DELETE FROM sessions'), /readonly/);
     const created = await w.call('POST', '/v1/endpoints', {
       key,
       body: { title: 'F', url: 'https://hooks.example.com/2' },

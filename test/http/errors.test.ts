@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createHttpApp } from '../../src/http/server.ts';
 import { createLogger } from '../../src/log.ts';
+import { sqliteConnection } from '../../src/db/sqlite-engine.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 type Line = Record<string, unknown>;
@@ -12,9 +13,9 @@ describe('the HTTP error funnel', () => {
   let key: string;
   let lines: Line[];
   let app: ReturnType<typeof createHttpApp>;
-  before(() => {
+  before(async () => {
     w = makeWorld();
-    key = w.key().key;
+    key = (await w.key()).key;
     lines = [];
     const logger = createLogger({
       level: 'info',
@@ -34,10 +35,11 @@ describe('the HTTP error funnel', () => {
       write: (line) => lines.push(JSON.parse(line) as Line),
     });
     const fullApp = createHttpApp(full.ctx, logger);
-    const fullKey = full.key().key;
+    const fullKey = (await full.key()).key;
     try {
-      const pages = full.ctx.db.pragma('page_count', { simple: true }) as number;
-      full.ctx.db.pragma(`max_page_count = ${pages}`); // no page left: the next insert that needs one fails
+      const db = sqliteConnection(full.ctx.store)!;
+      const pages = db.pragma('page_count', { simple: true }) as number;
+      db.pragma(`max_page_count = ${pages}`); // no page left: the next insert that needs one fails
       let res: Response | undefined;
       for (let i = 0; i < 50; i++) {
         res = await fullApp.request('/v1/endpoints', {
@@ -57,12 +59,12 @@ describe('the HTTP error funnel', () => {
       const warn = lines.find((l) => l.msg === 'http: database unavailable');
       assert.equal(warn?.code, 'SQLITE_FULL');
     } finally {
-      full.close();
+      await full.close();
     }
   });
 
   it('answers a server fault with a generic 500 problem and logs its cause once with method, path and request id', async () => {
-    w.ctx.db.exec('DROP TABLE subscriptions'); // a broken database: a fault no client can cause
+    await w.ctx.db.exec('DROP TABLE subscriptions'); // a broken database: a fault no client can cause
     lines.length = 0;
     const res = await app.request('/v1/subscriptions', { headers: { authorization: key } });
     const text = await res.text();

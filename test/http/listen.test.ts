@@ -63,7 +63,7 @@ describe('the HTTP server', () => {
   const { logger, lines } = recordingLogger();
   before(async () => {
     w = makeWorld({ server: { max_body_bytes: 4096 } });
-    key = w.key().key;
+    key = (await w.key()).key;
     const app = createHttpApp(w.ctx, logger);
     server = await listenHttp(app.fetch, { hostname: '127.0.0.1', port: 0, logger });
     port = (server.address() as AddressInfo).port;
@@ -71,7 +71,7 @@ describe('the HTTP server', () => {
   after(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
-    w.close();
+    await w.close();
   });
 
   const post = (body: string | number, contentType = 'application/json') => {
@@ -101,7 +101,7 @@ describe('the HTTP server', () => {
 
   it('answers the next request after a 415 whose body was opened but not read (500 KB under the limit)', async () => {
     const roomy = makeWorld(); // max_body_bytes 1 MiB: the body is opened as a stream by the body limit
-    const roomyKey = roomy.key().key;
+    const roomyKey = (await roomy.key()).key;
     const app = createHttpApp(roomy.ctx, logger);
     const other = await listenHttp(app.fetch, { hostname: '127.0.0.1', port: 0, logger });
     try {
@@ -120,7 +120,7 @@ describe('the HTTP server', () => {
     } finally {
       other.closeAllConnections();
       await new Promise((resolve) => other.close(resolve));
-      roomy.close();
+      await roomy.close();
     }
   });
 

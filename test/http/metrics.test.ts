@@ -180,7 +180,7 @@ describe('GET /metrics', () => {
     const app = createHttpApp(world.ctx, silentLogger, {
       registry: createMetrics(world.ctx).registry,
     });
-    const { key, applicationId } = world.key();
+    const { key, applicationId } = await world.key();
     const endpoint = await world.call('POST', '/v1/endpoints', {
       key,
       body: { title: 'hook', url: 'http://127.0.0.1:9/hook' },
@@ -189,7 +189,7 @@ describe('GET /metrics', () => {
     for (const minutes of [0, 1]) {
       world.clock.advance(minutes * 60_000);
       const now = world.clock.now();
-      insertEvent(
+      await insertEvent(
         world.ctx.db,
         {
           id: newId(now),
@@ -212,26 +212,26 @@ describe('GET /metrics', () => {
 });
 
 /** Queues one event of `subscription` (to `endpoint`), created `at`, with the subscription's next sequence. */
-function queueEvent(
+async function queueEvent(
   world: World,
   ids: { applicationId: string; endpoint: string; subscription: string },
   at: Date,
-): void {
-  world.ctx.db.transaction(() =>
+): Promise<void> {
+  await world.ctx.store.write(async (sql) =>
     insertEvent(
-      world.ctx.db,
+      sql,
       {
         id: newId(at),
         application_id: ids.applicationId,
         endpoint_id: ids.endpoint,
         subscription_id: ids.subscription,
         type: 'subscription.entries',
-        sequence: allocateSequences(world.ctx.db, ids.subscription, 1),
+        sequence: await allocateSequences(sql, ids.subscription, 1),
         body: '{}',
       },
       at,
     ),
-  )();
+  );
 }
 
 describe('GET /metrics, alerts that do not cry wolf', () => {
@@ -243,26 +243,28 @@ describe('GET /metrics, alerts that do not cry wolf', () => {
     const app = createHttpApp(world.ctx, silentLogger, {
       registry: createMetrics(world.ctx).registry,
     });
-    const one = subscriber(world);
-    const paused = one.subscribe('http://127.0.0.1:9/paused.xml');
-    const live = one.subscribe('http://127.0.0.1:9/live.xml');
-    const other = subscriber(world);
-    const held = other.subscribe('http://127.0.0.1:9/held.xml');
+    const one = await subscriber(world);
+    const paused = await one.subscribe('http://127.0.0.1:9/paused.xml');
+    const live = await one.subscribe('http://127.0.0.1:9/live.xml');
+    const other = await subscriber(world);
+    const held = await other.subscribe('http://127.0.0.1:9/held.xml');
     const t0 = world.clock.now().getTime();
     const at = (minutes: number) => new Date(t0 + minutes * 60_000);
     const app1 = { applicationId: one.applicationId, endpoint: one.endpoint };
-    queueEvent(world, { ...app1, subscription: paused.id }, at(0));
-    queueEvent(
+    await queueEvent(world, { ...app1, subscription: paused.id }, at(0));
+    await queueEvent(
       world,
       { applicationId: other.applicationId, endpoint: other.endpoint, subscription: held.id },
       at(1),
     );
-    queueEvent(world, { ...app1, subscription: live.id }, at(2));
-    queueEvent(world, { ...app1, subscription: live.id }, at(3));
+    await queueEvent(world, { ...app1, subscription: live.id }, at(2));
+    await queueEvent(world, { ...app1, subscription: live.id }, at(3));
     world.clock.advance(10 * 60_000);
     assert.equal(value(await scrape(app), 'feedsub_oldest_pending_event_age_seconds'), 600);
-    updateSubscriptionFromInput(world.ctx, one.applicationId, paused.id, { status: 'paused' });
-    updateEndpointFromInput(world.ctx, other.applicationId, other.endpoint, {
+    await updateSubscriptionFromInput(world.ctx, one.applicationId, paused.id, {
+      status: 'paused',
+    });
+    await updateEndpointFromInput(world.ctx, other.applicationId, other.endpoint, {
       status: 'disabled',
     });
     const exp = await scrape(app);
@@ -272,7 +274,7 @@ describe('GET /metrics, alerts that do not cry wolf', () => {
       'the live subscription, whose oldest event is 8 minutes old',
     );
     assert.equal(value(exp, 'feedsub_queue_depth'), 4, 'the queue depth still counts every one');
-    updateSubscriptionFromInput(world.ctx, one.applicationId, live.id, { status: 'paused' });
+    await updateSubscriptionFromInput(world.ctx, one.applicationId, live.id, { status: 'paused' });
     assert.equal(value(await scrape(app), 'feedsub_oldest_pending_event_age_seconds'), 0);
   });
 
@@ -281,19 +283,19 @@ describe('GET /metrics, alerts that do not cry wolf', () => {
     const app = createHttpApp(world.ctx, silentLogger, {
       registry: createMetrics(world.ctx).registry,
     });
-    const s = subscriber(world);
-    const failing = s.subscribe('http://127.0.0.1:9/failing.xml');
-    const pausedFailing = s.subscribe('http://127.0.0.1:9/paused.xml');
-    const deletedFailing = s.subscribe('http://127.0.0.1:9/deleted.xml');
-    s.subscribe('http://127.0.0.1:9/new.xml');
+    const s = await subscriber(world);
+    const failing = await s.subscribe('http://127.0.0.1:9/failing.xml');
+    const pausedFailing = await s.subscribe('http://127.0.0.1:9/paused.xml');
+    const deletedFailing = await s.subscribe('http://127.0.0.1:9/deleted.xml');
+    await s.subscribe('http://127.0.0.1:9/new.xml');
     for (const sub of [failing, pausedFailing, deletedFailing])
-      recordPollFailure(
+      await recordPollFailure(
         world.ctx.db,
         sub.feed,
         { errorClass: 'network', message: 'refused', httpStatus: null, nextPollAt: '2026-01-02' },
         world.clock.now(),
       );
-    updateSubscriptionFromInput(world.ctx, s.applicationId, pausedFailing.id, {
+    await updateSubscriptionFromInput(world.ctx, s.applicationId, pausedFailing.id, {
       status: 'paused',
     });
     await removeSubscription(world.ctx, s.applicationId, deletedFailing.id);
@@ -310,10 +312,15 @@ describe('GET /metrics, per endpoint', () => {
     try {
       const metrics = createMetrics(world.ctx);
       const app = createHttpApp(world.ctx, silentLogger, { registry: metrics.registry });
-      const { applicationId } = world.key();
-      const make = (title: string) =>
-        createEndpoint(world.ctx, applicationId, { title, url: 'https://hooks.example.com/' }).id;
-      const [kept, deleted] = [make('kept'), make('deleted')];
+      const { applicationId } = await world.key();
+      const make = async (title: string) =>
+        (
+          await createEndpoint(world.ctx, applicationId, {
+            title,
+            url: 'https://hooks.example.com/',
+          })
+        ).id;
+      const [kept, deleted] = [await make('kept'), await make('deleted')];
       metrics.telemetry.attempted('delivered', 120, 1000, kept);
       metrics.telemetry.attempted('retry', 15_000, null, kept);
       metrics.telemetry.attempted('retry', 3000, null, deleted);
@@ -331,7 +338,7 @@ describe('GET /metrics, per endpoint', () => {
         1,
         'the 120 ms attempt; the 15 s one is above',
       );
-      removeEndpoint(world.ctx, applicationId, deleted);
+      await removeEndpoint(world.ctx, applicationId, deleted);
       exp = await scrape(app);
       assert.ok(
         !exp.samples.some((x) => x.labels.endpoint === deleted),
@@ -343,7 +350,7 @@ describe('GET /metrics, per endpoint', () => {
         2,
       );
     } finally {
-      world.close();
+      await world.close();
     }
   });
 });
@@ -354,26 +361,26 @@ describe('GET /metrics, the bounded tables', () => {
     try {
       const metrics = createMetrics(world.ctx);
       const app = createHttpApp(world.ctx, silentLogger, { registry: metrics.registry });
-      const { key, subscribe } = subscriber(world);
-      const kept = subscribe('http://127.0.0.1:9/a.xml');
-      const left = subscribe('http://127.0.0.1:9/b.xml');
+      const { key, subscribe } = await subscriber(world);
+      const kept = await subscribe('http://127.0.0.1:9/a.xml');
+      const left = await subscribe('http://127.0.0.1:9/b.xml');
       const now = world.clock.now();
-      world.ctx.db.transaction(() => {
+      await world.ctx.store.write(async (sql) => {
         for (const [feed, n] of [
           [kept.feed, 3],
           [left.feed, 2],
         ] as const)
-          recordKeys(
-            world.ctx.db,
+          await recordKeys(
+            sql,
             feed,
             Array.from({ length: n }, (_, i) => ({ key: `k${i}`, fingerprint: null })),
             now,
           );
-        holdEntries(world.ctx.db, kept.feed, [{ key: 'h', entry: '{}', position: 0 }], now, {
+        await holdEntries(sql, kept.feed, [{ key: 'h', entry: '{}', position: 0 }], now, {
           entries: 10,
           bytes: 1000,
         });
-      })();
+      });
       await world.call('DELETE', `/v1/subscriptions/${left.id}`, { key });
       const before = await scrape(app);
       assert.equal(before.types.get('feedsub_entry_keys'), 'gauge');
@@ -384,7 +391,7 @@ describe('GET /metrics, the bounded tables', () => {
       assert.equal(value(after, 'feedsub_held_entries'), 1);
       assert.equal(value(after, 'feedsub_orphaned_feeds'), 1);
     } finally {
-      world.close();
+      await world.close();
     }
   });
 });
@@ -398,7 +405,7 @@ describe('GET /metrics after a real poll and delivery', () => {
     receiver = await startReceiver();
   });
   after(async () => {
-    world?.close();
+    await world?.close();
     await origin.close();
     await receiver.close();
   });
@@ -409,7 +416,7 @@ describe('GET /metrics after a real poll and delivery', () => {
     const app = createHttpApp(world.ctx, silentLogger, { registry: metrics.registry });
     const workers = createWorkers(world.ctx, silentLogger, metrics.telemetry);
     try {
-      const { key } = world.key();
+      const { key } = await world.key();
       origin.set('/feed.xml', { body: rss([{ guid: 'a' }]) });
       const endpoint = await world.call('POST', '/v1/endpoints', {
         key,

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { createHttpApp } from '../../src/http/server.ts';
 import { recordingLogger } from '../support/log.ts';
+import { sqliteConnection } from '../../src/db/sqlite-engine.ts';
 import { makeWorld, type World } from '../support/world.ts';
 
 describe('/healthz', () => {
@@ -19,9 +20,10 @@ describe('/healthz', () => {
   };
   /** Caps the database at its current size, as a full disk does: no page can be added. */
   const fill = () => {
-    const pages = w.ctx.db.pragma('page_count', { simple: true }) as number;
-    w.ctx.db.pragma(`max_page_count = ${pages}`);
-    assert.equal(w.ctx.db.pragma('freelist_count', { simple: true }), 0, 'no free page left');
+    const db = sqliteConnection(w.ctx.store)!;
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages}`);
+    assert.equal(db.pragma('freelist_count', { simple: true }), 0, 'no free page left');
   };
 
   it('answers 200 {"status": "ok"} while the database can take a write', async () => {
@@ -34,7 +36,7 @@ describe('/healthz', () => {
 
   it('answers 503 "database is full" while no page can be added, and 200 again once one can', async () => {
     fill();
-    assert.throws(
+    await assert.rejects(
       () => w.ctx.db.exec('CREATE TABLE big (b BLOB); INSERT INTO big VALUES (zeroblob(65536))'),
       /database or disk is full/,
       'a write that needs a page fails',
@@ -43,12 +45,12 @@ describe('/healthz', () => {
     assert.equal(full.status, 503);
     assert.equal(full.type, 'application/problem+json');
     assert.match(full.body.detail, /^database is full/);
-    w.ctx.db.pragma('max_page_count = 1073741823');
+    sqliteConnection(w.ctx.store)!.pragma('max_page_count = 1073741823');
     assert.equal((await health()).status, 200);
   });
 
   it('answers 503 "database is locked" while another process holds the write lock, and 200 once it commits', async () => {
-    const other = new Database(w.ctx.db.name, { timeout: 0 });
+    const other = new Database(sqliteConnection(w.ctx.store)!.name, { timeout: 0 });
     try {
       other.exec('BEGIN IMMEDIATE');
       const locked = await health();
@@ -71,7 +73,7 @@ describe('/healthz', () => {
     const probe = async () => (await app.request('/healthz')).status;
     fill();
     assert.deepEqual([await probe(), await probe(), await probe()], [503, 503, 503]);
-    w.ctx.db.pragma('max_page_count = 1073741823');
+    sqliteConnection(w.ctx.store)!.pragma('max_page_count = 1073741823');
     assert.deepEqual([await probe(), await probe()], [200, 200]);
     assert.deepEqual(lines, [
       'warn http: unhealthy database is full',
@@ -92,8 +94,8 @@ describe('the access log', () => {
           );
       });
       const app = createHttpApp(w.ctx, logger);
-      const { key } = w.key();
-      const other = w.key().key;
+      const { key } = await w.key();
+      const other = (await w.key()).key;
       const get = async (k: string) =>
         (await app.request('/v1/endpoints', { headers: { authorization: k } })).status;
       assert.equal(await get(key), 200);
@@ -114,7 +116,7 @@ describe('the access log', () => {
         '429 app 5',
       ]);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 });

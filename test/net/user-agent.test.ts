@@ -33,7 +33,7 @@ describe('the User-Agent', () => {
       receiver = await startReceiver();
       w = makeWorld({ poll: { user_agent: CUSTOM } });
       workers = createWorkers(w.ctx, silentLogger);
-      key = w.key().key;
+      key = (await w.key()).key;
       const made = await w.call('POST', '/v1/endpoints', {
         key,
         body: { title: 'Receiver', url: `${receiver.url}/hook` },
@@ -42,7 +42,7 @@ describe('the User-Agent', () => {
     });
     after(async () => {
       await workers.close();
-      w.close();
+      await w.close();
       await origin.close();
       await receiver.close();
     });

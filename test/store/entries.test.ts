@@ -8,25 +8,25 @@ import { upsertFeed } from '../../src/store/feeds.ts';
 import { populate } from './exercise.ts';
 import { makeWorld } from '../support/world.ts';
 
-describe('stored entry keys', () => {
+describe('stored entry keys', async () => {
   const w = makeWorld();
   after(() => w.close());
   const db = w.ctx.db;
   const now = new Date('2026-01-01T00:00:00.000Z');
-  const { feed } = populate(db, now, 1, 1); // one feed, storing one key (k0)
+  const { feed } = await populate(db, now, 1, 1); // one feed, storing one key (k0)
   const asked = ['k0', 'a1', 'a2', 'missing'];
-  const answer = () =>
+  const answer = async () =>
     new Map(
-      storedKeys(db, feed, asked)
-        .filter(([key]) => asked.includes(key))
-        .map(([key, fingerprint, seenAt]) => [key, { fingerprint, seenAt }]),
+      (await storedKeys(db, feed, asked))
+        .filter(({ key }) => asked.includes(key))
+        .map(({ key, fingerprint, seen_at }) => [key, { fingerprint, seenAt: seen_at }]),
     );
   const expected = new Map([
     ['k0', { fingerprint: null, seenAt: now.toISOString() }],
     ['a1', { fingerprint: 'f1', seenAt: now.toISOString() }],
     ['a2', { fingerprint: null, seenAt: now.toISOString() }],
   ]);
-  recordKeys(
+  await recordKeys(
     db,
     feed,
     [
@@ -36,31 +36,29 @@ describe('stored entry keys', () => {
     now,
   );
 
-  it('tells the asked keys the feed stores, with fingerprint and last sighting, from a walk of a few keys', () => {
-    assert.deepEqual(answer(), expected);
+  it('tells the asked keys the feed stores, with fingerprint and last sighting, from a walk of a few keys', async () => {
+    assert.deepEqual(await answer(), expected);
   });
 
-  it('tells the same by a seek per key when the feed stores many more keys than asked for', () => {
+  it('tells the same by a seek per key when the feed stores many more keys than asked for', async () => {
     const other = Array.from({ length: 500 }, (_, i) => ({ key: `o${i}`, fingerprint: null }));
-    recordKeys(db, feed, other, now);
-    assert.deepEqual(answer(), expected);
+    await recordKeys(db, feed, other, now);
+    assert.deepEqual(await answer(), expected);
     assert.deepEqual(
-      storedKeys(db, feed, asked)
-        .map(([key]) => key)
-        .sort(),
+      (await storedKeys(db, feed, asked)).map(({ key }) => key).sort(),
       ['a1', 'a2', 'k0'],
       'only the asked keys are read',
     );
   });
 });
 
-describe('finding a held entry by id, guid or URL', () => {
+describe('finding a held entry by id, guid or URL', async () => {
   const w = makeWorld();
   after(() => w.close());
   const db = w.ctx.db;
   const now = new Date('2026-01-01T00:00:00.000Z');
-  const { feed } = populate(db, now, 1, 1);
-  const other = upsertFeed(db, 'https://feeds.example/other.xml', null, '', now).id;
+  const { feed } = await populate(db, now, 1, 1);
+  const other = (await upsertFeed(db, 'https://feeds.example/other.xml', null, '', now)).id;
   /** Holds entries with these keys, guids, URLs and positions, in the order given. */
   const hold = (
     feedId: string,
@@ -77,7 +75,7 @@ describe('finding a held entry by id, guid or URL', () => {
       now,
       { entries: 100, bytes: 1 << 20 },
     );
-  hold(feed, [
+  await hold(feed, [
     ['k-late', 'shared-guid', 'https://blog.example/a', 7],
     ['k-early', 'shared-guid', 'https://blog.example/b', 2],
     ['k-url-first', 'g-x', 'https://blog.example/both', 0],
@@ -87,37 +85,37 @@ describe('finding a held entry by id, guid or URL', () => {
     ['k-no-guid', null, 'https://blog.example/no-guid', 4],
     ['k-looks-like-key', 'k-late', 'https://blog.example/d', 1],
   ]);
-  hold(other, [['k-elsewhere', 'elsewhere', 'https://blog.example/elsewhere', 0]]);
-  const find = (text: string) => {
-    const row = findHeldEntry(db, feed, text);
+  await hold(other, [['k-elsewhere', 'elsewhere', 'https://blog.example/elsewhere', 0]]);
+  const find = async (text: string) => {
+    const row = await findHeldEntry(db, feed, text);
     return row && [row.matched_by, row.key];
   };
 
-  it('finds an entry by its key before any entry whose guid or URL is that text', () => {
-    assert.deepEqual(find('k-late'), ['id', 'k-late']);
+  it('finds an entry by its key before any entry whose guid or URL is that text', async () => {
+    assert.deepEqual(await find('k-late'), ['id', 'k-late']);
   });
 
-  it('finds the first in document order of the entries with a guid', () => {
-    assert.deepEqual(find('shared-guid'), ['guid', 'k-early']);
+  it('finds the first in document order of the entries with a guid', async () => {
+    assert.deepEqual(await find('shared-guid'), ['guid', 'k-early']);
   });
 
-  it('finds an entry by its guid before an earlier one whose URL is that text', () => {
-    assert.deepEqual(find('https://blog.example/both'), ['guid', 'k-guid-is-url']);
+  it('finds an entry by its guid before an earlier one whose URL is that text', async () => {
+    assert.deepEqual(await find('https://blog.example/both'), ['guid', 'k-guid-is-url']);
   });
 
-  it('finds the first in document order of the entries with a URL when no guid is that text', () => {
-    assert.deepEqual(find('https://blog.example/u'), ['url', 'k-url-early']);
-    assert.deepEqual(find('https://blog.example/no-guid'), ['url', 'k-no-guid']);
+  it('finds the first in document order of the entries with a URL when no guid is that text', async () => {
+    assert.deepEqual(await find('https://blog.example/u'), ['url', 'k-url-early']);
+    assert.deepEqual(await find('https://blog.example/no-guid'), ['url', 'k-no-guid']);
   });
 
-  it("finds nothing for a text no held entry of the feed has, nor another feed's entry", () => {
-    assert.equal(find('https://blog.example/never'), undefined);
-    assert.equal(find('elsewhere'), undefined);
-    assert.equal(find('null'), undefined, 'an entry without a guid has none');
+  it("finds nothing for a text no held entry of the feed has, nor another feed's entry", async () => {
+    assert.equal(await find('https://blog.example/never'), undefined);
+    assert.equal(await find('elsewhere'), undefined);
+    assert.equal(await find('null'), undefined, 'an entry without a guid has none');
   });
 
-  it('answers with the whole held row', () => {
-    const row = findHeldEntry(db, feed, 'g-y')!;
+  it('answers with the whole held row', async () => {
+    const row = (await findHeldEntry(db, feed, 'g-y'))!;
     assert.deepEqual([row.position, row.held_at], [9, now.toISOString()]);
     assert.equal(JSON.parse(row.entry).url, 'https://blog.example/u');
   });

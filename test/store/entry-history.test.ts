@@ -7,13 +7,14 @@ import { upsertFeed } from '../../src/store/feeds.ts';
 import { makeWorld } from '../support/world.ts';
 import { populate } from './exercise.ts';
 
-describe('finding an entry of the history by id, guid or URL', () => {
+describe('finding an entry of the history by id, guid or URL', async () => {
   const w = makeWorld();
   after(() => w.close());
   const db = w.ctx.db;
   const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
-  const { feed } = populate(db, new Date(at(0)), 1, 1);
-  const other = upsertFeed(db, 'https://feeds.example/other.xml', null, '', new Date(at(0))).id;
+  const { feed } = await populate(db, new Date(at(0)), 1, 1);
+  const other = (await upsertFeed(db, 'https://feeds.example/other.xml', null, '', new Date(at(0))))
+    .id;
   /** Stores entries (oldest first) with these keys, guids, URLs and first sightings. */
   const store = (
     feedId: string,
@@ -32,7 +33,7 @@ describe('finding an entry of the history by id, guid or URL', () => {
         fate: 'new' as const,
       })),
     );
-  store(feed, [
+  await store(feed, [
     ['k-old', 'shared-guid', 'https://blog.example/a', 1],
     ['k-new', 'shared-guid', 'https://blog.example/b', 2],
     ['k-same-1', 'g-same', 'https://blog.example/same', 3],
@@ -43,40 +44,40 @@ describe('finding an entry of the history by id, guid or URL', () => {
     ['k-no-guid', null, 'https://blog.example/no-guid', 5],
     ['k-looks-like-key', 'k-old', 'https://blog.example/d', 6],
   ]);
-  store(other, [['k-elsewhere', 'elsewhere', 'https://blog.example/elsewhere', 1]]);
-  const find = (text: string) => {
-    const row = findHistory(db, feed, text);
+  await store(other, [['k-elsewhere', 'elsewhere', 'https://blog.example/elsewhere', 1]]);
+  const find = async (text: string) => {
+    const row = await findHistory(db, feed, text);
     return row && [row.matched_by, row.key];
   };
 
-  it('finds an entry by its key before any entry whose guid or URL is that text', () => {
-    assert.deepEqual(find('k-old'), ['id', 'k-old']);
+  it('finds an entry by its key before any entry whose guid or URL is that text', async () => {
+    assert.deepEqual(await find('k-old'), ['id', 'k-old']);
   });
 
-  it('finds the newest of the entries with a guid, by first sighting, then the last stored', () => {
-    assert.deepEqual(find('shared-guid'), ['guid', 'k-new']);
-    assert.deepEqual(find('g-same'), ['guid', 'k-same-2']);
+  it('finds the newest of the entries with a guid, by first sighting, then the last stored', async () => {
+    assert.deepEqual(await find('shared-guid'), ['guid', 'k-new']);
+    assert.deepEqual(await find('g-same'), ['guid', 'k-same-2']);
   });
 
-  it('finds an entry by its guid before a newer one whose URL is that text', () => {
-    assert.deepEqual(find('https://blog.example/both'), ['guid', 'k-guid-is-url']);
+  it('finds an entry by its guid before a newer one whose URL is that text', async () => {
+    assert.deepEqual(await find('https://blog.example/both'), ['guid', 'k-guid-is-url']);
   });
 
-  it('finds the newest of the entries with a URL when no guid is that text', () => {
-    assert.deepEqual(find('https://blog.example/a'), ['url', 'k-url-newer']);
-    assert.deepEqual(find('https://blog.example/same'), ['url', 'k-same-2']);
-    assert.deepEqual(find('https://blog.example/no-guid'), ['url', 'k-no-guid']);
+  it('finds the newest of the entries with a URL when no guid is that text', async () => {
+    assert.deepEqual(await find('https://blog.example/a'), ['url', 'k-url-newer']);
+    assert.deepEqual(await find('https://blog.example/same'), ['url', 'k-same-2']);
+    assert.deepEqual(await find('https://blog.example/no-guid'), ['url', 'k-no-guid']);
   });
 
-  it("finds nothing for a text no entry of the feed has, nor another feed's entry", () => {
-    assert.equal(find('https://blog.example/never'), undefined);
-    assert.equal(find('elsewhere'), undefined);
-    assert.equal(find('https://blog.example/elsewhere'), undefined);
-    assert.equal(find('null'), undefined, 'an entry without a guid has none');
+  it("finds nothing for a text no entry of the feed has, nor another feed's entry", async () => {
+    assert.equal(await find('https://blog.example/never'), undefined);
+    assert.equal(await find('elsewhere'), undefined);
+    assert.equal(await find('https://blog.example/elsewhere'), undefined);
+    assert.equal(await find('null'), undefined, 'an entry without a guid has none');
   });
 
-  it('answers with the whole stored row', () => {
-    const row = findHistory(db, feed, 'g-y')!;
+  it('answers with the whole stored row', async () => {
+    const row = (await findHistory(db, feed, 'g-y'))!;
     assert.equal(row.first_seen_at, at(8));
     assert.equal(JSON.parse(row.entry).url, 'https://blog.example/both');
     assert.deepEqual([row.fate, row.via, row.key_source], ['new', 'poll', 'guid']);

@@ -3,7 +3,7 @@
 // either side of the intersection is the small one, across chunk boundaries.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { Db } from '../../src/db/open.ts';
+import type { Sql } from '../../src/db/engine.ts';
 import { newId } from '../../src/ids.ts';
 import { upsertApplication } from '../../src/store/applications.ts';
 import { insertEndpoint } from '../../src/store/endpoints.ts';
@@ -14,15 +14,16 @@ import { makeWorld } from '../support/world.ts';
 
 const now = new Date('2026-01-01T00:00:00.000Z');
 
-/** Adds an application with one endpoint; returns a function subscribing it to a feed (made when new). */
-function application(
-  db: Db,
+/** Adds an application with two endpoints; returns a function subscribing it to a feed (made when new) by `db`. */
+async function application(
+  db: Sql,
   name: string,
-): { id: string; subscribe(url: string, endpoint?: 0 | 1): string } {
-  const id = upsertApplication(db, name, now).id;
-  const endpoints = [0, 1].map((n) => {
+): Promise<{ id: string; subscribe(db: Sql, url: string, endpoint?: 0 | 1): Promise<string> }> {
+  const id = (await upsertApplication(db, name, now)).id;
+  const endpoints: string[] = [];
+  for (const n of [0, 1]) {
     const endpoint = newId(now);
-    insertEndpoint(db, {
+    await insertEndpoint(db, {
       id: endpoint,
       application_id: id,
       title: 'E',
@@ -31,13 +32,13 @@ function application(
       created_at: now.toISOString(),
       filter_types: null,
     });
-    return endpoint;
-  });
+    endpoints.push(endpoint);
+  }
   return {
     id,
-    subscribe(url, endpoint = 0) {
-      const feed = upsertFeed(db, url, null, '', now).id;
-      insertSubscription(db, {
+    async subscribe(db, url, endpoint = 0) {
+      const feed = (await upsertFeed(db, url, null, '', now)).id;
+      await insertSubscription(db, {
         id: newId(now),
         application_id: id,
         endpoint_id: endpoints[endpoint]!,
@@ -51,21 +52,21 @@ function application(
   };
 }
 
-function setStatus(db: Db, feed: string, status: FeedStatus): void {
-  db.prepare('UPDATE feeds SET status = ? WHERE id = ?').run(status, feed);
+async function setStatus(db: Sql, feed: string, status: FeedStatus): Promise<void> {
+  await db.run('UPDATE feeds SET status = ? WHERE id = ?', [status, feed]);
 }
 
 /** Every page of the list, in order, as feed ids; fails on a page over `limit` or a loop. */
-function allPages(
-  db: Db,
+async function allPages(
+  db: Sql,
   app: string,
   statuses: FeedStatus[] | undefined,
   limit: number,
-): string[] {
+): Promise<string[]> {
   const out: string[] = [];
   let after: string | undefined;
   for (let pages = 0; pages < 10_000; pages++) {
-    const page = listFeedsOfApplication(db, app, { limit, after, statuses });
+    const page = await listFeedsOfApplication(db, app, { limit, after, statuses });
     assert.ok(page.data.length <= limit);
     out.push(...page.data.map((f) => f.id));
     if (page.next === null) return out;
@@ -75,69 +76,78 @@ function allPages(
 }
 
 /** The plain definition: the application's distinct feeds in `statuses`, newest (highest id) first. */
-function expected(db: Db, app: string, statuses: FeedStatus[] | undefined): string[] {
-  const rows = db
-    .prepare(
-      `SELECT DISTINCT f.id, f.status FROM feeds f JOIN subscriptions s ON s.feed_id = f.id
-        WHERE s.application_id = ? ORDER BY f.id DESC`,
-    )
-    .all(app) as { id: string; status: FeedStatus }[];
+async function expected(
+  db: Sql,
+  app: string,
+  statuses: FeedStatus[] | undefined,
+): Promise<string[]> {
+  const rows = await db.all<{ id: string; status: FeedStatus }>(
+    `SELECT DISTINCT f.id, f.status FROM feeds f JOIN subscriptions s ON s.feed_id = f.id
+      WHERE s.application_id = ? ORDER BY f.id DESC`,
+    [app],
+  );
   return rows.filter((r) => !statuses || statuses.includes(r.status)).map((r) => r.id);
 }
 
-describe('listFeedsOfApplication', () => {
+describe('listFeedsOfApplication', async () => {
   const w = makeWorld();
   after(() => w.close());
   const db = w.ctx.db;
-  const big = application(db, 'big');
-  const small = application(db, 'small');
+  const big = await application(db, 'big');
+  const small = await application(db, 'small');
   const statusOf = (i: number): FeedStatus =>
     i % 97 === 0 ? 'error' : i % 89 === 0 ? 'gone' : 'active';
-  db.transaction(() => {
+  await w.ctx.store.write(async (tx) => {
     // big: 1,500 feeds (some twice, through two subscriptions), a few in error or gone; small: 12 feeds, among 1,200
     // active feeds of big's.
     for (let i = 0; i < 1500; i++) {
-      const feed = big.subscribe(`https://feeds.example/big/${i}.xml`);
-      if (i % 7 === 0) big.subscribe(`https://feeds.example/big/${i}.xml`, 1);
-      setStatus(db, feed, statusOf(i));
+      const feed = await big.subscribe(tx, `https://feeds.example/big/${i}.xml`);
+      if (i % 7 === 0) await big.subscribe(tx, `https://feeds.example/big/${i}.xml`, 1);
+      await setStatus(tx, feed, statusOf(i));
     }
     for (let i = 0; i < 12; i++)
-      setStatus(
-        db,
-        small.subscribe(`https://feeds.example/small/${i}.xml`),
+      await setStatus(
+        tx,
+        await small.subscribe(tx, `https://feeds.example/small/${i}.xml`),
         i % 3 ? 'active' : 'error',
       );
-  })();
+  });
 
-  it("finds an application's few feeds in error among its 1,500 subscriptions, every page, in order", () => {
+  it("finds an application's few feeds in error among its 1,500 subscriptions, every page, in order", async () => {
     for (const statuses of [['error'], ['gone'], ['error', 'gone']] as FeedStatus[][])
       for (const limit of [1, 5, 50])
         assert.deepEqual(
-          allPages(db, big.id, statuses, limit),
-          expected(db, big.id, statuses),
+          await allPages(db, big.id, statuses, limit),
+          await expected(db, big.id, statuses),
           `${statuses.join()} by ${limit}`,
         );
   });
 
-  it("finds an application's few active feeds among many active feeds of another application", () => {
+  it("finds an application's few active feeds among many active feeds of another application", async () => {
     for (const statuses of [['active'], ['active', 'error'], ['error']] as FeedStatus[][])
       assert.deepEqual(
-        allPages(db, small.id, statuses, 3),
-        expected(db, small.id, statuses),
+        await allPages(db, small.id, statuses, 3),
+        await expected(db, small.id, statuses),
         statuses.join(),
       );
   });
 
-  it('lists every feed of the application once, across chunk boundaries, with or without a filter', () => {
-    assert.deepEqual(allPages(db, big.id, undefined, 200), expected(db, big.id, undefined));
-    assert.deepEqual(allPages(db, big.id, ['active'], 300), expected(db, big.id, ['active']));
-    const twice = listFeedsOfApplication(db, big.id, { limit: 1500, statuses: ['active'] });
+  it('lists every feed of the application once, across chunk boundaries, with or without a filter', async () => {
+    assert.deepEqual(
+      await allPages(db, big.id, undefined, 200),
+      await expected(db, big.id, undefined),
+    );
+    assert.deepEqual(
+      await allPages(db, big.id, ['active'], 300),
+      await expected(db, big.id, ['active']),
+    );
+    const twice = await listFeedsOfApplication(db, big.id, { limit: 1500, statuses: ['active'] });
     const counts = new Set(twice.data.map((f) => f.subscription_count));
     assert.deepEqual([...counts].sort(), [1, 2], 'subscription_count counts its subscriptions');
   });
 
-  it('answers an empty page for a status no feed of the application has', () => {
-    assert.deepEqual(allPages(db, small.id, ['gone', 'pending'], 10), []);
-    assert.deepEqual(allPages(db, 'app_none', ['active'], 10), []);
+  it('answers an empty page for a status no feed of the application has', async () => {
+    assert.deepEqual(await allPages(db, small.id, ['gone', 'pending'], 10), []);
+    assert.deepEqual(await allPages(db, 'app_none', ['active'], 10), []);
   });
 });

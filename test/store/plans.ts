@@ -1,5 +1,6 @@
-// Query plans for the plan test: the prepared() calls of src/store (read from the source), EXPLAIN QUERY PLAN of a
-// statement with every parameter bound to NULL, and the scans of large tables a plan makes.
+// Query plans for the plan test: the statements src/store runs (read from the source), EXPLAIN QUERY PLAN of a statement
+// with every parameter bound to NULL, and the scans of large tables a plan makes. The plans are SQLite's: these read
+// the raw connection under the engine (sqliteConnection), never the store contract.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
@@ -25,32 +26,57 @@ export const LARGE_TABLES = [
   'api_keys',
 ];
 
-/** One `prepared(db, sql)` call in src/store: where it is, and a pattern its SQL texts match (a `${…}` matches any). */
+/** One statement in src/store, run by a `db.all|get|column|run(text, …)` call: where its text is, and a pattern its SQL
+ *  texts match (a `${…}` matches any). */
 export type CallSite = { where: string; pattern: RegExp };
 
 const STORE = new URL('../../src/store/', import.meta.url).pathname;
 
-/** Every prepared() call in src/store/*.ts. */
+/** The methods of the store contract (src/db/engine.ts) that run one statement, prepared by the SQLite engine. */
+const RUNS = new Set(['all', 'get', 'column', 'run']);
+
+/** Every statement src/store/*.ts runs: the text of each `db.all|get|column|run(…)` call, followed to its `const` when
+ *  the call names one; a text used by several calls is one site. */
 export function storeCallSites(): CallSite[] {
-  const sites: CallSite[] = [];
+  const sites = new Map<string, CallSite>();
   for (const name of readdirSync(STORE).filter((f) => f.endsWith('.ts'))) {
     const text = readFileSync(join(STORE, name), 'utf8');
     const file = ts.createSourceFile(name, text, ts.ScriptTarget.Latest, true);
     const visit = (node: ts.Node): void => {
       if (
         ts.isCallExpression(node) &&
-        ts.isIdentifier(node.expression) &&
-        node.expression.text === 'prepared' &&
-        node.arguments.length === 2
+        ts.isPropertyAccessExpression(node.expression) &&
+        ts.isIdentifier(node.expression.expression) &&
+        node.expression.expression.text === 'db' &&
+        RUNS.has(node.expression.name.text) &&
+        node.arguments.length >= 1
       ) {
-        const line = file.getLineAndCharacterOfPosition(node.getStart()).line + 1;
-        sites.push({ where: `src/store/${name}:${line}`, pattern: patternOf(node.arguments[1]!) });
+        const arg = textOf(node.arguments[0]!);
+        const line = file.getLineAndCharacterOfPosition(arg.getStart()).line + 1;
+        const where = `src/store/${name}:${line}`;
+        if (!sites.has(where)) sites.set(where, { where, pattern: patternOf(arg) });
       }
       ts.forEachChild(node, visit);
     };
     visit(file);
   }
-  return sites;
+  return [...sites.values()];
+}
+
+/** The expression a statement's text comes from: `arg` itself, or the initializer of the `const` it names (declared in
+ *  an enclosing block or the file). */
+function textOf(arg: ts.Expression): ts.Expression {
+  if (!ts.isIdentifier(arg)) return arg;
+  for (let scope: ts.Node | undefined = arg.parent; scope; scope = scope.parent) {
+    if (!ts.isBlock(scope) && !ts.isSourceFile(scope)) continue;
+    for (const statement of scope.statements) {
+      if (!ts.isVariableStatement(statement)) continue;
+      for (const decl of statement.declarationList.declarations)
+        if (ts.isIdentifier(decl.name) && decl.name.text === arg.text && decl.initializer)
+          return decl.initializer;
+    }
+  }
+  return arg;
 }
 
 function patternOf(arg: ts.Expression): RegExp {
@@ -61,7 +87,7 @@ function patternOf(arg: ts.Expression): RegExp {
     const parts = [arg.head.text, ...arg.templateSpans.map((s) => s.literal.text)].map(escape);
     return new RegExp(`^${parts.join('[\\s\\S]*')}$`);
   }
-  return /[\s\S]*/; // built elsewhere (updateRow's UPDATE … SET): any statement the workload ran through it
+  return /[\s\S]*/; // built elsewhere: any statement the workload ran through it
 }
 
 /** The plan of `sql`, one detail line per step. Every parameter is bound to NULL: the plan does not depend on values. */

@@ -2,9 +2,9 @@
 // allowed below with its reason. Which statements exist is read from src/store itself, so a new one is covered or fails.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { preparedSql } from '../../src/store/sql.ts';
 import type { Db } from '../../src/db/open.ts';
-import { makeWorld } from '../support/world.ts';
+import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
+import { makeWorld, type World } from '../support/world.ts';
 import { exerciseStore } from './exercise.ts';
 import { explain, scansOf, storeCallSites, type Scan } from './plans.ts';
 
@@ -64,6 +64,14 @@ const ALLOWED: { sql: string; table: string; reason: string }[] = [
   },
 ];
 
+/** The world's SQLite engine (whose statement cache tells which statements ran) and its connection (which explains
+ *  them): the plans checked are SQLite's. */
+function sqliteOf(w: World): { engine: SqliteEngine; db: Db } {
+  const engine = w.ctx.store;
+  assert.ok(engine instanceof SqliteEngine, 'the plan test runs on SQLite');
+  return { engine, db: engine.db };
+}
+
 function disallowed(db: Db, sql: string): Scan[] {
   const text = sql.replace(/\s+/g, ' ');
   return scansOf(db, sql).filter(
@@ -71,39 +79,42 @@ function disallowed(db: Db, sql: string): Scan[] {
   );
 }
 
-test('every statement in src/store is run by the plan test', () => {
+test('every statement in src/store is run by the plan test', async () => {
   const w = makeWorld();
   try {
-    exerciseStore(w.ctx.db, w.clock.now());
-    const seen = preparedSql(w.ctx.db);
+    await exerciseStore(w.ctx.db, w.clock.now());
+    const seen = sqliteOf(w).engine.preparedTexts();
     const missing = storeCallSites().filter((site) => !seen.some((sql) => site.pattern.test(sql)));
     assert.deepEqual(
       missing.map((m) => m.where),
       [],
-      'these prepared() calls never ran: add them to exercise.ts',
+      'these statements never ran: add them to exercise.ts',
     );
   } finally {
-    w.close();
+    await w.close();
   }
 });
 
-test('no statement the store prepares scans a large table, unless allowed with a reason', () => {
+test('no statement the store prepares scans a large table, unless allowed with a reason', async () => {
   const w = makeWorld();
   try {
-    exerciseStore(w.ctx.db, w.clock.now());
-    const found = preparedSql(w.ctx.db).flatMap((sql) =>
-      disallowed(w.ctx.db, sql).map((s) => ({ sql: sql.replace(/\s+/g, ' ').trim(), ...s })),
-    );
+    await exerciseStore(w.ctx.db, w.clock.now());
+    const { engine, db } = sqliteOf(w);
+    const found = engine
+      .preparedTexts()
+      .flatMap((sql) =>
+        disallowed(db, sql).map((s) => ({ sql: sql.replace(/\s+/g, ' ').trim(), ...s })),
+      );
     assert.deepEqual(found, []);
   } finally {
-    w.close();
+    await w.close();
   }
 });
 
-test('the plan check finds a scan of a large table, through an alias or an index', () => {
+test('the plan check finds a scan of a large table, through an alias or an index', async () => {
   const w = makeWorld();
   try {
-    const db = w.ctx.db;
+    const { db } = sqliteOf(w);
     assert.deepEqual(
       scansOf(db, 'SELECT * FROM events e WHERE e.type = ?').map((s) => s.table),
       ['events'],
@@ -118,26 +129,27 @@ test('the plan check finds a scan of a large table, through an alias or an index
     assert.deepEqual(scansOf(db, 'SELECT * FROM events WHERE id = ?'), []);
     assert.match(explain(db, 'SELECT * FROM feeds WHERE id = ?').join('\n'), /SEARCH/);
   } finally {
-    w.close();
+    await w.close();
   }
 });
 
 /** Runs the store's workload, then checks each prepared list statement `lists` picks: every filter combination ran,
  *  the plan seeks on one of the statement's `AND <column> = ?` filters, and it does not sort (unless `sorts` says it
  *  may: a seek that finds a few rows). */
-function checkListPlans(opts: {
+async function checkListPlans(opts: {
   lists: RegExp;
   filter: RegExp;
   atLeast: number;
   sorts?: (sql: string) => boolean;
-}): void {
+}): Promise<void> {
   const w = makeWorld();
   try {
-    exerciseStore(w.ctx.db, w.clock.now());
-    const lists = preparedSql(w.ctx.db).filter((sql) => opts.lists.test(sql));
+    await exerciseStore(w.ctx.db, w.clock.now());
+    const { engine, db } = sqliteOf(w);
+    const lists = engine.preparedTexts().filter((sql) => opts.lists.test(sql));
     assert.ok(lists.length >= opts.atLeast, 'every filter combination was run');
     for (const sql of lists) {
-      const plan = explain(w.ctx.db, sql).join('\n');
+      const plan = explain(db, sql).join('\n');
       if (!opts.sorts?.(sql)) assert.doesNotMatch(plan, /TEMP B-TREE/, sql);
       const filters = [...sql.matchAll(opts.filter)].map((m) => m[1]!);
       if (filters.length > 0)
@@ -147,7 +159,7 @@ function checkListPlans(opts: {
         );
     }
   } finally {
-    w.close();
+    await w.close();
   }
 }
 
@@ -167,11 +179,12 @@ test('each filter of GET /v1/subscriptions seeks on its own column, in id order,
     sorts: (sql) => sql.includes('INDEXED BY subscriptions_by_application_feed'),
   }));
 
-test("the trace's lookups by guid and by URL each seek on the feed and the value in their own index, without sorting", () => {
+test("the trace's lookups by guid and by URL each seek on the feed and the value in their own index, without sorting", async () => {
   const w = makeWorld();
   try {
-    exerciseStore(w.ctx.db, w.clock.now());
-    const lookups = preparedSql(w.ctx.db).flatMap((sql) => {
+    await exerciseStore(w.ctx.db, w.clock.now());
+    const { engine, db } = sqliteOf(w);
+    const lookups = engine.preparedTexts().flatMap((sql) => {
       const m =
         /FROM (entry_history|held_entries)\s+WHERE feed_id = \? AND entry ->> '\$\.(guid|url)' = \?/.exec(
           sql,
@@ -189,7 +202,7 @@ test("the trace's lookups by guid and by URL each seek on the feed and the value
       'every lookup ran',
     );
     for (const l of lookups) {
-      const plan = explain(w.ctx.db, l.sql).join('\n');
+      const plan = explain(db, l.sql).join('\n');
       assert.match(
         plan,
         new RegExp(
@@ -199,6 +212,6 @@ test("the trace's lookups by guid and by URL each seek on the feed and the value
       );
     }
   } finally {
-    w.close();
+    await w.close();
   }
 });

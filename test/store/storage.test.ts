@@ -36,12 +36,12 @@ describe('storage counts', () => {
   });
   after(async () => {
     await workers.close();
-    w.close();
+    await w.close();
     await origin.close();
     await receiver.close();
   });
 
-  const exact = (when: string) => assert.deepEqual(storageOffBy(w.ctx.db), [], when);
+  const exact = async (when: string) => assert.deepEqual(await storageOffBy(w.ctx.db), [], when);
   /** RSS of `n` items with guids `prefix`0…, each with a description (`text`, which an update changes). */
   const items = (prefix: string, n: number, text = (i: number) => `Text of item ${i}.`) =>
     `<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>http://example.com/</link>${Array.from(
@@ -54,7 +54,7 @@ describe('storage counts', () => {
     await pollTick(w.ctx, workers.pollerDeps);
   };
   async function account(name: string) {
-    const { key, applicationId } = w.key(name);
+    const { key, applicationId } = await w.key(name);
     const endpoint = (
       await w.call('POST', '/v1/endpoints', { key, body: { title: name, url: receiver.url } })
     ).body.id as string;
@@ -79,14 +79,18 @@ describe('storage counts', () => {
     const sharedA = await a.subscribe('/shared.xml');
     const sharedB = await b.subscribe('/shared.xml');
     await poll(); // baselines: keys, history, probes
-    exact('after the baselines');
-    const feed = (id: string) => getFeed(w.ctx.db, id)!;
-    assert.equal(feed(own.feed).sole_application_id, a.applicationId);
-    assert.equal(feed(sharedA.feed).sole_application_id, null, 'shared: counted for nobody');
-    assert.ok(feed(own.feed).stored_bytes > 20 * 255, 'keys and history counted');
+    await exact('after the baselines');
+    const feed = async (id: string) => (await getFeed(w.ctx.db, id))!;
+    assert.equal((await feed(own.feed)).sole_application_id, a.applicationId);
     assert.equal(
-      applicationStorage(w.ctx.db, a.applicationId).feed_bytes,
-      feed(own.feed).stored_bytes,
+      (await feed(sharedA.feed)).sole_application_id,
+      null,
+      'shared: counted for nobody',
+    );
+    assert.ok((await feed(own.feed)).stored_bytes > 20 * 255, 'keys and history counted');
+    assert.equal(
+      (await applicationStorage(w.ctx.db, a.applicationId)).feed_bytes,
+      (await feed(own.feed)).stored_bytes,
     );
 
     origin.set('/a.xml', {
@@ -95,28 +99,25 @@ describe('storage counts', () => {
     origin.set('/shared.xml', { body: items('t', 3) });
     await poll(); // new entries and events for each subscription, an updated entry
     assert.equal(
-      w.ctx.db
-        .prepare('SELECT count(*) FROM entry_history WHERE changed_at IS NOT NULL')
-        .pluck()
-        .get(),
+      (await w.ctx.db.column('SELECT count(*) FROM entry_history WHERE changed_at IS NOT NULL'))[0],
       1,
       'a new version stored',
     );
-    exact('after new entries');
+    await exact('after new entries');
 
     receiver.respond(() => ({ status: 500, body: 'x'.repeat(3000) })); // attempts keep a response
     await deliverTick(w.ctx, workers.delivererDeps);
     receiver.respond(() => ({ status: 200 }));
     w.clock.advance(60_000);
     await deliverTick(w.ctx, workers.delivererDeps);
-    exact('after deliveries, failed then delivered');
+    await exact('after deliveries, failed then delivered');
 
     origin.set('/a.xml', { body: items('c', 30) }); // every id new: held
     await poll();
-    assert.equal(feed(own.feed).status, 'identity_changed');
-    exact('after a hold');
+    assert.equal((await feed(own.feed)).status, 'identity_changed');
+    await exact('after a hold');
     await resolveIdentityChange(w.ctx, a.applicationId, own.feed, { action: 'deliver' });
-    exact('after the release');
+    await exact('after the release');
 
     w.clock.advance(3 * DAY);
     origin.set('/a.xml', { body: items('d', 2) });
@@ -125,19 +126,23 @@ describe('storage counts', () => {
     assert.ok(summary.events > 0 && summary.retention.keysPruned > 0, 'pruned events and keys');
     // Its recount, after its deletions, found every count as those deletions left it.
     assert.deepEqual([summary.retention.storageDrift, summary.storage.driftBytes], [0, 0]);
-    exact('after maintenance pruned keys, history and delivered events');
+    await exact('after maintenance pruned keys, history and delivered events');
 
     await removeSubscription(w.ctx, b.applicationId, sharedB.id);
-    assert.equal(feed(sharedA.feed).sole_application_id, a.applicationId, 'now counted for a');
-    exact('after the shared feed became a’s alone');
+    assert.equal(
+      (await feed(sharedA.feed)).sole_application_id,
+      a.applicationId,
+      'now counted for a',
+    );
+    await exact('after the shared feed became a’s alone');
     await removeSubscription(w.ctx, a.applicationId, sharedA.id);
-    assert.equal(feed(sharedA.feed).sole_application_id, null);
-    exact('after its last subscription went');
+    assert.equal((await feed(sharedA.feed)).sole_application_id, null);
+    await exact('after its last subscription went');
 
     await removeSubscription(w.ctx, a.applicationId, own.id);
-    removeEndpoint(w.ctx, a.applicationId, a.endpoint);
-    exact('after an endpoint went with its events');
-    assert.deepEqual(applicationStorage(w.ctx.db, a.applicationId), {
+    await removeEndpoint(w.ctx, a.applicationId, a.endpoint);
+    await exact('after an endpoint went with its events');
+    assert.deepEqual(await applicationStorage(w.ctx.db, a.applicationId), {
       feed_bytes: 0,
       event_bytes: 0,
     });

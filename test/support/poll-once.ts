@@ -9,12 +9,12 @@ import type { Receiver } from './servers.ts';
 import type { World } from './world.ts';
 
 /** A world whose application has an endpoint at the receiver; `subscribe` adds a feed of the origin. */
-export function setUp(w: World, receiver: Receiver) {
+export async function setUp(w: World, receiver: Receiver) {
   const db = w.ctx.db;
   const now = w.clock.now();
-  const { applicationId } = w.key();
+  const { applicationId } = await w.key();
   const endpoint = newId(now);
-  insertEndpoint(db, {
+  await insertEndpoint(db, {
     id: endpoint,
     application_id: applicationId,
     title: 'R',
@@ -24,10 +24,10 @@ export function setUp(w: World, receiver: Receiver) {
     filter_types: null,
   });
   return {
-    subscribe(url: string): string {
-      const feed = upsertFeed(db, url, null, '', now);
+    async subscribe(url: string): Promise<string> {
+      const feed = await upsertFeed(db, url, null, '', now);
       const id = newId(now);
-      insertSubscription(db, {
+      await insertSubscription(db, {
         id,
         application_id: applicationId,
         endpoint_id: endpoint,
@@ -39,23 +39,23 @@ export function setUp(w: World, receiver: Receiver) {
       return id;
     },
     /** Queues `n` events for the subscription, in sequence, as the poller would. */
-    queue(subscription: string, n: number): void {
-      db.transaction(() => {
+    async queue(subscription: string, n: number): Promise<void> {
+      await w.ctx.store.write(async (tx) => {
         for (let i = 0; i < n; i++)
-          insertEvent(
-            db,
+          await insertEvent(
+            tx,
             {
               id: newId(now),
               application_id: applicationId,
               endpoint_id: endpoint,
               subscription_id: subscription,
               type: 'subscription.entries',
-              sequence: allocateSequences(db, subscription, 1),
+              sequence: await allocateSequences(tx, subscription, 1),
               body: `{"n":${i}}`,
             },
             now,
           );
-      })();
+      });
     },
   };
 }

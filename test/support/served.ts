@@ -8,6 +8,7 @@ import { systemClock } from '../../src/clock.ts';
 import { defaultConfig } from '../../src/config.ts';
 import { quietCtx } from '../../src/context.ts';
 import { openDatabase } from '../../src/db/open.ts';
+import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
 import { startDaemon, type Daemon } from './daemon.ts';
 import { startOrigin, startReceiver, type Origin, type Receiver } from './servers.ts';
 
@@ -25,9 +26,9 @@ export type Served = {
 /** Starts `feedsub serve` on a new data directory holding a key of application `app`, with `env` (FEEDSUB_*). */
 export async function startServed(app: string, env: Record<string, string>): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), `feedsub-${app}-`));
-  const db = openDatabase(join(dir, 'feedsub.db'));
-  const key = createKey(quietCtx(db, systemClock, defaultConfig()), app, null).key;
-  db.close();
+  const store = new SqliteEngine(openDatabase(join(dir, 'feedsub.db')));
+  const { key } = await createKey(quietCtx(store, systemClock, defaultConfig()), app, null);
+  await store.close();
   const origin = await startOrigin();
   const receiver = await startReceiver();
   const daemon = await startDaemon({ dataDir: dir, env });

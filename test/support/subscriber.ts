@@ -10,16 +10,18 @@ export type Subscriber = {
   applicationId: string;
   endpoint: string;
   /** Subscribes the endpoint to `url`; returns the subscription's id and its feed's. */
-  subscribe(url: string): { id: string; feed: string };
+  subscribe(url: string): Promise<{ id: string; feed: string }>;
 };
 
 /** A new application with a key and one endpoint (a URL nothing answers). */
-export function subscriber(w: World): Subscriber {
-  const { key, applicationId } = w.key();
-  const endpoint = createEndpoint(w.ctx, applicationId, {
-    title: 'E',
-    url: 'https://hooks.example.com/',
-  }).id;
+export async function subscriber(w: World): Promise<Subscriber> {
+  const { key, applicationId } = await w.key();
+  const endpoint = (
+    await createEndpoint(w.ctx, applicationId, {
+      title: 'E',
+      url: 'https://hooks.example.com/',
+    })
+  ).id;
   return {
     key,
     applicationId,

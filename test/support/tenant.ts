@@ -25,7 +25,7 @@ export function appConfig(dirs: string[], patch: Parameters<typeof withConfig>[1
 
 /** An application with a key, an endpoint, and a way to subscribe it to feed URLs through the API. */
 export async function tenant(app: RunningApp, name: string, hook: string) {
-  const key = createKey(app.ctx, name, null).key;
+  const key = (await createKey(app.ctx, name, null)).key;
   const post = async (path: string, body: unknown) => {
     const res = await fetch(app.url + path, {
       method: 'POST',

@@ -9,6 +9,7 @@ import { createKey } from '../../src/actions/keys.ts';
 import { manualClock } from '../../src/clock.ts';
 import { defaultConfig, withConfig, type Config } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/open.ts';
+import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
 import { createHttpApp } from '../../src/http/server.ts';
 import { silentLogger } from '../../src/log.ts';
 import { openapiChecker } from './openapi-check.ts';
@@ -20,14 +21,14 @@ export type World = {
   dir: string;
   nudges: { poller: number; deliverer: number; backfiller: number };
   /** A new application with a key; returns the key and the application id. */
-  key(appName?: string): { key: string; applicationId: string };
+  key(appName?: string): Promise<{ key: string; applicationId: string }>;
   /** app.request with JSON body and the key in Authorization. */
   call(
     method: string,
     path: string,
     opts?: { key?: string; body?: unknown; headers?: Record<string, string> },
   ): Promise<{ status: number; body: any; text: string; headers: Headers }>;
-  close(): void;
+  close(): Promise<void>;
 };
 
 /** Builds a world; `patch` overrides config sections (network.allow_private is true by default for loopback tests). */
@@ -40,11 +41,12 @@ export function makeWorld(
     withConfig(defaultConfig(), { network: { allow_private: true }, storage: { data_dir: dir } }),
     patch,
   );
-  const db = openDatabase(join(dir, 'feedsub.db'));
+  const store = new SqliteEngine(openDatabase(join(dir, 'feedsub.db')));
   const clock = manualClock(start);
   const nudges = { poller: 0, deliverer: 0, backfiller: 0 };
   const ctx: Ctx = {
-    db,
+    store,
+    db: store,
     clock,
     config,
     nudgePoller: () => {
@@ -67,8 +69,8 @@ export function makeWorld(
     clock,
     dir,
     nudges,
-    key(appName = `app-${++counter}`) {
-      const made = createKey(ctx, appName, null);
+    async key(appName = `app-${++counter}`) {
+      const made = await createKey(ctx, appName, null);
       return { key: made.key, applicationId: made.application.id };
     },
     async call(method, path, opts = {}) {
@@ -98,8 +100,8 @@ export function makeWorld(
       }
       return { status: res.status, body: parsed, text, headers: res.headers };
     },
-    close() {
-      db.close();
+    async close() {
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

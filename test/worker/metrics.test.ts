@@ -13,16 +13,19 @@ import { makeWorld } from '../support/world.ts';
 test('feeds are counted by status in pages with a turn of the event loop between them, and a second scrape shares the count', async () => {
   const world = makeWorld();
   try {
-    const s = subscriber(world);
-    const subs = Array.from({ length: 9 }, (_, i) => s.subscribe(`http://127.0.0.1:9/${i}.xml`));
+    const s = await subscriber(world);
+    const subs: { id: string; feed: string }[] = [];
+    for (let i = 0; i < 9; i++) subs.push(await s.subscribe(`http://127.0.0.1:9/${i}.xml`));
     for (const sub of subs.slice(0, 4))
-      recordPollFailure(
+      await recordPollFailure(
         world.ctx.db,
         sub.feed,
         { errorClass: 'network', message: 'refused', httpStatus: null, nextPollAt: '2026-01-02' },
         world.clock.now(),
       );
-    updateSubscriptionFromInput(world.ctx, s.applicationId, subs[0]!.id, { status: 'paused' });
+    await updateSubscriptionFromInput(world.ctx, s.applicationId, subs[0]!.id, {
+      status: 'paused',
+    });
     await removeSubscription(world.ctx, s.applicationId, subs[8]!.id);
     const expected = {
       pending: 4,
@@ -48,6 +51,6 @@ test('feeds are counted by status in pages with a turn of the event loop between
     // error: 2 pages (4 feeds, then none), pending: 3 pages (5 feeds): timers ran between them.
     assert.ok(turns >= 2, `the event loop turned ${turns} times during the count`);
   } finally {
-    world.close();
+    await world.close();
   }
 });

@@ -42,45 +42,45 @@ export type Sighting = { seenAt: Date; via?: HistoryVia };
  *  both store entries here, against the same keys, so an entry pushed then polled (or polled then pushed) is one entry;
  *  `sighting.via` says which path brought the document (the entry history records it). Then the feed's keys are kept
  *  within their cap (capKeys). */
-export function storeEntries(
+export async function storeEntries(
   ctx: Ctx,
   feed: FeedRow,
   doc: FeedDocument,
   sighting: Sighting,
   live: boolean,
-): EntriesResult {
-  const result = storeDocument(ctx, feed, doc, sighting, live);
-  capKeys(ctx, feed.id, doc.identities);
+): Promise<EntriesResult> {
+  const result = await storeDocument(ctx, feed, doc, sighting, live);
+  await capKeys(ctx, feed.id, doc.identities);
   return result;
 }
 
 /** storeEntries without the cap on keys. */
-function storeDocument(
+async function storeDocument(
   ctx: Ctx,
   feed: FeedRow,
   doc: FeedDocument,
   sighting: Sighting,
   live: boolean,
-): EntriesResult {
+): Promise<EntriesResult> {
   const { seenAt } = sighting;
   const via = sighting.via ?? 'poll';
-  const memo = keyLookup(ctx.db, feed.id, doc.identities, feed.identity_key);
-  const plans = planKeys(doc.identities, feed.identity_key, memo.lookup);
+  const memo = await keyLookup(ctx.db, feed.id, doc.identities, feed.identity_key);
+  const plans = await memo.plan(doc.identities, feed.identity_key);
   if (feed.baseline_at === null || !live)
     return baseline(ctx, feed, doc, plans, memo, { seenAt, via });
   const seen = plans.filter((p) => p.seen);
-  remember(ctx.db, feed.id, seen, memo, seenAt); // known only by an alias or without a fingerprint: completed
+  await remember(ctx.db, feed.id, seen, memo, seenAt); // known only by an alias or without a fingerprint: completed
   const known = plans.flatMap((p, i) => (p.seen ? [keyed(doc, p, i)] : []));
   const source = { feed, meta: doc.parsed };
-  const updates = queueEntryUpdates(
+  const updates = await queueEntryUpdates(
     ctx,
     source,
-    storeNewVersions(ctx, feed.id, known, seenAt),
+    await storeNewVersions(ctx, feed.id, known, seenAt),
     seenAt,
   );
   // A newer parser may read old entries an older one could not: recorded as seen, never sent.
   const upgrade = splitRevealed(uniqueFresh(doc.entries, plans), feed, PARSER_VERSION);
-  const revealed = remember(
+  const revealed = await remember(
     ctx.db,
     feed.id,
     upgrade.revealed.map((f) => f.plan),
@@ -88,7 +88,7 @@ function storeDocument(
     seenAt,
   );
   const firstSeenAt = seenAt.toISOString();
-  recordHistory(
+  await recordHistory(
     ctx,
     feed.id,
     upgrade.revealed.map((f) => keyedFresh(doc, f)),
@@ -99,8 +99,12 @@ function storeDocument(
     },
   );
   const fresh = upgrade.toSend;
-  const result = storeFresh(ctx, feed, doc, { fresh, total: plans.length, memo }, sighting);
-  return { ...result, added: result.added + revealed, events: result.events + updates };
+  const result = await storeFresh(ctx, feed, doc, { fresh, total: plans.length, memo }, sighting);
+  return {
+    ...result,
+    added: result.added + revealed,
+    events: result.events + updates,
+  };
 }
 
 /** The document's entry at `position` with the key planned for it and its content hash. The entry is read from the
@@ -122,37 +126,37 @@ function keyedFresh(doc: FeedDocument, f: Fresh): KeyedEntry {
 
 /** The unseen entries to send: held (or the feed switches identity) when most of the document is unseen, else
  *  recorded and queued as events. */
-function storeFresh(
+async function storeFresh(
   ctx: Ctx,
   feed: FeedRow,
   doc: FeedDocument,
   unseen: { fresh: Fresh[]; total: number; memo: KeyMemo },
   sighting: Sighting,
-): EntriesResult {
+): Promise<EntriesResult> {
   const { fresh, total, memo } = unseen;
   const { seenAt } = sighting;
   // A hold outlives a failed poll (which records status error): held entries, not the last status, decide.
-  const status = hasHeldEntries(ctx.db, feed.id) ? 'identity_changed' : 'active';
+  const status = (await hasHeldEntries(ctx.db, feed.id)) ? 'identity_changed' : 'active';
   if (isIdentityChurn({ knownBefore: feed.entry_count, total, unseen: fresh.length }))
     return holdOrSwitch(ctx, feed, doc, fresh, seenAt);
   const identity = {
     identity_key: feed.identity_key,
     // The probe follows the last good document, so a later churn can tell which entries it already had.
     identity_probe:
-      fresh.length > 0 || !hasFeedProbe(ctx.db, feed.id)
+      fresh.length > 0 || !(await hasFeedProbe(ctx.db, feed.id))
         ? JSON.stringify(identityProbe(doc.identities, feed.identity_key))
         : undefined,
     identity_rotations: 0,
   };
   if (fresh.length === 0) return { status, added: 0, fresh: 0, events: 0, identity };
-  const added = remember(
+  const added = await remember(
     ctx.db,
     feed.id,
     fresh.map((f) => f.plan),
     memo,
     seenAt,
   );
-  recordHistory(
+  await recordHistory(
     ctx,
     feed.id,
     fresh.map((f) => keyedFresh(doc, f)),
@@ -162,7 +166,7 @@ function storeFresh(
       via: sighting.via ?? 'poll',
     },
   );
-  const events = queueEntryEvents(
+  const events = await queueEntryEvents(
     ctx,
     feed,
     doc.parsed,
@@ -178,22 +182,22 @@ function storeFresh(
 /** A baseline: every key is recorded, nothing is sent, and any hold ends (what was held is part of what the feed
  *  holds now). The backfills that waited for it are made ready, not built: the backfill loop queues them a chunk at a
  *  time, so a baseline costs the same however many subscriptions wait for it and however much they ask. */
-function baseline(
+async function baseline(
   ctx: Ctx,
   feed: FeedRow,
   doc: FeedDocument,
   plans: KeyPlan[],
   memo: KeyMemo,
   sighting: Required<Sighting>,
-): EntriesResult {
+): Promise<EntriesResult> {
   const { seenAt, via } = sighting;
-  const added = remember(ctx.db, feed.id, plans, memo, seenAt);
-  clearHeldEntries(ctx.db, feed.id);
+  const added = await remember(ctx.db, feed.id, plans, memo, seenAt);
+  await clearHeldEntries(ctx.db, feed.id);
   const all = uniqueFresh(
     doc.entries,
     plans.map((p) => ({ ...p, seen: false })),
   );
-  recordHistory(
+  await recordHistory(
     ctx,
     feed.id,
     all.map((f) => keyedFresh(doc, f)),
@@ -203,7 +207,7 @@ function baseline(
       via,
     },
   );
-  const backfills = readyBackfills(ctx.db, feed.id, seenAt.toISOString());
+  const backfills = await readyBackfills(ctx.db, feed.id, seenAt.toISOString());
   return {
     status: 'active',
     added,

@@ -32,15 +32,15 @@ const ROTATION_SHARE = 0.8;
  *  it keep (the others are only counted: a feed that keeps churning stops growing), and marks the feed
  *  identity_changed. When most of the document was unseen and not held yet (the keys changed once more) for the
  *  ROTATIONS_TO_SWITCH-th time, and a later source is stable, switches to it. */
-export function holdOrSwitch(
+export async function holdOrSwitch(
   ctx: Ctx,
   feed: FeedRow,
   doc: FeedDocument,
   fresh: Fresh[],
   seenAt: Date,
-): EntriesResult {
+): Promise<EntriesResult> {
   const { retention } = ctx.config;
-  const kept = holdEntries(
+  const kept = await holdEntries(
     ctx.db,
     feed.id,
     fresh.map((f) => ({
@@ -53,7 +53,7 @@ export function holdOrSwitch(
     seenAt,
     { entries: retention.held_entries_per_feed, bytes: retention.held_bytes_per_feed },
   );
-  const announced = queueIdentityHold(ctx, feed, kept.added, seenAt); // feed.identity_hold when the hold starts
+  const announced = await queueIdentityHold(ctx, feed, kept.added, seenAt); // feed.identity_hold when the hold starts
   const total = doc.identities.length;
   const rotations = feed.identity_rotations + (changedAgain(kept, total) ? 1 : 0);
   const held: EntriesResult = {
@@ -68,11 +68,11 @@ export function holdOrSwitch(
     heldDropped: kept.dropped,
   };
   if (rotations < ROTATIONS_TO_SWITCH) return held;
-  const probe = readProbe(feedProbe(ctx.db, feed.id));
+  const probe = readProbe(await feedProbe(ctx.db, feed.id));
   const source = stableSource(doc.identities, feed.identity_key, probe);
   return source === null
     ? held
-    : switchIdentity(ctx, feed, doc, { source, known: probe[source] ?? [] }, seenAt);
+    : await switchIdentity(ctx, feed, doc, { source, known: probe[source] ?? [] }, seenAt);
 }
 
 /** Whether a held document's keys changed once more: most of it is unseen and was not held yet. A full hold cannot
@@ -86,16 +86,16 @@ function changedAgain(kept: HoldResult, total: number): boolean {
 /** Keys the feed from `source` on: entries the last good document had (the probe) count as seen, every other entry of
  *  this document or of the hold is sent once, first seen when it was first held; all their keys are recorded under
  *  the new source, and the hold ends. */
-function switchIdentity(
+async function switchIdentity(
   ctx: Ctx,
   feed: FeedRow,
   doc: FeedDocument,
   to: { source: IdentityKey; known: readonly string[] },
   seenAt: Date,
-): EntriesResult {
+): Promise<EntriesResult> {
   const { source } = to;
   const before = new Set(to.known);
-  const held = listHeldEntries(ctx.db, feed.id);
+  const held = await listHeldEntries(ctx.db, feed.id);
   const heldEntries = held.map((h) => JSON.parse(h.entry) as Entry);
   const heldIds = entryIdentities(heldEntries, doc.base);
   const firstHeld = new Map<string, string>();
@@ -109,19 +109,19 @@ function switchIdentity(
   const onlyHeld = heldIds.flatMap((id, i) => (inDocument.has(probeKey(id, source)) ? [] : [i]));
   const ids = [...doc.identities, ...onlyHeld.map((i) => heldIds[i]!)];
   const entries = [...doc.entries.all(), ...onlyHeld.map((i) => heldEntries[i]!)];
-  const memo = keyLookup(ctx.db, feed.id);
-  const plans = planKeys(ids, source, memo.lookup).map((p, i) =>
+  const memo = await keyLookup(ctx.db, feed.id);
+  const plans = (await memo.plan(ids, source)).map((p, i) =>
     before.has(probeKey(ids[i]!, source)) ? { ...p, seen: true } : p,
   );
   const fresh = uniqueFresh(entries, plans);
-  remember(ctx.db, feed.id, plans, memo, seenAt);
+  await remember(ctx.db, feed.id, plans, memo, seenAt);
   const firstSeen = (f: Fresh) =>
     firstHeld.get(probeKey(ids[f.position]!, source)) ?? seenAt.toISOString();
   const sent: SeenEntry[] = fresh.map((f) => {
     const at = firstSeen(f);
     return { entry: toEventEntry(f.plan.key, f.entry, new Date(at)), firstSeenAt: at };
   });
-  const events = queueEntryEvents(ctx, feed, doc.parsed, sent, seenAt);
+  const events = await queueEntryEvents(ctx, feed, doc.parsed, sent, seenAt);
   // The document's entries come with their hashes; the held ones are hashed here (a hold is bounded).
   const keyed = fresh.map((f) => ({
     key: f.plan.key,
@@ -129,12 +129,12 @@ function switchIdentity(
     entry: f.entry,
     hash: doc.contentHashes[f.position] ?? contentHash(f.entry),
   }));
-  recordHistory(ctx, feed.id, keyed, {
+  await recordHistory(ctx, feed.id, keyed, {
     firstSeenAt: (e) => sent.find((s) => s.entry.id === e.key)!.firstSeenAt,
     fate: 'new',
     via: 'poll',
   });
-  clearHeldEntries(ctx.db, feed.id);
+  await clearHeldEntries(ctx.db, feed.id);
   return {
     status: 'active',
     added: fresh.length,

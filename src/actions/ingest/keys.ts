@@ -3,8 +3,9 @@
 // without a fingerprint, is known in full afterwards.
 import { CHUNK_ROWS } from '../chunks.ts';
 import type { Ctx } from '../../context.ts';
-import type { Db } from '../../db/open.ts';
+import type { Sql } from '../../db/engine.ts';
 import {
+  planKeys,
   sourcesFrom,
   type EntryIdentity,
   type IdentityKey,
@@ -17,7 +18,6 @@ import {
   markKeysSeen,
   recordKeys,
   SEEN_AT_GRANULARITY_MS,
-  storedFingerprint,
   storedKeys,
 } from '../../store/entries.ts';
 import { pruneKeysBeyond } from '../../store/entries-retention.ts';
@@ -45,9 +45,12 @@ export type EntriesResult = {
 /** An unseen entry of the document, once per key, with its place in the document. */
 export type Fresh = { plan: KeyPlan; entry: Entry; position: number };
 
-/** A per-transaction memo of the feed's stored keys; `note` keeps it true after recording; `shownSince` says whether
- *  a document showed a stored key at or after a time (false when the memo does not know). */
+/** A per-transaction memo of the feed's stored keys. `plan` plans a document's keys (planKeys), reading the keys it
+ *  asks about that the memo does not know yet; `lookup` answers from the memo alone, for keys a plan asked about;
+ *  `note` keeps it true after recording; `shownSince` says whether a document showed a stored key at or after a time
+ *  (false when the memo does not know). */
 export type KeyMemo = {
+  plan(ids: EntryIdentity[], identityKey: IdentityKey): Promise<KeyPlan[]>;
   lookup: KeyLookup;
   note(key: string, fingerprint: string | null): void;
   shownSince(key: string, since: string): boolean;
@@ -59,12 +62,12 @@ type StoredKey = { fingerprint: string | null; seenAt: string | null } | undefin
  *  document's entries most likely have (`identities`: each entry's key from the feed's identity source on, its link
  *  alias and legacy key) are read in one statement first, not a key at a time: for a long document, reads one by
  *  one would hold the event loop for milliseconds on every poll. */
-export function keyLookup(
-  db: Db,
+export async function keyLookup(
+  db: Sql,
   feedId: string,
   identities: readonly EntryIdentity[] = [],
   identityKey?: IdentityKey,
-): KeyMemo {
+): Promise<KeyMemo> {
   const cache = new Map<string, StoredKey>();
   if (identityKey !== undefined && identities.length > 0) {
     const sources = sourcesFrom(identityKey);
@@ -78,17 +81,32 @@ export function keyLookup(
       if (id.linkAlias !== null) cache.set(id.linkAlias, undefined);
       if (id.legacy !== null) cache.set(id.legacy, undefined);
     }
-    for (const [key, fingerprint, seenAt] of storedKeys(db, feedId, [...cache.keys()]))
+    for (const { key, fingerprint, seen_at: seenAt } of await storedKeys(db, feedId, [
+      ...cache.keys(),
+    ]))
       cache.set(key, { fingerprint, seenAt });
   }
+  const lookup: KeyLookup = (key) => cache.get(key)?.fingerprint;
   return {
-    lookup: (key) => {
-      if (!cache.has(key)) {
-        const fingerprint = storedFingerprint(db, feedId, key);
-        cache.set(key, fingerprint === undefined ? undefined : { fingerprint, seenAt: null });
+    // planKeys is pure and synchronous: a first run notes the keys it asks about that the memo lacks (a key a document
+    // falls back to past its first source), they are read in one statement, and it runs again; each run can only ask
+    // about keys of a later source, so it ends within as many runs as there are sources.
+    async plan(ids, identityKey) {
+      for (;;) {
+        const unknown = new Set<string>();
+        const plans = planKeys(ids, identityKey, (key) => {
+          if (!cache.has(key)) unknown.add(key);
+          return lookup(key);
+        });
+        if (unknown.size === 0) return plans;
+        for (const key of unknown) cache.set(key, undefined);
+        for (const { key, fingerprint, seen_at: seenAt } of await storedKeys(db, feedId, [
+          ...unknown,
+        ]))
+          cache.set(key, { fingerprint, seenAt });
       }
-      return cache.get(key)?.fingerprint;
     },
+    lookup,
     note: (key, fingerprint) => {
       cache.set(key, { fingerprint, seenAt: null });
     },
@@ -102,13 +120,13 @@ export function keyLookup(
 /** Records the plans' keys that are not stored yet (with their aliases and fingerprints), fills the fingerprint of
  *  stored keys that have none (recorded before fingerprints existed), and notes that the document showed the stored
  *  ones (their seen_at, which keeps them from being pruned). Returns how many keys were new. */
-export function remember(
-  db: Db,
+export async function remember(
+  db: Sql,
   feedId: string,
   plans: KeyPlan[],
   memo: KeyMemo,
   at: Date,
-): number {
+): Promise<number> {
   const missing = new Map<string, KeyPlan>();
   const unprinted: { key: string; fingerprint: string }[] = [];
   const shown: string[] = [];
@@ -119,16 +137,16 @@ export function remember(
     if (stored === null && p.fingerprint !== null)
       unprinted.push({ key: p.key, fingerprint: p.fingerprint });
   }
-  fillFingerprints(db, feedId, unprinted);
+  await fillFingerprints(db, feedId, unprinted);
   // A key shown within the last day keeps its seen_at (markKeysSeen's rule): not even an UPDATE that changes nothing.
   const stale = new Date(at.getTime() - SEEN_AT_GRANULARITY_MS).toISOString();
-  markKeysSeen(
+  await markKeysSeen(
     db,
     feedId,
     shown.filter((key) => !memo.shownSince(key, stale)),
     at,
   );
-  const added = recordKeys(db, feedId, missing.values(), at);
+  const added = await recordKeys(db, feedId, missing.values(), at);
   for (const p of [...missing.values(), ...unprinted]) memo.note(p.key, p.fingerprint);
   return added;
 }
@@ -137,8 +155,13 @@ export function remember(
  *  least recently shown keys that the document does not show under any source, link alias or old spelling (so no entry
  *  it shows looks new at the next poll), at most CHUNK_ROWS per poll (a feed far over a lowered limit comes down over
  *  its next polls). Returns how many keys went. Call inside the poll transaction. */
-export function capKeys(ctx: Ctx, feedId: string, identities: readonly EntryIdentity[]): number {
-  const over = storedKeyCount(ctx.db, feedId) - ctx.config.retention.entry_keys_max_per_feed;
+export async function capKeys(
+  ctx: Ctx,
+  feedId: string,
+  identities: readonly EntryIdentity[],
+): Promise<number> {
+  const over =
+    (await storedKeyCount(ctx.db, feedId)) - ctx.config.retention.entry_keys_max_per_feed;
   if (over <= 0) return 0;
   const keep = identities.flatMap((id) =>
     [...Object.values(id.keys), id.linkAlias, id.legacy].filter((k): k is string => k !== null),

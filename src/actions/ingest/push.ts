@@ -1,7 +1,7 @@
 // A document a WebSub hub pushed (its signature checked by the callback, http/websub.ts), read like a fetched one (off
 // the main thread when a parse pool reads it) and stored through the same entry path as a poll (entries.ts), with
 // nothing of a fetch's state: a push says nothing about whether the feed URL answers.
-import type { Ctx } from '../../context.ts';
+import { transaction, type Ctx } from '../../context.ts';
 import { EntryList } from '../../feed/entry-list.ts';
 import { refreshTarget, type FeedDocument } from '../../feed/fetch/refresh.ts';
 import type { DocumentReply, DocumentRequest } from '../../feed/parse/read-document.ts';
@@ -44,7 +44,7 @@ export async function receivePush(ctx: Ctx, deps: PushDeps, push: Push): Promise
 }
 
 async function readAndStore(ctx: Ctx, deps: PushDeps, push: Push): Promise<PushResult> {
-  const feed = getFeed(ctx.db, push.feedId);
+  const feed = await getFeed(ctx.db, push.feedId);
   if (feed === undefined) return { kind: 'ignored', reason: 'unknown feed' };
   const seenAt = ctx.clock.now();
   const target = refreshTarget(feed);
@@ -67,7 +67,7 @@ async function readAndStore(ctx: Ctx, deps: PushDeps, push: Push): Promise<PushR
     contentHashes: reply.contentHashes,
     base: { keyBase: target.keyBase, documentUrl: feed.fetch_url },
   };
-  const stored = ctx.db.transaction(() => storePushed(ctx, push.feedId, doc, seenAt)).immediate();
+  const stored = await transaction(ctx, async (tx) => storePushed(tx, push.feedId, doc, seenAt));
   if (stored === undefined)
     return {
       kind: 'ignored',
@@ -80,18 +80,19 @@ async function readAndStore(ctx: Ctx, deps: PushDeps, push: Push): Promise<PushR
 /** Stores a pushed document's entries for the feed as re-read in this transaction, and notes the push; undefined when
  *  the feed is gone, awaits its baseline, has no active subscription, or is held for its application's storage budget
  *  or would be taken past it (the next poll holds it, or reads the document whole once there is room). */
-function storePushed(
+async function storePushed(
   ctx: Ctx,
   feedId: string,
   doc: FeedDocument,
   seenAt: Date,
-): { newEntries: number; events: number } | undefined {
-  const feed = getFeed(ctx.db, feedId);
+): Promise<{ newEntries: number; events: number } | undefined> {
+  const feed = await getFeed(ctx.db, feedId);
   const now = ctx.clock.now();
-  updateWebSub(ctx.db, feedId, { last_push_at: now.toISOString() }, now);
+  await updateWebSub(ctx.db, feedId, { last_push_at: now.toISOString() }, now);
   if (feed === undefined || feed.baseline_at === null) return undefined;
-  if (!feedHasActiveSubscription(ctx.db, feedId) || feed.budget_held_at !== null) return undefined;
-  const r = storeWithinBudget(ctx, feed, () =>
+  if (!(await feedHasActiveSubscription(ctx.db, feedId)) || feed.budget_held_at !== null)
+    return undefined;
+  const r = await storeWithinBudget(ctx, feed, async () =>
     storeEntries(ctx, feed, doc, { seenAt, via: 'push' }, true),
   );
   if (r === 'over') return undefined;
@@ -102,7 +103,7 @@ function storePushed(
       : feed.status === 'identity_changed'
         ? 'active'
         : feed.status;
-  recordPushedDocument(
+  await recordPushedDocument(
     ctx.db,
     feedId,
     {

@@ -16,23 +16,23 @@ import { getWebSub, startWebSub, updateWebSub } from '../../store/websub-subscri
  *  subscribed to, the hub the document advertised (`links`, WebSub §4; the topic is its self URL, else `fetchedUrl`)
  *  gets a subscription (a new hub or topic: a new one, with a new secret, none for a plain-http hub); a hub no longer
  *  advertised makes the WebSub loop look now (and unsubscribe). */
-export function noteWebSub(
+export async function noteWebSub(
   ctx: Ctx,
   feedId: string,
   advertised: { links: WebSubLinks; fetchedUrl: string },
   now: Date,
-): void {
+): Promise<void> {
   if (ctx.config.server.public_url === '') return;
   const found = webSubTarget(advertised.links, advertised.fetchedUrl);
-  const row = getWebSub(ctx.db, feedId);
+  const row = await getWebSub(ctx.db, feedId);
   if (found === null) {
     if (row !== undefined && row.status !== 'unsubscribing')
-      updateWebSub(ctx.db, feedId, { next_action_at: now.toISOString() }, now);
+      await updateWebSub(ctx.db, feedId, { next_action_at: now.toISOString() }, now);
     return;
   }
   if (row !== undefined && row.hub_url === found.hub && row.topic_url === found.topic) return;
-  if (!feedHasActiveSubscription(ctx.db, feedId)) return;
+  if (!(await feedHasActiveSubscription(ctx.db, feedId))) return;
   const secret = hubGetsSecret(found.hub) ? randomBytes(SECRET_BYTES).toString('hex') : null;
   const token = randomBytes(CALLBACK_TOKEN_BYTES).toString('base64url');
-  startWebSub(ctx.db, { feedId, hub: found.hub, topic: found.topic, secret, token }, now);
+  await startWebSub(ctx.db, { feedId, hub: found.hub, topic: found.topic, secret, token }, now);
 }

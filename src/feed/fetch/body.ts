@@ -119,7 +119,7 @@ async function decodedStream(
       discard(source);
     }
   }
-  const raw = Readable.from(rest(), { objectMode: false });
+  const raw = Readable.from(await rest(), { objectMode: false });
   if (coding === 'identity') return raw;
   const decoder = makeDecoder(coding, first.value);
   // pipeline destroys both streams on error or early exit, so a bomb stops decompressing when we stop reading.

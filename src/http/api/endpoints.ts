@@ -21,24 +21,30 @@ import { sendJson } from '../json.ts';
 export function endpointsApi(ctx: Ctx): Hono<ApiEnv> {
   return new Hono<ApiEnv>()
     .post('/', async (c) =>
-      sendJson(c, 201, createEndpoint(ctx, c.get('applicationId'), (await readJson(c)).value)),
+      sendJson(
+        c,
+        201,
+        await createEndpoint(ctx, c.get('applicationId'), (await readJson(c)).value),
+      ),
     )
-    .get('/', (c) => sendJson(c, 200, listEndpointViews(ctx, c.get('applicationId'), pageQuery(c))))
-    .get('/:id', (c) =>
+    .get('/', async (c) =>
+      sendJson(c, 200, await listEndpointViews(ctx, c.get('applicationId'), pageQuery(c))),
+    )
+    .get('/:id', async (c) =>
       sendJson(
         c,
         200,
-        endpointView(requireEndpoint(ctx, c.get('applicationId'), c.req.param('id'))),
+        endpointView(await requireEndpoint(ctx, c.get('applicationId'), c.req.param('id'))),
       ),
     )
-    .get('/:id/secret', (c) =>
-      sendJson(c, 200, endpointSecret(ctx, c.get('applicationId'), c.req.param('id'))),
+    .get('/:id/secret', async (c) =>
+      sendJson(c, 200, await endpointSecret(ctx, c.get('applicationId'), c.req.param('id'))),
     )
     .patch('/:id', async (c) =>
       sendJson(
         c,
         200,
-        updateEndpointFromInput(
+        await updateEndpointFromInput(
           ctx,
           c.get('applicationId'),
           c.req.param('id'),
@@ -46,8 +52,8 @@ export function endpointsApi(ctx: Ctx): Hono<ApiEnv> {
         ),
       ),
     )
-    .post('/:id/rotate-secret', (c) =>
-      sendJson(c, 200, rotateEndpointSecret(ctx, c.get('applicationId'), c.req.param('id'))),
+    .post('/:id/rotate-secret', async (c) =>
+      sendJson(c, 200, await rotateEndpointSecret(ctx, c.get('applicationId'), c.req.param('id'))),
     )
     .post('/:id/test', async (c) =>
       sendJson(c, 200, await sendTestEvent(ctx, c.get('applicationId'), c.req.param('id'))),
@@ -56,11 +62,16 @@ export function endpointsApi(ctx: Ctx): Hono<ApiEnv> {
       sendJson(
         c,
         200,
-        recoverEndpoint(ctx, c.get('applicationId'), c.req.param('id'), (await readJson(c)).value),
+        await recoverEndpoint(
+          ctx,
+          c.get('applicationId'),
+          c.req.param('id'),
+          (await readJson(c)).value,
+        ),
       ),
     )
-    .delete('/:id', (c) => {
-      removeEndpoint(ctx, c.get('applicationId'), c.req.param('id'));
+    .delete('/:id', async (c) => {
+      await removeEndpoint(ctx, c.get('applicationId'), c.req.param('id'));
       return c.body(null, 204);
     });
 }

@@ -9,11 +9,11 @@ import { sendJson } from '../json.ts';
 /** The events sub-app. */
 export function eventsApi(ctx: Ctx): Hono<ApiEnv> {
   return new Hono<ApiEnv>()
-    .get('/', (c) =>
+    .get('/', async (c) =>
       sendJson(
         c,
         200,
-        listEventViews(ctx, c.get('applicationId'), {
+        await listEventViews(ctx, c.get('applicationId'), {
           ...pageQuery(c),
           subscription: idFilter(c, 'subscription'),
           endpoint: idFilter(c, 'endpoint'),
@@ -21,10 +21,10 @@ export function eventsApi(ctx: Ctx): Hono<ApiEnv> {
         }),
       ),
     )
-    .get('/:id', (c) =>
-      sendJson(c, 200, requireEventDetail(ctx, c.get('applicationId'), c.req.param('id'))),
+    .get('/:id', async (c) =>
+      sendJson(c, 200, await requireEventDetail(ctx, c.get('applicationId'), c.req.param('id'))),
     )
-    .post('/:id/resend', (c) =>
-      sendJson(c, 200, resendEvent(ctx, c.get('applicationId'), c.req.param('id'))),
+    .post('/:id/resend', async (c) =>
+      sendJson(c, 200, await resendEvent(ctx, c.get('applicationId'), c.req.param('id'))),
     );
 }

@@ -14,21 +14,21 @@ import { sendJson } from '../json.ts';
 /** The feeds sub-app. */
 export function feedsApi(ctx: Ctx): Hono<ApiEnv> {
   return new Hono<ApiEnv>()
-    .get('/', (c) =>
+    .get('/', async (c) =>
       sendJson(
         c,
         200,
-        listFeedsFromQuery(ctx, c.get('applicationId'), {
+        await listFeedsFromQuery(ctx, c.get('applicationId'), {
           ...pageQuery(c),
           status: c.req.query('status'),
         }),
       ),
     )
-    .get('/:id', (c) =>
-      sendJson(c, 200, requireFeedView(ctx, c.get('applicationId'), c.req.param('id'))),
+    .get('/:id', async (c) =>
+      sendJson(c, 200, await requireFeedView(ctx, c.get('applicationId'), c.req.param('id'))),
     )
-    .post('/:id/refresh', (c) =>
-      sendJson(c, 202, requestFeedRefresh(ctx, c.get('applicationId'), c.req.param('id'))),
+    .post('/:id/refresh', async (c) =>
+      sendJson(c, 202, await requestFeedRefresh(ctx, c.get('applicationId'), c.req.param('id'))),
     )
     .post('/:id/accept-identity-change', async (c) =>
       sendJson(

@@ -21,7 +21,7 @@ export function limitFailedKeys(ctx: Ctx, limits: RequestLimits): MiddlewareHand
     // No address has failed a key lately (the usual case): nothing to look up before the request runs.
     if (buckets.size > 0) {
       const wait = buckets.retryAfterSeconds(addressOf(c), ctx.clock.now());
-      if (wait > 0 && !authenticate(ctx, c.req.header('authorization')))
+      if (wait > 0 && !(await authenticate(ctx, c.req.header('authorization'))))
         throw failedKeysError(limits, wait);
     }
     await next();

@@ -7,7 +7,7 @@ import { sendJson } from '../json.ts';
 
 /** The storage sub-app. */
 export function storageApi(ctx: Ctx): Hono<ApiEnv> {
-  return new Hono<ApiEnv>().get('/', (c) =>
-    sendJson(c, 200, storageView(ctx, c.get('applicationId'))),
+  return new Hono<ApiEnv>().get('/', async (c) =>
+    sendJson(c, 200, await storageView(ctx, c.get('applicationId'))),
   );
 }

@@ -27,16 +27,16 @@ export function subscriptionsApi(ctx: Ctx): Hono<ApiEnv> {
       return sendJson(
         c,
         201,
-        createSubscription(ctx, c.get('applicationId'), body.value, {
+        await createSubscription(ctx, c.get('applicationId'), body.value, {
           metadata: rawMember(body, 'metadata'),
         }),
       );
     })
-    .get('/', (c) =>
+    .get('/', async (c) =>
       sendJson(
         c,
         200,
-        listSubscriptionViews(ctx, c.get('applicationId'), {
+        await listSubscriptionViews(ctx, c.get('applicationId'), {
           ...pageQuery(c),
           endpoint: idFilter(c, 'endpoint'),
         }),
@@ -52,16 +52,19 @@ export function subscriptionsApi(ctx: Ctx): Hono<ApiEnv> {
         }),
       );
     })
-    .get('/export', (c) =>
-      sendOpml(c, exportSubscriptionsOpml(ctx, c.get('applicationId'), idFilter(c, 'endpoint'))),
+    .get('/export', async (c) =>
+      sendOpml(
+        c,
+        await exportSubscriptionsOpml(ctx, c.get('applicationId'), idFilter(c, 'endpoint')),
+      ),
     )
     .get('/:id/entries', (c) => listEntries(ctx, c))
     .get('/:id/trace', (c) => traceOne(ctx, c))
-    .get('/:id', (c) =>
+    .get('/:id', async (c) =>
       sendJson(
         c,
         200,
-        subscriptionView(requireSubscription(ctx, c.get('applicationId'), c.req.param('id'))),
+        subscriptionView(await requireSubscription(ctx, c.get('applicationId'), c.req.param('id'))),
       ),
     )
     .patch('/:id', async (c) => {
@@ -69,9 +72,15 @@ export function subscriptionsApi(ctx: Ctx): Hono<ApiEnv> {
       return sendJson(
         c,
         200,
-        updateSubscriptionFromInput(ctx, c.get('applicationId'), c.req.param('id'), body.value, {
-          metadata: rawMember(body, 'metadata'),
-        }),
+        await updateSubscriptionFromInput(
+          ctx,
+          c.get('applicationId'),
+          c.req.param('id'),
+          body.value,
+          {
+            metadata: rawMember(body, 'metadata'),
+          },
+        ),
       );
     })
     .delete('/:id', async (c) => {
@@ -81,13 +90,13 @@ export function subscriptionsApi(ctx: Ctx): Hono<ApiEnv> {
 }
 
 /** GET /:id/entries: a page of the subscription's feed's entry history. */
-function listEntries(ctx: Ctx, c: Context<ApiEnv>): Response {
-  const sub = requireSubscription(ctx, c.get('applicationId'), c.req.param('id') ?? '');
-  return sendJson(c, 200, listHistory(ctx, sub.feed_id, pageQuery(c, 'entries')));
+async function listEntries(ctx: Ctx, c: Context<ApiEnv>): Promise<Response> {
+  const sub = await requireSubscription(ctx, c.get('applicationId'), c.req.param('id') ?? '');
+  return sendJson(c, 200, await listHistory(ctx, sub.feed_id, pageQuery(c, 'entries')));
 }
 
 /** GET /:id/trace?entry=: why an entry was or was not delivered to the subscription. */
-function traceOne(ctx: Ctx, c: Context<ApiEnv>): Response {
+async function traceOne(ctx: Ctx, c: Context<ApiEnv>): Promise<Response> {
   const id = c.req.param('id') ?? '';
-  return sendJson(c, 200, traceEntry(ctx, c.get('applicationId'), id, c.req.query('entry')));
+  return sendJson(c, 200, await traceEntry(ctx, c.get('applicationId'), id, c.req.query('entry')));
 }

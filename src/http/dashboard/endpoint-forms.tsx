@@ -27,7 +27,7 @@ function SecretActions(p: { here: string; csrf: string; href: string; label: str
 }
 
 /** The signing secret, read only when `?reveal=1` asks for it (and the previous one while it still signs). */
-export function SecretBox(p: { ctx: Ctx; c: Context<DashEnv>; e: EndpointView }) {
+export async function SecretBox(p: { ctx: Ctx; c: Context<DashEnv>; e: EndpointView }) {
   const s = viewer(p.c);
   const here = `/dashboard/endpoints/${p.e.id}`;
   if (p.c.req.query('reveal') !== '1') {
@@ -40,7 +40,7 @@ export function SecretBox(p: { ctx: Ctx; c: Context<DashEnv>; e: EndpointView })
       />
     );
   }
-  const secret = endpointSecret(p.ctx, s.applicationId, p.e.id);
+  const secret = await endpointSecret(p.ctx, s.applicationId, p.e.id);
   return (
     <div>
       <p>

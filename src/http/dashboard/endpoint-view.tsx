@@ -122,16 +122,20 @@ function EndpointSubscriptions(p: { rows: SubscriptionApiView[] }) {
 }
 
 /** The endpoint's recent events, then its test pings apart: a failed ping is not a lost entry. */
-function EndpointEvents(p: { ctx: Ctx; applicationId: string; endpoint: string }) {
+async function EndpointEvents(p: { ctx: Ctx; applicationId: string; endpoint: string }) {
   const scope = { endpoint: p.endpoint };
-  const events = listEventViews(p.ctx, p.applicationId, { limit: 10, ...scope, tests: false });
-  const pings = listEventViews(p.ctx, p.applicationId, { limit: 5, ...scope, tests: true });
+  const events = await listEventViews(p.ctx, p.applicationId, {
+    limit: 10,
+    ...scope,
+    tests: false,
+  });
+  const pings = await listEventViews(p.ctx, p.applicationId, { limit: 5, ...scope, tests: true });
   return (
     <>
       <h2>Recent events</h2>
       <EventsTable
         rows={events.data}
-        summaries={summariesOf(p.ctx, events.data)}
+        summaries={await summariesOf(p.ctx, events.data)}
         empty="No events sent to this endpoint yet."
       />
       <p>
@@ -153,16 +157,16 @@ function EndpointEvents(p: { ctx: Ctx; applicationId: string; endpoint: string }
 }
 
 /** GET /dashboard/endpoints/:id (404 for another application's id); `state` re-shows the form that failed. */
-export function showEndpoint(
+export async function showEndpoint(
   ctx: Ctx,
   c: Context<DashEnv>,
   state: EndpointState = {},
   status: ContentfulStatusCode = 200,
 ) {
   const s = viewer(c);
-  const e = endpointView(requireEndpoint(ctx, s.applicationId, c.req.param('id') ?? ''));
+  const e = endpointView(await requireEndpoint(ctx, s.applicationId, c.req.param('id') ?? ''));
   const here = `/dashboard/endpoints/${e.id}`;
-  const subs = listSubscriptionViews(ctx, s.applicationId, { limit: 50, endpoint: e.id });
+  const subs = await listSubscriptionViews(ctx, s.applicationId, { limit: 50, endpoint: e.id });
   const edit = state.edit ?? {
     values: {
       title: e.title,
@@ -187,7 +191,7 @@ export function showEndpoint(
       <HourChart
         id="deliveries-chart"
         title="Deliveries, last 24 h"
-        chart={deliveryChart(attemptHours(ctx.db, e.id, chartSince(now).toISOString()), now)}
+        chart={deliveryChart(await attemptHours(ctx.db, e.id, chartSince(now).toISOString()), now)}
       />
       <h2>Signing secret</h2>
       <section class="card">

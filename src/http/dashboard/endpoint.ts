@@ -34,8 +34,8 @@ const editValues = (form: Record<string, string>) => ({
   url: form.url ?? '',
 });
 
-function update(p: Posted): Response {
-  updateEndpointFromInput(p.ctx, p.applicationId, p.id, {
+async function update(p: Posted): Promise<Response> {
+  await updateEndpointFromInput(p.ctx, p.applicationId, p.id, {
     ...editValues(p.form),
     ...filterInput(p.form),
     ...headersInput(p.form),
@@ -44,22 +44,22 @@ function update(p: Posted): Response {
   return p.c.redirect(`${p.here}?notice=endpoint-updated`, 303);
 }
 
-function setStatus(p: Posted, action: 'enable' | 'disable'): Response {
-  updateEndpointFromInput(p.ctx, p.applicationId, p.id, {
+async function setStatus(p: Posted, action: 'enable' | 'disable'): Promise<Response> {
+  await updateEndpointFromInput(p.ctx, p.applicationId, p.id, {
     status: action === 'enable' ? 'active' : 'disabled',
   });
   return p.c.redirect(`${p.here}?notice=endpoint-${action}d`, 303);
 }
 
-function remove(p: Posted): Response | Promise<Response> {
+async function remove(p: Posted): Promise<Response> {
   if (p.form.confirm !== 'yes')
     return showEndpoint(p.ctx, p.c, { remove: unconfirmedDelete() }, 400);
-  removeEndpoint(p.ctx, p.applicationId, p.id);
+  await removeEndpoint(p.ctx, p.applicationId, p.id);
   return p.c.redirect('/dashboard/endpoints?notice=endpoint-deleted', 303);
 }
 
-function rotate(p: Posted): Response {
-  rotateEndpointSecret(p.ctx, p.applicationId, p.id);
+async function rotate(p: Posted): Promise<Response> {
+  await rotateEndpointSecret(p.ctx, p.applicationId, p.id);
   return p.c.redirect(`${p.here}?reveal=1&notice=secret-rotated`, 303);
 }
 
@@ -72,15 +72,17 @@ async function test(p: Posted): Promise<Response> {
   );
 }
 
-function recover(p: Posted): Response {
-  const { count } = recoverEndpoint(p.ctx, p.applicationId, p.id, { since: p.form.since ?? '' });
+async function recover(p: Posted): Promise<Response> {
+  const { count } = await recoverEndpoint(p.ctx, p.applicationId, p.id, {
+    since: p.form.since ?? '',
+  });
   return p.c.redirect(
     `${p.here}?notice=${count > 0 ? 'events-recovered' : 'nothing-to-recover'}`,
     303,
   );
 }
 
-function run(p: Posted, action: string): Response | Promise<Response> {
+async function run(p: Posted, action: string): Promise<Response> {
   switch (action) {
     case 'update':
       return update(p);

@@ -73,9 +73,14 @@ function CreateForm(p: { csrf: string; form: FormState }) {
   );
 }
 
-function page(ctx: Ctx, c: Context<DashEnv>, form: FormState, status: ContentfulStatusCode = 200) {
+async function page(
+  ctx: Ctx,
+  c: Context<DashEnv>,
+  form: FormState,
+  status: ContentfulStatusCode = 200,
+) {
   const s = viewer(c);
-  const list = listEndpointViews(ctx, s.applicationId, { limit: 50, after: afterCursor(c) });
+  const list = await listEndpointViews(ctx, s.applicationId, { limit: 50, after: afterCursor(c) });
   return render(
     c,
     <Layout
@@ -111,7 +116,7 @@ async function create(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
   const { session: s, form } = await readPostedForm(c);
   const values = { title: form.title ?? '', url: form.url ?? '' };
   try {
-    const made = createEndpoint(ctx, s.applicationId, { ...values, ...filterInput(form) });
+    const made = await createEndpoint(ctx, s.applicationId, { ...values, ...filterInput(form) });
     return c.redirect(`/dashboard/endpoints/${made.id}?reveal=1&notice=endpoint-created`, 303);
   } catch (err) {
     if (isFormError(err))

@@ -7,7 +7,7 @@ import { eventSummaries, type EventSummary } from '../../store/events-summary.ts
 export type Summaries = Map<string, EventSummary>;
 
 /** The summaries of a page of events (one query, bodies read by primary key). */
-export function summariesOf(ctx: Ctx, events: EventView[]): Summaries {
+export async function summariesOf(ctx: Ctx, events: EventView[]): Promise<Summaries> {
   return eventSummaries(
     ctx.db,
     events.map((e) => e.id),

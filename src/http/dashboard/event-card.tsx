@@ -145,7 +145,7 @@ function ResendButton(p: { csrf: string; e: EventView; filters: Filters; open: b
 }
 
 /** One event; its attempts are read only when it has some or is the one opened. */
-export function EventCard(p: {
+export async function EventCard(p: {
   ctx: Ctx;
   c: Context<DashEnv>;
   e: EventView;
@@ -156,7 +156,7 @@ export function EventCard(p: {
   const s = viewer(p.c);
   const detail =
     p.e.attempt_count > 0 || p.open
-      ? requireEventDetail(p.ctx, s.applicationId, p.e.id)
+      ? await requireEventDetail(p.ctx, s.applicationId, p.e.id)
       : undefined;
   return (
     <section class="card" id={`event-${p.e.id}`}>

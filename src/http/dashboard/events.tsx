@@ -25,19 +25,19 @@ import { Layout } from './layout.tsx';
 import { viewer, type DashEnv } from './session.ts';
 
 /** The one event `?event=` names (404 for another application's), or a page of the filtered list. */
-function loadEvents(
+async function loadEvents(
   ctx: Ctx,
   c: Context<DashEnv>,
   filters: Filters,
-): { data: EventView[]; next: string | null; single: boolean } {
+): Promise<{ data: EventView[]; next: string | null; single: boolean }> {
   const applicationId = viewer(c).applicationId;
   if (filters.event)
     return {
-      data: [requireEventDetail(ctx, applicationId, filters.event)],
+      data: [await requireEventDetail(ctx, applicationId, filters.event)],
       next: null,
       single: true,
     };
-  const list = listEventViews(ctx, applicationId, {
+  const list = await listEventViews(ctx, applicationId, {
     limit: 25,
     after: afterCursor(c),
     status: filters.status || undefined,
@@ -72,7 +72,7 @@ function NoEvents(p: { filters: Filters }) {
   );
 }
 
-function page(
+async function page(
   ctx: Ctx,
   c: Context<DashEnv>,
   filters: Filters,
@@ -80,8 +80,8 @@ function page(
   status: ContentfulStatusCode = 200,
 ) {
   const s = viewer(c);
-  const list = loadEvents(ctx, c, filters);
-  const summaries = summariesOf(ctx, list.data);
+  const list = await loadEvents(ctx, c, filters);
+  const summaries = await summariesOf(ctx, list.data);
   return render(
     c,
     <Layout title="Events" section="events" session={s} notice={noticeOf(c)} error={error}>
@@ -127,7 +127,7 @@ async function resend(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
   const filters = filtersOf((n) => form[n]);
   if (form._action !== 'resend') throw unknownAction();
   try {
-    resendEvent(ctx, s.applicationId, form.id ?? ''); // 404 page for an unknown or another application's id
+    await resendEvent(ctx, s.applicationId, form.id ?? ''); // 404 page for an unknown or another application's id
   } catch (err) {
     if (isFormError(err)) return page(ctx, c, filters, err.message, statusOf(c, err));
     throw err;

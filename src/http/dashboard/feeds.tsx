@@ -58,9 +58,9 @@ const TABS: Tab[] = [
 ];
 
 /** For a feed whose entries were suddenly replaced: how many are held, and the two ways to release them. */
-function HeldEntries(p: { ctx: Ctx; c: Context<DashEnv>; feedId: string }) {
+async function HeldEntries(p: { ctx: Ctx; c: Context<DashEnv>; feedId: string }) {
   const s = viewer(p.c);
-  const held = requireFeedView(p.ctx, s.applicationId, p.feedId).held_entries;
+  const held = (await requireFeedView(p.ctx, s.applicationId, p.feedId)).held_entries;
   if (held === 0) return null;
   return (
     <div class="spaced">
@@ -88,8 +88,8 @@ function HeldEntries(p: { ctx: Ctx; c: Context<DashEnv>; feedId: string }) {
 }
 
 /** What the application keeps against its storage budget, in MB. */
-function StorageLine(p: { ctx: Ctx; applicationId: string }) {
-  const s = storageView(p.ctx, p.applicationId);
+async function StorageLine(p: { ctx: Ctx; applicationId: string }) {
+  const s = await storageView(p.ctx, p.applicationId);
   const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
   return (
     <p class="muted">
@@ -120,7 +120,7 @@ function FeedTabs(p: { current: Tab; counts: Record<FeedStatus, number> }) {
   );
 }
 
-function FeedTableRow(p: {
+async function FeedTableRow(p: {
   ctx: Ctx;
   c: Context<DashEnv>;
   f: FeedView & { subscription_count: number };
@@ -170,7 +170,7 @@ function FeedTableRow(p: {
       <td data-label="Polls, last 24 h">
         <HourSparkline
           title="Polls, last 24 h"
-          chart={pollChart(feedPollHours(p.ctx, f.id, chartHours(now)), now)}
+          chart={pollChart(await feedPollHours(p.ctx, f.id, chartHours(now)), now)}
         />
       </td>
     </tr>
@@ -189,11 +189,16 @@ const COLUMNS = [
   'Polls, last 24 h',
 ];
 
-function page(ctx: Ctx, c: Context<DashEnv>, error?: string, status: ContentfulStatusCode = 200) {
+async function page(
+  ctx: Ctx,
+  c: Context<DashEnv>,
+  error?: string,
+  status: ContentfulStatusCode = 200,
+) {
   const s = viewer(c);
   const tab = TABS.find((t) => t.status === (c.req.query('status') ?? '')) ?? TABS[0]!;
-  const counts = countApplicationFeeds(ctx, s.applicationId);
-  const list = listApplicationFeeds(ctx, s.applicationId, {
+  const counts = await countApplicationFeeds(ctx, s.applicationId);
+  const list = await listApplicationFeeds(ctx, s.applicationId, {
     limit: 50,
     after: afterCursor(c),
     statuses: tab.status ? [tab.status] : undefined,
@@ -232,7 +237,7 @@ async function release(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
   if (action !== 'deliver' && action !== 'discard' && action !== 'refresh') throw unknownAction();
   try {
     // A 404 page for another application's feed.
-    if (action === 'refresh') requestFeedRefresh(ctx, s.applicationId, form.feed ?? '');
+    if (action === 'refresh') await requestFeedRefresh(ctx, s.applicationId, form.feed ?? '');
     else await resolveIdentityChange(ctx, s.applicationId, form.feed ?? '', { action });
   } catch (err) {
     if (isFormError(err)) return page(ctx, c, err.message, statusOf(c, err));

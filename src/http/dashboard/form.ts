@@ -55,11 +55,11 @@ export async function readPosted(
   ctx: Ctx,
   c: Context<DashEnv>,
   kind: 'endpoints' | 'subscriptions',
-  requireOwned: (ctx: Ctx, applicationId: string, id: string) => unknown,
+  requireOwned: (ctx: Ctx, applicationId: string, id: string) => Promise<unknown>,
 ): Promise<Posted> {
   const { session, form } = await readPostedForm(c);
   const id = c.req.param('id') ?? '';
-  requireOwned(ctx, session.applicationId, id);
+  await requireOwned(ctx, session.applicationId, id);
   const here = `/dashboard/${kind}/${id}`;
   return { ctx, c, applicationId: session.applicationId, id, here, form };
 }

@@ -63,7 +63,9 @@ export function dashboardApp(
     '*',
     limitApplicationRate<DashEnv>(ctx, limits, (c) => c.get('session')?.applicationId),
   );
-  app.get('/', (c) => (c.get('session') ? showOverview(ctx, c) : showSignIn(ctx, deps, c)));
+  app.get('/', async (c) =>
+    c.get('session') ? await showOverview(ctx, c) : showSignIn(ctx, deps, c),
+  );
   app.post('/', (c) => postHome(ctx, deps, c));
   app.use('*', requireSession());
   for (const page of [

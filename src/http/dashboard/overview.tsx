@@ -165,19 +165,26 @@ function NeedsAttention(p: {
 }
 
 /** GET /dashboard with a session. */
-export function showOverview(ctx: Ctx, c: Context<DashEnv>): Response | Promise<Response> {
+export async function showOverview(
+  ctx: Ctx,
+  c: Context<DashEnv>,
+): Promise<Response | Promise<Response>> {
   const s = viewer(c);
-  const endpoints = listEndpointViews(ctx, s.applicationId, { limit: CAP });
-  const subscriptions = listSubscriptionViews(ctx, s.applicationId, { limit: CAP });
-  const feeds = countApplicationFeeds(ctx, s.applicationId);
-  const troubled = listApplicationFeeds(ctx, s.applicationId, {
-    limit: 5,
-    statuses: ['error', 'gone', 'identity_changed', 'over_budget'],
-  }).data;
+  const endpoints = await listEndpointViews(ctx, s.applicationId, { limit: CAP });
+  const subscriptions = await listSubscriptionViews(ctx, s.applicationId, { limit: CAP });
+  const feeds = await countApplicationFeeds(ctx, s.applicationId);
+  const troubled = (
+    await listApplicationFeeds(ctx, s.applicationId, {
+      limit: 5,
+      statuses: ['error', 'gone', 'identity_changed', 'over_budget'],
+    })
+  ).data;
   // Test pings are never retried and need nothing done: a failed one is shown on its endpoint's page, not here.
   const failed = [
-    ...listEventViews(ctx, s.applicationId, { limit: 5, status: 'dead', tests: false }).data,
-    ...listEventViews(ctx, s.applicationId, { limit: 5, status: 'failed', tests: false }).data,
+    ...(await listEventViews(ctx, s.applicationId, { limit: 5, status: 'dead', tests: false }))
+      .data,
+    ...(await listEventViews(ctx, s.applicationId, { limit: 5, status: 'failed', tests: false }))
+      .data,
   ];
   const disabled = endpoints.data.filter((e) => e.status === 'disabled');
   return render(
@@ -197,7 +204,7 @@ export function showOverview(ctx: Ctx, c: Context<DashEnv>): Response | Promise<
         disabled={disabled}
         troubled={troubled}
         failed={failed}
-        summaries={summariesOf(ctx, failed)}
+        summaries={await summariesOf(ctx, failed)}
       />
     </Layout>,
   );

@@ -55,7 +55,7 @@ export function clearSessionCookie(ctx: Ctx, c: Context): void {
 export function loadSession(ctx: Ctx): MiddlewareHandler<DashEnv> {
   return async (c, next) => {
     const token = getCookie(c, SESSION_COOKIE);
-    const session = resumeSession(ctx, token);
+    const session = await resumeSession(ctx, token);
     c.set('session', session);
     c.set('sessionToken', session ? token : undefined);
     if (token && !session) clearSessionCookie(ctx, c); // expired, revoked or signed out elsewhere

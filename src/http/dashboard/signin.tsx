@@ -102,7 +102,7 @@ export async function postHome(ctx: Ctx, deps: SignInDeps, c: Context<DashEnv>):
   }
   const key = (form.key ?? '').trim();
   if (key === '') return again(400, { key: 'is required' }, 'Please paste an API key.');
-  const started = signIn(ctx, key);
+  const started = await signIn(ctx, key);
   if (started) {
     setSessionCookie(ctx, c, started.token);
     return c.redirect(next, 303);
@@ -126,11 +126,15 @@ function failedSignIn(ctx: Ctx, limits: RequestLimits, c: Context<DashEnv>): num
   return limits.failedAuth.take(address, ctx.clock.now());
 }
 
-function handleSignOut(ctx: Ctx, c: Context<DashEnv>, form: Record<string, string>): Response {
+async function handleSignOut(
+  ctx: Ctx,
+  c: Context<DashEnv>,
+  form: Record<string, string>,
+): Promise<Response> {
   const session = c.get('session');
   if (session) {
     checkCsrf(session, form);
-    signOut(ctx, c.get('sessionToken'));
+    await signOut(ctx, c.get('sessionToken'));
   }
   clearSessionCookie(ctx, c);
   return c.redirect('/dashboard?notice=signed-out', 303);

@@ -13,8 +13,8 @@ const ENTRIES_SHOWN = 20;
 const webLink = (url: string | null) => (url !== null && /^https?:\/\//i.test(url) ? url : null);
 
 /** The feed's newest entries, each with a link to its trace. */
-export function EntriesList(p: { ctx: Ctx; feedId: string; here: string }) {
-  const page = listHistory(p.ctx, p.feedId, { limit: ENTRIES_SHOWN });
+export async function EntriesList(p: { ctx: Ctx; feedId: string; here: string }) {
+  const page = await listHistory(p.ctx, p.feedId, { limit: ENTRIES_SHOWN });
   if (page.data.length === 0)
     return <Empty>No entries yet: they appear after the feed's first fetch.</Empty>;
   return (
@@ -41,7 +41,7 @@ export function EntriesList(p: { ctx: Ctx; feedId: string; here: string }) {
 }
 
 /** The "Why?" form (GET, so a trace has its own address) and, when asked, the trace or why it could not be read. */
-export function WhySection(p: {
+export async function WhySection(p: {
   ctx: Ctx;
   applicationId: string;
   subscriptionId: string;
@@ -52,7 +52,7 @@ export function WhySection(p: {
   let error: string | undefined;
   if (p.query !== undefined) {
     try {
-      trace = traceEntry(p.ctx, p.applicationId, p.subscriptionId, p.query);
+      trace = await traceEntry(p.ctx, p.applicationId, p.subscriptionId, p.query);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       error = err.errors?.[0]?.message ?? err.message;

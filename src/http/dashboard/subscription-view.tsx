@@ -125,16 +125,16 @@ function noEvents(feedStatus: string): string {
 }
 
 /** The feed's polls over the last 24 h and its health, then the subscription's ten latest events. */
-function HealthAndEvents(props: {
+async function HealthAndEvents(props: {
   ctx: Ctx;
   applicationId: string;
   subscriptionId: string;
-  feed: ReturnType<typeof requireFeedView>;
+  feed: Awaited<ReturnType<typeof requireFeedView>>;
 }) {
   const { ctx, feed } = props;
   const now = ctx.clock.now();
-  const polls = pollChart(feedPollHours(ctx, feed.id, chartHours(now)), now);
-  const events = listEventViews(ctx, props.applicationId, {
+  const polls = pollChart(await feedPollHours(ctx, feed.id, chartHours(now)), now);
+  const events = await listEventViews(ctx, props.applicationId, {
     limit: 10,
     subscription: props.subscriptionId,
   });
@@ -148,7 +148,7 @@ function HealthAndEvents(props: {
       <h2>Recent events</h2>
       <EventsTable
         rows={events.data}
-        summaries={summariesOf(ctx, events.data)}
+        summaries={await summariesOf(ctx, events.data)}
         empty={noEvents(feed.status)}
       />
       <p>
@@ -161,16 +161,18 @@ function HealthAndEvents(props: {
 }
 
 /** GET /dashboard/subscriptions/:id (404 for another application's id); `state` re-shows the form that failed. */
-export function showSubscription(
+export async function showSubscription(
   ctx: Ctx,
   c: Context<DashEnv>,
   state: SubscriptionState = {},
   status: ContentfulStatusCode = 200,
 ) {
   const s = viewer(c);
-  const sub = subscriptionView(requireSubscription(ctx, s.applicationId, c.req.param('id') ?? ''));
-  const feed = requireFeedView(ctx, s.applicationId, sub.feed);
-  const endpoints = listEndpointViews(ctx, s.applicationId, { limit: 200 }).data;
+  const sub = subscriptionView(
+    await requireSubscription(ctx, s.applicationId, c.req.param('id') ?? ''),
+  );
+  const feed = await requireFeedView(ctx, s.applicationId, sub.feed);
+  const endpoints = (await listEndpointViews(ctx, s.applicationId, { limit: 200 })).data;
   const here = `/dashboard/subscriptions/${sub.id}`;
   const edit = state.edit ?? {
     values: { endpoint: sub.endpoint, metadata: sub.metadata?.text ?? '' },

@@ -27,7 +27,7 @@ const editValues = (form: Record<string, string>) => ({
 });
 
 /** Saves the endpoint and metadata; metadata that is not JSON is refused here, before the action sees it. */
-function update(p: Posted): Response | Promise<Response> {
+async function update(p: Posted): Promise<Response> {
   const values = editValues(p.form);
   const metadata = parseMetadata(values.metadata);
   if (metadata.error)
@@ -37,7 +37,7 @@ function update(p: Posted): Response | Promise<Response> {
       { edit: invalidForm(values, { metadata: metadata.error }) },
       400,
     );
-  updateSubscriptionFromInput(
+  await updateSubscriptionFromInput(
     p.ctx,
     p.applicationId,
     p.id,
@@ -47,15 +47,15 @@ function update(p: Posted): Response | Promise<Response> {
   return p.c.redirect(`${p.here}?notice=subscription-updated`, 303);
 }
 
-function setStatus(p: Posted, action: 'pause' | 'resume'): Response {
-  updateSubscriptionFromInput(p.ctx, p.applicationId, p.id, {
+async function setStatus(p: Posted, action: 'pause' | 'resume'): Promise<Response> {
+  await updateSubscriptionFromInput(p.ctx, p.applicationId, p.id, {
     status: action === 'pause' ? 'paused' : 'active',
   });
   return p.c.redirect(`${p.here}?notice=subscription-${action}d`, 303);
 }
 
-function setUpdates(p: Posted, on: boolean): Response {
-  updateSubscriptionFromInput(p.ctx, p.applicationId, p.id, { updates: on });
+async function setUpdates(p: Posted, on: boolean): Promise<Response> {
+  await updateSubscriptionFromInput(p.ctx, p.applicationId, p.id, { updates: on });
   return p.c.redirect(`${p.here}?notice=subscription-updated`, 303);
 }
 
@@ -66,7 +66,7 @@ async function remove(p: Posted): Promise<Response> {
   return p.c.redirect('/dashboard/subscriptions?notice=subscription-deleted', 303);
 }
 
-function run(p: Posted, action: string | undefined): Response | Promise<Response> {
+async function run(p: Posted, action: string | undefined): Promise<Response> {
   switch (action) {
     case 'update':
       return update(p);

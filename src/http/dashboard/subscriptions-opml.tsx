@@ -244,7 +244,7 @@ export async function importOpml(
 
 /** GET /dashboard/subscriptions/export[?endpoint=]: the OPML download (the error page when the endpoint is not the
  *  application's). */
-export function exportOpml(ctx: Ctx, c: Context<DashEnv>): Response {
+export async function exportOpml(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
   const endpoint = c.req.query('endpoint') || undefined;
-  return sendOpml(c, exportSubscriptionsOpml(ctx, viewer(c).applicationId, endpoint));
+  return sendOpml(c, await exportSubscriptionsOpml(ctx, viewer(c).applicationId, endpoint));
 }

@@ -119,7 +119,7 @@ function CreateForm(p: { csrf: string; form: FormState; endpoints: EndpointView[
 
 const BLANK: FormState = { values: {}, errors: {} };
 
-function page(
+async function page(
   ctx: Ctx,
   c: Context<DashEnv>,
   form: FormState,
@@ -127,8 +127,11 @@ function page(
   importForm: FormState = BLANK,
 ) {
   const s = viewer(c);
-  const list = listSubscriptionViews(ctx, s.applicationId, { limit: 50, after: afterCursor(c) });
-  const endpoints = listEndpointViews(ctx, s.applicationId, { limit: 200 }).data;
+  const list = await listSubscriptionViews(ctx, s.applicationId, {
+    limit: 50,
+    after: afterCursor(c),
+  });
+  const endpoints = (await listEndpointViews(ctx, s.applicationId, { limit: 200 })).data;
   const byId = new Map(endpoints.map((e) => [e.id, e]));
   return render(
     c,
@@ -205,7 +208,7 @@ async function create(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
     ...(metadata.value !== undefined ? { metadata: metadata.value } : {}),
   };
   try {
-    const made = createSubscription(ctx, s.applicationId, input, { metadata: metadata.raw });
+    const made = await createSubscription(ctx, s.applicationId, input, { metadata: metadata.raw });
     return c.redirect(`/dashboard/subscriptions/${made.id}?notice=subscription-created`, 303);
   } catch (err) {
     if (!isFormError(err)) throw err;

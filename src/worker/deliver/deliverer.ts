@@ -5,7 +5,7 @@
 // commit that claims for the slots it frees → report: metrics and one log line (worker/deliver/report.ts).
 import type { Dispatcher } from 'undici';
 import { headersOf } from '../../actions/endpoint-options.ts';
-import type { Ctx } from '../../context.ts';
+import { within, type Ctx } from '../../context.ts';
 import type { Logger } from '../../log.ts';
 import { getEndpointById, type EndpointRow } from '../../store/endpoints.ts';
 import {
@@ -54,7 +54,7 @@ export type DeliverySummary = {
 /** A claimed event with its endpoint and the pool keys it holds. */
 type Claimed = ClaimedEvent & { endpoint: EndpointRow; keys: readonly string[] };
 type Sent = { result: SendResult; startedAt: Date };
-type Recorded = ReturnType<typeof recordOutcome>;
+type Recorded = Awaited<ReturnType<typeof recordOutcome>>;
 type DeliveryPool = Pool<Claimed, Sent, Recorded>;
 
 /** A lease outlives the attempt it covers (which ends by delivery.timeout_seconds) by this much, so a crashed process's
@@ -93,22 +93,23 @@ export function createDelivererDeps(
     pool: undefined!,
   };
   out.pool = new Pool<Claimed, Sent, Recorded>(
-    ctx.db,
+    ctx.store,
     {
       name: 'deliver',
       slots: delivery.concurrency,
       keysOf: (e) => e.keys,
       capOf,
-      claim: (free, room) => claimFairly(ctx, out, capOf, free, room),
+      claim: (free, room, db) => claimFairly(within(ctx, db), out, capOf, free, room),
       run: (e) => attempt(ctx, out, e),
-      record: (e, sent) =>
-        recordOutcome(ctx, e, e.endpoint, sent.result, sent.startedAt, deps.random),
+      record: (e, sent, db) =>
+        recordOutcome(within(ctx, db), e, e.endpoint, sent.result, sent.startedAt, deps.random),
       recorded: (e, sent, recorded) => reportAttempt(ctx, out, e, sent.result, recorded),
-      release: (events) =>
-        releaseEvents(
-          ctx.db,
+      release: async (events, db) => {
+        await releaseEvents(
+          db,
           events.map((e) => e.id),
-        ),
+        );
+      },
       idle,
     },
     deps.logger,
@@ -125,11 +126,11 @@ export async function deliverTick(
   opts: { wait?: boolean } = {},
 ): Promise<{ summary: DeliverySummary; started: number; nextDelayMs: number }> {
   const summary: DeliverySummary = { attempted: 0, delivered: 0, failed: 0, dead: 0 };
-  const settled = deps.pool.fill();
+  const settled = await deps.pool.fill();
   if (opts.wait ?? true)
     for (const recorded of await Promise.all(settled))
       if (recorded) count(summary, recorded.outcome);
-  return { summary, started: settled.length, nextDelayMs: nextDelayMs(ctx, deps) };
+  return { summary, started: settled.length, nextDelayMs: await nextDelayMs(ctx, deps) };
 }
 
 /** Resolves true once every attempt in flight has been recorded, false when `timeoutMs` passed first (graceful stop). */
@@ -141,19 +142,19 @@ export function drainDeliveries(deps: DelivererDeps, timeoutMs: number): Promise
  *  another's events), at most what each endpoint has room for (its concurrency cap, and its rate limit: an endpoint
  *  over its rate is skipped unread), then the fair pick (worker/pool/fair.ts), leased; the rate-limited picks are noted
  *  started. */
-function claimFairly(
+async function claimFairly(
   ctx: Ctx,
   deps: DelivererDeps,
   capOf: (key: string) => number,
   free: number,
   room: Room,
-): Claimed[] {
+): Promise<Claimed[]> {
   const now = ctx.clock.now();
   const nowMs = now.getTime();
   deps.claim.atMs = nowMs;
   const full = fullEndpoints(deps, capOf, nowMs);
   const underRate = rateGate(deps.rates, nowMs);
-  const apps = applicationsWithDueEvents(ctx.db, now).sort(
+  const apps = (await applicationsWithDueEvents(ctx.db, now)).sort(
     (a, b) => room.held(`app:${a}`) - room.held(`app:${b}`),
   );
   const candidates: Candidate<DueEvent>[] = [];
@@ -166,7 +167,7 @@ function claimFairly(
       break;
     }
     const counted = new Map<string, number>(); // this application's candidates per endpoint so far
-    const { taken, read } = walkDueEvents(ctx.db, app, now, {
+    const { taken, read } = await walkDueEvents(ctx.db, app, now, {
       full,
       limit: free,
       maxRows,
@@ -188,17 +189,20 @@ function claimFairly(
   for (const e of picked) deps.rates.started(e.endpoint_id, e.rate_limit, nowMs);
   const keys = new Map(candidates.map((c) => [c.value.id, c.keys]));
   const endpoints = new Map<string, EndpointRow | undefined>(); // read once per claim, not once per event
-  return leaseEvents(
+  const leased = await leaseEvents(
     ctx.db,
     picked,
     now,
     ctx.config.delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS,
-  ).map((e) => {
+  );
+  const claimed: Claimed[] = [];
+  for (const e of leased) {
     if (!endpoints.has(e.endpoint_id))
-      endpoints.set(e.endpoint_id, getEndpointById(ctx.db, e.endpoint_id));
+      endpoints.set(e.endpoint_id, await getEndpointById(ctx.db, e.endpoint_id));
     // The claim joined the endpoint as active in this same transaction: it is there.
-    return { ...e, endpoint: endpoints.get(e.endpoint_id)!, keys: keys.get(e.id)! };
-  });
+    claimed.push({ ...e, endpoint: endpoints.get(e.endpoint_id)!, keys: keys.get(e.id)! });
+  }
+  return claimed;
 }
 
 /** The endpoints the walk skips unread: at their cap of attempts in flight, or with no room left under their rate. */
@@ -263,11 +267,14 @@ async function attempt(ctx: Ctx, deps: DelivererDeps, e: Claimed): Promise<Sent>
  *  claim's time, not from now: one falling due between the two (a timer fires a millisecond before the clock reaches
  *  the time it was set for) was not claimed and is due now, so it wakes the loop at once instead of being passed over
  *  until an idle minute ends. */
-function nextDelayMs(ctx: Ctx, deps: DelivererDeps): number {
+async function nextDelayMs(ctx: Ctx, deps: DelivererDeps): Promise<number> {
   if (deps.pool.free <= 0) return IDLE_MS;
   if (deps.claim.cut) return 1000;
   const now = ctx.clock.now();
-  const next = nextWaitingEventAfter(ctx.db, new Date(Math.min(deps.claim.atMs, now.getTime())));
+  const next = await nextWaitingEventAfter(
+    ctx.db,
+    new Date(Math.min(deps.claim.atMs, now.getTime())),
+  );
   const wait = next === undefined ? IDLE_MS : Date.parse(next) - now.getTime();
   const retry = Math.min(IDLE_MS, Math.max(MIN_RATE_WAKE_MS, wait));
   // As the last claim saw them: an endpoint that had no room then and has some by now was not claimed, and must still

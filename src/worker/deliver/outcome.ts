@@ -17,14 +17,14 @@ export type Outcome = 'delivered' | 'retry' | 'dead';
 /** Stores the attempt, the event's new state and the endpoint's health; runs in one transaction.
  *  Returns the outcome and, when this attempt disabled the endpoint, why; undefined, recording nothing, when the event
  *  was deleted (with its subscription) while the attempt ran. */
-export function recordOutcome(
+export async function recordOutcome(
   ctx: Ctx,
   event: ClaimedEvent,
   endpoint: EndpointRow,
   result: SendResult,
   startedAt: Date,
   random?: () => number,
-): { outcome: Outcome; disabled: string | null } | undefined {
+): Promise<{ outcome: Outcome; disabled: string | null } | undefined> {
   const now = ctx.clock.now();
   const { delivery } = ctx.config;
   const attempt = {
@@ -37,9 +37,9 @@ export function recordOutcome(
     response_body: result.responseBody,
   };
   if (result.ok) {
-    if (!recordAttempt(ctx.db, attempt, { status: 'delivered', nextAttemptAt: null }, now))
+    if (!(await recordAttempt(ctx.db, attempt, { status: 'delivered', nextAttemptAt: null }, now)))
       return undefined;
-    markEndpointHealthy(ctx.db, endpoint.id);
+    await markEndpointHealthy(ctx.db, endpoint.id);
     return { outcome: 'delivered', disabled: null };
   }
   const decision = nextRetry({
@@ -50,7 +50,7 @@ export function recordOutcome(
     retryAfterSeconds: result.retryAfterSeconds,
     maxRetryAfterSeconds: delivery.retry_after_max_seconds,
   });
-  const recorded = recordAttempt(
+  const recorded = await recordAttempt(
     ctx.db,
     attempt,
     decision.kind === 'dead'
@@ -59,14 +59,14 @@ export function recordOutcome(
     now,
   );
   if (!recorded) return undefined;
-  const failingSince = markEndpointFailing(ctx.db, endpoint.id, now);
+  const failingSince = await markEndpointFailing(ctx.db, endpoint.id, now);
   const disabled = disableReason(
     result.statusCode,
     failingSince,
     now,
     delivery.disable_after_seconds,
   );
-  if (disabled) disableEndpoint(ctx.db, endpoint.id, disabled, now);
+  if (disabled) await disableEndpoint(ctx.db, endpoint.id, disabled, now);
   return { outcome: decision.kind === 'dead' ? 'dead' : 'retry', disabled };
 }
 

@@ -13,7 +13,7 @@ export function reportAttempt(
   deps: { telemetry: Telemetry; logger: Logger },
   e: ClaimedEvent,
   result: SendResult,
-  recorded: ReturnType<typeof recordOutcome>,
+  recorded: Awaited<ReturnType<typeof recordOutcome>>,
 ): void {
   if (!recorded) return;
   const { outcome, disabled } = recorded;

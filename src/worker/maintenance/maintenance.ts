@@ -63,13 +63,13 @@ export async function maintenanceTick(
   );
   const hoursBefore = hourOf(new Date(now.getTime() - POLL_HOURS_MS));
   const pollHours = await inBatches(PRUNE_BATCH, (n) => prunePollHours(ctx.db, hoursBefore, n));
-  const sessions = expireIdleSessions(ctx);
+  const sessions = await expireIdleSessions(ctx);
   const parked = await inBatches(PRUNE_BATCH, (n) => parkIdleDueFeeds(ctx.db, now, n));
   const budget: Budget = { batches: MAX_BATCHES_PER_TICK };
   const retention = await retentionPass(ctx, now, budget);
   if (retention.counts) (deps.telemetry ?? noTelemetry).retained(retention.counts);
   const storage = await recountStorage(ctx);
-  const heldFeedsRetried = retryHeldFeeds(ctx);
+  const heldFeedsRetried = await retryHeldFeeds(ctx);
   const summary: MaintenanceSummary = {
     events: events.rows,
     idempotencyKeys: idempotency.rows,
@@ -94,11 +94,11 @@ export async function maintenanceTick(
  *  between batches, until it deletes fewer or MAX_BATCHES_PER_TICK batches ran. */
 async function inBatches(
   size: number,
-  prune: (n: number) => number,
+  prune: (n: number) => Promise<number>,
 ): Promise<{ rows: number; more: boolean }> {
   let rows = 0;
   for (let batch = 0; batch < MAX_BATCHES_PER_TICK; batch++) {
-    const n = prune(size);
+    const n = await prune(size);
     rows += n;
     if (n < size) return { rows, more: false };
     await nextTurn(); // let HTTP requests and deliveries in between

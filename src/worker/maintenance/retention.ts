@@ -4,7 +4,7 @@
 // what the bounded tables hold, for the metrics. Every deletion is a short transaction with a turn of the event loop
 // after it.
 import { CHUNK_ROWS, nextTurn } from '../../actions/chunks.ts';
-import type { Ctx } from '../../context.ts';
+import { transaction, type Ctx } from '../../context.ts';
 import { countHeldEntries } from '../../store/entries.ts';
 import {
   deleteKeysWithin,
@@ -54,7 +54,7 @@ export async function retentionPass(
   };
   const counts: RetainedCounts = { entryKeys: 0, heldEntries: 0, orphanedFeeds: 0 };
   for (let after = ''; ;) {
-    const feeds = feedsAfter(ctx.db, after, FEEDS_PER_STEP);
+    const feeds = await feedsAfter(ctx.db, after, FEEDS_PER_STEP);
     for (const feed of feeds) {
       let used = feed.used === 1;
       if (!used && feed.updated_at < orphanedBefore) {
@@ -85,14 +85,12 @@ async function deleteOrphan(
   for (;;) {
     if (budget.batches <= 0) return 'out of budget';
     budget.batches -= 1;
-    const outcome = ctx.db
-      .transaction(() => {
-        if (feedHasSubscription(ctx.db, feedId)) return 'used';
-        if (emptyFeed(ctx.db, feedId, CHUNK_ROWS) === CHUNK_ROWS) return 'more';
-        deleteUnusedFeed(ctx.db, feedId);
-        return 'deleted';
-      })
-      .immediate();
+    const outcome = await transaction(ctx, async (tx) => {
+      if (await feedHasSubscription(tx.db, feedId)) return 'used';
+      if ((await emptyFeed(tx.db, feedId, CHUNK_ROWS)) === CHUNK_ROWS) return 'more';
+      await deleteUnusedFeed(tx.db, feedId);
+      return 'deleted';
+    });
     if (outcome !== 'more') return outcome;
     await nextTurn();
   }
@@ -109,35 +107,36 @@ async function boundFeed(
   counts: RetainedCounts,
 ): Promise<boolean> {
   const r = ctx.config.retention;
-  let over = countHeldEntries(ctx.db, feedId) - r.held_entries_per_feed;
+  let over = (await countHeldEntries(ctx.db, feedId)) - r.held_entries_per_feed;
   while (over > 0) {
     if (budget.batches-- <= 0) return false;
-    const n = ctx.db
-      .transaction(() => {
-        const trimmed = trimHeldEntries(ctx.db, feedId, Math.min(CHUNK_ROWS, over));
-        addHeldDropped(ctx.db, feedId, trimmed);
-        return trimmed;
-      })
-      .immediate();
+    const n = await transaction(ctx, async (tx) => {
+      const trimmed = await trimHeldEntries(tx.db, feedId, Math.min(CHUNK_ROWS, over));
+      await addHeldDropped(tx.db, feedId, trimmed);
+      return trimmed;
+    });
     summary.heldTrimmed += n;
     over = n === 0 ? 0 : over - n;
     await nextTurn();
   }
-  const bound = keyPruneBound(ctx.db, feedId, r.entry_key_days * DAY_MS, r.entry_keys_per_feed);
+  const bound = await keyPruneBound(
+    ctx.db,
+    feedId,
+    r.entry_key_days * DAY_MS,
+    r.entry_keys_per_feed,
+  );
   for (let n = CHUNK_ROWS; bound !== undefined && n === CHUNK_ROWS;) {
     if (budget.batches-- <= 0) return false;
-    n = ctx.db
-      .transaction(() => {
-        const pruned = deleteKeysWithin(ctx.db, feedId, bound, CHUNK_ROWS);
-        // A stored entry never outlives its key: it would show as known in the history while it would be sent again.
-        if (pruned > 0) pruneHistoryWithoutKeys(ctx.db, feedId);
-        return pruned;
-      })
-      .immediate();
+    n = await transaction(ctx, async (tx) => {
+      const pruned = await deleteKeysWithin(tx.db, feedId, bound, CHUNK_ROWS);
+      // A stored entry never outlives its key: it would show as known in the history while it would be sent again.
+      if (pruned > 0) await pruneHistoryWithoutKeys(tx.db, feedId);
+      return pruned;
+    });
     summary.keysPruned += n;
     await nextTurn();
   }
-  const kept = ctx.db.transaction(() => recountFeedStorage(ctx.db, feedId)).immediate();
+  const kept = await transaction(ctx, async (tx) => recountFeedStorage(tx.db, feedId));
   if (kept !== undefined) {
     counts.entryKeys += kept.keys;
     counts.heldEntries += kept.held;

@@ -2,7 +2,7 @@
 // events) from the rows, a chunk per transaction with a turn of the event loop between two, exactly: a change made
 // behind the walk meanwhile is added to what it counted (store/storage.ts walkStorage).
 import { nextTurn } from '../../actions/chunks.ts';
-import type { Ctx } from '../../context.ts';
+import { transaction, type Ctx } from '../../context.ts';
 import {
   applicationsAfter,
   finishStorageWalk,
@@ -21,7 +21,7 @@ const APPLICATIONS_PER_STEP = 100;
 export async function recountStorage(ctx: Ctx): Promise<StorageRecount> {
   const result: StorageRecount = { applications: 0, driftBytes: 0 };
   for (let after = ''; ;) {
-    const applications = applicationsAfter(ctx.db, after, APPLICATIONS_PER_STEP);
+    const applications = await applicationsAfter(ctx.db, after, APPLICATIONS_PER_STEP);
     for (const app of applications) {
       result.applications += 1;
       for (const part of ['feed', 'event'] as const)
@@ -38,14 +38,14 @@ async function recountPart(ctx: Ctx, applicationId: string, part: StoragePart): 
   let counted = 0;
   let after: string | null = null;
   for (;;) {
-    const drift = ctx.db
-      .transaction(() => {
-        const step = walkStorage(ctx.db, applicationId, part, after, WALK_ROWS);
-        counted += step.bytes;
-        after = step.last ?? after ?? '';
-        return step.n < WALK_ROWS ? finishStorageWalk(ctx.db, applicationId, part, counted) : null;
-      })
-      .immediate();
+    const drift = await transaction(ctx, async (tx) => {
+      const step = await walkStorage(tx.db, applicationId, part, after, WALK_ROWS);
+      counted += step.bytes;
+      after = step.last ?? after ?? '';
+      return step.n < WALK_ROWS
+        ? await finishStorageWalk(tx.db, applicationId, part, counted)
+        : null;
+    });
     if (drift !== null) return drift;
     await nextTurn();
   }

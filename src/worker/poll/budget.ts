@@ -12,47 +12,57 @@ import type { Stored } from './parsed.ts';
 /** Stores `outcome` for `feed` through `store` within its application's storage budget: a document, or a 304 of a
  *  held feed (which must find its application back under its budget), is kept only when it fits; else the feed is
  *  held. Other outcomes (errors, 410, 429) store nothing and pass. Call inside the poll transaction. */
-export function storeBudgeted(
+export async function storeBudgeted(
   ctx: Ctx,
   feed: FeedRow,
   outcome: RefreshOutcome,
   at: { now: Date; seenAt: Date },
-  store: () => Stored,
-): Stored {
+  store: () => Promise<Stored>,
+): Promise<Stored> {
   const held = feed.budget_held_at !== null;
   if (outcome.kind !== 'parsed' && !(outcome.kind === 'unchanged' && held)) return store();
-  const stored = storeWithinBudget(ctx, feed, store);
+  const stored = await storeWithinBudget(ctx, feed, store);
   if (stored === 'over') return holdForBudget(ctx, feed, outcome.meta.status, at);
   if (!held) return stored;
-  endBudgetHold(ctx.db, feed.id);
-  const announced = queueWithinBudget(
+  await endBudgetHold(ctx.db, feed.id);
+  const announced = await queueWithinBudget(
     ctx,
     feed.id,
     feed.budget_held_at!,
-    usage(ctx, feed),
+    await usage(ctx, feed),
     at.seenAt,
   );
   return { ...stored, events: stored.events + announced };
 }
 
 /** Records the hold (nothing of the document stored) and, when it begins, announces it. */
-function holdForBudget(
+async function holdForBudget(
   ctx: Ctx,
   feed: FeedRow,
   httpStatus: number,
   at: { now: Date; seenAt: Date },
-): Stored {
+): Promise<Stored> {
   const heldAt = feed.budget_held_at ?? at.seenAt.toISOString();
-  recordBudgetHold(ctx.db, feed.id, { last_http_status: httpStatus, held_at: heldAt }, at.now);
+  await recordBudgetHold(
+    ctx.db,
+    feed.id,
+    { last_http_status: httpStatus, held_at: heldAt },
+    at.now,
+  );
   if (feed.budget_held_at !== null) return { newEntries: 0, events: 0 };
-  const events = queueOverBudget(ctx, getFeed(ctx.db, feed.id)!, usage(ctx, feed), at.seenAt);
+  const events = await queueOverBudget(
+    ctx,
+    (await getFeed(ctx.db, feed.id))!,
+    await usage(ctx, feed),
+    at.seenAt,
+  );
   return { newEntries: 0, events };
 }
 
 /** What the feed's application keeps and its budget (0: none counts the feed). */
-function usage(ctx: Ctx, feed: FeedRow): { used: number; budget: number } {
+async function usage(ctx: Ctx, feed: FeedRow): Promise<{ used: number; budget: number }> {
   const budget = feedBudget(ctx, feed);
   return budget === null
     ? { used: 0, budget: 0 }
-    : { used: storageUsed(ctx, budget.applicationId), budget: budget.limit };
+    : { used: await storageUsed(ctx, budget.applicationId), budget: budget.limit };
 }

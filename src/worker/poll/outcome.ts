@@ -27,54 +27,54 @@ type OutcomeOf<K extends RefreshOutcome['kind']> = Extract<RefreshOutcome, { kin
  *  what subscribers changed meanwhile (a baseline restarted, a hold released) is read again here, except by a quiet
  *  304, whose one UPDATE checks that nothing did. `seenAt`, when the fetch began, is the first sighting of the entries
  *  it finds. A feed deleted meanwhile records nothing. */
-export function applyOutcome(
+export async function applyOutcome(
   ctx: Ctx,
   claimed: PollTarget,
   outcome: RefreshOutcome,
   now: Date,
   seenAt: Date = now,
-): Stored {
-  if (outcome.kind === 'unchanged' && applyQuietUnchanged(ctx, claimed, outcome, now))
+): Promise<Stored> {
+  if (outcome.kind === 'unchanged' && (await applyQuietUnchanged(ctx, claimed, outcome, now)))
     return { newEntries: 0, events: 0 };
-  const feed = getFeed(ctx.db, claimed.id);
+  const feed = await getFeed(ctx.db, claimed.id);
   if (!feed) return { newEntries: 0, events: 0, deleted: true };
-  const stored = storeBudgeted(ctx, feed, outcome, { now, seenAt }, () =>
+  const stored = await storeBudgeted(ctx, feed, outcome, { now, seenAt }, () =>
     storeOutcome(ctx, feed, outcome, now, seenAt),
   );
   // A hub the document advertises starts (or moves) the feed's WebSub subscription.
   if (outcome.kind === 'parsed')
-    noteWebSub(
+    await noteWebSub(
       ctx,
       feed.id,
       { links: advertised(outcome), fetchedUrl: outcome.meta.finalUrl },
       now,
     );
   // The failing, recovered, gone and moved transitions this poll made, one event per subscription.
-  const health = queueHealthEvents(ctx, feed, seenAt);
+  const health = await queueHealthEvents(ctx, feed, seenAt);
   return { ...stored, events: stored.events + health };
 }
 
 /** Stores the outcome for `feed`, as re-read in this transaction. */
-function storeOutcome(
+async function storeOutcome(
   ctx: Ctx,
   feed: FeedRow,
   outcome: RefreshOutcome,
   now: Date,
   seenAt: Date,
-): Stored {
-  const limits = scheduleLimits(ctx, feed.id, now);
+): Promise<Stored> {
+  const limits = await scheduleLimits(ctx, feed.id, now);
   switch (outcome.kind) {
     case 'unchanged':
-      applyUnchanged(ctx, feed, outcome, now, limits);
+      await applyUnchanged(ctx, feed, outcome, now, limits);
       break;
     case 'gone':
-      recordFeedGone(ctx.db, feed.id, now);
+      await recordFeedGone(ctx.db, feed.id, now);
       break;
     case 'throttled':
-      applyThrottled(ctx, feed, outcome, now, limits);
+      await applyThrottled(ctx, feed, outcome, now, limits);
       break;
     case 'error':
-      applyError(ctx, feed, outcome, now, limits);
+      await applyError(ctx, feed, outcome, now, limits);
       break;
     case 'parsed':
       return applyParsed(ctx, feed, outcome, { now, seenAt }, limits);
@@ -85,12 +85,12 @@ function storeOutcome(
 /** The most common poll, cut short: a 304 (or identical body) of a healthy feed (active, no error run, alert, hold or
  *  redirect being counted) that points nowhere else. Returns false, having written nothing, when the claimed feed or
  *  the answer is anything else, or when the row changed since the claim; applyUnchanged then records it. */
-function applyQuietUnchanged(
+async function applyQuietUnchanged(
   ctx: Ctx,
   claimed: PollTarget,
   { meta }: OutcomeOf<'unchanged'>,
   now: Date,
-): boolean {
+): Promise<boolean> {
   const quiet =
     claimed.status === 'active' &&
     claimed.error_count === 0 &&
@@ -105,7 +105,7 @@ function applyQuietUnchanged(
       cacheSeconds: meta.cacheSeconds,
       previousIntervalSeconds: claimed.interval_seconds,
     },
-    scheduleLimits(ctx, claimed.id, now),
+    await scheduleLimits(ctx, claimed.id, now),
   );
   return recordQuietUnchanged(
     ctx.db,
@@ -143,13 +143,13 @@ function inPhase(
 
 /** A 304 or an identical body: new validators, redirect tracking and the next poll; an identity hold stays. When the
  *  feed's baseline was restarted while this conditional fetch ran, it is fetched again at once for the baseline. */
-function applyUnchanged(
+async function applyUnchanged(
   ctx: Ctx,
   feed: FeedRow,
   outcome: OutcomeOf<'unchanged'>,
   now: Date,
   limits: ScheduleLimits,
-): void {
+): Promise<void> {
   const next = nextPoll(
     {
       kind: 'unchanged',
@@ -159,8 +159,8 @@ function applyUnchanged(
     limits,
   );
   // A hold outlives a failed poll (which records status error): held entries, not the last status, decide.
-  const status = hasHeldEntries(ctx.db, feed.id) ? 'identity_changed' : 'active';
-  recordPollUnchanged(
+  const status = (await hasHeldEntries(ctx.db, feed.id)) ? 'identity_changed' : 'active';
+  await recordPollUnchanged(
     ctx.db,
     feed.id,
     {
@@ -177,28 +177,34 @@ function applyUnchanged(
 }
 
 /** A 429/503 with Retry-After: only a later poll. */
-function applyThrottled(
+async function applyThrottled(
   ctx: Ctx,
   feed: FeedRow,
   outcome: OutcomeOf<'throttled'>,
   now: Date,
   limits: ScheduleLimits,
-): void {
+): Promise<void> {
   const next = nextPoll(
     { kind: 'throttled', retryAfterSeconds: outcome.retryAfterSeconds },
     limits,
   );
-  recordPollThrottled(ctx.db, feed.id, outcome.meta.status, after(now, next.delaySeconds), now);
+  await recordPollThrottled(
+    ctx.db,
+    feed.id,
+    outcome.meta.status,
+    after(now, next.delaySeconds),
+    now,
+  );
 }
 
 /** A failed fetch or parse: recorded, and the next poll backed off by the run of errors. */
-function applyError(
+async function applyError(
   ctx: Ctx,
   feed: FeedRow,
   outcome: OutcomeOf<'error'>,
   now: Date,
   limits: ScheduleLimits,
-): void {
+): Promise<void> {
   const next = nextPoll(
     {
       kind: 'error',
@@ -207,7 +213,7 @@ function applyError(
     },
     limits,
   );
-  recordPollFailure(
+  await recordPollFailure(
     ctx.db,
     feed.id,
     {
@@ -226,8 +232,8 @@ function after(now: Date, seconds: number): string {
 
 /** The feed's poll schedule limits; slower while a hub pushes its content (polling is then the fallback). Without
  *  server.public_url no hub can reach the callback, whatever the feed's stored WebSub subscription says. */
-function scheduleLimits(ctx: Ctx, feedId: string, now: Date): ScheduleLimits {
-  const pushed = ctx.config.server.public_url !== '' && isPushHealthy(ctx.db, feedId, now);
+async function scheduleLimits(ctx: Ctx, feedId: string, now: Date): Promise<ScheduleLimits> {
+  const pushed = ctx.config.server.public_url !== '' && (await isPushHealthy(ctx.db, feedId, now));
   const limits = {
     intervalSeconds: ctx.config.poll.interval_seconds,
     minSeconds: ctx.config.poll.min_interval_seconds,

@@ -26,18 +26,18 @@ export type Stored = {
 };
 /** Stores a parsed document's entries (see storeEntries), then the feed's state and next poll. `feed` is the record
  *  as it is now (re-read in this transaction). */
-export function applyParsed(
+export async function applyParsed(
   ctx: Ctx,
   feed: FeedRow,
   outcome: Parsed,
   at: { now: Date } & Sighting,
   limits: ScheduleLimits,
-): Stored {
+): Promise<Stored> {
   const { parsed, meta } = outcome;
   // No active subscription any more (all deleted or paused while this fetch ran): nothing is sent, and the next
   // document, once a subscription is active again, is a fresh baseline.
-  const live = feedHasActiveSubscription(ctx.db, feed.id);
-  const stored = storeEntries(ctx, feed, outcome, at, live);
+  const live = await feedHasActiveSubscription(ctx.db, feed.id);
+  const stored = await storeEntries(ctx, feed, outcome, at, live);
   const next = nextPoll(
     {
       kind: 'success',
@@ -49,7 +49,7 @@ export function applyParsed(
     limits,
   );
   const moved = redirectState(feed, meta.permanentRedirectTo, outcome.discoveredUrl);
-  recordPollSuccess(
+  await recordPollSuccess(
     ctx.db,
     feed.id,
     {

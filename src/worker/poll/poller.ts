@@ -2,7 +2,8 @@
 // claim: among the earliest due feeds, each keyed by its host, every address the host resolves to (looked up before the
 // claim) and one of its applications, picked fairly → run: refreshFeed, all of it within poll.timeout_seconds → record:
 // applyOutcome (worker/poll/outcome.ts) in the group commit that claims for the slots it frees → report.
-import type { Ctx } from '../../context.ts';
+import { within, type Ctx } from '../../context.ts';
+import type { Sql } from '../../db/engine.ts';
 import { notePoll } from '../../actions/poll-counts.ts';
 import {
   refreshFeed,
@@ -73,9 +74,10 @@ export function createPollerDeps(
   idle: () => void = () => {},
 ): PollerDeps {
   const out: PollerDeps = { ...deps, claim: { cut: false, atMs: 0, lookups: 0 }, pool: undefined! };
-  const claim = (free: number, room: Room) => claimFairly(ctx, out, free, room, idle);
+  const claim = (free: number, room: Room, db: Sql) =>
+    claimFairly(within(ctx, db), out, free, room, idle);
   out.pool = new Pool(
-    ctx.db,
+    ctx.store,
     pollSpec(ctx, deps, claim, idle, () => {}),
     deps.logger,
   );
@@ -92,12 +94,12 @@ export const MIN_WAKE_MS = 20;
  *  "Next" counts from the claim's own time, not from now: a feed falling due between the two (a timer fires a
  *  millisecond before the clock reaches the time it was set for) was not claimed and is due now, so it wakes the loop
  *  at once instead of being passed over until an idle minute ends. */
-export function pollFill(ctx: Ctx, deps: PollerDeps): number {
-  deps.pool.fill();
+export async function pollFill(ctx: Ctx, deps: PollerDeps): Promise<number> {
+  await deps.pool.fill();
   if (deps.pool.free <= 0) return IDLE_MS;
   if (deps.claim.cut) return 1000;
   const now = ctx.clock.now();
-  const next = nextFeedDueAfter(ctx.db, new Date(Math.min(deps.claim.atMs, now.getTime())));
+  const next = await nextFeedDueAfter(ctx.db, new Date(Math.min(deps.claim.atMs, now.getTime())));
   if (next === undefined) return IDLE_MS;
   return Math.min(IDLE_MS, Math.max(MIN_WAKE_MS, Date.parse(next) - now.getTime()));
 }
@@ -106,7 +108,7 @@ export function pollFill(ctx: Ctx, deps: PollerDeps): number {
 export function pollSpec(
   ctx: Ctx,
   deps: PollDeps,
-  claim: (free: number, room: Room) => Claimed[],
+  claim: (free: number, room: Room, db: Sql) => Promise<Claimed[]>,
   idle: () => void,
   counted: (r: { outcome: RefreshOutcome; stored: Stored }) => void,
 ): PoolSpec<Claimed, Polled, Stored> {
@@ -125,8 +127,8 @@ export function pollSpec(
       });
       return { outcome, seenAt, endedAt: ctx.clock.now() };
     },
-    record: ({ feed }, { outcome, seenAt, endedAt }) =>
-      applyOutcome(ctx, feed, outcome, endedAt, seenAt),
+    record: ({ feed }, { outcome, seenAt, endedAt }, db) =>
+      applyOutcome(within(ctx, db), feed, outcome, endedAt, seenAt),
     weightOf: ({ outcome }) => (outcome.kind === 'parsed' ? outcome.entries.length : 0),
     recorded: ({ feed }, { outcome }, stored) => {
       if (stored.events > 0) ctx.nudgeDeliverer(); // each feed's events go out as soon as they are stored
@@ -137,11 +139,12 @@ export function pollSpec(
       counted({ outcome, stored });
       report(deps, feed, outcome, stored);
     },
-    release: (items) =>
-      releaseFeedLeases(
-        ctx.db,
+    release: async (items, db) => {
+      await releaseFeedLeases(
+        db,
         items.map((c) => c.feed.id),
-      ),
+      );
+    },
     idle,
     layer: throughput({
       // As many claimed feeds again wait for a slot, so a group commit records about a slot-full of polls: the pages a
@@ -159,16 +162,16 @@ export function pollSpec(
 /** The daemon's claim: the window of earliest due feeds, those whose host is looked up and fit under their caps, picked
  *  fairly (applications, then hosts) and leased. A host not looked up (or stale) is looked up now; its feeds are
  *  claimed when that finishes, keyed by the addresses it found. */
-function claimFairly(
+async function claimFairly(
   ctx: Ctx,
   deps: PollerDeps,
   free: number,
   room: Room,
   idle: () => void,
-): Claimed[] {
+): Promise<Claimed[]> {
   const now = ctx.clock.now();
   deps.claim.atMs = now.getTime();
-  const window = dueFeedWindow(ctx.db, now, DUE_WINDOW);
+  const window = await dueFeedWindow(ctx.db, now, DUE_WINDOW);
   deps.claim.cut = window.length >= DUE_WINDOW;
   const candidates: Candidate<DueFeed>[] = [];
   const unknown = new Set<string>();
@@ -180,11 +183,13 @@ function claimFairly(
   lookUp(deps, [...unknown], idle);
   const picked = pickFairly(candidates, free, room);
   const keys = new Map(candidates.map((c) => [c.value.id, c.keys]));
-  return leaseFeeds(
-    ctx.db,
-    picked.map((f) => f.id),
-    now,
-    leaseMs(ctx),
+  return (
+    await leaseFeeds(
+      ctx.db,
+      picked.map((f) => f.id),
+      now,
+      leaseMs(ctx),
+    )
   ).map((feed) => ({
     feed,
     keys: keys.get(feed.id)!,

@@ -1,6 +1,7 @@
 // `poll --once` and the tests' poll: one round of feeds, awaited, through a pool of its own with the daemon's pool spec
 // and per-host caps (poller.ts), resolving once each outcome is recorded.
 import type { Ctx } from '../../context.ts';
+import type { Sql } from '../../db/engine.ts';
 import { writePollCounts } from '../../actions/poll-counts.ts';
 import { retryWhileBusy } from '../../db/busy.ts';
 import type { RefreshOutcome } from '../../feed/fetch/refresh.ts';
@@ -40,20 +41,25 @@ export async function pollTick(
   const summary: PollSummary = { fetched: 0, notModified: 0, failed: 0, newEntries: 0, events: 0 };
   if (opts.all)
     for (let after = ''; ;) {
-      const chunk = feedsToPollAfter(ctx.db, after, ctx.clock.now(), ONCE_CHUNK);
+      const chunk = await feedsToPollAfter(ctx.db, after, ctx.clock.now(), ONCE_CHUNK);
       if (chunk.length === 0) break;
       after = chunk[chunk.length - 1]!.id;
       await pollRound(ctx, deps, summary, chunk);
     }
   else
-    await pollRound(ctx, deps, summary, claimDueFeeds(ctx.db, ctx.clock.now(), leaseMs(ctx), 64));
+    await pollRound(
+      ctx,
+      deps,
+      summary,
+      await claimDueFeeds(ctx.db, ctx.clock.now(), leaseMs(ctx), 64),
+    );
   // The chart's counts of this round's polls (serve writes them by the minute; a one-shot poll before it returns).
   await writePollCounts(ctx).catch((err: unknown) =>
     deps.logger.warn('poll: the poll counts of the dashboard chart were not written', {
       error: err instanceof Error ? err.message : String(err),
     }),
   );
-  const next = nextFeedDueAfter(ctx.db, ctx.clock.now());
+  const next = await nextFeedDueAfter(ctx.db, ctx.clock.now());
   const wait = next === undefined ? IDLE_MS : Date.parse(next) - ctx.clock.now().getTime();
   return { summary, nextDelayMs: Math.min(IDLE_MS, Math.max(MIN_WAKE_MS, wait)) };
 }
@@ -76,7 +82,7 @@ async function pollRound(
     feed,
     keys: feedKeys(deps.resolver, feed.fetch_url, null),
   }));
-  const claim = (free: number, room: Room): Claimed[] => {
+  const claim = async (free: number, room: Room, db: Sql): Promise<Claimed[]> => {
     const picked = pickFairly(
       waiting.map((c) => ({ value: c, keys: c.keys, groups: c.keys.slice(0, 1) })),
       free,
@@ -86,12 +92,12 @@ async function pollRound(
     const leased = picked.filter((c) => 'url' in c.feed) as Claimed[];
     const keys = new Map(picked.map((c) => [c.feed.id, c.keys]));
     const toLease = picked.filter((c) => !('url' in c.feed)).map((c) => c.feed.id);
-    for (const feed of leaseFeeds(ctx.db, toLease, ctx.clock.now(), leaseMs(ctx)))
+    for (const feed of await leaseFeeds(db, toLease, ctx.clock.now(), leaseMs(ctx)))
       leased.push({ feed, keys: keys.get(feed.id)! });
     return leased;
   };
   const pool = new Pool(
-    ctx.db,
+    ctx.store,
     pollSpec(
       ctx,
       deps,

@@ -14,7 +14,7 @@
 // drain() waits for every item in flight to settle. A layer (spec.layer: throughput.ts) may keep claimed items beyond
 // the slots and let outcomes wait, at the points spec.ts names.
 import { performance } from 'node:perf_hooks';
-import type { Db } from '../../db/open.ts';
+import type { Engine } from '../../db/engine.ts';
 import type { Logger } from '../../log.ts';
 import { failureLog } from '../loop.ts';
 import { commitTogether, TurnBatch } from './group-commit.ts';
@@ -31,9 +31,11 @@ export const COMMIT_WEIGHT = 500;
  *  are forgotten, and their leases simply run out. */
 const UNRECORDED_SLOTS = 4;
 
-/** A pool of `spec.slots` slots over `db`. Nothing runs until fill(); commits claim only between start() and stop(). */
+/** A pool of `spec.slots` slots over `store`. Nothing runs until fill(); commits claim only between start() and stop().
+ *  Its transactions (fills and commits) run one at a time, each starting what it claimed before the next begins: a
+ *  claim sizes itself by the free slots, which the items of a claim not yet started would still seem to leave free. */
 export class Pool<I, R, V> {
-  readonly #db: Db;
+  readonly #store: Engine;
   readonly #spec: PoolSpec<I, R, V>;
   readonly #logger: Logger;
   readonly #held = new Map<string, number>();
@@ -45,9 +47,11 @@ export class Pool<I, R, V> {
   #busy = 0;
   #refilling = false;
   #refillQueued = false;
+  /** The end of the last transaction asked for (see the class). */
+  #serial: Promise<unknown> = Promise.resolve();
 
-  constructor(db: Db, spec: PoolSpec<I, R, V>, logger: Logger) {
-    this.#db = db;
+  constructor(store: Engine, spec: PoolSpec<I, R, V>, logger: Logger) {
+    this.#store = store;
     this.#spec = spec;
     this.#logger = logger;
     this.#layer = spec.layer?.({
@@ -62,7 +66,7 @@ export class Pool<I, R, V> {
     const weightOf = spec.weightOf;
     const linger = this.#layer?.linger;
     this.#commits = new TurnBatch<Finished<I, R, V>>(
-      (batch) => this.#commit(batch),
+      (batch) => void this.#commit(batch),
       weightOf ? (f) => weightOf(f.result) : undefined,
       COMMIT_WEIGHT,
       // A layer's outcomes wait only while the loop still claims.
@@ -104,26 +108,32 @@ export class Pool<I, R, V> {
   }
 
   /** Claims what fits in the free slots, in a transaction of its own, and starts it; each promise settles once that
-   *  item's outcome is committed. Throws when the claim cannot be written (the loop backs off). */
-  fill(): Settled<V>[] {
-    const started = this.#layer?.refill() ?? [];
-    const want = this.#wanted();
-    if (want <= 0) return started;
-    const releasing = this.#unrecorded.splice(0);
-    let items: I[];
-    try {
-      // IMMEDIATE, as the group commit (group-commit.ts): a claim reads the due window before it leases.
-      items = this.#db
-        .transaction(() => {
-          if (releasing.length > 0) this.#spec.release(releasing);
-          return this.#spec.claim(want, this.#room());
-        })
-        .immediate();
-    } catch (err) {
-      this.#keepUnrecorded(releasing);
-      throw err;
-    }
-    return [...started, ...this.#take(items)];
+   *  item's outcome is committed. Rejects when the claim cannot be written (the loop backs off). */
+  fill(): Promise<Settled<V>[]> {
+    return this.#inTurn(async () => {
+      const started = this.#layer?.refill() ?? [];
+      const want = this.#wanted();
+      if (want <= 0) return started;
+      const releasing = this.#unrecorded.splice(0);
+      let items: I[];
+      try {
+        items = await this.#store.write(async (db) => {
+          if (releasing.length > 0) await this.#spec.release(releasing, db);
+          return this.#spec.claim(want, this.#room(), db);
+        });
+      } catch (err) {
+        this.#keepUnrecorded(releasing);
+        throw err;
+      }
+      return [...started, ...this.#take(items)];
+    });
+  }
+
+  /** Runs `fn` once the pool's transactions asked for before it have ended (see the class). */
+  #inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const turn = this.#serial.then(fn);
+    this.#serial = turn.catch(() => {});
+    return turn;
   }
 
   /** Resolves true once every item in flight has settled, false when `timeoutMs` passed first. */
@@ -215,40 +225,47 @@ export class Pool<I, R, V> {
   }
 
   /** One group commit: frees the finished items' slots (so the claim sees them), records every outcome, releases the
-   *  leases of earlier unrecorded items and claims for the free slots in one transaction, then starts what it claimed. */
-  #commit(batch: Finished<I, R, V>[]): void {
-    for (const f of batch) f.free();
-    this.#layer?.refill(); // what a layer kept starts in the freed slots (or is dropped) before the claim
-    const refill = this.#refilling;
-    const releasing = this.#unrecorded.splice(0);
-    const { results, tail } = commitTogether(
-      this.#db,
-      batch.map((f) => () => this.#spec.record(f.item, f.result)),
-      () => {
-        if (releasing.length > 0) this.#spec.release(releasing);
-        const want = refill ? this.#wanted() : 0;
-        return want > 0 ? this.#spec.claim(want, this.#room()) : [];
-      },
-    );
-    if (!tail.ok) this.#keepUnrecorded(releasing);
-    batch.forEach((f, i) => {
-      const written = results[i]!;
-      if (written.ok) {
-        this.#failures.succeeded();
-        this.#report(f, written.value);
-        f.done(written.value);
-      } else {
-        // The lease stays until a later commit releases it: at-least-once even when recording failed.
-        this.#failures.failed(written.error);
-        this.#keepUnrecorded([f.item]);
-        f.done(undefined);
-      }
+   *  leases of earlier unrecorded items and claims for the free slots in one transaction, then starts what it claimed.
+   *  Never rejects. */
+  #commit(batch: Finished<I, R, V>[]): Promise<void> {
+    return this.#inTurn(async () => {
+      for (const f of batch) f.free();
+      this.#layer?.refill(); // what a layer kept starts in the freed slots (or is dropped) before the claim
+      const refill = this.#refilling;
+      const releasing = this.#unrecorded.splice(0);
+      const { results, tail } = await commitTogether(
+        this.#store,
+        batch.map((f) => (db) => this.#spec.record(f.item, f.result, db)),
+        async (db) => {
+          if (releasing.length > 0) await this.#spec.release(releasing, db);
+          const want = refill ? this.#wanted() : 0;
+          return want > 0 ? this.#spec.claim(want, this.#room(), db) : [];
+        },
+      );
+      if (!tail.ok) this.#keepUnrecorded(releasing);
+      batch.forEach((f, i) => {
+        const written = results[i]!;
+        if (written.ok) {
+          this.#failures.succeeded();
+          this.#report(f, written.value);
+          f.done(written.value);
+        } else {
+          // The lease stays until a later commit releases it: at-least-once even when recording failed.
+          this.#failures.failed(written.error);
+          this.#keepUnrecorded([f.item]);
+          f.done(undefined);
+        }
+      });
+      if (!tail.ok) return this.#refillSoon();
+      this.#take(tail.value);
+      // With slots free, the loop looks again: what this commit recorded (a feed's next poll, an event's retry) may
+      // fall due before the wake the loop planned, and nothing else would tell it while what runs holds its slots.
+      if (refill && this.free > 0) this.#spec.idle();
+    }).catch((err: unknown) => {
+      this.#logger.error(`${this.#spec.name}: unable to record outcomes`, {
+        error: messageOf(err),
+      });
     });
-    if (!tail.ok) return this.#refillSoon();
-    this.#take(tail.value);
-    // With slots free, the loop looks again: what this commit recorded (a feed's next poll, an event's retry) may fall
-    // due before the wake the loop planned, and nothing else would tell it while what runs holds its slots.
-    if (refill && this.free > 0) this.#spec.idle();
   }
 
   /** Measures and logs a recorded outcome; a throwing report must not keep the rest of the batch from settling. */
@@ -278,15 +295,17 @@ export class Pool<I, R, V> {
     setImmediate(() => {
       this.#refillQueued = false;
       if (!this.#refilling) return;
-      let started = 0;
-      try {
-        started = this.fill().length;
-      } catch {
+      void this.fill().then(
+        (started) => this.#afterRefill(started.length),
         // the loop's tick claims again, and logs the error once per message
-      }
-      if (started === 0 && this.free > 0) this.#spec.idle();
-      this.#commits.poke(); // outcomes a layer let wait while the slots worked are committed once none does
+        () => this.#afterRefill(0),
+      );
     });
+  }
+
+  #afterRefill(started: number): void {
+    if (started === 0 && this.free > 0) this.#spec.idle();
+    this.#commits.poke(); // outcomes a layer let wait while the slots worked are committed once none does
   }
 }
 

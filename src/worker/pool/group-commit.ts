@@ -1,7 +1,7 @@
 // Group commit: the writes finished in one turn of the event loop share one transaction (a commit costs more than the
 // writes of one outcome), and that transaction ends with a tail (the claim of the next work for the slots they free).
 import { performance } from 'node:perf_hooks';
-import type { Db } from '../../db/open.ts';
+import type { Engine, Sql } from '../../db/engine.ts';
 
 /** A write's result: its value, or what it threw. */
 export type Written<T> = { ok: true; value: T } | { ok: false; error: unknown };
@@ -108,30 +108,34 @@ export class TurnBatch<T> {
 /** Runs `writes` and then `tail` in one transaction. When any of them throws, that transaction is rolled back and each
  *  write runs again in a transaction of its own, so only the one that throws fails; the tail is then not run again (it
  *  reports the error). Never throws. */
-export function commitTogether<T, U>(
-  db: Db,
-  writes: readonly (() => T)[],
-  tail: () => U,
-): { results: Written<T>[]; tail: Written<U> } {
+export async function commitTogether<T, U>(
+  store: Engine,
+  writes: readonly ((db: Sql) => Promise<T>)[],
+  tail: (db: Sql) => Promise<U>,
+): Promise<{ results: Written<T>[]; tail: Written<U> }> {
   try {
-    // IMMEDIATE: the write lock is taken (waiting up to the busy timeout) before the first read. A deferred transaction
-    // that reads first and then writes fails at once with SQLITE_BUSY when another process (a `poll --once` beside
-    // `serve`) committed in between: its snapshot is stale, and SQLite does not wait on a busy handler for that.
-    const done = db
-      .transaction(() => ({ values: writes.map((w) => w()), tail: tail() }))
-      .immediate();
+    // On SQLite the write lock is taken (waiting up to the busy timeout) before the first read (BEGIN IMMEDIATE): a
+    // deferred transaction that reads first and then writes fails at once with SQLITE_BUSY when another process (a
+    // `poll --once` beside `serve`) committed in between.
+    const done = await store.write(async (db) => {
+      const values: T[] = [];
+      for (const write of writes) values.push(await write(db));
+      return { values, tail: await tail(db) };
+    });
     return {
       results: done.values.map((value) => ({ ok: true, value })),
       tail: { ok: true, value: done.tail },
     };
   } catch (error) {
-    return { results: writes.map((w) => alone(db, w)), tail: { ok: false, error } };
+    const results: Written<T>[] = [];
+    for (const write of writes) results.push(await alone(store, write));
+    return { results, tail: { ok: false, error } };
   }
 }
 
-function alone<T>(db: Db, write: () => T): Written<T> {
+async function alone<T>(store: Engine, write: (db: Sql) => Promise<T>): Promise<Written<T>> {
   try {
-    return { ok: true, value: db.transaction(write).immediate() };
+    return { ok: true, value: await store.write(write) };
   } catch (error) {
     return { ok: false, error };
   }

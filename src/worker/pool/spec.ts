@@ -1,5 +1,6 @@
 // What a work pool is given: one kind of work's spec, the claim's room, and the two sides of a layer on the core
 // (throughput.ts): what it sees of the slots, and what it adds to them.
+import type { Sql } from '../../db/engine.ts';
 import type { Linger } from './group-commit.ts';
 
 /** What a claim sees of the slots: how many items hold a key (in flight, plus those this claim picked so far), whether
@@ -19,19 +20,19 @@ export type PoolSpec<I, R, V> = {
   keysOf(item: I): readonly string[];
   /** The cap of a key, asked at each claim (it may change: an endpoint whose attempts time out is capped at 1). */
   capOf(key: string): number;
-  /** Leases up to `free` due items that fit `room`, taking their keys in it; synchronous, inside a write transaction. */
-  claim(free: number, room: Room): I[];
+  /** Leases up to `free` due items that fit `room`, taking their keys in it; inside a write transaction (`db`). */
+  claim(free: number, room: Room, db: Sql): Promise<I[]>;
   /** The item's I/O, outside any transaction: what to record. A rejection is logged and nothing is recorded. */
   run(item: I): Promise<R>;
-  /** Records one outcome; inside the group commit's transaction. */
-  record(item: I, result: R): V;
+  /** Records one outcome; inside the group commit's transaction (`db`). */
+  record(item: I, result: R, db: Sql): Promise<V>;
   /** How heavy recording this outcome is (a parsed document: its entries); a group commit takes outcomes up to
    *  COMMIT_WEIGHT of it, and the rest in the next turns. Absent: weightless. */
   weightOf?(result: R): number;
   /** After the commit: measure and log. */
   recorded(item: I, result: R, value: V): void;
-  /** Ends the leases of items whose outcome could not be recorded; inside the next transaction that commits. */
-  release(items: readonly I[]): void;
+  /** Ends the leases of items whose outcome could not be recorded; inside the next transaction that commits (`db`). */
+  release(items: readonly I[], db: Sql): Promise<void>;
   /** Slots are free and nothing that fits was due: the loop works out when to look again. */
   idle(): void;
   /** A layer on the core, made for each pool (throughput.ts's `throughput()`); absent: the core alone. */

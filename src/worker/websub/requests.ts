@@ -5,7 +5,7 @@
 // (http/websub.ts).
 import { randomBytes } from 'node:crypto';
 import { request, type Dispatcher } from 'undici';
-import type { Ctx } from '../../context.ts';
+import { transaction, type Ctx } from '../../context.ts';
 import {
   CALLBACK_TOKEN_BYTES,
   callbackUrl,
@@ -77,9 +77,7 @@ export function createWebSubRequests(ctx: Ctx, deps: WebSubDeps): WebSubRequests
     async tick() {
       if (ctx.config.server.public_url === '') return 60_000;
       const free = HUB_SLOTS - running.size;
-      const claimed = ctx.db
-        .transaction(() => claimDue(ctx, { free, running, perHub }))
-        .immediate();
+      const claimed = await transaction(ctx, async (tx) => claimDue(tx, { free, running, perHub }));
       if (claimed.pushStopped) ctx.nudgePoller();
       for (const a of claimed.actions) start(a);
       return WEBSUB_TICK_MS;
@@ -96,34 +94,34 @@ export function createWebSubRequests(ctx: Ctx, deps: WebSubDeps): WebSubRequests
 /** Up to `free` due rows whose hub is under its cap, each decided and marked sent (pending, awaiting verification), so
  *  the hub's verification, which may come before its answer, finds the request pending; a lease found lapsed on the
  *  way stops push and makes its feed due now. */
-function claimDue(
+async function claimDue(
   ctx: Ctx,
   room: {
     free: number;
     running: ReadonlyMap<string, unknown>;
     perHub: ReadonlyMap<string, number>;
   },
-): { actions: Action[]; pushStopped: boolean } {
+): Promise<{ actions: Action[]; pushStopped: boolean }> {
   const now = ctx.clock.now();
   const out: Action[] = [];
   const taken = new Map(room.perHub);
   let pushStopped = false;
   // A window wider than the free slots, so rows of a hub at its cap do not hide the others' due rows.
-  for (const row of dueWebSubs(ctx.db, now, HUB_SLOTS * 4)) {
+  for (const row of await dueWebSubs(ctx.db, now, HUB_SLOTS * 4)) {
     if (room.running.has(row.feed_id)) continue;
     if (
       row.status === 'active' &&
       row.lease_expires_at !== null &&
       row.lease_expires_at <= now.toISOString()
     ) {
-      lapse(ctx, row, now);
+      await lapse(ctx, row, now);
       pushStopped = true;
       continue;
     }
     if (out.length >= room.free) continue;
     const hub = hubHost(row.hub_url);
     if ((taken.get(hub) ?? 0) >= PER_HUB) continue;
-    const decided = decide(ctx, row, now);
+    const decided = await decide(ctx, row, now);
     if (decided === undefined) continue;
     pushStopped ||= decided.pushStopped;
     taken.set(hub, (taken.get(hub) ?? 0) + 1);
@@ -134,9 +132,9 @@ function claimDue(
 
 /** The lease ran out without a verified renewal: push has stopped, so the feed is polled now and on its normal
  *  schedule; subscribing again waits a retry delay (the hub accepted our renewals and did not verify them). */
-function lapse(ctx: Ctx, row: WebSubRow, now: Date): void {
+async function lapse(ctx: Ctx, row: WebSubRow, now: Date): Promise<void> {
   const retry = new Date(now.getTime() + retryDelaySeconds(row.attempts) * 1000);
-  updateWebSub(
+  await updateWebSub(
     ctx.db,
     row.feed_id,
     {
@@ -148,24 +146,25 @@ function lapse(ctx: Ctx, row: WebSubRow, now: Date): void {
     },
     now,
   );
-  if (getFeed(ctx.db, row.feed_id) !== undefined) pollFeedBy(ctx.db, row.feed_id, now);
+  if ((await getFeed(ctx.db, row.feed_id)) !== undefined)
+    await pollFeedBy(ctx.db, row.feed_id, now);
 }
 
 /** The request a due row needs now, recorded as sent; undefined when there is none (an unsubscription given up). A
  *  subscribe names a new callback (§5.1.1: changed when subscriptions are renewed); a renewal keeps taking pushes on
  *  the verified callback until the new one is verified. */
-function decide(
+async function decide(
   ctx: Ctx,
   row: WebSubRow,
   now: Date,
-): { action: Action; pushStopped: boolean } | undefined {
-  const feed = getFeed(ctx.db, row.feed_id);
+): Promise<{ action: Action; pushStopped: boolean } | undefined> {
+  const feed = await getFeed(ctx.db, row.feed_id);
   const wanted =
     feed !== undefined &&
     feed.hub_url === row.hub_url &&
-    feedHasActiveSubscription(ctx.db, row.feed_id);
+    (await feedHasActiveSubscription(ctx.db, row.feed_id));
   if (!wanted && row.status === 'unsubscribing' && row.attempts >= MAX_UNSUBSCRIBE_ATTEMPTS) {
-    deleteWebSub(ctx.db, row.feed_id);
+    await deleteWebSub(ctx.db, row.feed_id);
     return undefined;
   }
   const attempts = row.attempts + 1;
@@ -173,7 +172,7 @@ function decide(
   if (!wanted) {
     // The hub knows the verified callback; a renewal's new one, not verified, is dropped (its verification gets 404).
     const token = row.previous_token ?? row.callback_token;
-    updateWebSub(
+    await updateWebSub(
       ctx.db,
       row.feed_id,
       {
@@ -186,12 +185,12 @@ function decide(
       },
       now,
     );
-    if (feed !== undefined) pollFeedBy(ctx.db, feed.id, now);
+    if (feed !== undefined) await pollFeedBy(ctx.db, feed.id, now);
     return { action: { row, mode: 'unsubscribe', token }, pushStopped: feed !== undefined };
   }
   const renewal = row.status === 'active';
   const token = randomBytes(CALLBACK_TOKEN_BYTES).toString('base64url');
-  updateWebSub(
+  await updateWebSub(
     ctx.db,
     row.feed_id,
     {
@@ -234,27 +233,27 @@ async function send(ctx: Ctx, deps: WebSubDeps, { row, mode, token }: Action): P
     return;
   }
   deps.logger.warn('websub: hub refused the request', { ...fields, error: answer.error });
-  const stopped = ctx.db
-    .transaction(() => recordFailure(ctx, row.feed_id, mode, token, answer.error))
-    .immediate();
+  const stopped = await transaction(ctx, async (tx) =>
+    recordFailure(tx, row.feed_id, mode, token, answer.error),
+  );
   if (stopped) ctx.nudgePoller();
 }
 
 /** A refused or failed request: retried on a backoff; a failed subscribe (a renewal too) stops push, so the feed is
  *  polled now and at its normal schedule again. Returns whether push stopped. */
-function recordFailure(
+async function recordFailure(
   ctx: Ctx,
   feedId: string,
   mode: Action['mode'],
   token: string,
   error: string,
-): boolean {
+): Promise<boolean> {
   const now = ctx.clock.now();
-  const row = getWebSub(ctx.db, feedId);
+  const row = await getWebSub(ctx.db, feedId);
   // Verified, replaced or deleted meanwhile.
   if (row === undefined || row.pending !== mode || row.callback_token !== token) return false;
   const retry = new Date(now.getTime() + retryDelaySeconds(row.attempts) * 1000);
-  updateWebSub(
+  await updateWebSub(
     ctx.db,
     feedId,
     {
@@ -266,8 +265,8 @@ function recordFailure(
     },
     now,
   );
-  if (mode !== 'subscribe' || getFeed(ctx.db, feedId) === undefined) return false;
-  pollFeedBy(ctx.db, feedId, now);
+  if (mode !== 'subscribe' || (await getFeed(ctx.db, feedId)) === undefined) return false;
+  await pollFeedBy(ctx.db, feedId, now);
   return true;
 }
 

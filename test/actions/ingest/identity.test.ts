@@ -42,19 +42,19 @@ describe('entry identity in the poller', () => {
     mirror = await startOrigin();
   });
   after(async () => {
-    w.close();
+    await w.close();
     await workers.close();
     await origin.close();
     await mirror.close();
   });
   beforeEach(async () => {
-    w?.close();
+    await w?.close();
     await workers?.close();
     w = makeWorld({
       poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
     });
     workers = createWorkers(w.ctx, silentLogger);
-    key = w.key().key;
+    key = (await w.key()).key;
     endpoint = (
       await w.call('POST', '/v1/endpoints', {
         key,
@@ -74,20 +74,20 @@ describe('entry identity in the poller', () => {
     const sent: string[][] = [];
     for (const doc of docs) {
       origin.set(p, { body: doc });
-      const before = eventCount();
+      const before = await eventCount();
       w.clock.advance(2 * 3600 * 1000);
       await pollTick(w.ctx, workers.pollerDeps);
-      sent.push(titlesSince(before));
+      sent.push(await titlesSince(before));
     }
     return sent.slice(1);
   };
-  const eventCount = () =>
-    (w.ctx.db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
-  const titlesSince = (skip: number): string[] =>
+  const eventCount = async () =>
+    ((await w.ctx.db.get('SELECT count(*) AS n FROM events')) as { n: number }).n;
+  const titlesSince = async (skip: number): Promise<string[]> =>
     (
-      w.ctx.db
-        .prepare('SELECT body FROM event_bodies JOIN events ON id = event_id ORDER BY id')
-        .all() as { body: string }[]
+      (await w.ctx.db.all(
+        'SELECT body FROM event_bodies JOIN events ON id = event_id ORDER BY id',
+      )) as { body: string }[]
     )
       .slice(skip)
       .flatMap((r) =>
@@ -124,7 +124,7 @@ describe('entry identity in the poller', () => {
         })),
       );
     assert.deepEqual(await polls(p, [doc(1), doc(2), doc(3)]), [[], []]);
-    assert.equal(getFeed(w.ctx.db, sub.feed)!.status, 'active');
+    assert.equal((await getFeed(w.ctx.db, sub.feed))!.status, 'active');
   });
 
   it('sends nothing twice when enclosure URLs carry rotating CDN tokens', async () => {
@@ -155,11 +155,11 @@ describe('entry identity in the poller', () => {
     mirror.set(moved, { body: doc(['B', 'A']) });
     w.clock.advance(2 * 3600 * 1000);
     await pollTick(w.ctx, workers.pollerDeps);
-    assert.equal(eventCount(), 0, 'the same entries under the new host are not new');
+    assert.equal(await eventCount(), 0, 'the same entries under the new host are not new');
     mirror.set(moved, { body: doc(['C', 'B', 'A']) });
     w.clock.advance(2 * 3600 * 1000);
     await pollTick(w.ctx, workers.pollerDeps);
-    assert.deepEqual(titlesSince(0), ['C']);
+    assert.deepEqual(await titlesSince(0), ['C']);
   });
 
   it('delivers every new item of a feed that reuses one guid for all of them', async () => {
@@ -251,7 +251,7 @@ describe('entry identity in the poller', () => {
       [],
       [],
     ]);
-    const f = getFeed(w.ctx.db, sub.feed)!;
+    const f = (await getFeed(w.ctx.db, sub.feed))!;
     assert.equal(f.status, 'identity_changed');
     assert.equal(f.identity_key, 'guid');
   });
@@ -274,22 +274,22 @@ describe('the churn hold’s cap', () => {
   });
   after(() => origin.close());
   /** A world whose holds keep at most `cap` entries, with a subscriber to `path` on the origin. */
-  const capped = (cap: number, path: string, bytes = 32 * 1024 * 1024) => {
+  const capped = async (cap: number, path: string, bytes = 32 * 1024 * 1024) => {
     w = makeWorld({
       poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
       retention: { held_entries_per_feed: cap, held_bytes_per_feed: bytes },
     });
     workers = createWorkers(w.ctx, silentLogger);
-    const { key, subscribe } = subscriber(w);
-    return { key, sub: subscribe(`${origin.url}${path}`) };
+    const { key, subscribe } = await subscriber(w);
+    return { key, sub: await subscribe(`${origin.url}${path}`) };
   };
   afterEach(async () => {
     await workers.close();
-    w.close();
+    await w.close();
   });
 
   it('holds at most its cap, counts the rest, and still switches a feed whose guids keep changing', async () => {
-    const { key, sub } = capped(5, '/capped.xml');
+    const { key, sub } = await capped(5, '/capped.xml');
     const doc = (round: string, titles: string[]) =>
       feed(
         titles.map((t) => ({ guid: `${round}-${t}`, title: t, link: `https://x.example/${t}` })),
@@ -323,12 +323,9 @@ describe('the churn hold’s cap', () => {
     ]);
     assert.equal((await view()).identity_key, 'link');
     const titles = (
-      w.ctx.db
-        .prepare(
-          "SELECT b.body FROM event_bodies b JOIN events e ON e.id = b.event_id WHERE e.type = 'subscription.entries'",
-        )
-        .pluck()
-        .all() as string[]
+      (await w.ctx.db.column(
+        "SELECT b.body FROM event_bodies b JOIN events e ON e.id = b.event_id WHERE e.type = 'subscription.entries'",
+      )) as string[]
     ).flatMap((b) =>
       (JSON.parse(b) as { data: { entries: { title: string }[] } }).data.entries.map(
         (e) => e.title,
@@ -339,7 +336,7 @@ describe('the churn hold’s cap', () => {
 
   it('holds no more bytes of entries than held_bytes_per_feed, however few entries that is, and counts the rest', async () => {
     const cap = 2000;
-    const { key, sub } = capped(10_000, '/heavy.xml', cap);
+    const { key, sub } = await capped(10_000, '/heavy.xml', cap);
     const doc = (round: string) =>
       feed(
         Array.from({ length: 12 }, (_, i) => ({
@@ -353,10 +350,10 @@ describe('the churn hold’s cap', () => {
       w.clock.advance(2 * 3600 * 1000);
       await pollTick(w.ctx, workers.pollerDeps);
     }
-    const sizes = w.ctx.db
-      .prepare('SELECT octet_length(entry) FROM held_entries WHERE feed_id = ?')
-      .pluck()
-      .all(sub.feed) as number[];
+    const sizes = (await w.ctx.db.column(
+      'SELECT octet_length(entry) FROM held_entries WHERE feed_id = ?',
+      [sub.feed],
+    )) as number[];
     const bytes = sizes.reduce((a, b) => a + b, 0);
     const v = (await w.call('GET', `/v1/feeds/${sub.feed}`, { key })).body;
     assert.equal(v.status, 'identity_changed');
@@ -368,7 +365,7 @@ describe('the churn hold’s cap', () => {
   });
 
   it('keeps a one-time change of a document larger than the hold held for a person', async () => {
-    const { key, sub } = capped(2, '/big.xml');
+    const { key, sub } = await capped(2, '/big.xml');
     const doc = (round: string) =>
       feed(
         Array.from({ length: 12 }, (_, i) => ({
@@ -387,7 +384,7 @@ describe('the churn hold’s cap', () => {
       [view.status, view.identity_key, view.held_entries, view.held_entries_dropped],
       ['identity_changed', 'guid', 2, 4 * 10],
     );
-    const types = w.ctx.db.prepare('SELECT type FROM events').pluck().all();
+    const types = await w.ctx.db.column('SELECT type FROM events');
     assert.deepEqual(types, ['feed.identity_hold'], 'the hold is announced once; no entry is sent');
   });
 });

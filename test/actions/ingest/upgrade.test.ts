@@ -67,12 +67,12 @@ describe('a poll after a parser upgrade', () => {
   });
   after(async () => {
     await workers.close();
-    w.close();
+    await w.close();
     await origin.close();
   });
 
   it('records the entries the older parser missed and sends only the one published since', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const ep = await w.call('POST', '/v1/endpoints', {
       key,
       body: { title: 'E', url: 'https://hooks.example.com/' },
@@ -85,9 +85,10 @@ describe('a poll after a parser upgrade', () => {
       body: { endpoint: ep.body.id, url: `${origin.url}/up.xml` },
     });
     await pollTick(w.ctx, workers.pollerDeps); // the baseline, read by "the older parser"
-    w.ctx.db
-      .prepare("UPDATE feeds SET parser_version = 1, degraded = 'cut at a stray <' WHERE id = ?")
-      .run(sub.body.feed);
+    await w.ctx.db.run(
+      "UPDATE feeds SET parser_version = 1, degraded = 'cut at a stray <' WHERE id = ?",
+      [sub.body.feed],
+    );
     w.clock.advance(3 * 3600_000);
     const published = new Date(w.clock.now().getTime() - 3600_000).toUTCString(); // after the baseline poll
     origin.set('/up.xml', {
@@ -99,7 +100,7 @@ describe('a poll after a parser upgrade', () => {
       ]),
     });
     await pollTick(w.ctx, workers.pollerDeps);
-    const bodies = w.ctx.db.prepare('SELECT body FROM event_bodies').pluck().all() as string[];
+    const bodies = (await w.ctx.db.column('SELECT body FROM event_bodies')) as string[];
     const sent = bodies.flatMap(
       (b) => (JSON.parse(b) as { data: { entries: { guid: string }[] } }).data.entries,
     );
@@ -107,7 +108,7 @@ describe('a poll after a parser upgrade', () => {
       sent.map((e) => e.guid),
       ['new'],
     );
-    const feed = getFeed(w.ctx.db, sub.body.feed)!;
+    const feed = (await getFeed(w.ctx.db, sub.body.feed))!;
     assert.equal(feed.parser_version, PARSER_VERSION);
     assert.equal(feed.entry_count, 4, 'the revealed entries count as seen');
     origin.set('/up.xml', {
@@ -116,7 +117,7 @@ describe('a poll after a parser upgrade', () => {
     w.clock.advance(3 * 3600_000);
     await pollTick(w.ctx, workers.pollerDeps, { all: true }); // due or not: the schedule is not under test
     assert.equal(
-      w.ctx.db.prepare('SELECT count(*) FROM events').pluck().get() as number,
+      (await w.ctx.db.column('SELECT count(*) FROM events'))[0] as number,
       2,
       'after the upgrade pass an undated new entry is sent as usual',
     );

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
+import { sqliteConnection } from '../../../src/db/sqlite-engine.ts';
 import { makeWorld, type World } from '../../support/world.ts';
 
 /** A second connection, on a thread of its own, committing a small write every 2 ms until told to stop. */
@@ -45,14 +46,14 @@ describe('API writes beside another writer', () => {
   after(() => w.close());
 
   it('creates and deletes subscriptions without a 503 while another connection commits every 2 ms', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const ep = (
       await w.call('POST', '/v1/endpoints', {
         key,
         body: { title: 'E', url: 'https://h.example/' },
       })
     ).body.id;
-    const writer = startWriter(w.ctx.db.name);
+    const writer = startWriter(sqliteConnection(w.ctx.store)!.name);
     const statuses = new Map<number, number>();
     try {
       for (let i = 0; i < 150; i++) {

@@ -8,9 +8,9 @@ const hook = { title: 'Hook', url: 'https://hooks.example.com/in' };
 describe('/v1/endpoints headers', () => {
   let w: World;
   let key: string;
-  before(() => {
+  before(async () => {
     w = makeWorld();
-    key = w.key('acme').key;
+    key = (await w.key('acme')).key;
   });
   after(() => w.close());
 
@@ -188,9 +188,9 @@ describe('/v1/endpoints headers', () => {
 describe('/v1/endpoints rate_limit', () => {
   let w: World;
   let key: string;
-  before(() => {
+  before(async () => {
     w = makeWorld();
-    key = w.key('acme').key;
+    key = (await w.key('acme')).key;
   });
   after(() => w.close());
 

@@ -5,9 +5,9 @@ import { makeWorld, type World } from '../../support/world.ts';
 describe('/v1/endpoints', () => {
   let w: World;
   let key: string;
-  before(() => {
+  before(async () => {
     w = makeWorld();
-    key = w.key('acme').key;
+    key = (await w.key('acme')).key;
   });
   after(() => w.close());
 
@@ -138,7 +138,7 @@ describe('/v1/endpoints', () => {
 
   it('pages the list newest first with limit and after', async () => {
     const solo = makeWorld();
-    const k = solo.key().key;
+    const k = (await solo.key()).key;
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       solo.clock.advance(1000);
@@ -172,7 +172,7 @@ describe('/v1/endpoints', () => {
       [ids[0]],
     );
     assert.equal(last.body.next, null);
-    solo.close();
+    await solo.close();
   });
 
   const invalid: [string, unknown, string[]][] = [
@@ -219,9 +219,9 @@ describe('/v1/endpoints', () => {
   for (const [name, body, paths] of invalid) {
     it(`answers 400 naming each bad field for ${name}`, async () => {
       const strict = makeWorld({ network: { allow_private: false } });
-      const k = strict.key().key;
+      const k = (await strict.key()).key;
       const res = await strict.call('POST', '/v1/endpoints', { key: k, body });
-      strict.close();
+      await strict.close();
       assert.equal(res.status, 400);
       assert.equal(res.headers.get('content-type'), 'application/problem+json');
       assert.deepEqual(

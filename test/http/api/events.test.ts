@@ -19,9 +19,9 @@ describe('/v1/events', () => {
     ep = await d.endpoint();
     subA = await d.subscription(ep.id);
     subB = await d.subscription(ep.id);
-    idsA = d.queue(subA, 3);
+    idsA = await d.queue(subA, 3);
     d.w.clock.advance(1000);
-    idsB = d.queue(subB, 2);
+    idsB = await d.queue(subB, 2);
     d.receiver.respond((delivery) => ({
       status: delivery.id === idsB[0] ? 500 : 200,
       body: 'thanks',
@@ -88,7 +88,7 @@ describe('/v1/events', () => {
   it('shows one event with its exact payload and every attempt', async () => {
     const res = await get(`/v1/events/${idsB[0]}`);
     assert.equal(res.status, 200);
-    const body = d.event(idsB[0]!).body;
+    const body = (await d.event(idsB[0]!)).body;
     assert.ok(
       res.text.includes(`"payload":${body}`),
       'the payload is the stored body, byte for byte',
@@ -123,7 +123,7 @@ describe('/v1/events', () => {
     const again = d.receiver.deliveries.filter((x) => x.id === idsA[0]);
     assert.equal(again.length, before.length + 1);
     assert.equal(again.at(-1)!.body, before[0]!.body);
-    assert.equal(d.event(idsA[0]!).status, 'delivered');
+    assert.equal((await d.event(idsA[0]!)).status, 'delivered');
     assert.equal((await get(`/v1/events/${idsA[0]}`)).body.attempts.length, 2);
   });
 
@@ -167,7 +167,7 @@ describe('/v1/endpoints/:id/test, /recover and /rotate-secret', () => {
       [res.status, res.body.delivered, res.body.attempt.status_code],
       [200, false, 503],
     );
-    assert.equal(d.event(res.body.event).status, 'dead');
+    assert.equal((await d.event(res.body.event)).status, 'dead');
     d.w.clock.advance(60_000);
     assert.equal((await d.tick()).summary.attempted, 0);
   });
@@ -175,25 +175,27 @@ describe('/v1/endpoints/:id/test, /recover and /rotate-secret', () => {
   it('recovers the dead and failed events created since a time, and they are delivered again', async () => {
     const ep = await d.endpoint();
     const sub = await d.subscription(ep.id);
-    const [old] = d.queue(sub, 1);
+    const [old] = await d.queue(sub, 1);
     d.receiver.respond(() => ({ status: 500 }));
     await d.tick();
-    d.toNextDue();
+    await d.toNextDue();
     await d.tick();
-    assert.equal(d.event(old!).status, 'dead');
+    assert.equal((await d.event(old!)).status, 'dead');
     d.w.clock.advance(3600_000);
     const since = d.w.clock.now().toISOString();
-    const recent = d.queue(sub, 2);
+    const recent = await d.queue(sub, 2);
+    const statuses = async (ids: string[]) => {
+      const found: string[] = [];
+      for (const id of ids) found.push((await d.event(id)).status);
+      return found;
+    };
     await d.tick();
-    d.toNextDue();
+    await d.toNextDue();
     await d.tick();
     await d.tick();
-    d.toNextDue();
+    await d.toNextDue();
     await d.tick();
-    assert.deepEqual(
-      recent.map((id) => d.event(id).status),
-      ['dead', 'dead'],
-    );
+    assert.deepEqual(await statuses(recent), ['dead', 'dead']);
     d.receiver.respond(() => ({ status: 200 }));
     const res = await d.w.call('POST', `/v1/endpoints/${ep.id}/recover`, {
       key: d.key,
@@ -204,16 +206,13 @@ describe('/v1/endpoints/:id/test, /recover and /rotate-secret', () => {
     const sent = d.receiver.deliveries.length;
     await d.tick();
     await d.tick();
-    assert.deepEqual(
-      recent.map((id) => d.event(id).status),
-      ['delivered', 'delivered'],
-    );
+    assert.deepEqual(await statuses(recent), ['delivered', 'delivered']);
     assert.deepEqual(
       d.receiver.deliveries.slice(sent).map((x) => x.id),
       recent,
       'in sequence order',
     );
-    assert.equal(d.event(old!).status, 'dead', 'events before `since` stay dead');
+    assert.equal((await d.event(old!)).status, 'dead', 'events before `since` stay dead');
   });
 
   it('answers 400 to recover without a valid since', async () => {
@@ -250,10 +249,10 @@ describe('events isolation between applications', () => {
     d = await deliveryWorld();
     const ep = await d.endpoint();
     const sub = await d.subscription(ep.id);
-    const [event] = d.queue(sub, 1);
+    const [event] = await d.queue(sub, 1);
     await d.tick();
     theirs = { event: event!, endpoint: ep.id, subscription: sub };
-    mine = d.w.key('intruder').key;
+    mine = (await d.w.key('intruder')).key;
   });
   after(() => d.close());
 

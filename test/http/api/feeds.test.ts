@@ -13,8 +13,8 @@ describe('/v1/feeds', () => {
   let n = 0;
   before(async () => {
     w = makeWorld({ poll: { min_interval_seconds: 60 } });
-    key = w.key('acme').key;
-    other = w.key('other').key;
+    key = (await w.key('acme')).key;
+    other = (await w.key('other')).key;
     endpoint = (
       await w.call('POST', '/v1/endpoints', {
         key,
@@ -48,7 +48,7 @@ describe('/v1/feeds', () => {
 
   it("lists the caller's feeds newest first, each as GET /v1/feeds/:id shows it with how many of its subscriptions use it", async () => {
     const solo = makeWorld();
-    const k = solo.key().key;
+    const k = (await solo.key()).key;
     const ep = (
       await solo.call('POST', '/v1/endpoints', {
         key: k,
@@ -76,16 +76,16 @@ describe('/v1/feeds', () => {
     assert.equal(second.body.next, null);
     const one = await solo.call('GET', `/v1/feeds/${feeds[0]}`, { key: k });
     assert.deepEqual(second.body.data[0], { ...one.body, subscription_count: 1 });
-    assert.deepEqual(ids(await solo.call('GET', '/v1/feeds', { key: solo.key().key })), []);
-    solo.close();
+    assert.deepEqual(ids(await solo.call('GET', '/v1/feeds', { key: (await solo.key()).key })), []);
+    await solo.close();
   });
 
   it('filters by status; failing is every feed in error or gone', async () => {
     const healthy = await subscribe();
     const failing = await subscribe();
     const gone = await subscribe();
-    fail(failing.feed);
-    recordFeedGone(w.ctx.db, gone.feed, w.clock.now());
+    await fail(failing.feed);
+    await recordFeedGone(w.ctx.db, gone.feed, w.clock.now());
     const of = async (status: string) =>
       ids(await w.call('GET', `/v1/feeds?status=${status}&limit=200`, { key }));
     assert.deepEqual(await of('error'), [failing.feed]);
@@ -107,9 +107,11 @@ describe('/v1/feeds', () => {
 
   it('refreshes a feed: 202 with the feed due now, and the poller woken', async () => {
     const sub = await subscribe();
-    w.ctx.db
-      .prepare('UPDATE feeds SET next_poll_at = ?, last_polled_at = ? WHERE id = ?')
-      .run('2026-06-01T00:00:00.000Z', '2025-12-31T00:00:00.000Z', sub.feed);
+    await w.ctx.db.run('UPDATE feeds SET next_poll_at = ?, last_polled_at = ? WHERE id = ?', [
+      '2026-06-01T00:00:00.000Z',
+      '2025-12-31T00:00:00.000Z',
+      sub.feed,
+    ]);
     const nudges = w.nudges.poller;
     const res = await w.call('POST', `/v1/feeds/${sub.feed}/refresh`, { key });
     assert.equal(res.status, 202);
@@ -121,22 +123,24 @@ describe('/v1/feeds', () => {
   it('refuses a refresh within poll.min_interval_seconds of the last fetch with 429 and the wait, changing nothing', async () => {
     const sub = await subscribe();
     const polledAt = new Date(w.clock.now().getTime() - 15_000).toISOString();
-    w.ctx.db
-      .prepare('UPDATE feeds SET next_poll_at = ?, last_polled_at = ? WHERE id = ?')
-      .run('2026-06-01T00:00:00.000Z', polledAt, sub.feed);
+    await w.ctx.db.run('UPDATE feeds SET next_poll_at = ?, last_polled_at = ? WHERE id = ?', [
+      '2026-06-01T00:00:00.000Z',
+      polledAt,
+      sub.feed,
+    ]);
     const res = await w.call('POST', `/v1/feeds/${sub.feed}/refresh`, { key });
     assert.equal(res.status, 429);
     assert.equal(res.headers.get('retry-after'), '45');
     assert.equal(res.body.quota, 'feed_refresh');
     assert.equal(res.body.retry_after_seconds, 45);
-    assert.equal(getFeed(w.ctx.db, sub.feed)!.next_poll_at, '2026-06-01T00:00:00.000Z');
+    assert.equal((await getFeed(w.ctx.db, sub.feed))!.next_poll_at, '2026-06-01T00:00:00.000Z');
     w.clock.advance(45_000);
     assert.equal((await w.call('POST', `/v1/feeds/${sub.feed}/refresh`, { key })).status, 202);
   });
 
   it('polls a gone feed again when refreshed: it is in error until the fetch answers', async () => {
     const sub = await subscribe();
-    recordFeedGone(w.ctx.db, sub.feed, new Date(w.clock.now().getTime() - 3600_000));
+    await recordFeedGone(w.ctx.db, sub.feed, new Date(w.clock.now().getTime() - 3600_000));
     const res = await w.call('POST', `/v1/feeds/${sub.feed}/refresh`, { key });
     assert.equal(res.status, 202);
     assert.equal(res.body.status, 'error');

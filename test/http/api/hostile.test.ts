@@ -9,7 +9,7 @@ describe('hostile input on every route', () => {
   let ids: Record<string, string>;
   before(async () => {
     w = makeWorld();
-    key = w.key().key;
+    key = (await w.key()).key;
     const ep = (
       await w.call('POST', '/v1/endpoints', {
         key,

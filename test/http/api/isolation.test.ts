@@ -9,8 +9,8 @@ describe('isolation between applications', () => {
   let their: { endpoint: string; subscription: string; feed: string };
   before(async () => {
     w = makeWorld();
-    mine = w.key('mine').key;
-    theirs = w.key('theirs').key;
+    mine = (await w.key('mine')).key;
+    theirs = (await w.key('theirs')).key;
     const endpoint = (
       await w.call('POST', '/v1/endpoints', {
         key: theirs,

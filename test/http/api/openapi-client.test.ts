@@ -74,7 +74,7 @@ describe('a client generated from /v1/openapi.json', () => {
   after(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
-    w.close();
+    await w.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -92,7 +92,7 @@ describe('a client generated from /v1/openapi.json', () => {
     const { run } = (await tsImport(pathToFileURL(client).href, import.meta.url)) as {
       run(baseUrl: string, key: string): Promise<Record<string, unknown>>;
     };
-    const result = await run(baseUrl, w.key().key);
+    const result = await run(baseUrl, (await w.key()).key);
     assert.match(String(result.endpoint), /^[0-9a-f]{24}$/);
     assert.match(String(result.secret), /^whsec_/);
     assert.deepEqual(result.metadata, { team: 'alpha', tags: ['a', 'b'], limits: { n: 1.5 } });

@@ -203,7 +203,7 @@ describe('the OpenAPI document and the schemas the API validates with', () => {
   const ids: Record<string, string> = {};
   before(async () => {
     w = makeWorld({ quotas: { api_requests_per_second: 0 } });
-    key = w.key().key;
+    key = (await w.key()).key;
     doc = openapiDocument() as Doc;
     checker = new OpenApiChecker(doc);
     const endpoint = await w.call('POST', '/v1/endpoints', {
@@ -358,8 +358,8 @@ type Holds<T extends true> = T;
 export type ViewsMatchTheirSchemas = [
   Holds<Same<Out<typeof Endpoint>, EndpointView>>,
   Holds<Same<Out<typeof EndpointWithSecret>, EndpointView & { secret: string }>>,
-  Holds<Same<Out<typeof EndpointSecret>, ReturnType<typeof endpointSecret>>>,
-  Holds<Same<Out<typeof RecoverResult>, ReturnType<typeof recoverEndpoint>>>,
+  Holds<Same<Out<typeof EndpointSecret>, Awaited<ReturnType<typeof endpointSecret>>>>,
+  Holds<Same<Out<typeof RecoverResult>, Awaited<ReturnType<typeof recoverEndpoint>>>>,
   Holds<Same<Out<typeof TestEventResultSchema>, TestEventResult>>,
   Holds<
     Same<

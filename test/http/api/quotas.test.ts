@@ -19,8 +19,8 @@ function assertQuota(res: Answer, quota: string, limit: number, retryAfter: numb
   assert.match(res.body.detail, new RegExp(`quotas\\.${quota}`));
 }
 
-const count = (w: World, table: string) =>
-  w.ctx.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+const count = async (w: World, table: string) =>
+  (await w.ctx.db.column(`SELECT count(*) FROM ${table}`))[0] as number;
 
 describe('quotas.endpoints_per_application', () => {
   let w: World;
@@ -30,7 +30,7 @@ describe('quotas.endpoints_per_application', () => {
   after(() => w.close());
 
   it('answers 429 past the limit, creates nothing, and frees a place when one is deleted', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const make = (i: number) =>
       w.call('POST', '/v1/endpoints', {
         key,
@@ -41,11 +41,11 @@ describe('quotas.endpoints_per_application', () => {
     const refused = await make(3);
     assertQuota(refused, 'endpoints_per_application', 3, 3600);
     assert.match(refused.body.detail, /Delete endpoints/);
-    assert.equal(count(w, 'endpoints'), 3);
+    assert.equal(await count(w, 'endpoints'), 3);
     assert.equal(
       (
         await w.call('POST', '/v1/endpoints', {
-          key: w.key().key,
+          key: (await w.key()).key,
           body: { title: 'other', url: 'http://127.0.0.1:9/o' },
         })
       ).status,
@@ -77,7 +77,7 @@ describe('quotas.subscriptions_per_application and quotas.new_feed_urls_per_hour
     w.call('POST', '/v1/subscriptions', { key, body: { endpoint, url } });
 
   it('counts feed URLs the application did not have, over the last hour, and leaves no feed behind a refusal', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const [a, b, c] = [
       await endpointOf(key, 1),
       await endpointOf(key, 2),
@@ -85,10 +85,10 @@ describe('quotas.subscriptions_per_application and quotas.new_feed_urls_per_hour
     ];
     const feed = (n: number) => `http://127.0.0.1:9/feed${n}`;
     for (const n of [1, 2, 3]) assert.equal((await subscribe(key, a, feed(n))).status, 201);
-    const feeds = count(w, 'feeds');
+    const feeds = await count(w, 'feeds');
     w.clock.advance(600_000);
     assertQuota(await subscribe(key, a, feed(4)), 'new_feed_urls_per_hour', 3, 3000);
-    assert.equal(count(w, 'feeds'), feeds, 'the refused URL made no feed record');
+    assert.equal(await count(w, 'feeds'), feeds, 'the refused URL made no feed record');
     assert.equal(
       (await subscribe(key, b, feed(1))).status,
       201,
@@ -106,7 +106,7 @@ describe('quotas.subscriptions_per_application and quotas.new_feed_urls_per_hour
   });
 
   it('does not count a URL again when it is unsubscribed and subscribed again within the hour', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const a = await endpointOf(key, 1);
     const first = await subscribe(key, a, 'http://127.0.0.1:9/again');
     assert.equal(first.status, 201);
@@ -130,7 +130,7 @@ describe('quotas.subscriptions_per_application and quotas.new_feed_urls_per_hour
   });
 
   it('answers 429 past the subscriptions an application may have, whatever the URLs', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     for (const n of [1, 2, 3, 4]) {
       const e = await endpointOf(key, n);
       for (const url of ['http://127.0.0.1:9/shared1', 'http://127.0.0.1:9/shared2'])
@@ -144,7 +144,7 @@ describe('quotas.subscriptions_per_application and quotas.new_feed_urls_per_hour
   });
 
   it('still answers 409 for a duplicate, not 429', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const a = await endpointOf(key, 1);
     for (const n of [1, 2, 3]) await subscribe(key, a, `http://127.0.0.1:9/d${n}`);
     assert.equal((await subscribe(key, a, 'http://127.0.0.1:9/d1')).status, 409);
@@ -165,7 +165,7 @@ describe('quotas.backfill_entries_per_hour', () => {
     });
 
   it('counts the entries asked for across creates and deletes, and says how many are left this hour', async () => {
-    const { key, applicationId } = w.key();
+    const { key, applicationId } = await w.key();
     const endpoint = (
       await w.call('POST', '/v1/endpoints', {
         key,
@@ -185,19 +185,19 @@ describe('quotas.backfill_entries_per_hour', () => {
     // 200 asked, 50 left: 100 more fit once the first create's 100 leave the hour, 40 minutes from now.
     assertQuota(refused, 'backfill_entries_per_hour', 250, 2400);
     assert.match(refused.body.detail, /50 are left this hour/);
-    assert.equal(count(w, 'subscriptions'), 0, 'the refusal created nothing');
+    assert.equal(await count(w, 'subscriptions'), 0, 'the refusal created nothing');
     const fits = await subscribe(key, endpoint, 50);
     assert.equal(fits.status, 201, 'what is left fits');
     await w.call('DELETE', `/v1/subscriptions/${fits.body.id}`, { key });
     assert.equal((await subscribe(key, endpoint, 0)).status, 201, 'no backfill costs nothing');
-    const rows = w.ctx.db
-      .prepare(
+    const rows = (
+      await w.ctx.db.column(
         "SELECT count(*) FROM quota_usage WHERE application_id = ? AND quota = 'backfill_entries_per_hour'",
+        [applicationId],
       )
-      .pluck()
-      .get(applicationId) as number;
+    )[0] as number;
     assert.equal(rows, 3, 'one row per backfill, each with its amount');
-    const other = w.key().key;
+    const other = (await w.key()).key;
     const elsewhere = (
       await w.call('POST', '/v1/endpoints', {
         key: other,
@@ -214,7 +214,7 @@ describe('quotas.backfill_entries_per_hour', () => {
   it('refuses a backfill larger than the whole hour allows for an hour, saying so', async () => {
     const small = makeWorld({ quotas: { backfill_entries_per_hour: 50 } });
     try {
-      const { key } = small.key();
+      const { key } = await small.key();
       const endpoint = (
         await small.call('POST', '/v1/endpoints', {
           key,
@@ -228,7 +228,7 @@ describe('quotas.backfill_entries_per_hour', () => {
       assertQuota(refused, 'backfill_entries_per_hour', 50, 3600);
       assert.match(refused.body.detail, /ask for at most 50/);
     } finally {
-      small.close();
+      await small.close();
     }
   });
 });
@@ -241,12 +241,12 @@ describe('quotas.test_events_per_minute', () => {
     receiver = await startReceiver();
   });
   after(async () => {
-    w.close();
+    await w.close();
     await receiver.close();
   });
 
   it('sends at most the limit even when the requests arrive together, and counts before sending', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const endpoint = (
       await w.call('POST', '/v1/endpoints', { key, body: { title: 't', url: receiver.url } })
     ).body.id as string;
@@ -274,7 +274,7 @@ describe('quotas.test_events_per_minute', () => {
   });
 
   it('keeps at most the limit of rows per application, however many minutes pass', async () => {
-    const { key, applicationId } = w.key();
+    const { key, applicationId } = await w.key();
     const endpoint = (
       await w.call('POST', '/v1/endpoints', { key, body: { title: 't', url: receiver.url } })
     ).body.id as string;
@@ -282,10 +282,11 @@ describe('quotas.test_events_per_minute', () => {
       for (let i = 0; i < 4; i++) await w.call('POST', `/v1/endpoints/${endpoint}/test`, { key });
       w.clock.advance(61_000);
     }
-    const rows = w.ctx.db
-      .prepare('SELECT count(*) FROM quota_usage WHERE application_id = ?')
-      .pluck()
-      .get(applicationId) as number;
+    const rows = (
+      await w.ctx.db.column('SELECT count(*) FROM quota_usage WHERE application_id = ?', [
+        applicationId,
+      ])
+    )[0] as number;
     assert.ok(rows <= 3, `${rows} rows`);
   });
 });
@@ -302,7 +303,7 @@ describe('a quota set to 0', () => {
       },
     });
     try {
-      const { key } = w.key();
+      const { key } = await w.key();
       const endpoint = (
         await w.call('POST', '/v1/endpoints', {
           key,
@@ -314,9 +315,9 @@ describe('a quota set to 0', () => {
         assert.equal((await w.call('POST', '/v1/subscriptions', { key, body })).status, 201);
         assert.equal((await w.call('POST', `/v1/endpoints/${endpoint}/test`, { key })).status, 200);
       }
-      assert.equal(count(w, 'quota_usage'), 0);
+      assert.equal(await count(w, 'quota_usage'), 0);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 });

@@ -25,7 +25,7 @@ describe('quotas.api_requests_per_second', () => {
   it('lets an application spend its burst, then answers 429 with Retry-After until tokens refill', async () => {
     const w = makeWorld({ quotas: { api_requests_per_second: 2, api_burst: 5 } });
     try {
-      const { key } = w.key();
+      const { key } = await w.key();
       for (let i = 0; i < 5; i++)
         assert.equal((await w.call('GET', '/v1/endpoints', { key })).status, 200);
       const refused = await w.call('GET', '/v1/endpoints', { key });
@@ -38,7 +38,7 @@ describe('quotas.api_requests_per_second', () => {
         ['api_requests_per_second', 2, 1],
       );
       assert.equal(
-        (await w.call('GET', '/v1/endpoints', { key: w.key().key })).status,
+        (await w.call('GET', '/v1/endpoints', { key: (await w.key()).key })).status,
         200,
         'another application has its own',
       );
@@ -50,31 +50,31 @@ describe('quotas.api_requests_per_second', () => {
       );
       assert.equal((await w.call('GET', '/v1/endpoints', { key })).status, 429);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
   it('refuses before doing anything: a refused POST creates nothing', async () => {
     const w = makeWorld({ quotas: { api_requests_per_second: 1, api_burst: 1 } });
     try {
-      const { key } = w.key();
+      const { key } = await w.key();
       const body = { title: 't', url: 'http://127.0.0.1:9/' };
       assert.equal((await w.call('POST', '/v1/endpoints', { key, body })).status, 201);
       assert.equal((await w.call('POST', '/v1/endpoints', { key, body })).status, 429);
-      assert.equal(w.ctx.db.prepare('SELECT count(*) FROM endpoints').pluck().get(), 1);
+      assert.equal((await w.ctx.db.column('SELECT count(*) FROM endpoints'))[0], 1);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
   it('does not limit when set to 0', async () => {
     const w = makeWorld({ quotas: { api_requests_per_second: 0, api_burst: 1 } });
     try {
-      const { key } = w.key();
+      const { key } = await w.key();
       for (let i = 0; i < 20; i++)
         assert.equal((await w.call('GET', '/v1/endpoints', { key })).status, 200);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 });
@@ -83,7 +83,7 @@ describe('quotas.failed_auth_per_address', () => {
   it('answers 429 instead of 401 once an address has spent its failures, and still accepts a valid key from it', async () => {
     const w = makeWorld();
     try {
-      const { key } = w.key();
+      const { key } = await w.key();
       const attacker = '203.0.113.9';
       for (let i = 0; i < 10; i++)
         assert.equal(
@@ -118,7 +118,7 @@ describe('quotas.failed_auth_per_address', () => {
       );
       assert.equal((await from(w, attacker, '/v1/endpoints')).status, 429);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
@@ -134,7 +134,7 @@ describe('quotas.failed_auth_per_address', () => {
         'the next /64 is another client',
       );
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
@@ -168,7 +168,7 @@ describe('quotas.failed_auth_per_address', () => {
         'an untrusted peer cannot pose as new clients',
       );
     } finally {
-      w.close();
+      await w.close();
     }
   });
 });

@@ -6,9 +6,9 @@ import { makeWorld, type World } from '../../support/world.ts';
 describe('API requests', () => {
   let w: World;
   let key: string;
-  before(() => {
+  before(async () => {
     w = makeWorld({ server: { max_body_bytes: 4096 } });
-    key = w.key('acme').key;
+    key = (await w.key('acme')).key;
   });
   after(() => w.close());
 
@@ -99,20 +99,20 @@ describe('API requests', () => {
   });
 
   it('refuses a revoked key with 401', async () => {
-    const made = w.key('short-lived');
+    const made = await w.key('short-lived');
     assert.equal((await w.call('GET', '/v1/endpoints', { key: made.key })).status, 200);
     const id = (
-      w.ctx.db
-        .prepare('SELECT id FROM api_keys WHERE application_id = ?')
-        .get(made.applicationId) as { id: string }
+      (await w.ctx.db.get('SELECT id FROM api_keys WHERE application_id = ?', [
+        made.applicationId,
+      ])) as { id: string }
     ).id;
-    assert.equal(revokeKey(w.ctx, id), true);
+    assert.equal(await revokeKey(w.ctx, id), true);
     assert.equal((await w.call('GET', '/v1/endpoints', { key: made.key })).status, 401);
   });
 
-  it('stores keys only as SHA-256 hashes', () => {
-    const made = w.key('hashed');
-    const rows = w.ctx.db.prepare('SELECT * FROM api_keys').all();
+  it('stores keys only as SHA-256 hashes', async () => {
+    const made = await w.key('hashed');
+    const rows = await w.ctx.db.all('SELECT * FROM api_keys');
     assert.ok(!JSON.stringify(rows).includes(made.key));
   });
 
@@ -137,7 +137,7 @@ describe('API requests', () => {
   });
 
   it('scopes Idempotency-Keys to the application', async () => {
-    const other = w.key('other-app').key;
+    const other = (await w.key('other-app')).key;
     const headers = { 'idempotency-key': 'shared-name' };
     const a = await w.call('POST', '/v1/endpoints', {
       key,

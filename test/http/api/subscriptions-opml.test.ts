@@ -10,8 +10,8 @@ const opml = (outlines: string) =>
   `<?xml version="1.0"?>\n<opml version="2.0">\n<head><title>Mine</title></head>\n<body>\n${outlines}\n</body>\n</opml>\n`;
 const feedOutlines = (urls: string[]) => urls.map((u) => `<outline xmlUrl="${u}"/>`).join('\n');
 
-const count = (w: World, table: string) =>
-  w.ctx.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+const count = async (w: World, table: string) =>
+  (await w.ctx.db.column(`SELECT count(*) FROM ${table}`))[0] as number;
 
 async function newEndpoint(w: World, key: string, title = 'Receiver'): Promise<string> {
   const res = await w.call('POST', '/v1/endpoints', {
@@ -35,9 +35,9 @@ async function urlsOf(w: World, key: string, endpoint: string): Promise<string[]
 describe('POST /v1/subscriptions/import', () => {
   let w: World;
   let key: string;
-  before(() => {
+  before(async () => {
     w = makeWorld({ network: { allow_private: false } });
-    ({ key } = w.key());
+    ({ key } = await w.key());
   });
   after(() => w.close());
 
@@ -111,7 +111,7 @@ describe('POST /v1/subscriptions/import', () => {
 
   it('refuses a document that cannot be read, naming the field and line, and imports nothing of it', async () => {
     const endpoint = await newEndpoint(w, key);
-    const before = count(w, 'subscriptions');
+    const before = await count(w, 'subscriptions');
     const cut = opml(feedOutlines(['https://c1.example/', 'https://c2.example/'])).slice(0, -20);
     const res = await importInto(w, key, endpoint, cut);
     assert.equal(res.status, 400, res.text);
@@ -125,12 +125,12 @@ describe('POST /v1/subscriptions/import', () => {
     });
     assert.equal(rss.status, 400);
     assert.match(rss.body.errors[0].message, /root element is <rss>/);
-    assert.equal(count(w, 'subscriptions'), before);
+    assert.equal(await count(w, 'subscriptions'), before);
   });
 
   it('refuses more than 1,000 feeds as a whole, before creating any', async () => {
     const endpoint = await newEndpoint(w, key);
-    const before = count(w, 'subscriptions');
+    const before = await count(w, 'subscriptions');
     const urls = Array.from({ length: 1001 }, (_, i) => `https://many${i}.example/`);
     const res = await w.call('POST', '/v1/subscriptions/import', {
       key,
@@ -138,7 +138,7 @@ describe('POST /v1/subscriptions/import', () => {
     });
     assert.equal(res.status, 400, res.text);
     assert.match(res.body.errors[0].message, /lists more than 1000 feeds/);
-    assert.equal(count(w, 'subscriptions'), before);
+    assert.equal(await count(w, 'subscriptions'), before);
   });
 
   it('names every invalid field at once, and answers 404 for an endpoint of another application', async () => {
@@ -163,7 +163,7 @@ describe('POST /v1/subscriptions/import', () => {
     });
     assert.equal(big.status, 400);
     assert.equal(big.body.errors[0].path, 'metadata');
-    const other = w.key();
+    const other = await w.key();
     const foreign = await newEndpoint(w, other.key);
     const res404 = await w.call('POST', '/v1/subscriptions/import', {
       key,
@@ -197,7 +197,7 @@ describe('POST /v1/subscriptions/import against quotas', () => {
   it('refuses every later valid outline with the quota met, keeps invalid ones invalid, creates nothing more', async () => {
     const w = makeWorld({ quotas: { subscriptions_per_application: 3 } });
     try {
-      const { key } = w.key();
+      const { key } = await w.key();
       const endpoint = await newEndpoint(w, key);
       await w.call('POST', '/v1/subscriptions', {
         key,
@@ -225,16 +225,16 @@ describe('POST /v1/subscriptions/import against quotas', () => {
         assert.equal(r.error.limit, 3);
         assert.equal(r.error.retry_after_seconds, 3600);
       }
-      assert.equal(count(w, 'subscriptions'), 3);
+      assert.equal(await count(w, 'subscriptions'), 3);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
   it('stops at the new-feed-URL quota even for a feed the application already has', async () => {
     const w = makeWorld({ quotas: { new_feed_urls_per_hour: 2 } });
     try {
-      const { key } = w.key();
+      const { key } = await w.key();
       const [one, two] = [await newEndpoint(w, key), await newEndpoint(w, key)];
       await w.call('POST', '/v1/subscriptions', {
         key,
@@ -250,7 +250,7 @@ describe('POST /v1/subscriptions/import against quotas', () => {
       );
       assert.equal(res.body.results[2].error.quota, 'new_feed_urls_per_hour');
     } finally {
-      w.close();
+      await w.close();
     }
   });
 });
@@ -258,9 +258,9 @@ describe('POST /v1/subscriptions/import against quotas', () => {
 describe('GET /v1/subscriptions/export', () => {
   let w: World;
   let key: string;
-  before(() => {
+  before(async () => {
     w = makeWorld({ quotas: { new_feed_urls_per_hour: 0 } });
-    ({ key } = w.key());
+    ({ key } = await w.key());
   });
   after(() => w.close());
 
@@ -288,15 +288,17 @@ describe('GET /v1/subscriptions/export', () => {
   });
 
   it('writes OPML 2.0: a folder per endpoint, feed titles, paused ones marked, never credentials', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const [a, b] = [await newEndpoint(w, key, 'Alpha & co'), await newEndpoint(w, key, 'Beta')];
     await newEndpoint(w, key, 'Empty');
     const sub = async (endpoint: string, url: string) =>
       (await w.call('POST', '/v1/subscriptions', { key, body: { endpoint, url } })).body;
     const titled = await sub(a, 'https://titled.example/feed');
-    w.ctx.db
-      .prepare('UPDATE feeds SET title = ?, site_url = ? WHERE id = ?')
-      .run('The <Titled> Blog', 'https://titled.example/', titled.feed);
+    await w.ctx.db.run('UPDATE feeds SET title = ?, site_url = ? WHERE id = ?', [
+      'The <Titled> Blog',
+      'https://titled.example/',
+      titled.feed,
+    ]);
     const paused = await sub(b, 'https://bob:hunter2@paused.example/feed');
     await w.call('PATCH', `/v1/subscriptions/${paused.id}`, { key, body: { status: 'paused' } });
     const res = await w.call('GET', '/v1/subscriptions/export', { key });
@@ -325,25 +327,25 @@ describe('GET /v1/subscriptions/export', () => {
   });
 
   it("exports every subscription of a long list, page after page, and never another application's", async () => {
-    const { key, applicationId } = w.key();
+    const { key, applicationId } = await w.key();
     const endpoint = await newEndpoint(w, key);
     const urls = Array.from(
       { length: 450 },
       (_, i) => `https://long.example/${String(i).padStart(3, '0')}`,
     );
-    for (const url of urls) createSubscription(w.ctx, applicationId, { endpoint, url });
+    for (const url of urls) await createSubscription(w.ctx, applicationId, { endpoint, url });
     const res = await w.call('GET', '/v1/subscriptions/export', { key });
     assert.deepEqual(
       readOpmlFeeds(res.text, 1000).map((f) => f.xmlUrl),
       urls,
     );
-    const other = await w.call('GET', '/v1/subscriptions/export', { key: w.key().key });
+    const other = await w.call('GET', '/v1/subscriptions/export', { key: (await w.key()).key });
     assert.equal(other.status, 200);
     assert.deepEqual(readOpmlFeeds(other.text, 1000), []);
   });
 
   it("answers 404 for another application's endpoint and 400 for a malformed one, before any OPML", async () => {
-    const foreign = await newEndpoint(w, w.key().key);
+    const foreign = await newEndpoint(w, (await w.key()).key);
     const res = await w.call('GET', `/v1/subscriptions/export?endpoint=${foreign}`, { key });
     assert.equal(res.status, 404);
     assert.equal(res.headers.get('content-type'), 'application/problem+json');

@@ -9,7 +9,7 @@ describe('/v1/subscriptions', () => {
   let endpoint: string;
   before(async () => {
     w = makeWorld();
-    ({ key, applicationId } = w.key('acme'));
+    ({ key, applicationId } = await w.key('acme'));
     endpoint = (
       await w.call('POST', '/v1/endpoints', {
         key,
@@ -61,7 +61,7 @@ describe('/v1/subscriptions', () => {
   });
 
   it('shares one feed record for equivalent URLs across endpoints and applications', async () => {
-    const other = w.key('other');
+    const other = await w.key('other');
     const otherEp = (
       await w.call('POST', '/v1/endpoints', {
         key: other.key,
@@ -230,7 +230,7 @@ describe('/v1/subscriptions', () => {
 
   it('refuses a loopback feed URL when private addresses are not allowed', async () => {
     const strict = makeWorld({ network: { allow_private: false } });
-    const k = strict.key().key;
+    const k = (await strict.key()).key;
     const ep = (
       await strict.call('POST', '/v1/endpoints', {
         key: k,
@@ -251,6 +251,6 @@ describe('/v1/subscriptions', () => {
       assert.equal(res.status, 400, url);
       assert.match(res.body.errors[0].message, /private|loopback/);
     }
-    strict.close();
+    await strict.close();
   });
 });

@@ -44,7 +44,7 @@ describe('dashboard assets and headers', () => {
   });
 
   it('answers an unknown dashboard path with the HTML 404 page', async () => {
-    const c = await new Client(w).signedIn(w.key().key);
+    const c = await new Client(w).signedIn((await w.key()).key);
     const res = await c.get('/dashboard/nothing/here');
     assert.equal(res.status, 404);
     assert.match(res.headers.get('content-type')!, /^text\/html/);
@@ -62,7 +62,7 @@ describe('dashboard assets and headers', () => {
   });
 
   it('shows the UTC time inside <time> so pages read right without JavaScript', async () => {
-    const c = await new Client(w).signedIn(w.key().key);
+    const c = await new Client(w).signedIn((await w.key()).key);
     const page = await c.post('/dashboard/endpoints', {
       _action: 'create',
       title: 'T',

@@ -12,7 +12,7 @@ before(() => {
 after(() => w.close());
 
 async function withEndpoint(): Promise<{ c: Client; id: string; key: string }> {
-  const { key } = w.key();
+  const { key } = await w.key();
   const c = await new Client(w).signedIn(key);
   const res = await c.post('/dashboard/endpoints', {
     _action: 'create',

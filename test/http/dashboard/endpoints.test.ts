@@ -12,14 +12,14 @@ before(async () => {
   receiver = await startReceiver();
 });
 after(async () => {
-  w.close();
+  await w.close();
   await receiver.close();
 });
 
 async function withEndpoint(
   title = 'Orders hook',
 ): Promise<{ c: Client; id: string; key: string }> {
-  const { key } = w.key();
+  const { key } = await w.key();
   const c = await new Client(w).signedIn(key);
   const res = await c.post('/dashboard/endpoints', {
     _action: 'create',
@@ -31,7 +31,7 @@ async function withEndpoint(
 
 describe('dashboard endpoints list', () => {
   it('says what to do when there are none, and labels every field of the create form', async () => {
-    const c = await new Client(w).signedIn(w.key().key);
+    const c = await new Client(w).signedIn((await w.key()).key);
     const page = await c.get('/dashboard/endpoints');
     assert.equal(page.status, 200);
     assert.match(page.text, /No endpoints yet\. Create one below/);
@@ -39,7 +39,7 @@ describe('dashboard endpoints list', () => {
   });
 
   it('creates an endpoint and redirects (303) to it with its secret revealed', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const c = await new Client(w).signedIn(key);
     const res = await c.post('/dashboard/endpoints', {
       _action: 'create',
@@ -60,7 +60,7 @@ describe('dashboard endpoints list', () => {
   });
 
   it('re-renders invalid input with the values typed and each error beside its field', async () => {
-    const c = await new Client(w).signedIn(w.key().key);
+    const c = await new Client(w).signedIn((await w.key()).key);
     const res = await c.post('/dashboard/endpoints', {
       _action: 'create',
       title: '   ',
@@ -76,7 +76,7 @@ describe('dashboard endpoints list', () => {
   it('refuses a private address unless network.allow_private, beside the URL field', async () => {
     const strict = makeWorld({ network: { allow_private: false } });
     try {
-      const c = await new Client(strict).signedIn(strict.key().key);
+      const c = await new Client(strict).signedIn((await strict.key()).key);
       const res = await c.post('/dashboard/endpoints', {
         _action: 'create',
         title: 'x',
@@ -85,14 +85,14 @@ describe('dashboard endpoints list', () => {
       assert.equal(res.status, 400);
       assert.match(errorBeside(res.text, 'new-url')!, /private, loopback or reserved/);
     } finally {
-      strict.close();
+      await strict.close();
     }
   });
 
   it("rejects a POST without the CSRF token or with another session's token, creating nothing", async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const c = await new Client(w).signedIn(key);
-    const other = await new Client(w).signedIn(w.key().key);
+    const other = await new Client(w).signedIn((await w.key()).key);
     for (const csrf of [null, '', other.csrf]) {
       const res = await c.post(
         '/dashboard/endpoints',
@@ -118,7 +118,7 @@ describe('dashboard endpoints list', () => {
 describe('dashboard endpoint page', () => {
   it("answers 404 for another application's endpoint, on GET and POST, and for a malformed id", async () => {
     const { id } = await withEndpoint();
-    const stranger = await new Client(w).signedIn(w.key().key);
+    const stranger = await new Client(w).signedIn((await w.key()).key);
     assert.equal((await stranger.get(`/dashboard/endpoints/${id}`)).status, 404);
     assert.equal((await stranger.get(`/dashboard/endpoints/${id}?reveal=1`)).status, 404);
     const post = await stranger.post(`/dashboard/endpoints/${id}`, {
@@ -164,7 +164,7 @@ describe('dashboard endpoint page', () => {
   });
 
   it('creates an endpoint that receives only the ticked event types, shows them, and edits them back to every type', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const c = await new Client(w).signedIn(key);
     const form = await c.get('/dashboard/endpoints');
     assert.match(form.text, /<legend>Event types<\/legend>/);
@@ -202,7 +202,7 @@ describe('dashboard endpoint page', () => {
   });
 
   it('refuses "only these" with no type ticked, beside the event types, keeping what was chosen', async () => {
-    const c = await new Client(w).signedIn(w.key().key);
+    const c = await new Client(w).signedIn((await w.key()).key);
     const res = await c.post('/dashboard/endpoints', {
       _action: 'create',
       title: 'Nothing',

@@ -12,7 +12,7 @@ before(async () => {
   receiver = await startReceiver();
 });
 after(async () => {
-  w.close();
+  await w.close();
   await receiver.close();
 });
 
@@ -21,7 +21,7 @@ async function withTestEvent(
   status: number,
   body: string,
 ): Promise<{ c: Client; key: string; endpoint: string; event: string }> {
-  const { key } = w.key();
+  const { key } = await w.key();
   const c = await new Client(w).signedIn(key);
   const endpoint = (
     await w.call('POST', '/v1/endpoints', {
@@ -37,7 +37,7 @@ async function withTestEvent(
 
 describe('dashboard events', () => {
   it('says where events come from when there are none', async () => {
-    const c = await new Client(w).signedIn(w.key().key);
+    const c = await new Client(w).signedIn((await w.key()).key);
     const page = await c.get('/dashboard/events');
     assert.equal(page.status, 200);
     assert.match(
@@ -106,7 +106,7 @@ describe('dashboard events', () => {
 
   it("never shows or resends another application's events", async () => {
     const { event } = await withTestEvent(200, 'ok');
-    const stranger = await new Client(w).signedIn(w.key().key);
+    const stranger = await new Client(w).signedIn((await w.key()).key);
     assert.doesNotMatch(
       (await stranger.get('/dashboard/events?kind=tests')).text,
       new RegExp(event),

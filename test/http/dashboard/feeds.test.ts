@@ -1,6 +1,7 @@
 // The feeds health page and the overview through app.request(): statuses, tabs with counts, held entries, isolation.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { Sql } from '../../../src/db/engine.ts';
 import { holdEntries } from '../../../src/store/entries.ts';
 import {
   recordBudgetHold,
@@ -20,7 +21,7 @@ after(() => w.close());
 async function withFeeds(
   urls: string[],
 ): Promise<{ c: Client; key: string; feeds: Record<string, string> }> {
-  const { key } = w.key();
+  const { key } = await w.key();
   const c = await new Client(w).signedIn(key);
   const endpoint = (
     await w.call('POST', '/v1/endpoints', {
@@ -36,8 +37,8 @@ async function withFeeds(
 }
 
 /** What the poller's churn guard leaves behind (set directly: the guard itself is tested with the poller). */
-const markIdentityChanged = (feed: string) =>
-  w.ctx.db.prepare("UPDATE feeds SET status = 'identity_changed' WHERE id = ?").run(feed);
+const markIdentityChanged = (feed: string, db: Sql = w.ctx.db) =>
+  db.run("UPDATE feeds SET status = 'identity_changed' WHERE id = ?", [feed]);
 const entry = (guid: string) =>
   JSON.stringify({
     guid,
@@ -54,7 +55,7 @@ const entry = (guid: string) =>
 
 describe('dashboard feeds health', () => {
   it('says how feeds appear when there are none', async () => {
-    const c = await new Client(w).signedIn(w.key().key);
+    const c = await new Client(w).signedIn((await w.key()).key);
     assert.match(
       (await c.get('/dashboard/feeds')).text,
       /No feeds yet: feeds appear here when you subscribe/,
@@ -69,7 +70,7 @@ describe('dashboard feeds health', () => {
       'http://127.0.0.1:9/churn.xml',
     ]);
     const now = w.clock.now();
-    recordPollFailure(
+    await recordPollFailure(
       w.ctx.db,
       feeds['http://127.0.0.1:9/bad.xml']!,
       {
@@ -80,8 +81,8 @@ describe('dashboard feeds health', () => {
       },
       now,
     );
-    recordFeedGone(w.ctx.db, feeds['http://127.0.0.1:9/gone.xml']!, now);
-    markIdentityChanged(feeds['http://127.0.0.1:9/churn.xml']!);
+    await recordFeedGone(w.ctx.db, feeds['http://127.0.0.1:9/gone.xml']!, now);
+    await markIdentityChanged(feeds['http://127.0.0.1:9/churn.xml']!);
     const all = await c.get('/dashboard/feeds');
     assert.match(all.text, /All \(4\)/);
     assert.match(all.text, /Failing \(1\)/);
@@ -104,7 +105,7 @@ describe('dashboard feeds health', () => {
     ]);
     const now = w.clock.now();
     // What the poller records when a document would not fit (worker/poll/budget.ts; tested with the poller).
-    recordBudgetHold(
+    await recordBudgetHold(
       w.ctx.db,
       feeds['http://127.0.0.1:9/big.xml']!,
       { last_http_status: 200, held_at: now.toISOString() },
@@ -125,9 +126,9 @@ describe('dashboard feeds health', () => {
     const { c, feeds } = await withFeeds(['http://127.0.0.1:9/held.xml']);
     const feed = feeds['http://127.0.0.1:9/held.xml']!;
     const now = w.clock.now();
-    w.ctx.db.transaction(() => {
-      holdEntries(
-        w.ctx.db,
+    await w.ctx.store.write(async (sql) => {
+      await holdEntries(
+        sql,
         feed,
         [
           { key: 'k1', entry: entry('a'), position: 0 },
@@ -136,11 +137,11 @@ describe('dashboard feeds health', () => {
         now,
         { entries: 100, bytes: 1 << 20 },
       );
-      markIdentityChanged(feed);
-    })();
+      await markIdentityChanged(feed, sql);
+    });
     const page = await c.get('/dashboard/feeds?status=identity_changed');
     assert.match(page.text, /2 entries held back/);
-    const stranger = await new Client(w).signedIn(w.key().key);
+    const stranger = await new Client(w).signedIn((await w.key()).key);
     assert.equal(
       (await stranger.post('/dashboard/feeds', { _action: 'discard', feed })).status,
       404,
@@ -159,23 +160,26 @@ describe('dashboard feeds health', () => {
     const page = await c.get('/dashboard/feeds');
     assert.match(page.text, /name="_action" value="refresh"/);
     assert.match(page.text, new RegExp(`name="feed" value="${feed}"`));
-    w.ctx.db
-      .prepare('UPDATE feeds SET next_poll_at = ?, last_polled_at = ? WHERE id = ?')
-      .run('2026-06-01T00:00:00.000Z', '2025-06-01T00:00:00.000Z', feed);
+    await w.ctx.db.run('UPDATE feeds SET next_poll_at = ?, last_polled_at = ? WHERE id = ?', [
+      '2026-06-01T00:00:00.000Z',
+      '2025-06-01T00:00:00.000Z',
+      feed,
+    ]);
     const nudges = w.nudges.poller;
     const res = await c.post('/dashboard/feeds', { _action: 'refresh', feed });
     assert.equal(res.status, 303);
     assert.equal(res.location, '/dashboard/feeds?notice=feed-refreshed');
     assert.equal(w.nudges.poller, nudges + 1);
     assert.match((await c.get(res.location!)).text, /The feed is fetched within seconds/);
-    w.ctx.db
-      .prepare('UPDATE feeds SET last_polled_at = ? WHERE id = ?')
-      .run(w.clock.now().toISOString(), feed);
+    await w.ctx.db.run('UPDATE feeds SET last_polled_at = ? WHERE id = ?', [
+      w.clock.now().toISOString(),
+      feed,
+    ]);
     const soon = await c.post('/dashboard/feeds', { _action: 'refresh', feed });
     assert.equal(soon.status, 429);
     assert.match(soon.text, /fetch it again in 60 s/);
     assert.equal(soon.headers.get('retry-after'), '60'); // as the API's 429 says it
-    const stranger = await new Client(w).signedIn(w.key().key);
+    const stranger = await new Client(w).signedIn((await w.key()).key);
     assert.equal(
       (await stranger.post('/dashboard/feeds', { _action: 'refresh', feed })).status,
       404,
@@ -184,14 +188,14 @@ describe('dashboard feeds health', () => {
 
   it("never lists another application's feeds", async () => {
     await withFeeds(['http://127.0.0.1:9/private-feed.xml']);
-    const c = await new Client(w).signedIn(w.key().key);
+    const c = await new Client(w).signedIn((await w.key()).key);
     assert.doesNotMatch((await c.get('/dashboard/feeds')).text, /private-feed/);
   });
 });
 
 describe('dashboard overview', () => {
   it('guides a new application to its first endpoint, then its first subscription', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const c = await new Client(w).signedIn(key);
     assert.match(
       (await c.get('/dashboard')).text,
@@ -208,7 +212,7 @@ describe('dashboard overview', () => {
   });
 
   it('shows a notice only for keys it knows, never text from the query string', async () => {
-    const c = await new Client(w).signedIn(w.key().key);
+    const c = await new Client(w).signedIn((await w.key()).key);
     assert.match((await c.get('/dashboard?notice=endpoint-deleted')).text, /Endpoint deleted\./);
     const hostile = await c.get('/dashboard?notice=%3Cscript%3Ealert(1)%3C/script%3E');
     assert.doesNotMatch(hostile.text, /alert\(1\)/);

@@ -28,14 +28,14 @@ before(async () => {
 });
 after(async () => {
   await workers.close();
-  w.close();
+  await w.close();
   await origin.close();
   await receiver.close();
 });
 
 /** A signed-in application with an endpoint at the receiver, subscribed to the origin's `path`. */
 async function subscribed(path: string) {
-  const { key } = w.key();
+  const { key } = await w.key();
   const c = await new Client(w).signedIn(key);
   const endpoint = (
     await w.call('POST', '/v1/endpoints', { key, body: { title: 'R', url: `${receiver.url}/h` } })
@@ -85,7 +85,7 @@ describe('dashboard health', () => {
 
     const overview = await c.get('/dashboard');
     assert.match(overview.text, /Nothing needs attention/, 'the dead test ping needs nothing done');
-    w.ctx.db.prepare("UPDATE events SET status = 'dead' WHERE subscription_id IS NOT NULL").run();
+    await w.ctx.db.run("UPDATE events SET status = 'dead' WHERE subscription_id IS NOT NULL");
     const attention = await c.get('/dashboard');
     assert.match(attention.text, /Event <a href="\/dashboard\/events\?event=[0-9a-f]{24}#event-/);
     assert.match(attention.text, /Fish &amp; &lt;Chips&gt;<\/strong>: “One”/);
@@ -151,7 +151,7 @@ describe('dashboard health', () => {
     w.clock.advance(25 * 3600_000);
     const { summary } = await maintenanceTick(w.ctx, { logger: silentLogger });
     assert.ok(summary.pollHours >= 1, 'the hour is deleted');
-    const rows = w.ctx.db.prepare('SELECT count(*) FROM feed_poll_hours').pluck().get();
+    const rows = (await w.ctx.db.column('SELECT count(*) FROM feed_poll_hours'))[0];
     assert.equal(rows, 0);
     const again = await new Client(w).signedIn(key); // the session expired
     assert.equal(caption((await again.get(here)).text, 'polls-chart'), 'No polls.');

@@ -12,8 +12,8 @@ before(() => {
 });
 after(() => w.close());
 
-const keyIdOf = (key: string) =>
-  w.ctx.db.prepare('SELECT id FROM api_keys WHERE hash = ?').pluck().get(hashKey(key)) as string;
+const keyIdOf = async (key: string) =>
+  (await w.ctx.db.column('SELECT id FROM api_keys WHERE hash = ?', [hashKey(key)]))[0] as string;
 
 describe('dashboard sign-in', () => {
   it('shows a labelled key field and sets an HttpOnly SameSite=Strict sign-in cookie scoped to /dashboard', async () => {
@@ -31,7 +31,7 @@ describe('dashboard sign-in', () => {
   });
 
   it('signs in with a live key: a session cookie, then the overview names the application', async () => {
-    const { key } = w.key('acme');
+    const { key } = await w.key('acme');
     const c = new Client(w);
     const res = await c.signIn(key);
     assert.equal(res.status, 303);
@@ -40,7 +40,7 @@ describe('dashboard sign-in', () => {
     assert.match(cookie, /HttpOnly/);
     assert.match(cookie, /SameSite=Strict/);
     assert.match(cookie, /Path=\/dashboard/);
-    const stored = w.ctx.db.prepare('SELECT id_hash FROM sessions').pluck().all() as string[];
+    const stored = (await w.ctx.db.column('SELECT id_hash FROM sessions')) as string[];
     const token = c.cookies.get('feedsub_session')!;
     assert.ok(!stored.includes(token), 'the cookie value itself is never stored');
     assert.ok(stored.includes(createHash('sha256').update(token).digest('hex')));
@@ -50,7 +50,7 @@ describe('dashboard sign-in', () => {
   });
 
   it('marks cookies Secure over https and when server.public_url is https', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const https = await new Client(w, { origin: 'https://feeds.example' }).signIn(key);
     assert.match(
       https.setCookies.find((x) => x.startsWith('feedsub_session='))!,
@@ -58,13 +58,13 @@ describe('dashboard sign-in', () => {
     );
     const pw = makeWorld({ server: { public_url: 'https://feeds.example' } });
     try {
-      const res = await new Client(pw).signIn(pw.key().key);
+      const res = await new Client(pw).signIn((await pw.key()).key);
       assert.match(
         res.setCookies.find((x) => x.startsWith('feedsub_session='))!,
         /Secure/,
       );
     } finally {
-      pw.close();
+      await pw.close();
     }
   });
 
@@ -78,7 +78,7 @@ describe('dashboard sign-in', () => {
   });
 
   it('refuses a sign-in POST without the sign-in cookie, with a forged token, or after the form expired', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const c = new Client(w, { address: '198.51.100.8' });
     const form = await c.get('/dashboard');
     const token = hidden(form.text, '_login');
@@ -109,7 +109,7 @@ describe('dashboard sign-in', () => {
   });
 
   it('returns to the page asked for, and never to another site', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const c = new Client(w);
     const bounced = await c.get('/dashboard/endpoints');
     assert.equal(bounced.status, 303);
@@ -122,18 +122,18 @@ describe('dashboard sign-in', () => {
 
 describe('dashboard sessions', () => {
   it('signs out with the CSRF token: the session row and cookie are gone', async () => {
-    const c = await new Client(w).signedIn(w.key().key);
-    const before = w.ctx.db.prepare('SELECT count(*) FROM sessions').pluck().get() as number;
+    const c = await new Client(w).signedIn((await w.key()).key);
+    const before = (await w.ctx.db.column('SELECT count(*) FROM sessions'))[0] as number;
     const res = await c.post('/dashboard', { _action: 'signout' });
     assert.equal(res.status, 303);
     assert.equal(res.location, '/dashboard?notice=signed-out');
     assert.ok(!c.cookies.has('feedsub_session'));
-    assert.equal(w.ctx.db.prepare('SELECT count(*) FROM sessions').pluck().get(), before - 1);
+    assert.equal((await w.ctx.db.column('SELECT count(*) FROM sessions'))[0], before - 1);
     assert.equal((await c.get('/dashboard/endpoints')).status, 303);
   });
 
   it('keeps the session when sign-out comes without the right CSRF token', async () => {
-    const c = await new Client(w).signedIn(w.key().key);
+    const c = await new Client(w).signedIn((await w.key()).key);
     assert.equal(
       (await c.post('/dashboard', { _action: 'signout' }, { csrf: 'wrong' })).status,
       403,
@@ -145,7 +145,7 @@ describe('dashboard sessions', () => {
   it('expires after dashboard.session_idle_minutes without activity, and activity keeps it alive', async () => {
     const iw = makeWorld({ dashboard: { session_idle_minutes: 10 } });
     try {
-      const c = await new Client(iw).signedIn(iw.key().key);
+      const c = await new Client(iw).signedIn((await iw.key()).key);
       for (let i = 0; i < 3; i++) {
         iw.clock.advance(8 * 60_000);
         assert.equal(
@@ -159,21 +159,22 @@ describe('dashboard sessions', () => {
       assert.equal(res.status, 303);
       assert.ok(!c.cookies.has('feedsub_session'), 'the dead cookie is cleared');
     } finally {
-      iw.close();
+      await iw.close();
     }
   });
 
   it('ends when its key is revoked, also when the session row survives the revocation', async () => {
-    const { key } = w.key();
+    const { key } = await w.key();
     const c = await new Client(w).signedIn(key);
-    assert.ok(revokeKey(w.ctx, keyIdOf(key)));
+    assert.ok(await revokeKey(w.ctx, await keyIdOf(key)));
     assert.equal((await c.get('/dashboard/endpoints')).status, 303);
 
-    const other = w.key();
+    const other = await w.key();
     const d = await new Client(w).signedIn(other.key);
-    w.ctx.db
-      .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?')
-      .run(w.clock.now().toISOString(), keyIdOf(other.key));
+    await w.ctx.db.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', [
+      w.clock.now().toISOString(),
+      await keyIdOf(other.key),
+    ]);
     assert.equal((await d.get('/dashboard/endpoints')).status, 303);
     assert.equal((await d.signIn(other.key)).status, 401);
   });
@@ -207,14 +208,14 @@ describe('dashboard sign-in limit on wrong keys', () => {
       );
       assert.equal((await attacker.signIn('fsk_guess12')).status, 429);
     } finally {
-      rw.close();
+      await rw.close();
     }
   });
 
   it('signs in with a valid key from an address that has spent its failures', async () => {
     const rw = makeWorld();
     try {
-      const { key } = rw.key('acme');
+      const { key } = await rw.key('acme');
       const shared = new Client(rw, { address: '203.0.113.9' });
       for (let i = 0; i < 12; i++) await shared.signIn(`fsk_guess${i}`);
       assert.equal((await shared.signIn('fsk_guess')).status, 429);
@@ -223,14 +224,14 @@ describe('dashboard sign-in limit on wrong keys', () => {
       assert.equal(res.status, 303);
       assert.match((await colleague.get('/dashboard')).text, /Application <strong>acme<\/strong>/);
     } finally {
-      rw.close();
+      await rw.close();
     }
   });
 
   it('does not count successful sign-ins', async () => {
     const rw = makeWorld();
     try {
-      const { key } = rw.key();
+      const { key } = await rw.key();
       for (let i = 0; i < 15; i++)
         assert.equal((await new Client(rw, { address: '203.0.113.11' }).signIn(key)).status, 303);
       assert.equal(
@@ -238,7 +239,7 @@ describe('dashboard sign-in limit on wrong keys', () => {
         401,
       );
     } finally {
-      rw.close();
+      await rw.close();
     }
   });
 
@@ -257,7 +258,7 @@ describe('dashboard sign-in limit on wrong keys', () => {
         429,
       );
     } finally {
-      rw.close();
+      await rw.close();
     }
   });
 
@@ -273,7 +274,7 @@ describe('dashboard sign-in limit on wrong keys', () => {
       assert.equal((await person('198.51.100.1').signIn('fsk_wrong')).status, 429);
       assert.equal((await person('198.51.100.2').signIn('fsk_wrong')).status, 401);
     } finally {
-      rw.close();
+      await rw.close();
     }
   });
 });
@@ -282,7 +283,7 @@ describe('dashboard request rate', () => {
   it("answers 429 with Retry-After once a signed-in application has spent the API's rate, shared with the API", async () => {
     const rw = makeWorld({ quotas: { api_requests_per_second: 1, api_burst: 4 } });
     try {
-      const { key } = rw.key();
+      const { key } = await rw.key();
       const c = await new Client(rw).signedIn(key); // signing in is not counted, the overview it loads is
       assert.equal((await rw.call('GET', '/v1/endpoints', { key })).status, 200);
       assert.equal((await rw.call('GET', '/v1/endpoints', { key })).status, 200);
@@ -294,7 +295,7 @@ describe('dashboard request rate', () => {
       rw.clock.advance(1000);
       assert.equal((await c.get('/dashboard/endpoints')).status, 200);
     } finally {
-      rw.close();
+      await rw.close();
     }
   });
 });

@@ -16,7 +16,7 @@ const opml = (outlines: string) =>
   `<?xml version="1.0"?>\n<opml version="2.0">\n<head/>\n<body>\n${outlines}\n</body>\n</opml>\n`;
 
 async function setup(): Promise<{ c: Client; key: string; endpoint: string }> {
-  const { key } = w.key();
+  const { key } = await w.key();
   const c = await new Client(w).signedIn(key);
   const endpoint = (
     await w.call('POST', '/v1/endpoints', {

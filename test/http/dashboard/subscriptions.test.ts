@@ -20,7 +20,7 @@ before(() => {
 after(() => w.close());
 
 async function setup(): Promise<{ c: Client; key: string; endpoint: string }> {
-  const { key } = w.key();
+  const { key } = await w.key();
   const c = await new Client(w).signedIn(key);
   const endpoint = (
     await w.call('POST', '/v1/endpoints', {
@@ -49,7 +49,7 @@ async function subscribe(
 
 describe('dashboard subscriptions list', () => {
   it('sends a new user to create an endpoint first', async () => {
-    const c = await new Client(w).signedIn(w.key().key);
+    const c = await new Client(w).signedIn((await w.key()).key);
     const page = await c.get('/dashboard/subscriptions');
     assert.match(page.text, /First <a href="\/dashboard\/endpoints">create an endpoint<\/a>/);
     assert.doesNotMatch(page.text, /<form method="post" action="\/dashboard\/subscriptions"/);
@@ -150,7 +150,7 @@ describe('dashboard subscription page', () => {
     const { c, endpoint, key } = await setup();
     const id = await subscribe(c, endpoint, 'http://127.0.0.1:9/health.xml');
     const feed = (await w.call('GET', `/v1/subscriptions/${id}`, { key })).body.feed as string;
-    recordPollFailure(
+    await recordPollFailure(
       w.ctx.db,
       feed,
       {
@@ -186,7 +186,7 @@ describe('dashboard subscription page', () => {
   it("answers 404 for another application's subscription on GET and POST", async () => {
     const { c, endpoint } = await setup();
     const id = await subscribe(c, endpoint);
-    const stranger = await new Client(w).signedIn(w.key().key);
+    const stranger = await new Client(w).signedIn((await w.key()).key);
     assert.equal((await stranger.get(`/dashboard/subscriptions/${id}`)).status, 404);
     assert.equal(
       (await stranger.post(`/dashboard/subscriptions/${id}`, { _action: 'pause' })).status,
@@ -270,7 +270,7 @@ describe('dashboard subscription history', () => {
   it("lists the feed's entries and answers the Why? form with the trace", async () => {
     const { c, endpoint } = await setup();
     const id = await subscribe(c, endpoint, 'http://127.0.0.1:9/history.xml');
-    const sub = w.ctx.db.prepare('SELECT feed_id FROM subscriptions WHERE id = ?').get(id) as {
+    const sub = (await w.ctx.db.get('SELECT feed_id FROM subscriptions WHERE id = ?', [id])) as {
       feed_id: string;
     };
     const key = 'a'.repeat(32);
@@ -281,7 +281,7 @@ describe('dashboard subscription history', () => {
       title: 'Hello <history>',
       published_at: '2026-01-01T00:00:00.000Z',
     };
-    insertHistory(w.ctx.db, sub.feed_id, [
+    await insertHistory(w.ctx.db, sub.feed_id, [
       {
         key,
         key_source: 'guid',

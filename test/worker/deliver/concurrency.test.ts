@@ -65,7 +65,7 @@ type Holding = Awaited<ReturnType<typeof holdingReceiver>>;
 /** Delivers one event to each endpoint, one at a time, so each is proven (EndpointHealth) and gets its full cap. */
 async function prove(d: World, receiver: Holding, endpointIds: string[]): Promise<void> {
   for (const id of endpointIds) {
-    d.queue(await d.subscription(id), 1);
+    await d.queue(await d.subscription(id), 1);
     const tick = d.tick();
     await receiver.holding(1);
     receiver.release();
@@ -88,7 +88,8 @@ describe('deliverer concurrency', () => {
       await prove(d, receiver, [a.id, b.id]);
       receiver.max.total = 0;
       receiver.max.perPath.clear();
-      for (const ep of [a, b]) for (let i = 0; i < 4; i++) d.queue(await d.subscription(ep.id), 1);
+      for (const ep of [a, b])
+        for (let i = 0; i < 4; i++) await d.queue(await d.subscription(ep.id), 1);
       let rounds = 0;
       while (receiver.received() < 10 && rounds++ < 10) {
         const first = await deliverTick(d.w.ctx, d.deps, { wait: false });
@@ -126,9 +127,9 @@ describe('deliverer concurrency', () => {
     try {
       const stuck = await d.endpoint(slow.url + '/slow');
       const healthy = await d.endpoint();
-      for (let i = 0; i < 4; i++) d.queue(await d.subscription(stuck.id), 1);
+      for (let i = 0; i < 4; i++) await d.queue(await d.subscription(stuck.id), 1);
       const fast = await d.subscription(healthy.id);
-      d.queue(fast, 3);
+      await d.queue(fast, 3);
       await deliverTick(d.w.ctx, d.deps, { wait: false });
       await slow.holding(1);
       await d.receiver.waitFor(1, 5000);
@@ -162,7 +163,8 @@ describe('deliverer concurrency', () => {
         await d.subscription(ep.id),
         await d.subscription(ep.id),
       ];
-      const ids = subs.map((s) => d.queue(s, 1)[0]!);
+      const ids: string[] = [];
+      for (const s of subs) ids.push((await d.queue(s, 1))[0]!);
       const tick = deliverTick(d.w.ctx, d.deps);
       await receiver.holding(3);
       const gone = await d.w.call('DELETE', `/v1/subscriptions/${subs[1]}`, { key: d.key });
@@ -175,8 +177,8 @@ describe('deliverer concurrency', () => {
         "the deleted event's attempt is not recorded",
       );
       for (const id of [ids[0]!, ids[2]!]) {
-        assert.equal(d.event(id).status, 'delivered');
-        assert.equal(d.attempts(id).length, 1);
+        assert.equal((await d.event(id)).status, 'delivered');
+        assert.equal((await d.attempts(id)).length, 1);
       }
       assert.equal(d.deps.pool.busy, 0);
     } finally {

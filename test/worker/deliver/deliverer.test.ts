@@ -14,11 +14,11 @@ describe('deliverer', () => {
     const d = await deliveryWorld({ delivery: { retry_schedule_seconds: SCHEDULE } });
     try {
       const ep = await d.endpoint();
-      const [id] = d.queue(await d.subscription(ep.id), 1);
+      const [id] = await d.queue(await d.subscription(ep.id), 1);
       d.receiver.respond(() => ({ status: 500, body: 'down' }));
       assert.equal((await d.tick()).summary.attempted, 1);
       for (const seconds of SCHEDULE) {
-        const e = d.event(id!);
+        const e = await d.event(id!);
         assert.equal(e.status, 'failed');
         assert.equal(Date.parse(e.next_attempt_at) - d.w.clock.now().getTime(), seconds * 1000);
         d.w.clock.set(new Date(Date.parse(e.next_attempt_at) - 1));
@@ -30,12 +30,12 @@ describe('deliverer', () => {
         d.w.clock.set(e.next_attempt_at);
         assert.equal((await d.tick()).summary.attempted, 1);
       }
-      const dead = d.event(id!);
+      const dead = await d.event(id!);
       assert.equal(dead.status, 'dead');
       assert.equal(dead.attempt_count, SCHEDULE.length + 1);
-      assert.equal(d.attempts(id!).length, SCHEDULE.length + 1);
-      assert.equal(d.attempts(id!)[0]!.response_body, 'down');
-      assert.equal(nextEventDueAt(d.w.ctx.db), undefined);
+      assert.equal((await d.attempts(id!)).length, SCHEDULE.length + 1);
+      assert.equal((await d.attempts(id!))[0]!.response_body, 'down');
+      assert.equal(await nextEventDueAt(d.w.ctx.db), undefined);
       d.w.clock.advance(30 * 86_400_000);
       assert.equal((await d.tick()).summary.attempted, 0);
       const seen = d.receiver.deliveries;
@@ -59,7 +59,7 @@ describe('deliverer', () => {
         'each attempt is signed with its own timestamp',
       );
       assert.equal(
-        getEndpointById(d.w.ctx.db, ep.id)!.status,
+        (await getEndpointById(d.w.ctx.db, ep.id))!.status,
         'active',
         'the schedule (27.5 h) ends before the 5-day disable rule',
       );
@@ -112,12 +112,12 @@ describe('deliverer', () => {
     try {
       const ep = await d.endpoint();
       for (const c of retryAfterCases) {
-        const [id] = d.queue(await d.subscription(ep.id), 1);
+        const [id] = await d.queue(await d.subscription(ep.id), 1);
         const now = d.w.clock.now();
         d.receiver.respond(() => ({ status: c.status, headers: { 'retry-after': c.header(now) } }));
         assert.equal((await d.tick()).summary.attempted, 1, c.name);
         assert.equal(
-          Date.parse(d.event(id!).next_attempt_at) - now.getTime(),
+          Date.parse((await d.event(id!)).next_attempt_at) - now.getTime(),
           c.delaySeconds * 1000,
           c.name,
         );
@@ -131,18 +131,18 @@ describe('deliverer', () => {
     const d = await deliveryWorld();
     try {
       const ep = await d.endpoint();
-      const [first] = d.queue(await d.subscription(ep.id), 1);
+      const [first] = await d.queue(await d.subscription(ep.id), 1);
       d.receiver.respond([410]);
       await d.tick();
       const endpoint = (await d.w.call('GET', `/v1/endpoints/${ep.id}`, { key: d.key })).body;
       assert.equal(endpoint.status, 'disabled');
       assert.match(endpoint.disabled_reason, /410/);
-      assert.equal(d.event(first!).status, 'failed');
-      const [second] = d.queue(await d.subscription(ep.id), 1);
+      assert.equal((await d.event(first!)).status, 'failed');
+      const [second] = await d.queue(await d.subscription(ep.id), 1);
       d.w.clock.advance(2000);
       assert.equal((await d.tick()).summary.attempted, 0, 'nothing goes to a disabled endpoint');
       assert.equal(
-        nextEventDueAt(d.w.ctx.db),
+        await nextEventDueAt(d.w.ctx.db),
         undefined,
         'a disabled endpoint does not wake the deliverer',
       );
@@ -154,14 +154,14 @@ describe('deliverer', () => {
       assert.equal(res.body.disabled_reason, null);
       assert.equal(d.w.nudges.deliverer, nudges + 1);
       assert.equal(
-        d.event(first!).next_attempt_at,
+        (await d.event(first!)).next_attempt_at,
         d.w.clock.now().toISOString(),
         'the waiting retry is due at once',
       );
       // An endpoint not proven in this process gets one attempt at a time: the first, then the other.
       assert.equal((await d.tick()).summary.delivered, 1);
       assert.equal((await d.tick()).summary.delivered, 1);
-      assert.equal(d.event(second!).status, 'delivered');
+      assert.equal((await d.event(second!)).status, 'delivered');
     } finally {
       await d.close();
     }
@@ -174,14 +174,18 @@ describe('deliverer', () => {
     try {
       const ep = await d.endpoint();
       const sub = await d.subscription(ep.id);
-      d.queue(sub, 1);
+      await d.queue(sub, 1);
       d.receiver.respond(() => ({ status: 500 }));
       const started = d.w.clock.now().getTime();
-      for (let i = 0; i < 12 && getEndpointById(d.w.ctx.db, ep.id)!.status === 'active'; i++) {
+      for (
+        let i = 0;
+        i < 12 && (await getEndpointById(d.w.ctx.db, ep.id))!.status === 'active';
+        i++
+      ) {
         await d.tick();
-        d.toNextDue();
+        await d.toNextDue();
       }
-      const row = getEndpointById(d.w.ctx.db, ep.id)!;
+      const row = (await getEndpointById(d.w.ctx.db, ep.id))!;
       assert.equal(row.status, 'disabled');
       assert.equal(
         row.disabled_reason,
@@ -200,16 +204,16 @@ describe('deliverer', () => {
     try {
       const ep = await d.endpoint();
       const sub = await d.subscription(ep.id);
-      d.queue(sub, 1);
+      await d.queue(sub, 1);
       d.receiver.respond([500, 200, 500]);
       await d.tick();
-      d.toNextDue();
+      await d.toNextDue();
       await d.tick(); // delivered at +3000 s
-      assert.equal(getEndpointById(d.w.ctx.db, ep.id)!.failing_since, null);
+      assert.equal((await getEndpointById(d.w.ctx.db, ep.id))!.failing_since, null);
       d.w.clock.advance(1000_000);
-      d.queue(sub, 1);
+      await d.queue(sub, 1);
       await d.tick(); // fails at +4000 s: more than an hour after the first failure, but a success came between
-      assert.equal(getEndpointById(d.w.ctx.db, ep.id)!.status, 'active');
+      assert.equal((await getEndpointById(d.w.ctx.db, ep.id))!.status, 'active');
     } finally {
       await d.close();
     }
@@ -224,7 +228,7 @@ describe('deliverer', () => {
         await d.w.call('POST', `/v1/endpoints/${ep.id}/rotate-secret`, { key: d.key })
       ).body;
       assert.notEqual(rotated.secret, ep.secret);
-      d.queue(sub, 1);
+      await d.queue(sub, 1);
       await d.tick();
       const during = d.receiver.deliveries[0]!;
       const parts = during.signature.split(' ');
@@ -251,7 +255,7 @@ describe('deliverer', () => {
         'the new secret signs first',
       );
       d.w.clock.advance(86_400_000 + 1000);
-      d.queue(sub, 1);
+      await d.queue(sub, 1);
       await d.tick();
       const after = d.receiver.deliveries[1]!;
       assert.equal(after.signature.split(' ').length, 1);
@@ -283,7 +287,7 @@ describe('deliverer', () => {
         await d.subscription(ep.id),
         await d.subscription(ep.id),
       ];
-      for (const sub of subs) d.queue(sub, 6);
+      for (const sub of subs) await d.queue(sub, 6);
       let seed = 7;
       const delivered = new Map<string, number[]>(); // subscription → sequences delivered, in arrival order
       d.receiver.respond((delivery) => {
@@ -302,7 +306,7 @@ describe('deliverer', () => {
         return { status: ok ? 200 : 503 };
       });
       for (let i = 0; i < 200 && [...delivered.values()].flat().length < 18; i++) {
-        if ((await d.tick()).summary.attempted === 0) d.toNextDue();
+        if ((await d.tick()).summary.attempted === 0) await d.toNextDue();
       }
       for (const sub of subs) assert.deepEqual(delivered.get(sub), [1, 2, 3, 4, 5, 6]);
       assert.ok(d.receiver.deliveries.length > 18, 'some attempts failed and were retried');
@@ -315,17 +319,17 @@ describe('deliverer', () => {
     const d = await deliveryWorld();
     try {
       const ep = await d.endpoint();
-      const [id] = d.queue(await d.subscription(ep.id), 1);
+      const [id] = await d.queue(await d.subscription(ep.id), 1);
       const leaseMs = d.w.ctx.config.delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS;
-      assert.equal(d.leaseElsewhere(10, leaseMs), 1); // the "crashed" claim
+      assert.equal(await d.leaseElsewhere(10, leaseMs), 1); // the "crashed" claim
       assert.equal((await d.tick()).summary.attempted, 0);
       assert.equal(
-        d.toNextDue(),
+        await d.toNextDue(),
         new Date(Date.parse('2026-01-01T00:00:00.000Z') + leaseMs).toISOString(),
         'due again when the lease ends',
       );
       assert.equal((await d.tick()).summary.delivered, 1);
-      assert.equal(d.event(id!).status, 'delivered');
+      assert.equal((await d.event(id!)).status, 'delivered');
     } finally {
       await d.close();
     }
@@ -340,10 +344,10 @@ describe('deliverer', () => {
         key: d.key,
         body: { status: 'paused' },
       });
-      d.queue(sub, 2);
+      await d.queue(sub, 2);
       assert.equal((await d.tick()).summary.attempted, 0);
       assert.equal(
-        nextEventDueAt(d.w.ctx.db),
+        await nextEventDueAt(d.w.ctx.db),
         undefined,
         'a paused subscription does not wake the deliverer',
       );

@@ -9,6 +9,7 @@ import {
   leaseEvents,
   nextEventDueAt,
   walkDueEvents,
+  type DueEvent,
 } from '../../../src/store/events-claim.ts';
 import { getEvent, insertEvent, type EventWithBody } from '../../../src/store/events.ts';
 import { allocateSequences, getSubscription } from '../../../src/store/subscriptions.ts';
@@ -34,18 +35,18 @@ export type DeliveryWorld = {
   /** A new subscription of the endpoint to a made-up feed URL. */
   subscription(endpointId: string): Promise<string>;
   /** Queues `n` one-entry events for the subscription, as the poller would (next sequences); returns their ids in order. */
-  queue(subscriptionId: string, n: number): string[];
+  queue(subscriptionId: string, n: number): Promise<string[]>;
   /** queue() for a subscription of another application. */
-  queueFor(applicationId: string, subscriptionId: string, n: number): string[];
+  queueFor(applicationId: string, subscriptionId: string, n: number): Promise<string[]>;
   /** Leases up to `limit` due events for `leaseMs` as another process would, without sending them; returns how many. */
-  leaseElsewhere(limit: number, leaseMs: number): number;
+  leaseElsewhere(limit: number, leaseMs: number): Promise<number>;
   /** One tick that waits for its attempts. */
   tick(): ReturnType<typeof deliverTick>;
   /** Moves the clock to the next due time (undefined when nothing is due); returns it. */
-  toNextDue(): string | undefined;
-  event(id: string): EventWithBody;
+  toNextDue(): Promise<string | undefined>;
+  event(id: string): Promise<EventWithBody>;
   /** An event of another application. */
-  eventOf(applicationId: string, id: string): EventWithBody;
+  eventOf(applicationId: string, id: string): Promise<EventWithBody>;
   attempts(id: string): ReturnType<typeof listAttempts>;
   close(): Promise<void>;
 };
@@ -55,7 +56,7 @@ export async function deliveryWorld(
   patch: Parameters<typeof makeWorld>[0] = {},
 ): Promise<DeliveryWorld> {
   const w = makeWorld(patch);
-  const { key, applicationId } = w.key();
+  const { key, applicationId } = await w.key();
   const receiver = await startReceiver();
   const agent = createGuardedAgent({ allowPrivate: true });
   const deps: DelivererDeps = createDelivererDeps(w.ctx, {
@@ -66,13 +67,13 @@ export async function deliveryWorld(
     random: () => 0.5,
   });
   let feeds = 0;
-  const queueFor = (app: string, subscriptionId: string, n: number): string[] => {
+  const queueFor = async (app: string, subscriptionId: string, n: number): Promise<string[]> => {
     const now = w.clock.now();
-    const sub = getSubscription(w.ctx.db, app, subscriptionId)!;
+    const sub = (await getSubscription(w.ctx.db, app, subscriptionId))!;
     const ids: string[] = [];
-    w.ctx.db.transaction(() => {
+    await w.ctx.store.write(async (db) => {
       for (let i = 0; i < n; i++) {
-        const first = allocateSequences(w.ctx.db, sub.id, 1);
+        const first = await allocateSequences(db, sub.id, 1);
         const entry = {
           id: `key-${first}`,
           guid: `guid-${first}`,
@@ -98,8 +99,8 @@ export async function deliveryWorld(
           firstSequence: first,
           newId: () => newId(now),
         });
-        insertEvent(
-          w.ctx.db,
+        await insertEvent(
+          db,
           {
             id: built!.id,
             application_id: app,
@@ -113,7 +114,7 @@ export async function deliveryWorld(
         );
         ids.push(built!.id);
       }
-    })();
+    });
     return ids;
   };
   return {
@@ -143,29 +144,36 @@ export async function deliveryWorld(
     queue: (subscriptionId, n) => queueFor(applicationId, subscriptionId, n),
     queueFor,
     leaseElsewhere(limit, leaseMs) {
-      const db = w.ctx.db;
       const now = w.clock.now();
-      return db.transaction(() => {
-        const due = applicationsWithDueEvents(db, now).flatMap(
-          (app) =>
-            walkDueEvents(db, app, now, { full: [], limit, maxRows: 1000, take: () => true }).taken,
-        );
-        return leaseEvents(db, due.slice(0, limit), now, leaseMs).length;
-      })();
+      return w.ctx.store.write(async (db) => {
+        const due: DueEvent[] = [];
+        for (const app of await applicationsWithDueEvents(db, now))
+          due.push(
+            ...(
+              await walkDueEvents(db, app, now, {
+                full: [],
+                limit,
+                maxRows: 1000,
+                take: () => true,
+              })
+            ).taken,
+          );
+        return (await leaseEvents(db, due.slice(0, limit), now, leaseMs)).length;
+      });
     },
     tick: () => deliverTick(w.ctx, deps),
-    toNextDue() {
-      const due = nextEventDueAt(w.ctx.db);
+    async toNextDue() {
+      const due = await nextEventDueAt(w.ctx.db);
       if (due !== undefined && Date.parse(due) > w.clock.now().getTime()) w.clock.set(due);
       return due;
     },
-    event: (id) => getEvent(w.ctx.db, applicationId, id)!,
-    eventOf: (app, id) => getEvent(w.ctx.db, app, id)!,
+    event: async (id) => (await getEvent(w.ctx.db, applicationId, id))!,
+    eventOf: async (app, id) => (await getEvent(w.ctx.db, app, id))!,
     attempts: (id) => listAttempts(w.ctx.db, id),
     async close() {
       await agent.close();
       await receiver.close();
-      w.close();
+      await w.close();
     },
   };
 }

@@ -14,10 +14,10 @@ describe('deliverer isolation', () => {
     const d = await deliveryWorld({ delivery: { concurrency: 2, per_endpoint_concurrency: 4 } });
     try {
       const a = await d.endpoint();
-      d.queue(await d.subscription(a.id), 1);
+      await d.queue(await d.subscription(a.id), 1);
       assert.equal((await d.tick()).summary.delivered, 1, "A's endpoint proven: its full cap");
-      for (let i = 0; i < 6; i++) d.queue(await d.subscription(a.id), 1);
-      const other = d.w.key('other');
+      for (let i = 0; i < 6; i++) await d.queue(await d.subscription(a.id), 1);
+      const other = await d.w.key('other');
       const b = await d.w.call('POST', '/v1/endpoints', {
         key: other.key,
         body: { title: 'B', url: d.receiver.url + '/b' },
@@ -27,11 +27,11 @@ describe('deliverer isolation', () => {
         body: { endpoint: b.body.id, url: 'https://feeds.example/b.xml' },
       });
       d.w.clock.advance(1000); // B's event is due a second after A's six
-      const [bEvent] = d.queueFor(other.applicationId, sub.body.id, 1);
+      const [bEvent] = await d.queueFor(other.applicationId, sub.body.id, 1);
       d.w.clock.advance(1000);
       assert.equal((await d.tick()).summary.delivered, 2);
       assert.equal(
-        d.eventOf(other.applicationId, bEvent!).status,
+        (await d.eventOf(other.applicationId, bEvent!)).status,
         'delivered',
         'B went in the first tick',
       );
@@ -47,15 +47,15 @@ describe('deliverer isolation', () => {
     const receiver = await startModalReceiver('ok');
     try {
       const ep = await d.endpoint(receiver.url + '/hook');
-      d.queue(await d.subscription(ep.id), 1);
+      await d.queue(await d.subscription(ep.id), 1);
       assert.equal((await d.tick()).summary.delivered, 1, 'proven: a 2xx in time');
       receiver.state.mode = 'hang';
-      for (let i = 0; i < 4; i++) d.queue(await d.subscription(ep.id), 1);
+      for (let i = 0; i < 4; i++) await d.queue(await d.subscription(ep.id), 1);
       const started: number[] = [];
       const round = async () => {
         started.push((await deliverTick(d.w.ctx, d.deps, { wait: false })).started);
         assert.equal(await within(drainDeliveries(d.deps, 5000), 6000, 'the attempts end'), true);
-        d.toNextDue();
+        await d.toNextDue();
       };
       await round(); // its cap: 4 attempts, which all time out
       await round(); // one retry at a time now
@@ -82,7 +82,7 @@ describe('deliverer isolation', () => {
     try {
       for (const path of ['/x', '/y']) {
         const ep = await d.endpoint(drip.url + path);
-        for (let i = 0; i < 4; i++) d.queue(await d.subscription(ep.id), 1);
+        for (let i = 0; i < 4; i++) await d.queue(await d.subscription(ep.id), 1);
       }
       workers.deliverer.start();
       await within(
@@ -92,7 +92,7 @@ describe('deliverer isolation', () => {
         3000,
         "A's drips running",
       );
-      const other = d.w.key('other');
+      const other = await d.w.key('other');
       const b = await d.w.call('POST', '/v1/endpoints', {
         key: other.key,
         body: { title: 'B', url: d.receiver.url + '/b' },
@@ -101,7 +101,7 @@ describe('deliverer isolation', () => {
         key: other.key,
         body: { endpoint: b.body.id, url: 'https://feeds.example/b.xml' },
       });
-      d.queueFor(other.applicationId, sub.body.id, 1);
+      await d.queueFor(other.applicationId, sub.body.id, 1);
       workers.deliverer.nudge(); // as the poller does after storing events
       await within(d.receiver.waitFor(1, 10_000), 3000, "B's event delivered");
       assert.equal(drip.state.open, 2, 'each never-proven dripping endpoint holds one slot');

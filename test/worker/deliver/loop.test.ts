@@ -16,11 +16,12 @@ describe('deliverer loop', () => {
     const d = await deliveryWorld();
     try {
       const ep = await d.endpoint();
-      const [id] = d.queue(await d.subscription(ep.id), 1);
+      const [id] = await d.queue(await d.subscription(ep.id), 1);
       const claimAt = d.w.clock.now().getTime();
-      d.w.ctx.db
-        .prepare(`UPDATE events SET status = 'failed', next_attempt_at = ? WHERE id = ?`)
-        .run(new Date(claimAt + 1).toISOString(), id);
+      await d.w.ctx.db.run(
+        `UPDATE events SET status = 'failed', next_attempt_at = ? WHERE id = ?`,
+        [new Date(claimAt + 1).toISOString(), id],
+      );
       // The claim (on the world's clock) sees the retry a millisecond away; the look at when to wake comes a
       // millisecond later, as when the loop's timer fires a millisecond before the clock reaches the time it was set for.
       const later = { ...d.w.ctx, clock: manualClock(new Date(claimAt + 1)) };
@@ -37,11 +38,11 @@ describe('deliverer loop', () => {
     const workers = createWorkers(d.w.ctx, silentLogger);
     try {
       const ep = await d.endpoint();
-      for (let i = 0; i < 60; i++) d.queue(await d.subscription(ep.id), 1);
+      for (let i = 0; i < 60; i++) await d.queue(await d.subscription(ep.id), 1);
       workers.deliverer.start();
       await d.receiver.waitFor(60, 20_000);
       await workers.stop(5000);
-      assert.deepEqual(countEventsByStatus(d.w.ctx.db), {
+      assert.deepEqual(await countEventsByStatus(d.w.ctx.db), {
         pending: 0,
         delivered: 60,
         failed: 0,
@@ -81,12 +82,12 @@ describe('deliverer loop', () => {
       const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
       const a = await d.endpoint(`${url}/a`);
       const b = await d.endpoint(`${url}/b`);
-      for (const ep of [a, a, a, b, b, b]) d.queue(await d.subscription(ep.id), 5);
+      for (const ep of [a, a, a, b, b, b]) await d.queue(await d.subscription(ep.id), 5);
       workers.deliverer.start();
-      for (let i = 0; i < 500 && countEventsByStatus(d.w.ctx.db).delivered < 30; i++)
+      for (let i = 0; i < 500 && (await countEventsByStatus(d.w.ctx.db)).delivered < 30; i++)
         await new Promise((r) => setTimeout(r, 10));
       await workers.stop(5000);
-      assert.deepEqual(countEventsByStatus(d.w.ctx.db), {
+      assert.deepEqual(await countEventsByStatus(d.w.ctx.db), {
         pending: 0,
         delivered: 30,
         failed: 0,
@@ -132,14 +133,14 @@ describe('deliverer loop', () => {
       // Two endpoints: one not proven yet gets one attempt in flight.
       const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
       for (const path of ['/a', '/b'])
-        d.queue(await d.subscription((await d.endpoint(url + path)).id), 1);
+        await d.queue(await d.subscription((await d.endpoint(url + path)).id), 1);
       workers.start();
       await twoArrived;
       const stopping = workers.stop(5000);
       for (const res of held) res.writeHead(200).end('ok'); // answered only once the stop has begun
       await stopping;
       assert.equal(
-        countEventsByStatus(d.w.ctx.db).delivered,
+        (await countEventsByStatus(d.w.ctx.db)).delivered,
         2,
         'both attempts were recorded before stop resolved',
       );
@@ -160,7 +161,7 @@ describe('deliverer loop', () => {
     const workers = createWorkers(d.w.ctx, silentLogger);
     try {
       const ep = await d.endpoint(`http://127.0.0.1:${(hang.address() as AddressInfo).port}/hook`);
-      const [id] = d.queue(await d.subscription(ep.id), 1);
+      const [id] = await d.queue(await d.subscription(ep.id), 1);
       workers.deliverer.start();
       for (let i = 0; i < 100 && workers.delivererDeps.pool.busy === 0; i++)
         await new Promise((r) => setImmediate(r));
@@ -172,7 +173,7 @@ describe('deliverer loop', () => {
         'stop returned at its bound, before the 1 s attempt timeout',
       );
       assert.notEqual(
-        d.event(id!).lease_until,
+        (await d.event(id!)).lease_until,
         null,
         'still leased: taken over after the lease ends',
       );

@@ -19,17 +19,17 @@ describe('deliverer endpoint headers', () => {
         key: d.key,
         body: { headers: { 'X-Tenant': 'acme 42', Authorization: 'Bearer t0k3n' } },
       });
-      const [id] = d.queue(await d.subscription(ep.id), 1);
+      const [id] = await d.queue(await d.subscription(ep.id), 1);
       d.receiver.respond([500, 200]);
       await d.tick();
       await d.w.call('PATCH', `/v1/endpoints/${ep.id}`, {
         key: d.key,
         body: { headers: { 'X-Tenant': 'acme 43' } },
       });
-      d.toNextDue();
+      await d.toNextDue();
       await d.tick();
       const [first, retry] = d.receiver.deliveries;
-      assert.equal(d.event(id!).status, 'delivered');
+      assert.equal((await d.event(id!)).status, 'delivered');
       assert.equal(first!.headers['x-tenant'], 'acme 42');
       assert.equal(first!.headers.authorization, 'Bearer t0k3n');
       assert.equal(
@@ -77,22 +77,27 @@ describe('deliverer endpoint rate limit', () => {
       });
       // Proven endpoints may run several attempts at once: only the rate holds the limited one back.
       for (const ep of [limited, free]) {
-        d.queue(await d.subscription(ep.id), 1);
+        await d.queue(await d.subscription(ep.id), 1);
         await d.tick();
       }
       d.w.clock.advance(1000);
       const slow: string[] = [];
       const fast: string[] = [];
-      for (let i = 0; i < 5; i++) slow.push(...d.queue(await d.subscription(limited.id), 1));
-      for (let i = 0; i < 3; i++) fast.push(...d.queue(await d.subscription(free.id), 1));
-      const delivered = (ids: string[]) => ids.filter((id) => d.event(id).status === 'delivered');
+      for (let i = 0; i < 5; i++)
+        slow.push(...(await d.queue(await d.subscription(limited.id), 1)));
+      for (let i = 0; i < 3; i++) fast.push(...(await d.queue(await d.subscription(free.id), 1)));
+      const delivered = async (ids: string[]) => {
+        const done: string[] = [];
+        for (const id of ids) if ((await d.event(id)).status === 'delivered') done.push(id);
+        return done;
+      };
       assert.equal((await d.tick()).summary.attempted, 5);
       assert.equal(
-        delivered(fast).length,
+        (await delivered(fast)).length,
         3,
         'the endpoint without a limit gets all its events at once',
       );
-      assert.equal(delivered(slow).length, 2, 'the limited one two of them');
+      assert.equal((await delivered(slow)).length, 2, 'the limited one two of them');
       assert.equal((await d.tick()).summary.attempted, 0, 'the limited endpoint waits');
       d.w.clock.advance(999);
       assert.equal((await d.tick()).summary.attempted, 0, 'still within the second');
@@ -115,10 +120,10 @@ describe('deliverer loop endpoint rate limit', () => {
         key: d.key,
         body: { rate_limit: 2 },
       });
-      d.queue(await d.subscription(limited.id), 1);
+      await d.queue(await d.subscription(limited.id), 1);
       await d.tick(); // a proven endpoint may run several attempts at once: only the rate holds it back
       d.w.clock.advance(1000);
-      for (let i = 0; i < 4; i++) d.queue(await d.subscription(limited.id), 1); // one each: a subscription's go in order
+      for (let i = 0; i < 4; i++) await d.queue(await d.subscription(limited.id), 1); // one each: a subscription's go in order
       assert.equal((await d.tick()).started, 2, 'two start, the rest wait for the next second');
       const start = d.w.clock.now().getTime();
       d.w.clock.advance(500); // the claim looks here: no room yet
@@ -146,8 +151,8 @@ describe('deliverer loop endpoint rate limit', () => {
       d.w.clock.set(new Date(Date.now() - 1000)); // queued due now, on the real clock the loop reads
       const slow = new Set<string>();
       for (let i = 0; i < 8; i++)
-        for (const id of d.queue(await d.subscription(limited.id), 1)) slow.add(id);
-      for (let i = 0; i < 8; i++) d.queue(await d.subscription(free.id), 1);
+        for (const id of await d.queue(await d.subscription(limited.id), 1)) slow.add(id);
+      for (let i = 0; i < 8; i++) await d.queue(await d.subscription(free.id), 1);
       const arrived = new Map<string, number>();
       d.receiver.respond((x) => {
         arrived.set(x.id, Date.now());
@@ -180,10 +185,10 @@ describe('deliverer loop endpoint rate limit', () => {
       // counts claims; an attempt notes its start once the commit that claimed it ends, which a loaded machine delays
       // by tens of ms, hence the slack.
       await workers.stop(5000); // every attempt recorded
-      const starts = d.w.ctx.db
-        .prepare('SELECT started_at FROM attempts WHERE endpoint_id = ? ORDER BY started_at')
-        .pluck()
-        .all(limited.id) as string[];
+      const starts = (await d.w.ctx.db.column(
+        'SELECT started_at FROM attempts WHERE endpoint_id = ? ORDER BY started_at',
+        [limited.id],
+      )) as string[];
       const ms = starts.map((t) => Date.parse(t));
       assert.equal(ms.length, 8);
       for (let i = 2; i < ms.length; i++)

@@ -21,41 +21,51 @@ describe('maintenance', () => {
     });
     try {
       const ep = await d.endpoint();
-      const [oldDelivered] = d.queue(await d.subscription(ep.id), 1);
+      const [oldDelivered] = await d.queue(await d.subscription(ep.id), 1);
       await d.tick();
       const oldPing = (await d.w.call('POST', `/v1/endpoints/${ep.id}/test`, { key: d.key })).body
         .event as string;
       d.receiver.respond(() => ({ status: 500 }));
       const failedPing = (await d.w.call('POST', `/v1/endpoints/${ep.id}/test`, { key: d.key }))
         .body.event as string;
-      const [oldDead] = d.queue(await d.subscription(ep.id), 1);
+      const [oldDead] = await d.queue(await d.subscription(ep.id), 1);
       await d.tick();
-      d.toNextDue();
+      await d.toNextDue();
       await d.tick();
-      const [oldFailed] = d.queue(await d.subscription(ep.id), 1);
+      const [oldFailed] = await d.queue(await d.subscription(ep.id), 1);
       await d.tick(); // its first attempt fails; the retry waits
       await d.w.call('PATCH', `/v1/endpoints/${ep.id}`, {
         key: d.key,
         body: { status: 'disabled' },
       });
-      const [oldPending] = d.queue(await d.subscription(ep.id), 1); // never tried: its endpoint is disabled
+      const [oldPending] = await d.queue(await d.subscription(ep.id), 1); // never tried: its endpoint is disabled
       d.w.clock.advance(29 * DAY);
       d.receiver.respond(() => ({ status: 200 }));
-      const [recentDelivered] = d.queue(await d.subscription((await d.endpoint()).id), 1);
+      const [recentDelivered] = await d.queue(await d.subscription((await d.endpoint()).id), 1);
       await d.tick();
       d.w.clock.advance(2 * DAY); // 31 days after the first events, 2 days after the recent one
-      const attemptsBefore = listAttempts(d.w.ctx.db, oldDelivered!).length;
+      const attemptsBefore = (await listAttempts(d.w.ctx.db, oldDelivered!)).length;
       assert.equal(attemptsBefore, 1);
 
       const { summary, nextDelayMs } = await maintenanceTick(d.w.ctx, { logger: silentLogger });
       assert.equal(summary.events, 3, 'the old delivered event and both old test pings');
       assert.equal(nextDelayMs, MAINTENANCE_INTERVAL_MS);
-      const exists = (id: string) =>
-        d.w.ctx.db.prepare('SELECT count(*) FROM events WHERE id = ?').pluck().get(id) === 1;
-      for (const id of [oldDelivered!, oldPing, failedPing]) assert.equal(exists(id), false, id);
-      assert.equal(listAttempts(d.w.ctx.db, oldDelivered!).length, 0, 'its attempts went with it');
+      const exists = async (id: string) =>
+        (await d.w.ctx.db.column('SELECT count(*) FROM events WHERE id = ?', [id]))[0] === 1;
+      for (const id of [oldDelivered!, oldPing, failedPing])
+        assert.equal(await exists(id), false, id);
+      assert.equal(
+        (await listAttempts(d.w.ctx.db, oldDelivered!)).length,
+        0,
+        'its attempts went with it',
+      );
       assert.deepEqual(
-        [oldDead, oldFailed, oldPending, recentDelivered].map((id) => d.event(id!).status),
+        [
+          (await d.event(oldDead!)).status,
+          (await d.event(oldFailed!)).status,
+          (await d.event(oldPending!)).status,
+          (await d.event(recentDelivered!)).status,
+        ],
         ['dead', 'failed', 'pending', 'delivered'],
       );
     } finally {
@@ -69,22 +79,22 @@ describe('maintenance', () => {
       const ep = await d.endpoint();
       const n = PRUNE_BATCH * 2 + 5;
       const t = d.w.clock.now().toISOString();
-      const insert = d.w.ctx.db
-        .prepare(`INSERT INTO events (id, application_id, endpoint_id, type, status, next_attempt_at, created_at, delivered_at, updated_at)
-                                          VALUES (?, ?, ?, 'endpoint.test', 'delivered', ?, ?, ?, ?)`);
-      const body = d.w.ctx.db.prepare(`INSERT INTO event_bodies (event_id, body) VALUES (?, '{}')`);
-      d.w.ctx.db.transaction(() => {
+      await d.w.ctx.store.write(async (db) => {
         for (let i = 0; i < n; i++) {
           const id = i.toString(16).padStart(24, '0');
-          insert.run(id, d.applicationId, ep.id, t, t, t, t);
-          body.run(id);
+          await db.run(
+            `INSERT INTO events (id, application_id, endpoint_id, type, status, next_attempt_at, created_at, delivered_at, updated_at)
+                                          VALUES (?, ?, ?, 'endpoint.test', 'delivered', ?, ?, ?, ?)`,
+            [id, d.applicationId, ep.id, t, t, t, t],
+          );
+          await db.run(`INSERT INTO event_bodies (event_id, body) VALUES (?, '{}')`, [id]);
         }
-      })();
+      });
       d.w.clock.advance(2 * DAY);
       assert.equal((await maintenanceTick(d.w.ctx, { logger: silentLogger })).summary.events, n);
-      assert.equal(d.w.ctx.db.prepare('SELECT count(*) FROM events').pluck().get(), 0);
+      assert.equal((await d.w.ctx.db.column('SELECT count(*) FROM events'))[0], 0);
       assert.equal(
-        d.w.ctx.db.prepare('SELECT count(*) FROM event_bodies').pluck().get(),
+        (await d.w.ctx.db.column('SELECT count(*) FROM event_bodies'))[0],
         0,
         'bodies go with their events',
       );
@@ -101,7 +111,7 @@ describe('maintenance', () => {
         ['old', DAY + 1000],
         ['fresh', DAY - 1000],
       ] as const) {
-        saveIdempotency(d.w.ctx.db, {
+        await saveIdempotency(d.w.ctx.db, {
           application_id: d.applicationId,
           key,
           method: 'POST',
@@ -116,9 +126,7 @@ describe('maintenance', () => {
         (await maintenanceTick(d.w.ctx, { logger: silentLogger })).summary.idempotencyKeys,
         1,
       );
-      assert.deepEqual(d.w.ctx.db.prepare('SELECT key FROM idempotency_keys').pluck().all(), [
-        'fresh',
-      ]);
+      assert.deepEqual(await d.w.ctx.db.column('SELECT key FROM idempotency_keys'), ['fresh']);
     } finally {
       await d.close();
     }
@@ -129,9 +137,9 @@ describe('maintenance', () => {
     try {
       const n = PRUNE_BATCH * 2 + 3;
       const old = new Date(d.w.clock.now().getTime() - DAY - 1000).toISOString();
-      d.w.ctx.db.transaction(() => {
+      await d.w.ctx.store.write(async (db) => {
         for (let i = 0; i < n; i++)
-          saveIdempotency(d.w.ctx.db, {
+          await saveIdempotency(db, {
             application_id: d.applicationId,
             key: `k${i}`,
             method: 'POST',
@@ -141,10 +149,10 @@ describe('maintenance', () => {
             response: '{}',
             created_at: old,
           });
-      })();
+      });
       const { summary } = await maintenanceTick(d.w.ctx, { logger: silentLogger });
       assert.equal(summary.idempotencyKeys, n);
-      assert.equal(d.w.ctx.db.prepare('SELECT count(*) FROM idempotency_keys').pluck().get(), 0);
+      assert.equal((await d.w.ctx.db.column('SELECT count(*) FROM idempotency_keys'))[0], 0);
     } finally {
       await d.close();
     }

@@ -25,28 +25,30 @@ import { makeWorld, type World } from '../../support/world.ts';
 const DAY = 86_400_000;
 
 /** A world with an application, an endpoint and a way to subscribe it to URLs. */
-function setUp(patch: Parameters<typeof makeWorld>[0] = {}) {
+async function setUp(patch: Parameters<typeof makeWorld>[0] = {}) {
   const w = makeWorld({
     poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
     ...patch,
   });
-  return { w, ...subscriber(w) };
+  return { w, ...(await subscriber(w)) };
 }
 
 const tick = (w: World, telemetry: Telemetry = noTelemetry) =>
   maintenanceTick(w.ctx, { logger: silentLogger, telemetry });
-const keyCount = (w: World, feed: string) =>
-  w.ctx.db.prepare('SELECT count(*) FROM entries WHERE feed_id = ?').pluck().get(feed) as number;
+const keyCount = async (w: World, feed: string) =>
+  (await w.ctx.db.column('SELECT count(*) FROM entries WHERE feed_id = ?', [feed]))[0] as number;
+const eventCount = async (w: World) =>
+  (await w.ctx.db.column('SELECT count(*) FROM events'))[0] as number;
 /** `n` keys recorded for the feed at `at`. */
 const keys = (w: World, feed: string, n: number, at: Date, prefix = 'k') =>
-  w.ctx.db.transaction(() =>
+  w.ctx.store.write((db) =>
     recordKeys(
-      w.ctx.db,
+      db,
       feed,
       Array.from({ length: n }, (_, i) => ({ key: `${prefix}${i}`, fingerprint: null })),
       at,
     ),
-  )();
+  );
 
 describe('retention: entry keys', () => {
   let origin: Origin;
@@ -56,20 +58,20 @@ describe('retention: entry keys', () => {
   after(() => origin.close());
 
   it('prunes keys gone for longer than the window, never one the feed still shows, and an entry back after that is sent again', async () => {
-    const { w, subscribe } = setUp({
+    const { w, subscribe } = await setUp({
       retention: { entry_key_days: 30, entry_keys_per_feed: 2 },
     });
     const workers = createWorkers(w.ctx, silentLogger);
     try {
       const path = '/window.xml';
-      const sub = subscribe(origin.url + path);
+      const sub = await subscribe(origin.url + path);
       const sent: string[] = [];
       const at = async (day: number, titles: string[]) => {
         origin.set(path, { body: rss(titles.map((t) => ({ guid: t, title: t }))) });
         w.clock.set(new Date(Date.parse('2026-01-01T00:00:00.000Z') + day * DAY));
-        const before = eventCount(w);
+        const before = await eventCount(w);
         await pollTick(w.ctx, workers.pollerDeps);
-        sent.push(...newTitles(w, before));
+        sent.push(...(await newTitles(w, before)));
       };
       await at(0, ['A', 'P']); // P, pinned, stays in the feed all along
       await at(5, ['B', 'A', 'P']);
@@ -78,163 +80,170 @@ describe('retention: entry keys', () => {
       const { summary } = await tick(w);
       // Latest sighting day 45: gone before day 15 are A (day 5), B and C (day 10).
       assert.equal(summary.retention.keysPruned, 3);
-      assert.equal(keyCount(w, sub.feed), 8);
+      assert.equal(await keyCount(w, sub.feed), 8);
       const history = () =>
-        w.ctx.db
-          .prepare("SELECT entry ->> '$.guid' FROM entry_history WHERE feed_id = ? ORDER BY 1")
-          .pluck()
-          .all(sub.feed);
+        w.ctx.db.column(
+          "SELECT entry ->> '$.guid' FROM entry_history WHERE feed_id = ? ORDER BY 1",
+          [sub.feed],
+        );
       assert.deepEqual(
-        history(),
+        await history(),
         ['P', 'X15', 'X20', 'X25', 'X30', 'X35', 'X40', 'X45'],
         'a stored entry goes with its key: the history never shows as known what would be sent again',
       );
       await at(50, ['Y', 'A', 'P', 'X15']);
       assert.deepEqual(sent.slice(-2).sort(), ['A', 'Y'], 'P and X15 are still known; A came back');
-      assert.ok(history().includes('A'), 'and is stored again');
+      assert.ok((await history()).includes('A'), 'and is stored again');
     } finally {
       await workers.close();
-      w.close();
+      await w.close();
     }
   });
 
   it('keeps at most entry_keys_max_per_feed keys of a feed with new ids on every poll, never one its document shows', async () => {
-    const { w, subscribe } = setUp({ retention: { entry_keys_max_per_feed: 30 } });
+    const { w, subscribe } = await setUp({ retention: { entry_keys_max_per_feed: 30 } });
     const workers = createWorkers(w.ctx, silentLogger);
     try {
       const path = '/fresh.xml';
-      const sub = subscribe(origin.url + path);
+      const sub = await subscribe(origin.url + path);
       const sent: string[] = [];
       for (let round = 0; round < 20; round++) {
         // P, the first entry, stays in the document all along, beside the 8 newest of 5 new ones a poll.
         const news = Array.from({ length: 8 }, (_, i) => `N${round * 5 + 7 - i}`);
         origin.set(path, { body: rss([...news, 'P'].map((t) => ({ guid: t, title: t }))) });
         w.clock.advance(2 * 3600_000);
-        const before = eventCount(w);
+        const before = await eventCount(w);
         await pollTick(w.ctx, workers.pollerDeps);
-        sent.push(...newTitles(w, before));
-        assert.ok(keyCount(w, sub.feed) <= 30, `round ${round}: ${keyCount(w, sub.feed)} keys`);
+        sent.push(...(await newTitles(w, before)));
+        assert.ok(
+          (await keyCount(w, sub.feed)) <= 30,
+          `round ${round}: ${await keyCount(w, sub.feed)} keys`,
+        );
       }
-      assert.equal(keyCount(w, sub.feed), 30);
-      assert.equal(getFeed(w.ctx.db, sub.feed)!.stored_keys, 30);
+      assert.equal(await keyCount(w, sub.feed), 30);
+      assert.equal((await getFeed(w.ctx.db, sub.feed))!.stored_keys, 30);
       assert.equal(sent.filter((t) => t === 'P').length, 0, 'P, in the baseline, is never sent');
       assert.equal(new Set(sent).size, sent.length, 'no entry sent twice');
       assert.equal(sent.length, 19 * 5);
     } finally {
       await workers.close();
-      w.close();
+      await w.close();
     }
   });
 
   it('keeps every key of a feed whose document stopped changing, however long ago', async () => {
-    const { w, subscribe } = setUp({
+    const { w, subscribe } = await setUp({
       retention: { entry_key_days: 30, entry_keys_per_feed: 1 },
     });
     try {
-      const sub = subscribe('http://127.0.0.1:9/still.xml');
-      keys(w, sub.feed, 5, w.clock.now());
+      const sub = await subscribe('http://127.0.0.1:9/still.xml');
+      await keys(w, sub.feed, 5, w.clock.now());
       w.clock.advance(90 * DAY); // polled all along, always 304
       assert.equal((await tick(w)).summary.retention.keysPruned, 0);
-      assert.equal(keyCount(w, sub.feed), 5);
+      assert.equal(await keyCount(w, sub.feed), 5);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
   it('keeps at least entry_keys_per_feed keys, the most recently shown, and prunes in batches', async () => {
-    const { w, subscribe } = setUp({
+    const { w, subscribe } = await setUp({
       retention: { entry_key_days: 1, entry_keys_per_feed: 10 },
     });
     try {
-      const sub = subscribe('http://127.0.0.1:9/many.xml');
-      keys(w, sub.feed, CHUNK_ROWS * 2 + 5, w.clock.now(), 'old');
+      const sub = await subscribe('http://127.0.0.1:9/many.xml');
+      await keys(w, sub.feed, CHUNK_ROWS * 2 + 5, w.clock.now(), 'old');
       w.clock.advance(10 * DAY);
-      keys(w, sub.feed, 4, w.clock.now(), 'new');
+      await keys(w, sub.feed, 4, w.clock.now(), 'new');
       const { summary } = await tick(w);
       assert.equal(summary.retention.keysPruned, CHUNK_ROWS * 2 + 5 - 6);
-      const left = w.ctx.db
-        .prepare('SELECT key FROM entries WHERE feed_id = ? AND key LIKE ?')
-        .pluck()
-        .all(sub.feed, 'new%');
+      const left = await w.ctx.db.column(
+        'SELECT key FROM entries WHERE feed_id = ? AND key LIKE ?',
+        [sub.feed, 'new%'],
+      );
       assert.equal(left.length, 4);
-      assert.equal(keyCount(w, sub.feed), 10);
+      assert.equal(await keyCount(w, sub.feed), 10);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 });
 
 describe('retention: orphaned feeds and holds', () => {
   it('deletes a feed no subscription has used for orphaned_feed_days with its keys and held entries, in batches', async () => {
-    const { w, applicationId, subscribe } = setUp({ retention: { orphaned_feed_days: 7 } });
+    const { w, applicationId, subscribe } = await setUp({ retention: { orphaned_feed_days: 7 } });
     try {
-      const gone = subscribe('http://127.0.0.1:9/gone.xml');
-      const paused = subscribe('http://127.0.0.1:9/paused.xml');
-      const recent = subscribe('http://127.0.0.1:9/recent.xml');
-      for (const s of [gone, paused, recent]) keys(w, s.feed, CHUNK_ROWS * 2 + 1, w.clock.now());
-      hold(w, gone.feed, 3);
+      const gone = await subscribe('http://127.0.0.1:9/gone.xml');
+      const paused = await subscribe('http://127.0.0.1:9/paused.xml');
+      const recent = await subscribe('http://127.0.0.1:9/recent.xml');
+      for (const s of [gone, paused, recent])
+        await keys(w, s.feed, CHUNK_ROWS * 2 + 1, w.clock.now());
+      await hold(w, gone.feed, 3);
       await removeSubscription(w.ctx, applicationId, gone.id);
-      updateSubscriptionFromInput(w.ctx, applicationId, paused.id, { status: 'paused' });
+      await updateSubscriptionFromInput(w.ctx, applicationId, paused.id, { status: 'paused' });
       w.clock.advance(6 * DAY);
       await removeSubscription(w.ctx, applicationId, recent.id);
       w.clock.advance(2 * DAY); // gone: unused for 8 days; recent: for 2
       const counted: unknown[] = [];
       const { summary } = await tick(w, { ...noTelemetry, retained: (c) => counted.push(c) });
       assert.equal(summary.retention.feedsDeleted, 1);
-      assert.equal(getFeed(w.ctx.db, gone.feed), undefined);
-      assert.equal(keyCount(w, gone.feed), 0);
-      assert.ok(getFeed(w.ctx.db, paused.feed) && getFeed(w.ctx.db, recent.feed));
+      assert.equal(await getFeed(w.ctx.db, gone.feed), undefined);
+      assert.equal(await keyCount(w, gone.feed), 0);
+      assert.ok((await getFeed(w.ctx.db, paused.feed)) && (await getFeed(w.ctx.db, recent.feed)));
       assert.deepEqual(counted, [
         { entryKeys: 2 * (CHUNK_ROWS * 2 + 1), heldEntries: 0, orphanedFeeds: 1 },
       ]);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
   it('stops deleting a feed as soon as a subscription uses it again', async () => {
-    const { w, applicationId, subscribe } = setUp({ retention: { orphaned_feed_days: 7 } });
+    const { w, applicationId, subscribe } = await setUp({ retention: { orphaned_feed_days: 7 } });
     try {
       const url = 'http://127.0.0.1:9/back.xml';
-      const first = subscribe(url);
-      keys(w, first.feed, CHUNK_ROWS * 3, w.clock.now());
+      const first = await subscribe(url);
+      await keys(w, first.feed, CHUNK_ROWS * 3, w.clock.now());
       await removeSubscription(w.ctx, applicationId, first.id);
       w.clock.advance(8 * DAY);
-      const pass = retentionPass(w.ctx, w.clock.now(), { batches: 100 }); // runs its first batch now
-      const again = subscribe(url);
+      const pass = retentionPass(w.ctx, w.clock.now(), { batches: 100 });
+      // Its first batch runs now, before the turn is over; the next one waits for a turn of its own, queued after this.
+      await new Promise((resolve) => setImmediate(resolve));
+      const again = await subscribe(url);
       const summary = await pass;
       assert.equal(again.feed, first.feed);
       assert.equal(summary.feedsDeleted, 0);
-      assert.ok(getFeed(w.ctx.db, first.feed));
-      assert.equal(keyCount(w, first.feed), CHUNK_ROWS * 2);
+      assert.ok(await getFeed(w.ctx.db, first.feed));
+      assert.equal(await keyCount(w, first.feed), CHUNK_ROWS * 2);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
   it('trims a hold over its cap (one made before the cap, or under a larger one) from its end and counts what went', async () => {
-    const { w, subscribe } = setUp({ retention: { held_entries_per_feed: 1000 } });
+    const { w, subscribe } = await setUp({ retention: { held_entries_per_feed: 1000 } });
     try {
-      const sub = subscribe('http://127.0.0.1:9/held.xml');
-      hold(w, sub.feed, 1200);
+      const sub = await subscribe('http://127.0.0.1:9/held.xml');
+      await hold(w, sub.feed, 1200);
       const { summary } = await tick(w);
       assert.equal(summary.retention.heldTrimmed, 200);
-      const positions = w.ctx.db
-        .prepare('SELECT max(position) AS last, count(*) AS n FROM held_entries WHERE feed_id = ?')
-        .get(sub.feed);
+      const positions = await w.ctx.db.get(
+        'SELECT max(position) AS last, count(*) AS n FROM held_entries WHERE feed_id = ?',
+        [sub.feed],
+      );
       assert.deepEqual(positions, { last: 999, n: 1000 });
-      assert.equal(getFeed(w.ctx.db, sub.feed)!.held_dropped, 200);
+      assert.equal((await getFeed(w.ctx.db, sub.feed))!.held_dropped, 200);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 });
 
 /** Holds `n` entries for the feed, positions 0…n-1, whatever the cap. */
-function hold(w: World, feed: string, n: number): void {
-  w.ctx.db.transaction(() =>
+async function hold(w: World, feed: string, n: number): Promise<void> {
+  await w.ctx.store.write((db) =>
     holdEntries(
-      w.ctx.db,
+      db,
       feed,
       Array.from({ length: n }, (_, i) => ({
         key: `h${i}`,
@@ -244,19 +253,15 @@ function hold(w: World, feed: string, n: number): void {
       w.clock.now(),
       { entries: n, bytes: 1 << 30 },
     ),
-  )();
+  );
 }
 
-const eventCount = (w: World) =>
-  w.ctx.db.prepare('SELECT count(*) FROM events').pluck().get() as number;
-
 /** Titles of the entries of events made after the first `skip` events, in creation order. */
-function newTitles(w: World, skip: number): string[] {
+async function newTitles(w: World, skip: number): Promise<string[]> {
   return (
-    w.ctx.db
-      .prepare('SELECT body FROM event_bodies JOIN events ON id = event_id ORDER BY id')
-      .pluck()
-      .all() as string[]
+    (await w.ctx.db.column(
+      'SELECT body FROM event_bodies JOIN events ON id = event_id ORDER BY id',
+    )) as string[]
   )
     .slice(skip)
     .flatMap((b) =>

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createEndpoint } from '../../../src/actions/endpoints.ts';
 import { createSubscription } from '../../../src/actions/subscriptions.ts';
+import type { Sql } from '../../../src/db/engine.ts';
 import { newId } from '../../../src/ids.ts';
 import { silentLogger } from '../../../src/log.ts';
 import { recordAttempt } from '../../../src/store/attempts.ts';
@@ -15,21 +16,23 @@ import { storageOffBy } from '../../support/storage.ts';
 import { makeWorld, type World } from '../../support/world.ts';
 
 /** An application with an endpoint and a subscription to a feed of its own. */
-function tenant(w: World, name: string) {
-  const { applicationId } = w.key(name);
-  const endpoint = createEndpoint(w.ctx, applicationId, {
-    title: name,
-    url: 'https://hooks.example.com/',
-  }).id;
-  const sub = createSubscription(w.ctx, applicationId, {
+async function tenant(w: World, name: string) {
+  const { applicationId } = await w.key(name);
+  const endpoint = (
+    await createEndpoint(w.ctx, applicationId, {
+      title: name,
+      url: 'https://hooks.example.com/',
+    })
+  ).id;
+  const sub = await createSubscription(w.ctx, applicationId, {
     endpoint,
     url: `https://feeds.example.com/${name}.xml`,
   });
-  /** Queues an event of `bytes` bytes of body for the subscription. */
-  const event = (bytes: number) => {
+  /** Queues an event of `bytes` bytes of body for the subscription (in the transaction `db`, if any). */
+  const event = async (bytes: number, db: Sql = w.ctx.db) => {
     const id = newId(w.clock.now());
-    insertEvent(
-      w.ctx.db,
+    await insertEvent(
+      db,
       {
         id,
         application_id: applicationId,
@@ -50,47 +53,52 @@ describe('storage recount', () => {
   it('sets counts that drifted from the rows back to them, and says by how much', async () => {
     const w = makeWorld();
     try {
-      const t = tenant(w, 'drift');
-      recordKeys(w.ctx.db, t.sub.feed, [{ key: 'k1', fingerprint: null }], w.clock.now());
-      t.event(100);
-      assert.deepEqual(storageOffBy(w.ctx.db), [], 'exact before');
+      const t = await tenant(w, 'drift');
+      await recordKeys(w.ctx.db, t.sub.feed, [{ key: 'k1', fingerprint: null }], w.clock.now());
+      await t.event(100);
+      assert.deepEqual(await storageOffBy(w.ctx.db), [], 'exact before');
       const db = w.ctx.db;
       // A deletion that did not count itself: the feed's count and its application's are both 1,000 bytes high.
-      db.prepare('UPDATE feeds SET stored_bytes = stored_bytes + 1000, stored_keys = 7').run();
-      db.prepare(
+      await db.run('UPDATE feeds SET stored_bytes = stored_bytes + 1000, stored_keys = 7');
+      await db.run(
         'UPDATE application_storage SET event_bytes = event_bytes + 12345, feed_bytes = feed_bytes + 1000 - 7',
-      ).run();
-      assert.notDeepEqual(storageOffBy(db), []);
+      );
+      assert.notDeepEqual(await storageOffBy(db), []);
       const { summary } = await maintenanceTick(w.ctx, { logger: silentLogger });
       assert.equal(summary.retention.storageDrift, 1000, "the feed's count");
       // The feed's recount takes its 1,000 bytes off its application's sum too, whose walk then finds the rest.
       assert.equal(summary.storage.driftBytes, 12345 + 7);
-      assert.deepEqual(storageOffBy(db), []);
+      assert.deepEqual(await storageOffBy(db), []);
     } finally {
-      w.close();
+      await w.close();
     }
   });
 
   it('walking events in chunks, counts exactly what is there at its end, whatever changed behind it', async () => {
     const w = makeWorld();
     try {
-      const t = tenant(w, 'busy');
-      const other = tenant(w, 'other');
+      const t = await tenant(w, 'busy');
+      const other = await tenant(w, 'other');
       const db = w.ctx.db;
-      const ids = db.transaction(() => Array.from({ length: 2500 }, (_, i) => t.event(i % 300)))();
-      other.event(50);
-      db.prepare(
+      const ids = await w.ctx.store.write(async (tx) => {
+        const made: string[] = [];
+        for (let i = 0; i < 2500; i++) made.push(await t.event(i % 300, tx));
+        return made;
+      });
+      await other.event(50);
+      await db.run(
         'UPDATE application_storage SET event_bytes = event_bytes + 999 WHERE application_id = ?',
-      ).run(t.applicationId);
+        [t.applicationId],
+      );
       const recount = recountStorage(w.ctx);
       let done = false;
       void recount.then(() => (done = true));
       // Between two chunks of the walk: an event it counted grows (an attempt) or goes, a new one comes.
       for (let turn = 0; !done; turn++) {
         await new Promise((resolve) => setImmediate(resolve));
-        db.transaction(() => {
-          recordAttempt(
-            db,
+        await w.ctx.store.write(async (tx) => {
+          await recordAttempt(
+            tx,
             {
               event_id: ids[turn * 7]!,
               endpoint_id: t.endpoint,
@@ -103,18 +111,18 @@ describe('storage recount', () => {
             { status: 'failed', nextAttemptAt: w.clock.now().toISOString() },
             w.clock.now(),
           );
-          deleteSubscriptionEvents(db, t.sub.id, 1); // its oldest: counted already
-          t.event(123);
-        })();
+          await deleteSubscriptionEvents(tx, t.sub.id, 1); // its oldest: counted already
+          await t.event(123, tx);
+        });
       }
       const result = await recount;
       assert.equal(result.applications, 2);
       assert.equal(result.driftBytes, 999, 'the drift, and nothing the changes made');
-      assert.deepEqual(storageOffBy(db), []);
-      deleteSubscriptionEvents(db, t.sub.id, 10);
-      assert.deepEqual(storageOffBy(db), [], 'and the counts go on from there');
+      assert.deepEqual(await storageOffBy(db), []);
+      await deleteSubscriptionEvents(db, t.sub.id, 10);
+      assert.deepEqual(await storageOffBy(db), [], 'and the counts go on from there');
     } finally {
-      w.close();
+      await w.close();
     }
   });
 });

@@ -27,12 +27,12 @@ describe('the storage budget in the poller', () => {
   });
   after(async () => {
     await workers.close();
-    w.close();
+    await w.close();
     await origin.close();
   });
   beforeEach(async () => {
     await workers?.close();
-    w?.close();
+    await w?.close();
     w = makeWorld({
       poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
       quotas: { storage_bytes_per_application: 1e9 },
@@ -48,7 +48,7 @@ describe('the storage budget in the poller', () => {
       })),
     );
   async function tenant(name: string) {
-    const { key, applicationId } = w.key(name);
+    const { key, applicationId } = await w.key(name);
     const endpoint = (
       await w.call('POST', '/v1/endpoints', {
         key,
@@ -69,14 +69,12 @@ describe('the storage budget in the poller', () => {
     await pollTick(w.ctx, workers.pollerDeps);
   };
   /** The types of a subscription's events, and the entries' guids of its entries events, in order. */
-  const sentTo = (sub: string) =>
+  const sentTo = async (sub: string) =>
     (
-      w.ctx.db
-        .prepare(
-          'SELECT b.body FROM events e JOIN event_bodies b ON b.event_id = e.id WHERE e.subscription_id = ? ORDER BY e.sequence',
-        )
-        .pluck()
-        .all(sub) as string[]
+      (await w.ctx.db.column(
+        'SELECT b.body FROM events e JOIN event_bodies b ON b.event_id = e.id WHERE e.subscription_id = ? ORDER BY e.sequence',
+        [sub],
+      )) as string[]
     ).map((text) => {
       const body = JSON.parse(text) as { type: string; data: { entries?: { guid: string }[] } };
       return body.data.entries
@@ -86,8 +84,8 @@ describe('the storage budget in the poller', () => {
 
   const budgetOf = () => w.ctx.config.quotas.storage_bytes_per_application;
   /** Sets every application's budget to what `applicationId` keeps now and `room` more (a restart with it). */
-  const budgetAt = (applicationId: string, room: number) => {
-    const used = storageView(w.ctx, applicationId).used_bytes;
+  const budgetAt = async (applicationId: string, room: number) => {
+    const used = (await storageView(w.ctx, applicationId)).used_bytes;
     w.ctx.config.quotas.storage_bytes_per_application = used + room;
     return used + room;
   };
@@ -107,8 +105,8 @@ describe('the storage budget in the poller', () => {
     const onlyB = await b.subscribe('/b.xml');
     const sharedB = await b.subscribe('/shared.xml');
     await poll(); // baselines: a keeps /own.xml's and /other.xml's keys and history
-    assert.equal(getFeed(w.ctx.db, own.feed)!.status, 'active');
-    const budget = budgetAt(a.applicationId, ROOM);
+    assert.equal((await getFeed(w.ctx.db, own.feed))!.status, 'active');
+    const budget = await budgetAt(a.applicationId, ROOM);
     origin.set('/own.xml', { body: items('o', 0, 30) });
     origin.set('/b.xml', { body: items('b', 0, 5) });
     origin.set('/shared.xml', { body: items('s', 0, 5) });
@@ -118,18 +116,18 @@ describe('the storage budget in the poller', () => {
 
   it('holds a feed whose document would take its application past the budget, once; others go on', async () => {
     const { a, own, sharedA, onlyB, sharedB, budget } = await heldWorld();
-    const feed = getFeed(w.ctx.db, own.feed)!;
+    const feed = (await getFeed(w.ctx.db, own.feed))!;
     assert.equal(feed.status, 'over_budget');
     assert.equal(feed.next_poll_at, PARKED_AT, 'not polled while held');
     assert.equal(feed.stored_keys, 20, 'nothing of the held document stored');
-    assert.deepEqual(sentTo(own.id), ['feed.over_budget']);
+    assert.deepEqual(await sentTo(own.id), ['feed.over_budget']);
     assert.deepEqual(
-      sentTo(sharedA.id),
+      await sentTo(sharedA.id),
       ['subscription.entries: s3 s4'],
       'a shared feed is never held',
     );
-    assert.deepEqual(sentTo(onlyB.id), ['subscription.entries: b3 b4']);
-    assert.deepEqual(sentTo(sharedB.id), ['subscription.entries: s3 s4']);
+    assert.deepEqual(await sentTo(onlyB.id), ['subscription.entries: b3 b4']);
+    assert.deepEqual(await sentTo(sharedB.id), ['subscription.entries: s3 s4']);
 
     const view = await w.call('GET', `/v1/feeds/${own.feed}`, { key: a.key });
     assert.equal(view.body.status, 'over_budget');
@@ -144,8 +142,8 @@ describe('the storage budget in the poller', () => {
     origin.set('/own.xml', { body: items('o', 0, 40) });
     await poll();
     await poll();
-    assert.deepEqual(sentTo(own.id), ['feed.over_budget'], 'held feeds are not polled');
-    assert.deepEqual(storageOffBy(w.ctx.db), []);
+    assert.deepEqual(await sentTo(own.id), ['feed.over_budget'], 'held feeds are not polled');
+    assert.deepEqual(await storageOffBy(w.ctx.db), []);
   });
 
   it('resumes by itself once the budget has room, sending what the feed shows then', async () => {
@@ -155,32 +153,32 @@ describe('the storage budget in the poller', () => {
     const { summary } = await maintenanceTick(w.ctx, { logger: silentLogger });
     assert.equal(summary.heldFeedsRetried, 1);
     await pollTick(w.ctx, workers.pollerDeps);
-    const feed = getFeed(w.ctx.db, own.feed)!;
+    const feed = (await getFeed(w.ctx.db, own.feed))!;
     assert.equal(feed.status, 'active');
     assert.equal(feed.budget_held_at, null);
     const entries = Array.from({ length: 12 }, (_, i) => `o${20 + i}`).join(' ');
-    assert.deepEqual(sentTo(own.id), [
+    assert.deepEqual(await sentTo(own.id), [
       'feed.over_budget',
       `subscription.entries: ${entries}`,
       'feed.within_budget',
     ]);
     await poll();
-    assert.equal(sentTo(own.id).length, 3, 'once');
+    assert.equal((await sentTo(own.id)).length, 3, 'once');
   });
 
   it('resumes when deleting subscriptions makes room', async () => {
     const { a, own, other } = await heldWorld();
     await removeSubscription(w.ctx, a.applicationId, other.id); // /other.xml is no one's now
-    assert.ok(getFeed(w.ctx.db, own.feed)!.next_poll_at !== PARKED_AT, 'due again');
+    assert.ok((await getFeed(w.ctx.db, own.feed))!.next_poll_at !== PARKED_AT, 'due again');
     await pollTick(w.ctx, workers.pollerDeps);
-    assert.deepEqual(sentTo(own.id).slice(-1), ['feed.within_budget']);
-    assert.equal(getFeed(w.ctx.db, own.feed)!.status, 'active');
+    assert.deepEqual((await sentTo(own.id)).slice(-1), ['feed.within_budget']);
+    assert.equal((await getFeed(w.ctx.db, own.feed))!.status, 'active');
   });
 
   it('keeps a held feed held, without a second event, when a poll of it still does not fit', async () => {
     const { a, own } = await heldWorld();
     // Its application is over its budget now (the events of the feed it shares, the hold's event): not retried.
-    assert.ok(storageView(w.ctx, a.applicationId).used_bytes > budgetOf());
+    assert.ok((await storageView(w.ctx, a.applicationId)).used_bytes > budgetOf());
     const { summary } = await maintenanceTick(w.ctx, { logger: silentLogger });
     assert.equal(summary.heldFeedsRetried, 0);
     // A refresh polls it anyway.
@@ -188,10 +186,10 @@ describe('the storage budget in the poller', () => {
     const refresh = await w.call('POST', `/v1/feeds/${own.feed}/refresh`, { key: a.key });
     assert.equal(refresh.status, 202);
     await pollTick(w.ctx, workers.pollerDeps);
-    const feed = getFeed(w.ctx.db, own.feed)!;
+    const feed = (await getFeed(w.ctx.db, own.feed))!;
     assert.equal(feed.status, 'over_budget');
     assert.equal(feed.next_poll_at, PARKED_AT);
     assert.equal(feed.stored_keys, 20);
-    assert.deepEqual(sentTo(own.id), ['feed.over_budget']);
+    assert.deepEqual(await sentTo(own.id), ['feed.over_budget']);
   });
 });

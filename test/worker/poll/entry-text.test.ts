@@ -30,7 +30,7 @@ describe('poller entry text', () => {
     const w = makeWorld(sanitize === undefined ? {} : { delivery: { sanitize_html: sanitize } });
     const workers = createWorkers(w.ctx, silentLogger);
     try {
-      const key = w.key().key;
+      const key = (await w.key()).key;
       const endpoint = (
         await w.call('POST', '/v1/endpoints', {
           key,
@@ -46,11 +46,11 @@ describe('poller entry text', () => {
       origin.set(path, { body: feed(second + first) });
       w.clock.advance(2 * 3600 * 1000);
       await pollTick(w.ctx, workers.pollerDeps);
-      const rows = w.ctx.db.prepare('SELECT body FROM event_bodies').all() as { body: string }[];
+      const rows = (await w.ctx.db.all('SELECT body FROM event_bodies')) as { body: string }[];
       assert.equal(rows.length, 1);
       return JSON.parse(rows[0]!.body) as Body;
     } finally {
-      w.close();
+      await w.close();
       await workers.close();
     }
   }

@@ -34,12 +34,12 @@ describe('feed-health events in the poller', () => {
     origin = await startOrigin();
   });
   after(async () => {
-    w.close();
+    await w.close();
     await workers.close();
     await origin.close();
   });
   beforeEach(async () => {
-    w?.close();
+    await w?.close();
     await workers?.close();
     w = makeWorld({
       poll: {
@@ -50,7 +50,7 @@ describe('feed-health events in the poller', () => {
       },
     });
     workers = createWorkers(w.ctx, silentLogger);
-    key = w.key().key;
+    key = (await w.key()).key;
   });
 
   const path = () => `/h${++n}.xml`;
@@ -74,19 +74,14 @@ describe('feed-health events in the poller', () => {
     w.clock.advance(2 * 3600 * 1000);
     await pollTick(w.ctx, workers.pollerDeps);
   };
-  const sent = (): Sent[] =>
+  const sent = async (): Promise<Sent[]> =>
     (
-      w.ctx.db
-        .prepare(
-          `SELECT endpoint_id AS endpoint, subscription_id AS subscription, type, sequence, body
-           FROM events JOIN event_bodies ON event_id = id ORDER BY id`,
-        )
-        .all() as Omit<Sent, 'data'>[]
+      (await w.ctx.db
+        .all(`SELECT endpoint_id AS endpoint, subscription_id AS subscription, type, sequence, body
+           FROM events JOIN event_bodies ON event_id = id ORDER BY id`)) as Omit<Sent, 'data'>[]
     ).map((e) => ({ ...e, data: (JSON.parse(e.body) as { data: Sent['data'] }).data }));
-  const typesOf = (sub: string) =>
-    sent()
-      .filter((e) => e.subscription === sub)
-      .map((e) => e.type);
+  const typesOf = async (sub: string) =>
+    (await sent()).filter((e) => e.subscription === sub).map((e) => e.type);
 
   it('sends feed.failing once when the failures in a row reach poll.failing_after, and feed.recovered once on the next success', async () => {
     const p = path();
@@ -96,13 +91,13 @@ describe('feed-health events in the poller', () => {
     origin.set(p, { body: 'boom', status: 500 });
     await poll();
     await poll();
-    assert.deepEqual(typesOf(sub.id), [], 'two failures are not an outage yet');
+    assert.deepEqual(await typesOf(sub.id), [], 'two failures are not an outage yet');
     await poll();
-    assert.deepEqual(typesOf(sub.id), ['feed.failing']);
+    assert.deepEqual(await typesOf(sub.id), ['feed.failing']);
     await poll();
     await poll();
-    assert.deepEqual(typesOf(sub.id), ['feed.failing'], 'once per outage');
-    const failing = sent()[0]!;
+    assert.deepEqual(await typesOf(sub.id), ['feed.failing'], 'once per outage');
+    const failing = (await sent())[0]!;
     assert.equal(failing.sequence, 1);
     assert.equal(failing.data.consecutive_failures, 3);
     assert.equal(failing.data.last_http_status, 500);
@@ -113,13 +108,13 @@ describe('feed-health events in the poller', () => {
     origin.set(p, { body: items(1) });
     await poll();
     await poll();
-    assert.deepEqual(typesOf(sub.id), ['feed.failing', 'feed.recovered']);
-    const recovered = sent()[1]!;
+    assert.deepEqual(await typesOf(sub.id), ['feed.failing', 'feed.recovered']);
+    const recovered = (await sent())[1]!;
     assert.equal(recovered.sequence, 2);
     assert.equal(recovered.data.recovered_from, 'feed.failing');
     assert.equal(recovered.data.consecutive_failures, 5);
     assert.equal(recovered.data.feed.status, 'active');
-    assert.equal(getFeed(w.ctx.db, sub.feed)!.health_alert, null);
+    assert.equal((await getFeed(w.ctx.db, sub.feed))!.health_alert, null);
   });
 
   it('sends nothing to a paused subscription, nor feed.recovered to one created during the outage', async () => {
@@ -131,14 +126,14 @@ describe('feed-health events in the poller', () => {
     await w.call('PATCH', `/v1/subscriptions/${paused.id}`, { key, body: { status: 'paused' } });
     origin.set(p, { body: 'boom', status: 500 });
     for (let i = 0; i < 3; i++) await poll();
-    assert.deepEqual(typesOf(first.id), ['feed.failing']);
+    assert.deepEqual(await typesOf(first.id), ['feed.failing']);
     w.clock.advance(1000);
     const late = await subscribe(origin.url + p, await endpoint());
     origin.set(p, { body: items(1) });
     await poll();
-    assert.deepEqual(typesOf(first.id), ['feed.failing', 'feed.recovered']);
-    assert.deepEqual(typesOf(late.id), [], 'it was never told the feed was failing');
-    assert.deepEqual(typesOf(paused.id), []);
+    assert.deepEqual(await typesOf(first.id), ['feed.failing', 'feed.recovered']);
+    assert.deepEqual(await typesOf(late.id), [], 'it was never told the feed was failing');
+    assert.deepEqual(await typesOf(paused.id), []);
   });
 
   it('sends feed.gone once on 410; a refresh that finds it gone again sends nothing, one that finds a feed sends feed.recovered', async () => {
@@ -148,8 +143,8 @@ describe('feed-health events in the poller', () => {
     await poll();
     origin.set(p, { body: 'gone', status: 410 });
     await poll();
-    assert.deepEqual(typesOf(sub.id), ['feed.gone']);
-    const gone = sent()[0]!;
+    assert.deepEqual(await typesOf(sub.id), ['feed.gone']);
+    const gone = (await sent())[0]!;
     assert.equal(gone.data.last_http_status, 410);
     assert.equal(gone.data.feed.status, 'gone');
     const refresh = () => {
@@ -158,15 +153,19 @@ describe('feed-health events in the poller', () => {
     };
     assert.equal((await refresh()).status, 202);
     await poll();
-    assert.equal(getFeed(w.ctx.db, sub.feed)!.status, 'gone');
-    assert.deepEqual(typesOf(sub.id), ['feed.gone'], 'still gone: not announced twice');
+    assert.equal((await getFeed(w.ctx.db, sub.feed))!.status, 'gone');
+    assert.deepEqual(await typesOf(sub.id), ['feed.gone'], 'still gone: not announced twice');
     assert.equal((await refresh()).status, 202);
     origin.set(p, { body: items(2, 1) });
     await poll();
-    assert.deepEqual(typesOf(sub.id), ['feed.gone', 'subscription.entries', 'feed.recovered']);
-    assert.equal(sent()[2]!.data.recovered_from, 'feed.gone');
+    assert.deepEqual(await typesOf(sub.id), [
+      'feed.gone',
+      'subscription.entries',
+      'feed.recovered',
+    ]);
+    assert.equal((await sent())[2]!.data.recovered_from, 'feed.gone');
     assert.deepEqual(
-      sent().map((e) => e.sequence),
+      (await sent()).map((e) => e.sequence),
       [1, 2, 3],
     );
   });
@@ -181,17 +180,17 @@ describe('feed-health events in the poller', () => {
     origin.set(p, { body: '', status: 301, headers: { location: origin.url + target } });
     await poll();
     await poll();
-    assert.deepEqual(typesOf(sub.id), []);
+    assert.deepEqual(await typesOf(sub.id), []);
     await poll();
-    assert.deepEqual(typesOf(sub.id), ['feed.moved']);
-    const moved = sent()[0]!;
+    assert.deepEqual(await typesOf(sub.id), ['feed.moved']);
+    const moved = (await sent())[0]!;
     assert.equal(moved.data.from, origin.url + p);
     assert.equal(moved.data.to, origin.url + target);
     assert.equal(moved.data.feed.feed_url, origin.url + target);
     assert.equal(moved.data.feed.url, origin.url + p, 'the subscribed URL stays');
     await poll();
     await poll();
-    assert.deepEqual(typesOf(sub.id), ['feed.moved']);
+    assert.deepEqual(await typesOf(sub.id), ['feed.moved']);
   });
 
   it('sends feed.identity_hold once when a hold starts, with the held count and how to release it', async () => {
@@ -205,8 +204,8 @@ describe('feed-health events in the poller', () => {
     await poll();
     origin.set(p, { body: many('newer') });
     await poll(); // the keys change again: the hold grows, it does not start again
-    assert.deepEqual(typesOf(sub.id), ['feed.identity_hold']);
-    const hold = sent()[0]!;
+    assert.deepEqual(await typesOf(sub.id), ['feed.identity_hold']);
+    const hold = (await sent())[0]!;
     assert.equal(hold.data.held_entries, 12);
     assert.equal(hold.data.identity_key, 'guid');
     assert.equal(hold.data.feed.status, 'identity_changed');
@@ -238,19 +237,17 @@ describe('feed-health events in the poller', () => {
     for (let i = 0; i < 3; i++) await poll();
     origin.set(p, { body: items(3, 2, 1) });
     await poll();
-    const of = (sub: string) =>
-      sent()
-        .filter((e) => e.subscription === sub)
-        .map((e) => [e.sequence, e.type]);
-    assert.deepEqual(of(health.id), [
+    const of = async (sub: string) =>
+      (await sent()).filter((e) => e.subscription === sub).map((e) => [e.sequence, e.type]);
+    assert.deepEqual(await of(health.id), [
       [1, 'feed.failing'],
       [2, 'feed.recovered'],
     ]);
-    assert.deepEqual(of(entries.id), [
+    assert.deepEqual(await of(entries.id), [
       [1, 'subscription.entries'],
       [2, 'subscription.entries'],
     ]);
-    assert.deepEqual(of(every.id), [
+    assert.deepEqual(await of(every.id), [
       [1, 'subscription.entries'],
       [2, 'feed.failing'],
       [3, 'subscription.entries'],

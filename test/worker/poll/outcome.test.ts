@@ -23,7 +23,7 @@ describe('poll outcome', () => {
     workers = createWorkers(w.ctx, silentLogger);
   });
   after(async () => {
-    w.close();
+    await w.close();
     await workers.close();
     await origin.close();
   });
@@ -32,7 +32,7 @@ describe('poll outcome', () => {
   async function subscribe(
     path: string,
   ): Promise<{ key: string; sub: { id: string; feed: string } }> {
-    const { key } = w.key();
+    const { key } = await w.key();
     const ep = (
       await w.call('POST', '/v1/endpoints', {
         key,
@@ -60,7 +60,7 @@ describe('poll outcome', () => {
     await tick();
     origin.set('/f.xml', many('new'));
     await tick();
-    assert.equal(getFeed(w.ctx.db, sub.feed)!.status, 'identity_changed');
+    assert.equal((await getFeed(w.ctx.db, sub.feed))!.status, 'identity_changed');
     const gate = origin.hold('/f.xml');
     const polling = tick();
     await gate.arrived;
@@ -71,7 +71,7 @@ describe('poll outcome', () => {
     assert.equal(released.status, 200);
     gate.release();
     await polling;
-    const f = getFeed(w.ctx.db, sub.feed)!;
+    const f = (await getFeed(w.ctx.db, sub.feed))!;
     assert.equal(f.status, 'active', 'not put back on hold by the record read before the fetch');
     assert.equal(f.entry_count, 24);
   });
@@ -81,7 +81,7 @@ describe('poll outcome', () => {
     const { key, sub } = await subscribe('/u.xml');
     w.clock.advance(2 * 3600 * 1000);
     await pollTick(w.ctx, workers.pollerDeps);
-    assert.equal(getFeed(w.ctx.db, sub.feed)!.status, 'active');
+    assert.equal((await getFeed(w.ctx.db, sub.feed))!.status, 'active');
     const gate = origin.hold('/u.xml'); // the same body again: unchanged, by its hash
     w.clock.advance(2 * 3600 * 1000);
     const polling = pollTick(w.ctx, workers.pollerDeps);
@@ -90,7 +90,7 @@ describe('poll outcome', () => {
     gate.release();
     const { summary } = await polling;
     assert.ok(summary.notModified >= 1, 'the answer was unchanged');
-    const f = getFeed(w.ctx.db, sub.feed)!;
+    const f = (await getFeed(w.ctx.db, sub.feed))!;
     assert.equal(f.baseline_at, null, 'the next document is a fresh baseline');
     assert.ok(f.next_poll_at <= w.clock.now().toISOString(), 'due at once for the next subscriber');
   });
@@ -100,16 +100,16 @@ describe('poll outcome', () => {
     const { key, sub } = await subscribe('/p.xml');
     w.clock.advance(2 * 3600 * 1000);
     await pollTick(w.ctx, workers.pollerDeps); // the baseline
-    const due = getFeed(w.ctx.db, sub.feed)!.next_poll_at;
+    const due = (await getFeed(w.ctx.db, sub.feed))!.next_poll_at;
     w.clock.set(new Date(Date.parse(due) + 1500)); // on time, give or take a claim
     await pollTick(w.ctx, workers.pollerDeps);
-    const onTime = getFeed(w.ctx.db, sub.feed)!;
+    const onTime = (await getFeed(w.ctx.db, sub.feed))!;
     assert.equal(onTime.last_polled_at, w.clock.now().toISOString(), 'polled (unchanged)');
     const interval = onTime.interval_seconds! * 1000;
     assert.equal(Date.parse(onTime.next_poll_at), Date.parse(due) + interval, 'kept its place');
     w.clock.set(new Date(Date.parse(onTime.next_poll_at) + 3 * 3600 * 1000)); // three hours late
     await pollTick(w.ctx, workers.pollerDeps);
-    const late = getFeed(w.ctx.db, sub.feed)!;
+    const late = (await getFeed(w.ctx.db, sub.feed))!;
     const wait = Date.parse(late.next_poll_at) - w.clock.now().getTime();
     assert.ok(wait >= interval * 0.9 && wait <= interval * 1.1, `due ${wait} ms from now`);
   });
@@ -127,12 +127,13 @@ describe('poll outcome', () => {
     assert.equal((await w.call('DELETE', `/v1/subscriptions/${sub.id}`, { key })).status, 204);
     gate.release();
     await polling;
-    const f = getFeed(w.ctx.db, sub.feed)!;
+    const f = (await getFeed(w.ctx.db, sub.feed))!;
     assert.equal(f.baseline_at, null, 'the next document is a fresh baseline');
     assert.ok(f.next_poll_at <= w.clock.now().toISOString(), 'due at once for the next subscriber');
-    const events = w.ctx.db
-      .prepare('SELECT count(*) AS n FROM events WHERE subscription_id = ?')
-      .get(sub.id) as { n: number };
+    const events = (await w.ctx.db.get(
+      'SELECT count(*) AS n FROM events WHERE subscription_id = ?',
+      [sub.id],
+    )) as { n: number };
     assert.equal(events.n, 0);
   });
 });

@@ -26,7 +26,7 @@ describe('poller credentials', () => {
       poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
     });
     workers = createWorkers(w.ctx, silentLogger);
-    key = w.key().key;
+    key = (await w.key()).key;
     endpoint = (
       await w.call('POST', '/v1/endpoints', {
         key,
@@ -36,7 +36,7 @@ describe('poller credentials', () => {
   });
   after(async () => {
     await workers.close();
-    w.close();
+    await w.close();
     await home.close();
     await elsewhere.close();
   });
@@ -64,7 +64,7 @@ describe('poller credentials', () => {
     });
     const sub = await subscribe(withSecret(`${home.url}/page.html`));
     await pollAFewTimes();
-    assert.equal(getFeed(w.ctx.db, sub.feed)!.fetch_url, `${elsewhere.url}/discovered.xml`);
+    assert.equal((await getFeed(w.ctx.db, sub.feed))!.fetch_url, `${elsewhere.url}/discovered.xml`);
     assert.deepEqual(authorizations(home, '/page.html'), [BASIC]);
     assert.equal(authorizations(elsewhere, '/discovered.xml').length, POLLS);
     assert.deepEqual(new Set(authorizations(elsewhere, '/discovered.xml')), new Set([null]));
@@ -80,7 +80,7 @@ describe('poller credentials', () => {
     const sub = await subscribe(withSecret(`${home.url}/old.xml`));
     await pollAFewTimes();
     assert.equal(
-      getFeed(w.ctx.db, sub.feed)!.fetch_url,
+      (await getFeed(w.ctx.db, sub.feed))!.fetch_url,
       `${elsewhere.url}/new.xml`,
       'the feed moved after three permanent redirects in a row',
     );

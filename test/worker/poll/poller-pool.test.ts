@@ -88,10 +88,10 @@ describe('poller on the work pool', () => {
     });
     const agent = createGuardedAgent({ allowPrivate: true, resolver });
     const deps: PollerDeps = pollerDeps(w, resolver, agent, () =>
-      setImmediate(() => pollFill(w.ctx, deps)),
+      setImmediate(() => void pollFill(w.ctx, deps)),
     );
     try {
-      const { key } = w.key();
+      const { key } = await w.key();
       const ep = await w.call('POST', '/v1/endpoints', {
         key,
         body: { title: 'E', url: 'https://hooks.example/' },
@@ -109,7 +109,7 @@ describe('poller on the work pool', () => {
         assert.equal(res.status, 201, res.text);
       }
       deps.pool.start();
-      pollFill(w.ctx, deps);
+      await pollFill(w.ctx, deps);
       await until(() => origin.held() === 2, 3000, 'two fetches held');
       await new Promise((r) => setTimeout(r, 300)); // a third would have arrived by now
       assert.equal(origin.held(), 2, 'nine names of one address, two fetches at a time');
@@ -129,7 +129,7 @@ describe('poller on the work pool', () => {
       await deps.pool.drain(5000);
       await agent.close();
       await origin.close();
-      w.close();
+      await w.close();
     }
   });
 
@@ -146,13 +146,13 @@ describe('poller on the work pool', () => {
       deps.pool.stop();
       await deps.pool.drain(5000);
       await agent.close();
-      w.close();
+      await w.close();
     }
   }
 
   /** Subscribes to a feed (on a port nothing listens on) and sets it due at `dueMs`. */
   async function feedDueAt(w: World, dueMs: number): Promise<void> {
-    const { key } = w.key();
+    const { key } = await w.key();
     const ep = await w.call('POST', '/v1/endpoints', {
       key,
       body: { title: 'E', url: 'https://hooks.example/' },
@@ -161,9 +161,10 @@ describe('poller on the work pool', () => {
       key,
       body: { endpoint: ep.body.id, url: 'http://127.0.0.1:9/feed.xml' },
     });
-    w.ctx.db
-      .prepare('UPDATE feeds SET next_poll_at = ? WHERE id = ?')
-      .run(new Date(dueMs).toISOString(), sub.body.feed);
+    await w.ctx.db.run('UPDATE feeds SET next_poll_at = ? WHERE id = ?', [
+      new Date(dueMs).toISOString(),
+      sub.body.feed,
+    ]);
   }
 
   it('wakes at once for a feed that falls due between its claim and the look at when to wake', () =>
@@ -173,19 +174,19 @@ describe('poller on the work pool', () => {
       // The claim (on the world's clock) sees the feed a millisecond away; the look at when to wake comes a millisecond
       // later, as when the loop's timer fires a millisecond before the clock reaches the time it was set for.
       const later = { ...w.ctx, clock: manualClock(new Date(claimAt + 1)) };
-      const delay = pollFill(later, deps);
+      const delay = await pollFill(later, deps);
       assert.ok(delay <= MIN_WAKE_MS, `wakes in ${delay} ms, not after an idle minute`);
     }));
 
   it('sleeps an idle minute when no feed is due later, not a few milliseconds', () =>
     withPoller(async (w, deps) => {
-      assert.equal(pollFill(w.ctx, deps), IDLE_MS);
+      assert.equal(await pollFill(w.ctx, deps), IDLE_MS);
     }));
 
   it('sleeps until the next feed falls due, however soon, not a whole second', () =>
     withPoller(async (w, deps) => {
       await feedDueAt(w, w.clock.now().getTime() + 300);
       // It slept at least a second (polls up to a second late: p50 5.7 s for a 5 s interval in make bench).
-      assert.equal(pollFill(w.ctx, deps), 300);
+      assert.equal(await pollFill(w.ctx, deps), 300);
     }));
 });

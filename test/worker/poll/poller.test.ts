@@ -22,13 +22,13 @@ describe('poller', () => {
   });
   after(() => origin.close());
   beforeEach(async () => {
-    w?.close();
+    await w?.close();
     await workers?.close();
     w = makeWorld({
       poll: { interval_seconds: 60, min_interval_seconds: 60, max_interval_seconds: 3600 },
     });
     workers = createWorkers(w.ctx, silentLogger);
-    key = w.key().key;
+    key = (await w.key()).key;
     endpoint = (
       await w.call('POST', '/v1/endpoints', {
         key,
@@ -37,7 +37,7 @@ describe('poller', () => {
     ).body.id;
   });
   after(async () => {
-    w.close();
+    await w.close();
     await workers.close();
   });
 
@@ -54,18 +54,17 @@ describe('poller', () => {
     w.clock.advance(2 * 3600 * 1000);
     return tick();
   };
-  const events = (): EventRow[] =>
-    w.ctx.db
-      .prepare(
-        'SELECT id, subscription_id, sequence, body FROM events JOIN event_bodies ON event_id = id ORDER BY sequence',
-      )
-      .all() as EventRow[];
+  const events = async (): Promise<EventRow[]> =>
+    (await w.ctx.db.all(
+      'SELECT id, subscription_id, sequence, body FROM events JOIN event_bodies ON event_id = id ORDER BY sequence',
+    )) as EventRow[];
   const guidsOf = (e: EventRow) =>
     (JSON.parse(e.body) as { data: { entries: { guid: string }[] } }).data.entries.map(
       (x) => x.guid,
     );
-  const feedOf = (id: string) => getFeed(w.ctx.db, id)!;
-  const types = () => events().map((e) => (JSON.parse(e.body) as { type: string }).type);
+  const feedOf = async (id: string) => (await getFeed(w.ctx.db, id))!;
+  const types = async () =>
+    (await events()).map((e) => (JSON.parse(e.body) as { type: string }).type);
 
   it('records the first fetch as the baseline and sends nothing', async () => {
     const p = path();
@@ -73,8 +72,8 @@ describe('poller', () => {
     const sub = await subscribe(origin.url + p);
     const { summary } = await tick();
     assert.deepEqual(summary, { fetched: 1, notModified: 0, failed: 0, newEntries: 0, events: 0 });
-    assert.equal(events().length, 0);
-    const f = feedOf(sub.feed);
+    assert.equal((await events()).length, 0);
+    const f = await feedOf(sub.feed);
     assert.equal(f.status, 'active');
     assert.equal(f.entry_count, 3);
     assert.equal(f.title, 'Test feed');
@@ -90,7 +89,7 @@ describe('poller', () => {
     assert.equal((await later()).summary.events, 1);
     origin.set(p, { body: rss(items(4, 3, 2, 1)) });
     await later();
-    const all = events();
+    const all = await events();
     assert.deepEqual(
       all.map((e) => e.sequence),
       [1, 2],
@@ -128,7 +127,7 @@ describe('poller', () => {
     await later();
     origin.set(p, { body: rss(items(3, 2, 1)) });
     await later();
-    assert.deepEqual(events().map(guidsOf), [['g3']]);
+    assert.deepEqual((await events()).map(guidsOf), [['g3']]);
   });
 
   it('gives a new subscription to a known feed only entries first seen after it was created', async () => {
@@ -148,12 +147,10 @@ describe('poller', () => {
     assert.equal(second.feed, first.feed);
     origin.set(p, { body: rss(items(3, 2, 1)) });
     await later();
-    const bySub = (id: string) =>
-      events()
-        .filter((e) => e.subscription_id === id)
-        .map(guidsOf);
-    assert.deepEqual(bySub(first.id), [['g2'], ['g3']]);
-    assert.deepEqual(bySub(second.id), [['g3']]);
+    const bySub = async (id: string) =>
+      (await events()).filter((e) => e.subscription_id === id).map(guidsOf);
+    assert.deepEqual(await bySub(first.id), [['g2'], ['g3']]);
+    assert.deepEqual(await bySub(second.id), [['g3']]);
   });
 
   it('sends nothing to a paused subscription', async () => {
@@ -164,7 +161,7 @@ describe('poller', () => {
     await w.call('PATCH', `/v1/subscriptions/${sub.id}`, { key, body: { status: 'paused' } });
     origin.set(p, { body: rss(items(2, 1)) });
     await later();
-    assert.equal(events().length, 0);
+    assert.equal((await events()).length, 0);
   });
 
   it('holds a mass change of GUIDs, reports identity_changed, and releases the held entries on request', async () => {
@@ -176,7 +173,11 @@ describe('poller', () => {
     await tick();
     origin.set(p, { body: rss(many('new')) });
     await later();
-    assert.deepEqual(types(), ['feed.identity_hold'], 'no entry is sent, the hold is announced');
+    assert.deepEqual(
+      await types(),
+      ['feed.identity_hold'],
+      'no entry is sent, the hold is announced',
+    );
     const held = await w.call('GET', `/v1/feeds/${sub.feed}`, { key });
     assert.equal(held.body.status, 'identity_changed');
     assert.equal(held.body.held_entries, 12);
@@ -198,8 +199,8 @@ describe('poller', () => {
     assert.equal(res.status, 200);
     assert.equal(res.body.released, 12);
     assert.equal(res.body.status, 'active');
-    assert.deepEqual(types(), ['feed.identity_hold', 'subscription.entries']);
-    assert.equal(guidsOf(events()[1]!).length, 12);
+    assert.deepEqual(await types(), ['feed.identity_hold', 'subscription.entries']);
+    assert.equal(guidsOf((await events())[1]!).length, 12);
     assert.equal(
       (
         await w.call('POST', `/v1/feeds/${sub.feed}/accept-identity-change`, {
@@ -210,7 +211,7 @@ describe('poller', () => {
       409,
     );
     await later();
-    assert.equal(events().length, 2, 'released entries are known now');
+    assert.equal((await events()).length, 2, 'released entries are known now');
   });
 
   it('keeps a held feed identity_changed through a failed poll, so its hold stays visible and releasable', async () => {
@@ -222,10 +223,14 @@ describe('poller', () => {
     await tick();
     origin.set(p, { body: rss(many('new')) });
     await later();
-    assert.equal(feedOf(sub.feed).status, 'identity_changed');
+    assert.equal((await feedOf(sub.feed)).status, 'identity_changed');
     origin.set(p, { body: 'down', status: 500 });
     await later();
-    assert.equal(feedOf(sub.feed).status, 'error', 'a failing fetch is reported while it fails');
+    assert.equal(
+      (await feedOf(sub.feed)).status,
+      'error',
+      'a failing fetch is reported while it fails',
+    );
     origin.set(p, { body: rss(many('new')) });
     await later();
     const view = (await w.call('GET', `/v1/feeds/${sub.feed}`, { key })).body;
@@ -235,8 +240,11 @@ describe('poller', () => {
       'the hold is still there once fetching works again',
     );
     assert.equal(view.held_entries, 12);
-    const types = w.ctx.db.prepare('SELECT type FROM events WHERE subscription_id = ?').pluck();
-    assert.deepEqual(types.all(sub.id), ['feed.identity_hold'], 'the hold is announced, once');
+    assert.deepEqual(
+      await w.ctx.db.column('SELECT type FROM events WHERE subscription_id = ?', [sub.id]),
+      ['feed.identity_hold'],
+      'the hold is announced, once',
+    );
   });
 
   it('discards held entries without sending them when asked', async () => {
@@ -254,7 +262,7 @@ describe('poller', () => {
     });
     assert.equal(res.body.events, 0);
     await later();
-    assert.deepEqual(types(), ['feed.identity_hold']);
+    assert.deepEqual(await types(), ['feed.identity_hold']);
   });
 
   it('polls a feed again at once when a refresh comes while its poll runs, though the poll set its next an interval on', async () => {
@@ -273,12 +281,12 @@ describe('poller', () => {
     held.release();
     await polling;
     assert.equal(
-      feedOf(sub.feed).next_poll_at,
+      (await feedOf(sub.feed)).next_poll_at,
       refreshedAt,
       'due at the refresh, not an interval on',
     );
     await tick(); // no time passes: only a feed due now is polled
-    assert.deepEqual(guidsOf(events().at(-1)!), ['g2']);
+    assert.deepEqual(guidsOf((await events()).at(-1)!), ['g2']);
   });
 
   it('marks a feed gone on 410 and stops polling it', async () => {
@@ -288,7 +296,7 @@ describe('poller', () => {
     await tick();
     origin.set(p, { body: 'gone', status: 410 });
     await later();
-    assert.equal(feedOf(sub.feed).status, 'gone');
+    assert.equal((await feedOf(sub.feed)).status, 'gone');
     const count = origin.requests.filter((r) => r.path === p).length;
     await later();
     assert.equal(origin.requests.filter((r) => r.path === p).length, count);
@@ -299,7 +307,7 @@ describe('poller', () => {
     origin.set(p, { body: 'slow down', status: 429, headers: { 'retry-after': '7200' } });
     const sub = await subscribe(origin.url + p);
     await tick();
-    const f = feedOf(sub.feed);
+    const f = await feedOf(sub.feed);
     assert.equal(f.error_count, 0);
     assert.equal(f.last_http_status, 429);
     const delay = (Date.parse(f.next_poll_at) - w.clock.now().getTime()) / 1000;
@@ -313,11 +321,11 @@ describe('poller', () => {
     const delays: number[] = [];
     for (let i = 0; i < 4; i++) {
       await tick();
-      const f = feedOf(sub.feed);
+      const f = await feedOf(sub.feed);
       delays.push((Date.parse(f.next_poll_at) - w.clock.now().getTime()) / 1000);
       w.clock.set(f.next_poll_at);
     }
-    const f = feedOf(sub.feed);
+    const f = await feedOf(sub.feed);
     assert.equal(f.status, 'error');
     assert.equal(f.error_count, 4);
     assert.equal(f.http_error_count, 4);
@@ -326,8 +334,8 @@ describe('poller', () => {
       assert.ok(delays[i]! > delays[i - 1]!, `delays grow: ${delays.join(', ')}`);
     origin.set(p, { body: rss(items(1)) });
     await tick();
-    assert.equal(feedOf(sub.feed).error_count, 0);
-    assert.equal(feedOf(sub.feed).status, 'active');
+    assert.equal((await feedOf(sub.feed)).error_count, 0);
+    assert.equal((await feedOf(sub.feed)).status, 'active');
   });
 
   it('moves the stored URL only after repeated permanent redirects, never on 302', async () => {
@@ -337,13 +345,13 @@ describe('poller', () => {
     origin.set(p, { body: '', status: 302, headers: { location: target } });
     const sub = await subscribe(origin.url + p);
     for (let i = 0; i < 4; i++) await later();
-    assert.equal(feedOf(sub.feed).fetch_url, origin.url + p);
+    assert.equal((await feedOf(sub.feed)).fetch_url, origin.url + p);
     origin.set(p, { body: '', status: 301, headers: { location: target } });
     await later();
     await later();
-    assert.equal(feedOf(sub.feed).fetch_url, origin.url + p);
+    assert.equal((await feedOf(sub.feed)).fetch_url, origin.url + p);
     await later();
-    assert.equal(feedOf(sub.feed).fetch_url, origin.url + target);
+    assert.equal((await feedOf(sub.feed)).fetch_url, origin.url + target);
   });
 
   it('discovers the feed behind an HTML page and shows it on the subscription', async () => {
@@ -359,10 +367,10 @@ describe('poller', () => {
     const got = await w.call('GET', `/v1/subscriptions/${sub.id}`, { key });
     assert.equal(got.body.url, origin.url + page);
     assert.equal(got.body.feed_url, origin.url + feedPath);
-    assert.equal(feedOf(sub.feed).discovered_url, origin.url + feedPath);
+    assert.equal((await feedOf(sub.feed)).discovered_url, origin.url + feedPath);
     origin.set(feedPath, { body: rss(items(2, 1)) });
     await later();
-    assert.deepEqual(events().map(guidsOf), [['g2']]);
+    assert.deepEqual((await events()).map(guidsOf), [['g2']]);
   });
 });
 
@@ -385,11 +393,11 @@ describe('poll --once (pollTick with all)', () => {
       },
     });
     const workers = createWorkers(w.ctx, silentLogger);
-    const sub = subscriber(w);
+    const sub = await subscriber(w);
     const feeds: string[] = [];
     for (let i = 0; i < count; i++) {
       origin.set(`/o${i}.xml`, { body: rss([{ guid: `g${i}`, title: 'T', link: 'http://x/' }]) });
-      feeds.push(sub.subscribe(`${origin.url}/o${i}.xml`).feed);
+      feeds.push((await sub.subscribe(`${origin.url}/o${i}.xml`)).feed);
     }
     await pollTick(w.ctx, workers.pollerDeps, { all: true }); // the baselines, with an ETag each
     return {
@@ -398,7 +406,7 @@ describe('poll --once (pollTick with all)', () => {
       deps: workers.pollerDeps,
       close: async () => {
         await workers.close();
-        w.close();
+        await w.close();
       },
     };
   }
@@ -406,22 +414,23 @@ describe('poll --once (pollTick with all)', () => {
   it("records a 304 of a feed not due yet without moving its due time, and moves a due one's by its interval", async () => {
     const { w, feeds, deps, close } = await polledWorld(2);
     try {
-      const due = (id: string) => getFeed(w.ctx.db, id)!.next_poll_at;
+      const due = async (id: string) => (await getFeed(w.ctx.db, id))!.next_poll_at;
       const notYet = feeds[0]!;
       const onTime = feeds[1]!;
-      const before = due(notYet);
+      const before = await due(notYet);
       w.clock.advance(60_000); // the first not due yet; the second made due now
-      w.ctx.db
-        .prepare('UPDATE feeds SET next_poll_at = ? WHERE id = ?')
-        .run(w.clock.now().toISOString(), onTime);
-      const onTimeDue = due(onTime);
+      await w.ctx.db.run('UPDATE feeds SET next_poll_at = ? WHERE id = ?', [
+        w.clock.now().toISOString(),
+        onTime,
+      ]);
+      const onTimeDue = await due(onTime);
       await pollTick(w.ctx, deps, { all: true });
-      const polled = getFeed(w.ctx.db, notYet)!;
+      const polled = (await getFeed(w.ctx.db, notYet))!;
       assert.equal(polled.last_http_status, 304);
       assert.equal(polled.last_polled_at, w.clock.now().toISOString(), 'the poll is recorded');
       assert.equal(polled.next_poll_at, before, 'its schedule is left as it was');
       assert.equal(
-        due(onTime),
+        await due(onTime),
         new Date(Date.parse(onTimeDue) + 600_000).toISOString(),
         'polled on time: due again one interval after it was due',
       );

@@ -21,7 +21,7 @@ describe('work pool core, failures', () => {
     });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       const from = h.txs.length;
       for (const id of ['a', 'b', 'c']) h.finish(id);
       await until(() => h.running().includes('d'), 2000, 'd claimed');
@@ -38,7 +38,7 @@ describe('work pool core, failures', () => {
         ],
         'the batch rolled back, then each outcome alone',
       );
-      assert.deepEqual([h.runs('a'), h.runs('b'), h.runs('c')], [1, 0, 1]);
+      assert.deepEqual([await h.runs('a'), await h.runs('b'), await h.runs('c')], [1, 0, 1]);
       const next = h.commits(from + 4)[0]!;
       assert.deepEqual(next.released, ['b'], "the next commit releases b's lease");
       await until(() => h.running().includes('b'), 2000, 'b claimed again');
@@ -48,13 +48,13 @@ describe('work pool core, failures', () => {
         h.startedIds().filter((id) => id === 'b'),
         ['b', 'b'],
       );
-      assert.equal(h.runs('b'), 1, 'recorded once, by its second run');
+      assert.equal(await h.runs('b'), 1, 'recorded once, by its second run');
       assert.deepEqual(
         lines.map((l) => `${l.level} ${l.msg}`),
         ['error test: unable to record outcomes', 'info test: recording outcomes again'],
       );
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -68,27 +68,31 @@ describe('work pool core, failures', () => {
     const h = harness({ slots: 3, items, record: refuse, beforeClaim: refuse, logger });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       await until(() => h.running().length === 3, 2000, 'three running');
       locked = true;
       for (const id of ['i0', 'i1', 'i2']) h.finish(id);
       await until(() => h.idles() > 0, 2000, 'the loop handed the retry');
-      assert.equal(h.recordedCount(), 0);
+      assert.equal(await h.recordedCount(), 0);
       assert.equal(h.pool.busy, 0, 'the slots are free while nothing can be written');
       locked = false;
-      h.pool.fill(); // the loop's next tick
+      await h.pool.fill(); // the loop's next tick
       await until(() => h.running().length === 3, 2000, 'claimed again');
       for (const id of h.running()) h.finish(id);
       await until(() => h.running().length === 3, 2000, 'the last three claimed');
       for (const id of h.running()) h.finish(id);
-      await until(() => h.recordedCount() === 6, 2000, 'every item recorded in the end');
+      await until(
+        async () => (await h.recordedCount()) === 6,
+        2000,
+        'every item recorded in the end',
+      );
       assert.deepEqual(
         lines.map((l) => `${l.level} ${l.msg}`),
         ['error test: unable to record outcomes', 'info test: recording outcomes again'],
       );
       assert.equal(lines[1]!.fields.failures, 3);
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -96,7 +100,7 @@ describe('work pool core, failures', () => {
     const h = harness({ slots: 1, items: own('w1', 'w2') });
     try {
       h.pool.start();
-      const [first] = h.pool.fill();
+      const [first] = await h.pool.fill();
       h.fail('w1');
       assert.equal(await within(first!, 2000, 'the failed item settles'), undefined);
       await until(() => h.running().length === 1, 2000, 'its slot refilled');
@@ -109,9 +113,9 @@ describe('work pool core, failures', () => {
       await until(() => h.running().includes('w2'), 2000, 'w2 started');
       h.finish('w2');
       await within(h.pool.drain(1000), 2000, 'drain');
-      assert.deepEqual([h.runs('w1'), h.runs('w2'), h.pool.busy], [1, 1, 0]);
+      assert.deepEqual([await h.runs('w1'), await h.runs('w2'), h.pool.busy], [1, 1, 0]);
     } finally {
-      h.close();
+      await h.close();
     }
   });
 });

@@ -16,8 +16,8 @@ describe('work pool core', () => {
     const h = harness({ slots: 4, caps: { a: 2, b: 1 }, items, autoMs: 2 });
     try {
       h.pool.start();
-      h.pool.fill();
-      await until(() => h.recordedCount() === 30, 5000, 'every item recorded');
+      await h.pool.fill();
+      await until(async () => (await h.recordedCount()) === 30, 5000, 'every item recorded');
       await within(h.pool.drain(1000), 2000, 'drain');
       assert.equal(h.inFlight.max, 4, 'the slots are all used and never exceeded');
       assert.deepEqual(
@@ -25,14 +25,16 @@ describe('work pool core', () => {
         [2, 1],
         'each capped key reaches its cap and never passes it',
       );
+      const runs: number[] = [];
+      for (const [id] of items) runs.push(await h.runs(id));
       assert.ok(
-        items.every(([id]) => h.runs(id) === 1),
+        runs.every((n) => n === 1),
         'each item ran and was recorded once',
       );
       assert.deepEqual([h.pool.busy, h.pool.heldKeys.size], [0, 0]);
       assert.ok(h.idles() > 0, 'the commits that found nothing more due handed over to the loop');
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -49,7 +51,7 @@ describe('work pool core', () => {
     });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       assert.deepEqual(h.startedIds(), ['a1', 'a2', 'b1'], 'a3 is over the cap of a with a1, a2');
       h.finish('b1');
       await until(() => h.commits().length === 2, 2000, "b1's commit");
@@ -62,7 +64,7 @@ describe('work pool core', () => {
       await within(h.pool.drain(1000), 2000, 'drain');
       assert.equal(h.maxByKey.get('a'), 2);
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -70,7 +72,7 @@ describe('work pool core', () => {
     const h = harness({ slots: 2, items: [['slow', 's'], ...own('f0', 'f1', 'f2', 'f3', 'f4')] });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       for (let i = 0; i < 4; i++) {
         h.finish(`f${i}`);
         await until(() => h.running().includes(`f${i + 1}`), 2000, `f${i + 1} started`);
@@ -89,9 +91,9 @@ describe('work pool core', () => {
       );
       for (const id of ['f4', 'slow']) h.finish(id);
       await within(h.pool.drain(1000), 2000, 'drain');
-      assert.equal(h.recordedCount(), 6);
+      assert.equal(await h.recordedCount(), 6);
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -99,7 +101,7 @@ describe('work pool core', () => {
     const h = harness({ slots: 3, items: own('a', 'b', 'c', 'd', 'e', 'f') });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       const from = h.txs.length;
       for (const id of ['a', 'b', 'c']) h.finish(id); // in the same turn
       await until(() => h.running().length === 3, 2000, 'the next three running');
@@ -123,7 +125,7 @@ describe('work pool core', () => {
         'each reported once committed',
       );
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -136,25 +138,25 @@ describe('work pool core', () => {
     });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       const from = h.txs.length;
       for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) h.finish(id);
-      await until(() => h.recordedCount() === 6, 2000, 'every outcome recorded');
+      await until(async () => (await h.recordedCount()) === 6, 2000, 'every outcome recorded');
       assert.deepEqual(
         h.commits(from).map((t) => t.recorded),
         [['a', 'b', 'c'], ['d'], ['e', 'f']],
       );
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
   it('claims only between start() and stop(): other commits record without claiming, and hand nothing to the loop', async () => {
     const h = harness({ slots: 2, items: own('a', 'b', 'c', 'd') });
     try {
-      h.pool.fill(); // not started: the loop's first tick
+      await h.pool.fill(); // not started: the loop's first tick
       h.finish('a');
-      await until(() => h.runs('a') === 1, 2000, 'a recorded');
+      await until(async () => (await h.runs('a')) === 1, 2000, 'a recorded');
       assert.equal(h.txs.at(-1)!.asked, undefined, 'no claim before start()');
       h.pool.start();
       h.finish('b');
@@ -177,7 +179,7 @@ describe('work pool core', () => {
       );
       assert.equal(h.idles(), 0, 'a pool that is not started hands nothing to the loop');
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -185,14 +187,14 @@ describe('work pool core', () => {
     const h = harness({ slots: 3, items: own('a', 'b') });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       h.addItems(own('c'));
       h.finish('a');
       await until(() => h.running().includes('c'), 2000, "c claimed by a's commit");
       assert.deepEqual(h.commits().at(-1)!.claimed, ['c']);
       assert.equal(h.idles(), 1, 'a slot stands free after the commit: the loop is told');
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -200,29 +202,29 @@ describe('work pool core', () => {
     const h = harness({ slots: 2, items: own('a', 'b') });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       h.finish('a');
-      await until(() => h.runs('a') === 1, 2000, 'a recorded');
+      await until(async () => (await h.runs('a')) === 1, 2000, 'a recorded');
       assert.deepEqual([h.txs.at(-1)!.asked, h.txs.at(-1)!.claimed, h.idles()], [1, [], 1]);
-      assert.equal(h.pool.fill().length, 0);
+      assert.equal((await h.pool.fill()).length, 0);
       assert.equal(h.idles(), 1, 'fill() leaves idle to the loop');
       h.finish('b');
       await within(h.pool.drain(1000), 2000, 'drain');
       assert.equal(h.idles(), 2);
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
   it('drain() gives up at its timeout while an item still runs', async () => {
     const h = harness({ slots: 1, items: own('a') });
     try {
-      h.pool.fill();
+      await h.pool.fill();
       assert.equal(await within(h.pool.drain(50), 1000, 'drain'), false);
       h.finish('a');
       assert.equal(await within(h.pool.drain(1000), 2000, 'drain'), true);
     } finally {
-      h.close();
+      await h.close();
     }
   });
 });

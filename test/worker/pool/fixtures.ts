@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Sql } from '../../../src/db/engine.ts';
 import { openDatabase, type Db } from '../../../src/db/open.ts';
+import { SqliteEngine } from '../../../src/db/sqlite-engine.ts';
 import { silentLogger, type Logger } from '../../../src/log.ts';
 import { Pool } from '../../../src/worker/pool/core.ts';
 import type { Room } from '../../../src/worker/pool/spec.ts';
@@ -44,14 +46,15 @@ export function harness(opts: {
   layer?: ThroughputSpec<string>;
 }) {
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-pool-'));
-  const db: Db = openDatabase(join(dir, 'feedsub.db'));
+  const txs: Noted = { list: [], sameTurn: undefined };
+  const store = new NotedEngine(openDatabase(join(dir, 'feedsub.db')), txs);
+  const db = store.db;
   db.exec(
     'CREATE TABLE work (id TEXT PRIMARY KEY, k TEXT, due INTEGER, leased INTEGER NOT NULL DEFAULT 0, runs INTEGER NOT NULL DEFAULT 0)',
   );
   const insert = db.prepare('INSERT INTO work (id, k, due) VALUES (?, ?, ?)');
   opts.items.forEach(([id, key], i) => insert.run(id, key, i));
   let due = opts.items.length;
-  const txs = noteTransactions(db);
   const started: Start[] = [];
   const reported: { id: string; after: number }[] = [];
   const gates = new Map<string, { resolve: () => void; reject: (err: Error) => void }>();
@@ -63,18 +66,18 @@ export function harness(opts: {
     return txs.list[txs.list.length - 1]!;
   };
   const pool = new Pool<Item, string, string>(
-    db,
+    store,
     {
       name: 'test',
       slots: opts.slots,
       keysOf: (item) => [`k:${item.key}`],
       capOf: (key) => opts.caps?.[key.slice(2)] ?? Infinity,
-      claim: (free, room) => {
+      claim: async (free, room, tx) => {
         opts.beforeClaim?.();
-        const tx = current();
-        tx.asked = free;
-        const picked = claimDue(db, free, room);
-        tx.claimed.push(...picked.map((i) => i.id));
+        const noted = current();
+        noted.asked = free;
+        const picked = await claimDue(tx, free, room);
+        noted.claimed.push(...picked.map((i) => i.id));
         return picked;
       },
       run: async (item) => {
@@ -95,19 +98,18 @@ export function harness(opts: {
         }
         return `ran ${item.id}`;
       },
-      record: (item, result) => {
-        const tx = current();
+      record: async (item, result, tx) => {
+        const noted = current();
         opts.record?.(item);
-        db.prepare('UPDATE work SET leased = 0, runs = runs + 1 WHERE id = ?').run(item.id);
-        tx.recorded.push(item.id);
+        await tx.run('UPDATE work SET leased = 0, runs = runs + 1 WHERE id = ?', [item.id]);
+        noted.recorded.push(item.id);
         return result;
       },
       weightOf: opts.weightOf && ((result) => opts.weightOf!(result.slice('ran '.length))),
       recorded: (item) => void reported.push({ id: item.id, after: txs.list.length - 1 }),
-      release: (items) => {
+      release: async (items, tx) => {
         current().released.push(...items.map((i) => i.id));
-        const release = db.prepare('UPDATE work SET leased = 0 WHERE id = ?');
-        for (const i of items) release.run(i.id);
+        for (const i of items) await tx.run('UPDATE work SET leased = 0 WHERE id = ?', [i.id]);
       },
       idle: () => void idles++,
       layer: opts.layer && throughput(opts.layer),
@@ -120,13 +122,10 @@ export function harness(opts: {
     gates.delete(id);
     return g;
   };
-  const count = (sql: string, ...args: string[]) =>
-    db
-      .prepare(sql)
-      .pluck()
-      .get(...args) as number;
+  const count = async (sql: string, ...args: string[]) =>
+    (await store.column<number>(sql, args))[0]!;
   return {
-    db,
+    store,
     pool,
     /** Every transaction the pool opened, oldest first. */
     txs: txs.list,
@@ -156,9 +155,9 @@ export function harness(opts: {
     leased: (id: string) => count('SELECT leased FROM work WHERE id = ?', id),
     runs: (id: string) => count('SELECT runs FROM work WHERE id = ?', id),
     recordedCount: () => count('SELECT count(*) FROM work WHERE runs > 0'),
-    close() {
+    async close() {
       pool.stop();
-      db.close();
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -175,7 +174,7 @@ export const FOREVER_MS = 60_000;
 /** Asserts that nothing was recorded after `ms`. */
 export async function nothingRecordedAfter(h: Harness, ms: number, why: string): Promise<void> {
   await sleep(ms);
-  assert.equal(h.recordedCount(), 0, why);
+  assert.equal(await h.recordedCount(), 0, why);
 }
 
 /** Resolves after `ms`. */
@@ -184,42 +183,54 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Leases up to `free` due items in due order, each that fits `room`. */
-function claimDue(db: Db, free: number, room: Room): Item[] {
+async function claimDue(db: Sql, free: number, room: Room): Promise<Item[]> {
   const picked: Item[] = [];
-  const due = db
-    .prepare('SELECT id, k AS key FROM work WHERE leased = 0 AND runs = 0 ORDER BY due')
-    .all() as Item[];
+  const due = await db.all<Item>(
+    'SELECT id, k AS key FROM work WHERE leased = 0 AND runs = 0 ORDER BY due',
+  );
   for (const item of due) {
     if (picked.length >= free) break;
     if (!room.fits([`k:${item.key}`])) continue;
     room.take([`k:${item.key}`]);
     picked.push(item);
   }
-  const lease = db.prepare('UPDATE work SET leased = 1 WHERE id = ?');
-  for (const item of picked) lease.run(item.id);
+  for (const item of picked) await db.run('UPDATE work SET leased = 1 WHERE id = ?', [item.id]);
   return picked;
 }
 
-/** Wraps `db.transaction` so that each transaction run is noted in `list`; `sameTurn` is the index of the one that
- *  committed last while the code that ran it has not yet returned to the event loop. */
-function noteTransactions(db: Db): { list: Tx[]; sameTurn: number | undefined } {
-  const noted: { list: Tx[]; sameTurn: number | undefined } = { list: [], sameTurn: undefined };
-  const transaction = db.transaction.bind(db);
-  db.transaction = ((fn: (...args: unknown[]) => unknown) =>
-    transaction((...args: unknown[]) => {
-      const tx: Tx = { recorded: [], released: [], claimed: [], asked: undefined, committed: true };
-      const index = noted.list.push(tx) - 1;
-      try {
-        const value = fn(...args);
-        noted.sameTurn = index;
-        queueMicrotask(() => {
-          if (noted.sameTurn === index) noted.sameTurn = undefined;
-        });
-        return value;
-      } catch (err) {
-        tx.committed = false;
-        throw err;
-      }
-    })) as Db['transaction'];
-  return noted;
+/** The transactions an engine ran; `sameTurn` is the index of the one that committed last while the code that ran it
+ *  has not yet returned to the event loop. */
+type Noted = { list: Tx[]; sameTurn: number | undefined };
+
+/** An engine whose write transactions are noted in `noted.list`. */
+class NotedEngine extends SqliteEngine {
+  readonly #noted: Noted;
+
+  constructor(db: Db, noted: Noted) {
+    super(db);
+    this.#noted = noted;
+  }
+
+  override async write<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    const noted = this.#noted;
+    let tx: Tx | undefined;
+    let index = -1;
+    try {
+      const value = await super.write(async (sql) => {
+        tx = { recorded: [], released: [], claimed: [], asked: undefined, committed: true };
+        index = noted.list.push(tx) - 1;
+        return fn(sql);
+      });
+      noted.sameTurn = index;
+      // A tick queued from a promise's continuation runs once every continuation chained to it has run: once the
+      // code that ran the transaction returns to the event loop.
+      process.nextTick(() => {
+        if (noted.sameTurn === index) noted.sameTurn = undefined;
+      });
+      return value;
+    } catch (err) {
+      if (tx) tx.committed = false;
+      throw err;
+    }
+  }
 }

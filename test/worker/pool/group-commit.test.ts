@@ -6,42 +6,43 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openDatabase } from '../../../src/db/open.ts';
+import { SqliteEngine } from '../../../src/db/sqlite-engine.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { commitTogether, TurnBatch } from '../../../src/worker/pool/group-commit.ts';
 import { until } from '../../support/deadline.ts';
 
 describe('group commit', () => {
-  it('records an outcome that reads before it writes while another connection commits in between', () => {
+  it('records an outcome that reads before it writes while another connection commits in between', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'feedsub-test-'));
-    const ours = openDatabase(join(dir, 'feedsub.db'));
+    const ours = new SqliteEngine(openDatabase(join(dir, 'feedsub.db')));
     const theirs = openDatabase(join(dir, 'feedsub.db')); // as `poll --once` beside `serve`
     theirs.pragma('busy_timeout = 0');
     try {
-      ours.exec('CREATE TABLE t (n INTEGER)');
+      await ours.exec('CREATE TABLE t (n INTEGER)');
       let theirsCommitted = false;
-      const { results, tail } = commitTogether(
+      const { results, tail } = await commitTogether(
         ours,
         [
-          () => {
-            const before = ours.prepare('SELECT count(*) FROM t').pluck().get() as number;
+          async (db) => {
+            const [before] = await db.column<number>('SELECT count(*) FROM t');
             try {
               theirs.prepare('INSERT INTO t VALUES (1)').run(); // their own transaction, committed at once
               theirsCommitted = true;
             } catch {
               // the write lock is ours: they wait for it (here, with no busy timeout, they give up)
             }
-            ours.prepare('INSERT INTO t VALUES (?)').run(before + 100);
+            await db.run('INSERT INTO t VALUES (?)', [before! + 100]);
             return before;
           },
         ],
-        () => 'claimed',
+        async () => 'claimed',
       );
       assert.deepEqual(results, [{ ok: true, value: 0 }]);
       assert.deepEqual(tail, { ok: true, value: 'claimed' });
       assert.equal(theirsCommitted, false, 'the other connection could not write in between');
     } finally {
       theirs.close();
-      ours.close();
+      await ours.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

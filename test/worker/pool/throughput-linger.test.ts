@@ -12,17 +12,21 @@ describe('work pool throughput layer, waiting outcomes', () => {
     const h = harness({ slots: 1, layer: { reserve: 1, lingerMs: 500 }, items: own('a', 'b') });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       h.finish('a'); // b takes the slot: no slot is idle, only the linger ends the wait
       await until(() => h.running().includes('b'), 2000, 'b started');
-      assert.equal(h.runs('a'), 0, 'a waits for its commit');
-      await until(() => h.runs('a') === 1, 5000, 'a recorded once its linger ran out');
+      assert.equal(await h.runs('a'), 0, 'a waits for its commit');
+      await until(
+        async () => (await h.runs('a')) === 1,
+        5000,
+        'a recorded once its linger ran out',
+      );
       assert.deepEqual(h.running(), ['b'], 'b still runs');
       assert.deepEqual(h.batches(), [['a']]);
       h.finish('b');
       await within(h.pool.drain(5000), 6000, 'drain');
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -34,7 +38,7 @@ describe('work pool throughput layer, waiting outcomes', () => {
     });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       for (const [done, next] of [
         ['a', 'c'],
         ['b', 'd'],
@@ -55,14 +59,14 @@ describe('work pool throughput layer, waiting outcomes', () => {
       await nothingRecordedAfter(h, 20, 'still waiting while f works');
       h.finish('f');
       await until(
-        () => h.recordedCount() === 6,
+        async () => (await h.recordedCount()) === 6,
         DEFER_MS / 2,
         'every outcome recorded once no slot works',
       );
       assert.deepEqual(h.batches(), [['a', 'b', 'c', 'd', 'e', 'f']], 'in one transaction');
       await within(h.pool.drain(5000), 6000, 'drain');
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -74,7 +78,7 @@ describe('work pool throughput layer, waiting outcomes', () => {
     });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       h.finish('a');
       await until(() => h.running().includes('p'), 2000, 'p started in the slot a freed');
       h.finish('b');
@@ -82,7 +86,7 @@ describe('work pool throughput layer, waiting outcomes', () => {
       await nothingRecordedAfter(h, 20, 'a and b wait while p and x work');
       h.finish('p');
       await until(
-        () => h.recordedCount() === 3,
+        async () => (await h.recordedCount()) === 3,
         DEFER_MS / 2,
         'p committed, with a and b (not by DEFER_MS)',
       );
@@ -91,7 +95,7 @@ describe('work pool throughput layer, waiting outcomes', () => {
       h.finish('x');
       await within(h.pool.drain(5000), 6000, 'drain');
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -103,18 +107,22 @@ describe('work pool throughput layer, waiting outcomes', () => {
     });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       h.finish('a');
       await until(() => h.running().includes('x'), 2000, 'x started in the slot a freed');
       h.finish('p');
       await until(() => h.running().includes('y'), 2000, 'y started in the slot p freed');
-      await until(() => h.recordedCount() === 2, DEFER_MS / 2, 'a and p committed by lingerMs');
+      await until(
+        async () => (await h.recordedCount()) === 2,
+        DEFER_MS / 2,
+        'a and p committed by lingerMs',
+      );
       assert.deepEqual(h.batches(), [['a', 'p']], 'in one transaction');
       assert.deepEqual(h.running(), ['x', 'y'], 'while every slot still works');
       for (const id of ['x', 'y']) h.finish(id);
       await within(h.pool.drain(5000), 6000, 'drain');
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -126,18 +134,18 @@ describe('work pool throughput layer, waiting outcomes', () => {
     });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       const since = Date.now();
       h.finish('a');
       await until(() => h.running().includes('q'), 2000, 'q started in the slot a freed');
       await nothingRecordedAfter(h, DEFER_MS / 2, 'a waits while s and q work');
-      await until(() => h.runs('a') === 1, DEFER_MS * 2, 'a recorded by DEFER_MS');
+      await until(async () => (await h.runs('a')) === 1, DEFER_MS * 2, 'a recorded by DEFER_MS');
       assert.ok(Date.now() - since >= DEFER_MS * 0.9, 'not before DEFER_MS');
       assert.deepEqual(h.running(), ['s', 'q'], 'while every slot still works');
       for (const id of ['s', 'q']) h.finish(id);
       await within(h.pool.drain(5000), 6000, 'drain');
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -150,18 +158,22 @@ describe('work pool throughput layer, waiting outcomes', () => {
     });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       assert.equal(h.running().length, DEFER_MAX + 1);
       for (const id of fast.slice(0, -1)) h.finish(id); // one short of DEFER_MAX, in one turn
       await nothingRecordedAfter(h, 50, 'deferred while s and the last one work');
       h.finish(fast.at(-1)!);
-      await until(() => h.recordedCount() === DEFER_MAX, DEFER_MS / 2, 'committed at once');
+      await until(
+        async () => (await h.recordedCount()) === DEFER_MAX,
+        DEFER_MS / 2,
+        'committed at once',
+      );
       assert.deepEqual(h.batches(), [fast], 'in one transaction');
       assert.deepEqual(h.running(), ['s'], 'while s still works');
       h.finish('s');
       await within(h.pool.drain(5000), 6000, 'drain');
     } finally {
-      h.close();
+      await h.close();
     }
   });
 });

@@ -16,7 +16,7 @@ describe('work pool throughput layer, the reserve', () => {
     });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       assert.deepEqual(
         h.txs.map((t) => [t.asked, t.claimed]),
         [[4, ['a', 'b', 'c', 'd']]],
@@ -40,9 +40,9 @@ describe('work pool throughput layer, the reserve', () => {
       h.finish('d');
       h.finish('e');
       await within(h.pool.drain(5000), 6000, 'drain');
-      assert.equal(h.recordedCount(), 5);
+      assert.equal(await h.recordedCount(), 5);
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -61,7 +61,7 @@ describe('work pool throughput layer, the reserve', () => {
     });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       assert.deepEqual(h.running(), ['a1', 'b1']);
       h.finish('b1');
       await until(() => h.running().length === 2, 2000, 'a slot refilled');
@@ -76,7 +76,7 @@ describe('work pool throughput layer, the reserve', () => {
       await within(h.pool.drain(5000), 6000, 'drain');
       assert.equal(h.maxByKey.get('a'), 1);
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -94,12 +94,12 @@ describe('work pool throughput layer, the reserve', () => {
     });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       assert.deepEqual(h.txs[0]!.claimed, ['a1', 'b1', 'a2'], 'a: its cap, and its cap again');
       assert.deepEqual(h.running(), ['a1', 'b1']);
       await sleep(RESERVE_MS * 2); // items this slow keep the reserve at the spec's
       h.finish('b1');
-      await until(() => h.runs('b1') === 1, 2000, 'b1 recorded');
+      await until(async () => (await h.runs('b1')) === 1, 2000, 'b1 recorded');
       assert.deepEqual(
         h.txs.slice(1).map((t) => [t.recorded, t.claimed]),
         [[['b1'], []]],
@@ -108,7 +108,7 @@ describe('work pool throughput layer, the reserve', () => {
       assert.deepEqual(h.running(), ['a1'], 'a2 still queued');
       h.finish('a1');
       await until(() => h.running().includes('a2'), 2000, 'a2 started');
-      await until(() => h.runs('a1') === 1, 2000, 'a1 recorded');
+      await until(async () => (await h.runs('a1')) === 1, 2000, 'a1 recorded');
       assert.deepEqual(
         h.txs.at(-1)!.claimed,
         ['a3'],
@@ -120,7 +120,7 @@ describe('work pool throughput layer, the reserve', () => {
       await within(h.pool.drain(5000), 6000, 'drain');
       assert.equal(h.maxByKey.get('a'), 1);
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -132,23 +132,25 @@ describe('work pool throughput layer, the reserve', () => {
     const h = harness({ slots: 3, caps: { a: 1 }, layer: { reserve: 3 }, items, autoMs: 2 });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       assert.deepEqual(
         h.txs.map((t) => [t.asked, t.claimed]),
         [[6, ['i0', 'i1', 'i2', 'i3', 'i5', 'i7']]],
         'one claim for the slots and the reserve, with two items of a (its cap, and its cap again)',
       );
       assert.deepEqual(h.startedIds(), ['i0', 'i1', 'i3'], 'one item of a running');
-      await until(() => h.recordedCount() === 24, 5000, 'every item recorded');
+      await until(async () => (await h.recordedCount()) === 24, 5000, 'every item recorded');
       await within(h.pool.drain(1000), 2000, 'drain');
       assert.equal(h.maxByKey.get('a'), 1, 'a capped key never runs past its cap');
       assert.equal(h.inFlight.max, 3, 'the slots are all used and never exceeded');
+      const runs: number[] = [];
+      for (const [id] of items) runs.push(await h.runs(id));
       assert.ok(
-        items.every(([id]) => h.runs(id) === 1),
+        runs.every((n) => n === 1),
         'each item ran and was recorded once',
       );
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -162,11 +164,11 @@ describe('work pool throughput layer, the reserve', () => {
       });
       try {
         h.pool.start();
-        h.pool.fill();
-        await until(() => h.recordedCount() === n, 10_000, 'every item recorded');
+        await h.pool.fill();
+        await until(async () => (await h.recordedCount()) === n, 10_000, 'every item recorded');
         return h.txs.flatMap((t) => (t.asked === undefined ? [] : [t.asked]));
       } finally {
-        h.close();
+        await h.close();
       }
     };
     const fast = await asked(1, 60);
@@ -193,7 +195,7 @@ describe('work pool throughput layer, the reserve', () => {
     });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       assert.deepEqual([h.running(), h.txs[0]!.claimed], [['a'], ['a', 'b', 'c']]);
       h.pool.stop();
       h.finish('a');
@@ -202,8 +204,10 @@ describe('work pool throughput layer, the reserve', () => {
         { recorded: ['a'], released: ['b', 'c'], claimed: [], asked: undefined, committed: true },
       ]);
       assert.deepEqual(h.startedIds(), ['a']);
+      const rows: number[][] = [];
+      for (const id of ['b', 'c']) rows.push([await h.runs(id), await h.leased(id)]);
       assert.deepEqual(
-        ['b', 'c'].map((id) => [h.runs(id), h.leased(id)]),
+        rows,
         [
           [0, 0],
           [0, 0],
@@ -211,7 +215,7 @@ describe('work pool throughput layer, the reserve', () => {
         'never run, no longer leased',
       );
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -219,7 +223,7 @@ describe('work pool throughput layer, the reserve', () => {
     const h = harness({ slots: 1, layer: { reserve: 1, queueMs: 30 }, items: own('a', 'b') });
     try {
       h.pool.start();
-      h.pool.fill();
+      await h.pool.fill();
       assert.deepEqual([h.running(), h.txs[0]!.claimed], [['a'], ['a', 'b']]);
       await sleep(60); // b has waited past queueMs
       h.finish('a');
@@ -230,9 +234,9 @@ describe('work pool throughput layer, the reserve', () => {
       assert.deepEqual(h.started.at(-1), { id: 'b', turnOf: 1 }, 'b started by that claim');
       h.finish('b');
       await within(h.pool.drain(5000), 6000, 'drain');
-      assert.deepEqual([h.startedIds(), h.runs('b')], [['a', 'b'], 1], 'b ran once');
+      assert.deepEqual([h.startedIds(), await h.runs('b')], [['a', 'b'], 1], 'b ran once');
     } finally {
-      h.close();
+      await h.close();
     }
   });
 });

@@ -71,11 +71,11 @@ describe('WebSub subscriber', () => {
     });
     world = { current: w };
     workers = createWorkers(w.ctx, silentLogger);
-    app = subscriber(w);
+    app = await subscriber(w);
     key = app.key;
   });
   afterEach(async () => {
-    w.close();
+    await w.close();
     await workers.close();
   });
 
@@ -85,13 +85,11 @@ describe('WebSub subscriber', () => {
     await workers.webSubRequests.settled();
   };
   const poll = () => pollTick(w.ctx, workers.pollerDeps, { all: true });
-  const entryEvents = () =>
+  const entryEvents = async () =>
     (
-      w.ctx.db
-        .prepare(
-          "SELECT body FROM events JOIN event_bodies ON event_id = id WHERE type = 'subscription.entries' ORDER BY sequence",
-        )
-        .all() as { body: string }[]
+      (await w.ctx.db.all(
+        "SELECT body FROM events JOIN event_bodies ON event_id = id WHERE type = 'subscription.entries' ORDER BY sequence",
+      )) as { body: string }[]
     ).flatMap((e) =>
       (JSON.parse(e.body) as { data: { entries: { guid: string }[] } }).data.entries.map(
         (x) => x.guid,
@@ -113,7 +111,7 @@ describe('WebSub subscriber', () => {
       contentType: 'application/atom+xml',
       headers: link ? { link: link(path) } : {},
     });
-    const s = app.subscribe(self);
+    const s = await app.subscribe(self);
     await poll();
     return { path, self, feed: s.feed, sub: s.id };
   }
@@ -121,10 +119,11 @@ describe('WebSub subscriber', () => {
   /** A feed advertising the hub, subscribed, polled once and verified at the hub. */
   async function pushed(): Promise<{ path: string; self: string; feed: string; sub: string }> {
     const made = await advertised(hub.url);
-    assert.equal(getWebSub(w.ctx.db, made.feed)?.status, 'subscribing');
+    assert.equal((await getWebSub(w.ctx.db, made.feed))?.status, 'subscribing');
     await tick();
     await until(
-      () => getWebSub(w.ctx.db, made.feed)?.status === 'active' && hub.subscriptions.size === 1,
+      async () =>
+        (await getWebSub(w.ctx.db, made.feed))?.status === 'active' && hub.subscriptions.size === 1,
       2000,
       'verified',
     );
@@ -138,7 +137,7 @@ describe('WebSub subscriber', () => {
     assert.match(req.callback, new RegExp(`^${publicUrl}/websub/${feed}/[A-Za-z0-9_-]{43}$`));
     assert.equal(req.form.get('hub.lease_seconds'), String(LEASE));
     assert.equal(req.form.get('hub.secret')?.length, 64);
-    const row = getWebSub(w.ctx.db, feed)!;
+    const row = (await getWebSub(w.ctx.db, feed))!;
     assert.equal(row.pending, null);
     assert.equal(Date.parse(row.lease_expires_at!) - w.clock.now().getTime(), LEASE * 1000);
     const view = (await w.call('GET', `/v1/feeds/${feed}`, { key })).body;
@@ -155,7 +154,7 @@ describe('WebSub subscriber', () => {
       'https://doc-hub.invalid/',
       (path) => `<${hub.url}>; rel="hub", <${path}>; rel="self"`,
     );
-    const row = getWebSub(w.ctx.db, feed)!;
+    const row = (await getWebSub(w.ctx.db, feed))!;
     assert.deepEqual([row.hub_url, row.topic_url], [hub.url, self]);
   });
 
@@ -163,12 +162,12 @@ describe('WebSub subscriber', () => {
     const { path, self, feed } = await pushed();
     const doc = atom([1, 2, 3], hub.url, self);
     assert.deepEqual(await hub.publish(self, doc), [202]);
-    assert.deepEqual(entryEvents(), ['urn:e3']);
-    assert.ok(getWebSub(w.ctx.db, feed)!.last_push_at);
+    assert.deepEqual(await entryEvents(), ['urn:e3']);
+    assert.ok((await getWebSub(w.ctx.db, feed))!.last_push_at);
     origin.set(path, { body: doc, contentType: 'application/atom+xml' });
     w.clock.advance(3 * 3600_000);
     await poll();
-    assert.deepEqual(entryEvents(), ['urn:e3']);
+    assert.deepEqual(await entryEvents(), ['urn:e3']);
   });
 
   it('ignores content whose signature is wrong or missing, still answering 2xx', async () => {
@@ -181,26 +180,26 @@ describe('WebSub subscriber', () => {
       await hub.publish(self, atom([1, 2, 5], hub.url, self), { unsigned: true }),
       [202],
     );
-    assert.deepEqual(entryEvents(), []);
+    assert.deepEqual(await entryEvents(), []);
     assert.deepEqual(
       await hub.publish(self, atom([1, 2, 6], hub.url, self), { algorithm: 'sha512' }),
       [202],
     );
-    assert.deepEqual(entryEvents(), ['urn:e6']);
+    assert.deepEqual(await entryEvents(), ['urn:e6']);
   });
 
   it('polls at the slower push schedule while push is active', async () => {
     const { feed } = await pushed();
     w.clock.advance(120_000);
     await poll();
-    const f = getFeed(w.ctx.db, feed)!;
+    const f = (await getFeed(w.ctx.db, feed))!;
     assert.equal(f.interval_seconds, 3600);
     assert.ok(Date.parse(f.next_poll_at) - w.clock.now().getTime() >= 3600 * 900);
   });
 
   it('renews the lease at 80 % of it, on a new callback; the one it replaces answers 410 once the renewal is verified', async () => {
     const { feed, self } = await pushed();
-    const first = getWebSub(w.ctx.db, feed)!;
+    const first = (await getWebSub(w.ctx.db, feed))!;
     assert.equal(Date.parse(first.next_action_at) - w.clock.now().getTime(), LEASE * 800);
     w.clock.advance(LEASE * 800 - 1000);
     await tick();
@@ -212,7 +211,7 @@ describe('WebSub subscriber', () => {
     assert.notEqual(renewal, old, 'a renewal names a new callback (§5.1.1)');
     // Until the hub verifies the renewal, its pushes to the verified callback are taken.
     assert.deepEqual(await hub.publish(self, atom([1, 2, 3], hub.url, self)), [202]);
-    assert.deepEqual(entryEvents(), ['urn:e3']);
+    assert.deepEqual(await entryEvents(), ['urn:e3']);
     hub.mode = 'accept';
     w.clock.advance(600_000);
     await tick();
@@ -221,7 +220,7 @@ describe('WebSub subscriber', () => {
       2000,
       'renewal verified',
     );
-    const renewed = getWebSub(w.ctx.db, feed)!;
+    const renewed = (await getWebSub(w.ctx.db, feed))!;
     assert.equal(renewed.status, 'active');
     assert.equal(renewed.previous_token, null);
     assert.equal(Date.parse(renewed.lease_expires_at!) - w.clock.now().getTime(), LEASE * 1000);
@@ -231,7 +230,7 @@ describe('WebSub subscriber', () => {
       [202, 410],
     );
     assert.deepEqual(hub.gone, [old]);
-    assert.deepEqual(entryEvents(), ['urn:e3', 'urn:e4']);
+    assert.deepEqual(await entryEvents(), ['urn:e3', 'urn:e4']);
   });
 
   it('asks a hub that accepts and never verifies again after 10 min, then 20, then 40', async () => {
@@ -240,7 +239,7 @@ describe('WebSub subscriber', () => {
     const waits: number[] = [];
     for (let i = 0; i < 3; i++) {
       await tick();
-      const row = getWebSub(w.ctx.db, feed)!;
+      const row = (await getWebSub(w.ctx.db, feed))!;
       waits.push((Date.parse(row.next_action_at) - w.clock.now().getTime()) / 60_000);
       w.clock.advance(Date.parse(row.next_action_at) - w.clock.now().getTime());
     }
@@ -254,10 +253,10 @@ describe('WebSub subscriber', () => {
     await poll(); // at the push schedule: an hour away
     const callback = [...hub.subscriptions.keys()][0]!;
     assert.equal(await hub.denyLater(callback), 200);
-    const row = getWebSub(w.ctx.db, feed)!;
+    const row = (await getWebSub(w.ctx.db, feed))!;
     assert.equal(row.status, 'denied');
     assert.match(row.last_error!, /not on the list/);
-    assert.ok(Date.parse(getFeed(w.ctx.db, feed)!.next_poll_at) <= w.clock.now().getTime());
+    assert.ok(Date.parse((await getFeed(w.ctx.db, feed))!.next_poll_at) <= w.clock.now().getTime());
     const status = await fetch(callback, {
       method: 'POST',
       headers: { 'x-hub-signature': 'sha256=00' },
@@ -273,13 +272,13 @@ describe('WebSub subscriber', () => {
     hub.mode = 'silent';
     w.clock.advance(LEASE * 800 - 120_000);
     await tick(); // the renewal, accepted and never verified
-    assert.equal(getWebSub(w.ctx.db, feed)!.status, 'active');
+    assert.equal((await getWebSub(w.ctx.db, feed))!.status, 'active');
     w.clock.advance(LEASE * 200);
     await tick();
-    const row = getWebSub(w.ctx.db, feed)!;
+    const row = (await getWebSub(w.ctx.db, feed))!;
     assert.equal(row.status, 'expired');
     assert.match(row.last_error!, /lease ended/);
-    assert.ok(Date.parse(getFeed(w.ctx.db, feed)!.next_poll_at) <= w.clock.now().getTime());
+    assert.ok(Date.parse((await getFeed(w.ctx.db, feed))!.next_poll_at) <= w.clock.now().getTime());
     assert.ok(Date.parse(row.next_action_at) > w.clock.now().getTime());
     const view = (await w.call('GET', `/v1/feeds/${feed}`, { key })).body;
     assert.equal(view.push.status, 'expired');
@@ -290,19 +289,25 @@ describe('WebSub subscriber', () => {
     try {
       const { feed, self } = await advertised(plain.url);
       await tick();
-      await until(() => getWebSub(w.ctx.db, feed)?.status === 'active', 2000, 'verified');
+      await until(
+        async () => (await getWebSub(w.ctx.db, feed))?.status === 'active',
+        2000,
+        'verified',
+      );
       assert.equal(plain.requests[0]!.form.has('hub.secret'), false);
-      assert.equal(getWebSub(w.ctx.db, feed)!.secret, null);
+      assert.equal((await getWebSub(w.ctx.db, feed))!.secret, null);
       w.clock.advance(120_000);
       await poll(); // at the push schedule: an hour away
-      const polledAt = Date.parse(getFeed(w.ctx.db, feed)!.last_polled_at!);
+      const polledAt = Date.parse((await getFeed(w.ctx.db, feed))!.last_polled_at!);
       w.clock.advance(10_000);
       assert.deepEqual(await plain.publish(self, atom([1, 2, 3], plain.url, self)), [202]);
-      assert.deepEqual(entryEvents(), [], 'an unsigned body is never taken as content');
-      assert.equal(Date.parse(getFeed(w.ctx.db, feed)!.next_poll_at), polledAt + 60_000);
+      assert.deepEqual(await entryEvents(), [], 'an unsigned body is never taken as content');
+      assert.equal(Date.parse((await getFeed(w.ctx.db, feed))!.next_poll_at), polledAt + 60_000);
       w.clock.advance(60_000);
       assert.deepEqual(await plain.publish(self, atom([1, 2, 3], plain.url, self)), [202]);
-      assert.ok(Date.parse(getFeed(w.ctx.db, feed)!.next_poll_at) <= w.clock.now().getTime());
+      assert.ok(
+        Date.parse((await getFeed(w.ctx.db, feed))!.next_poll_at) <= w.clock.now().getTime(),
+      );
     } finally {
       await plain.close();
     }
@@ -320,13 +325,15 @@ describe('WebSub subscriber', () => {
       const other = await advertised(hub.url);
       void workers.webSubRequests.tick();
       await until(
-        () => getWebSub(w.ctx.db, other.feed)?.status === 'active',
+        async () => (await getWebSub(w.ctx.db, other.feed))?.status === 'active',
         2000,
         'the other hub verified',
       );
       assert.equal(slow.requests.length, 2);
       assert.equal(workers.webSubRequests.inFlight, 2);
-      assert.deepEqual(stuck.map((s) => getWebSub(w.ctx.db, s.feed)!.attempts).sort(), [0, 1, 1]);
+      const attempts: number[] = [];
+      for (const s of stuck) attempts.push((await getWebSub(w.ctx.db, s.feed))!.attempts);
+      assert.deepEqual(attempts.sort(), [0, 1, 1]);
     } finally {
       await slow.close();
       await workers.webSubRequests.settled();
@@ -339,16 +346,16 @@ describe('WebSub subscriber', () => {
     await tick();
     await until(() => hub.subscriptions.size === 0, 2000, 'unsubscribed');
     assert.equal(hub.requests.at(-1)!.mode, 'unsubscribe');
-    assert.equal(getWebSub(w.ctx.db, feed), undefined);
+    assert.equal(await getWebSub(w.ctx.db, feed), undefined);
   });
 
   it('still unsubscribes at the hub when the feed record is deleted first (an orphaned feed)', async () => {
     const { feed, sub } = await pushed();
     assert.equal((await w.call('DELETE', `/v1/subscriptions/${sub}`, { key })).status, 204);
-    assert.ok(deleteUnusedFeed(w.ctx.db, feed));
+    assert.ok(await deleteUnusedFeed(w.ctx.db, feed));
     await tick();
     await until(() => hub.subscriptions.size === 0, 2000, 'unsubscribed');
-    assert.equal(getWebSub(w.ctx.db, feed), undefined);
+    assert.equal(await getWebSub(w.ctx.db, feed), undefined);
   });
 
   it('falls back to polling at the normal schedule when the hub goes away', async () => {
@@ -358,27 +365,31 @@ describe('WebSub subscriber', () => {
     hub.mode = 503;
     w.clock.advance(LEASE * 800);
     await tick();
-    const row = getWebSub(w.ctx.db, feed)!;
+    const row = (await getWebSub(w.ctx.db, feed))!;
     assert.equal(row.status, 'failed');
     assert.match(row.last_error!, /HTTP 503/);
-    assert.ok(Date.parse(getFeed(w.ctx.db, feed)!.next_poll_at) <= w.clock.now().getTime());
+    assert.ok(Date.parse((await getFeed(w.ctx.db, feed))!.next_poll_at) <= w.clock.now().getTime());
     await poll();
-    assert.ok(getFeed(w.ctx.db, feed)!.interval_seconds! <= 60);
+    assert.ok((await getFeed(w.ctx.db, feed))!.interval_seconds! <= 60);
   });
 
   it('takes a denial: push stops and is asked again a day later', async () => {
     hub.mode = 'deny';
     const s = await advertised(hub.url, undefined, [1]);
     await tick();
-    await until(() => getWebSub(w.ctx.db, s.feed)?.status === 'denied', 2000, 'denied');
-    const row = getWebSub(w.ctx.db, s.feed)!;
+    await until(
+      async () => (await getWebSub(w.ctx.db, s.feed))?.status === 'denied',
+      2000,
+      'denied',
+    );
+    const row = (await getWebSub(w.ctx.db, s.feed))!;
     assert.match(row.last_error!, /not on the list/);
     assert.equal(Date.parse(row.next_action_at) - w.clock.now().getTime(), 86_400_000);
   });
 
   it('resubscribes with a new secret when the feed names another hub', async () => {
     const { path, self, feed } = await pushed();
-    const before = getWebSub(w.ctx.db, feed)!;
+    const before = (await getWebSub(w.ctx.db, feed))!;
     const other = await startHub();
     try {
       origin.set(path, {
@@ -387,7 +398,7 @@ describe('WebSub subscriber', () => {
       });
       w.clock.advance(3 * 3600_000);
       await poll();
-      const moved = getWebSub(w.ctx.db, feed)!;
+      const moved = (await getWebSub(w.ctx.db, feed))!;
       assert.equal(moved.hub_url, other.url);
       assert.equal(moved.status, 'subscribing');
       assert.notEqual(moved.secret, before.secret);
@@ -414,7 +425,7 @@ describe('WebSub subscriber', () => {
   it('subscribes to nothing without server.public_url', async () => {
     w.ctx.config.server.public_url = '';
     const s = await advertised(hub.url, undefined, [1]);
-    assert.equal(getWebSub(w.ctx.db, s.feed), undefined);
+    assert.equal(await getWebSub(w.ctx.db, s.feed), undefined);
     assert.equal((await w.call('GET', `/v1/feeds/${s.feed}`, { key })).body.push.status, 'none');
   });
 });
