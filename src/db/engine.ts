@@ -46,27 +46,18 @@ export function dialect(which: Dialect, texts: Readonly<Record<Dialect, string>>
   return texts[which];
 }
 
-/** Savepoints of one transaction are nested, so each has a name of its own (the depth it opens at). */
-const depths = new WeakMap<Sql, number>();
-
 /** `Sql.savepoint` on a transaction's statements `sql`: SAVEPOINT, then RELEASE, or ROLLBACK TO and RELEASE when `fn`
- *  throws (the same statements on both engines). */
+ *  throws (the same statements on both engines). One name serves nested savepoints: on both engines ROLLBACK TO and
+ *  RELEASE act on the most recent savepoint of that name. */
 export async function savepoint<T>(sql: Sql, fn: (sql: Sql) => Promise<T>): Promise<T> {
-  const depth = depths.get(sql) ?? 0;
-  const name = `feedsub_sp${depth}`;
-  depths.set(sql, depth + 1);
+  await sql.exec('SAVEPOINT feedsub_savepoint');
+  let value: T;
   try {
-    await sql.exec(`SAVEPOINT ${name}`);
-    let value: T;
-    try {
-      value = await fn(sql);
-    } catch (err) {
-      await sql.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
-      throw err;
-    }
-    await sql.exec(`RELEASE ${name}`);
-    return value;
-  } finally {
-    depths.set(sql, depth);
+    value = await fn(sql);
+  } catch (err) {
+    await sql.exec('ROLLBACK TO feedsub_savepoint; RELEASE feedsub_savepoint');
+    throw err;
   }
+  await sql.exec('RELEASE feedsub_savepoint');
+  return value;
 }

@@ -27,8 +27,7 @@ export async function insertApiKey(
 
 /** Returns the live (not revoked) key with this hash, or undefined. */
 export async function findLiveKeyByHash(db: Sql, hash: string): Promise<ApiKeyRow | undefined> {
-  return (await db.get('SELECT * FROM api_keys WHERE hash = ? AND revoked_at IS NULL', [hash])) as
-    ApiKeyRow | undefined;
+  return db.get<ApiKeyRow>('SELECT * FROM api_keys WHERE hash = ? AND revoked_at IS NULL', [hash]);
 }
 
 /** Moves the key's last use forward to `at` (an ISO time); never back. */
@@ -41,8 +40,8 @@ export async function recordKeyUse(db: Sql, id: string, at: string): Promise<voi
 
 /** Every key with its application's name, newest first; never the hash. */
 export async function listApiKeys(db: Sql): Promise<ApiKeyListed[]> {
-  return (await db.all(`SELECT k.id, k.application_id, a.name AS application_name, k.name, k.prefix, k.created_at, k.last_used_at, k.revoked_at
-                     FROM api_keys k JOIN applications a ON a.id = k.application_id ORDER BY k.id DESC`)) as ApiKeyListed[];
+  return db.all<ApiKeyListed>(`SELECT k.id, k.application_id, a.name AS application_name, k.name, k.prefix, k.created_at, k.last_used_at, k.revoked_at
+                     FROM api_keys k JOIN applications a ON a.id = k.application_id ORDER BY k.id DESC`);
 }
 
 /** Marks the key revoked and ends its dashboard sessions; returns false when no live key has this id. Call inside a

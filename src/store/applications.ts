@@ -6,8 +6,7 @@ export type Application = { id: string; name: string; created_at: string };
 
 /** Returns the application named `name`, creating it when missing. */
 export async function upsertApplication(db: Sql, name: string, now: Date): Promise<Application> {
-  const found = (await db.get('SELECT * FROM applications WHERE name = ?', [name])) as
-    Application | undefined;
+  const found = await db.get<Application>('SELECT * FROM applications WHERE name = ?', [name]);
   if (found) return found;
   const app: Application = { id: newId(now), name, created_at: now.toISOString() };
   await db.run(

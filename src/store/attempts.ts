@@ -62,9 +62,9 @@ export async function recordAttempt(
 
 /** The attempts of an event, oldest first. */
 export async function listAttempts(db: Sql, eventId: string): Promise<AttemptRow[]> {
-  return (await db.all('SELECT * FROM attempts WHERE event_id = ? ORDER BY started_at, id', [
+  return db.all<AttemptRow>('SELECT * FROM attempts WHERE event_id = ? ORDER BY started_at, id', [
     eventId,
-  ])) as AttemptRow[];
+  ]);
 }
 
 /** One endpoint's attempts in one UTC hour ('YYYY-MM-DDTHH'): how many, how many got a 2xx, and their durations. */
@@ -84,10 +84,10 @@ export async function attemptHours(
   endpointId: string,
   since: string,
 ): Promise<AttemptHourRow[]> {
-  return (await db.all(
+  return db.all<AttemptHourRow>(
     `SELECT substr(started_at, 1, 13) AS hour, count(*) AS attempts,
             sum(status_code BETWEEN 200 AND 299) AS delivered, sum(duration_ms) AS total_ms, max(duration_ms) AS max_ms
        FROM attempts WHERE endpoint_id = ? AND started_at >= ? GROUP BY hour ORDER BY hour`,
     [endpointId, since],
-  )) as AttemptHourRow[];
+  );
 }

@@ -17,7 +17,7 @@ export async function takeBackfillEntries(
   sub: { id: string; feed_id: string },
   n: number,
 ): Promise<number> {
-  return await db.run(
+  return db.run(
     `INSERT INTO backfill_entries (subscription_id, position, key)
      SELECT @sub, row_number() OVER (ORDER BY first_seen_at, r), key FROM (
        SELECT h.key, h.first_seen_at, h.rowid AS r FROM entry_history h
@@ -36,12 +36,12 @@ export async function backfillSizes(
   sub: { id: string; feed_id: string },
   limit: number,
 ): Promise<BackfillSize[]> {
-  return (await db.all(
+  return db.all<BackfillSize>(
     `SELECT b.position, b.key, octet_length(h.entry) AS bytes FROM backfill_entries b
        LEFT JOIN entry_history h ON h.feed_id = @feed AND h.key = b.key
       WHERE b.subscription_id = @sub ORDER BY b.position LIMIT @limit`,
     { sub: sub.id, feed: sub.feed_id, limit },
-  )) as BackfillSize[];
+  );
 }
 
 /** The entries the subscription's backfill has still to send up to place `through`, in order, with their JSON (those
@@ -51,12 +51,12 @@ export async function backfillEntries(
   sub: { id: string; feed_id: string },
   through: number,
 ): Promise<BackfillEntry[]> {
-  return (await db.all(
+  return db.all<BackfillEntry>(
     `SELECT b.position, b.key, h.entry FROM backfill_entries b
        JOIN entry_history h ON h.feed_id = @feed AND h.key = b.key
       WHERE b.subscription_id = @sub AND b.position <= @through ORDER BY b.position`,
     { sub: sub.id, feed: sub.feed_id, through },
-  )) as BackfillEntry[];
+  );
 }
 
 /** Deletes the subscription's backfill entries up to place `through` (all of them by default); returns how many are

@@ -49,24 +49,25 @@ export async function getEndpoint(
   applicationId: string,
   id: string,
 ): Promise<EndpointRow | undefined> {
-  return (await db.get('SELECT * FROM endpoints WHERE id = ? AND application_id = ?', [
+  return db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ? AND application_id = ?', [
     id,
     applicationId,
-  ])) as EndpointRow | undefined;
+  ]);
 }
 
 /** Returns an endpoint by id whatever its application (delivery side only). */
 export async function getEndpointById(db: Sql, id: string): Promise<EndpointRow | undefined> {
-  return (await db.get('SELECT * FROM endpoints WHERE id = ?', [id])) as EndpointRow | undefined;
+  return db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [id]);
 }
 
 /** Which of `ids` are endpoints that still exist, whatever their application (one primary-key probe each). */
 export async function existingEndpointIds(db: Sql, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   return new Set(
-    (await db.column('SELECT id FROM endpoints WHERE id IN (SELECT value FROM json_each(?))', [
-      JSON.stringify(ids),
-    ])) as string[],
+    await db.column<string>(
+      'SELECT id FROM endpoints WHERE id IN (SELECT value FROM json_each(?))',
+      [JSON.stringify(ids)],
+    ),
   );
 }
 
@@ -77,10 +78,10 @@ export async function listEndpoints(
   q: PageQuery,
 ): Promise<Page<EndpointRow>> {
   const c = cursor(q.after);
-  const rows = (await db.all(
+  const rows = await db.all<EndpointRow>(
     `SELECT * FROM endpoints WHERE application_id = ?${c.sql} ORDER BY id DESC LIMIT ?`,
     [applicationId, ...c.params, q.limit + 1],
-  )) as EndpointRow[];
+  );
   return toPage(rows, q.limit);
 }
 
@@ -113,11 +114,9 @@ export async function updateEndpoint(
 
 /** Number of subscriptions using the endpoint. */
 export async function countEndpointSubscriptions(db: Sql, id: string): Promise<number> {
-  return (
-    (await db.get('SELECT count(*) AS n FROM subscriptions WHERE endpoint_id = ?', [id])) as {
-      n: number;
-    }
-  ).n;
+  return (await db.get<{
+    n: number;
+  }>('SELECT count(*) AS n FROM subscriptions WHERE endpoint_id = ?', [id]))!.n;
 }
 
 /** Deletes the endpoint and its events (test pings, and events of subscriptions moved to another endpoint); returns

@@ -18,10 +18,10 @@ export async function keyPruneBound(
   windowMs: number,
   keep: number,
 ): Promise<KeyPruneBound | undefined> {
-  const last = (await db.get(
+  const last = await db.get<{ seenAt: string | null; key: string }>(
     'SELECT seen_at AS seenAt, key FROM entries WHERE feed_id = ? ORDER BY seen_at DESC, key DESC LIMIT 1 OFFSET ?',
     [feedId, keep],
-  )) as { seenAt: string | null; key: string } | undefined;
+  );
   if (last === undefined || last.seenAt === null) return undefined;
   const latest = (
     await db.column('SELECT max(seen_at) FROM entries WHERE feed_id = ?', [feedId])
@@ -75,23 +75,23 @@ export async function countFeedKeys(db: Sql, feedId: string): Promise<number> {
 /** Deletes up to `limit` held entries of the feed from the end of the hold in document order (what the cap does not
  *  keep: it was lowered, or the hold was made without one); returns how many. */
 export async function trimHeldEntries(db: Sql, feedId: string, limit: number): Promise<number> {
-  const sizes = (await db.column(
+  const sizes = await db.column<number>(
     `DELETE FROM held_entries WHERE feed_id = @feed AND key IN (
        SELECT key FROM held_entries WHERE feed_id = @feed ORDER BY position DESC, held_at DESC LIMIT @limit)
      RETURNING octet_length(entry)`,
     { feed: feedId, limit },
-  )) as number[];
+  );
   return forgetHeldEntries(db, feedId, sizes);
 }
 
 /** Deletes up to `limit` of the feed's held entries, then up to the rest of `limit` of its keys: a feed about to be
  *  deleted is emptied a batch at a time. Returns how many rows went. */
 export async function emptyFeed(db: Sql, feedId: string, limit: number): Promise<number> {
-  const sizes = (await db.column(
+  const sizes = await db.column<number>(
     `DELETE FROM held_entries WHERE feed_id = @feed AND key IN (SELECT key FROM held_entries WHERE feed_id = @feed LIMIT @limit)
      RETURNING octet_length(entry)`,
     { feed: feedId, limit },
-  )) as number[];
+  );
   const held = await forgetHeldEntries(db, feedId, sizes);
   if (held === limit) return held;
   const keys = await db.run(

@@ -128,10 +128,10 @@ export async function holdEntries(
      VALUES (?, ?, ?, ?, ?, ?, ?)`;
   const isHeld = 'SELECT 1 FROM held_entries WHERE feed_id = ? AND key = ?';
   // octet_length reads only the record header, not the JSON, so sizing the hold costs one pass over its index.
-  const usage = (await db.get(
+  const usage = (await db.get<{ count: number; bytes: number }>(
     'SELECT count(*) AS count, coalesce(sum(octet_length(entry)), 0) AS bytes FROM held_entries WHERE feed_id = ?',
     [feedId],
-  )) as { count: number; bytes: number };
+  ))!;
   const result: HoldResult = { added: 0, dropped: 0, repeated: 0, before: usage.count };
   let stored = 0;
   for (const h of held) {
@@ -160,10 +160,10 @@ export async function holdEntries(
 
 /** The held entries of a feed in document order. */
 export async function listHeldEntries(db: Sql, feedId: string): Promise<HeldEntry[]> {
-  return (await db.all(
+  return db.all<HeldEntry>(
     'SELECT key, fingerprint, key_source, entry, position, held_at FROM held_entries WHERE feed_id = ? ORDER BY position, held_at',
     [feedId],
-  )) as HeldEntry[];
+  );
 }
 
 /** Up to `limit` of a feed's entries held at or before `until`, last in document order first: a release walks the hold
@@ -174,11 +174,11 @@ export async function heldEntriesFromEnd(
   until: string,
   limit: number,
 ): Promise<HeldEntry[]> {
-  return (await db.all(
+  return db.all<HeldEntry>(
     `SELECT key, fingerprint, key_source, entry, position, held_at FROM held_entries WHERE feed_id = ? AND held_at <= ?
      ORDER BY position DESC, held_at DESC, key DESC LIMIT ?`,
     [feedId, until, limit],
-  )) as HeldEntry[];
+  );
 }
 
 /** Drops these held entries of a feed (they were released). */
@@ -226,10 +226,10 @@ export async function hasHeldEntries(db: Sql, feedId: string): Promise<boolean> 
 
 /** Drops a feed's held entries (at most [retention] held_entries_per_feed, so one statement). */
 export async function clearHeldEntries(db: Sql, feedId: string): Promise<void> {
-  const sizes = (await db.column(
+  const sizes = await db.column<number>(
     'DELETE FROM held_entries WHERE feed_id = ? RETURNING octet_length(entry)',
     [feedId],
-  )) as number[];
+  );
   await forgetHeldEntries(db, feedId, sizes);
 }
 
@@ -271,9 +271,9 @@ async function heldBy<F extends 'guid' | 'url'>(
   feedId: string,
   text: string,
 ): Promise<(HeldEntry & { matched_by: F }) | undefined> {
-  return (await db.get(
+  return db.get<HeldEntry & { matched_by: F }>(
     `SELECT ${HELD_COLUMNS}, '${field}' AS matched_by FROM held_entries
      WHERE feed_id = ? AND entry ->> '$.${field}' = ? ORDER BY position LIMIT 1`,
     [feedId, text],
-  )) as (HeldEntry & { matched_by: F }) | undefined;
+  );
 }

@@ -49,10 +49,10 @@ export async function historyHashes(
   db: Sql,
   feedId: string,
 ): Promise<Map<string, Pick<HistoryRow, 'content_hash' | 'first_seen_at'>>> {
-  const rows = (await db.all(
+  const rows = await db.all<Pick<HistoryRow, 'key' | 'content_hash' | 'first_seen_at'>>(
     'SELECT key, content_hash, first_seen_at FROM entry_history WHERE feed_id = ?',
     [feedId],
-  )) as Pick<HistoryRow, 'key' | 'content_hash' | 'first_seen_at'>[];
+  );
   return new Map(rows.map((r) => [r.key, r]));
 }
 
@@ -113,18 +113,18 @@ export async function recentHistory(
   afterKey?: string,
 ): Promise<HistoryRow[]> {
   if (afterKey === undefined)
-    return (await db.all(
+    return db.all<HistoryRow>(
       `SELECT key, key_source, entry, content_hash, first_seen_at, via, fate, changed_at FROM entry_history
        WHERE feed_id = ? ORDER BY first_seen_at DESC, rowid DESC LIMIT ?`,
       [feedId, limit],
-    )) as HistoryRow[];
-  return (await db.all(
+    );
+  return db.all<HistoryRow>(
     `SELECT key, key_source, entry, content_hash, first_seen_at, via, fate, changed_at FROM entry_history
      WHERE feed_id = @feed AND (first_seen_at, rowid) <
        (SELECT first_seen_at, rowid FROM entry_history WHERE feed_id = @feed AND key = @after)
      ORDER BY first_seen_at DESC, rowid DESC LIMIT @limit`,
     { feed: feedId, after: afterKey, limit },
-  )) as HistoryRow[];
+  );
 }
 
 const HISTORY_COLUMNS =
@@ -152,22 +152,22 @@ async function historyBy<F extends 'guid' | 'url'>(
   feedId: string,
   text: string,
 ): Promise<(HistoryRow & { matched_by: F }) | undefined> {
-  return (await db.get(
+  return db.get<HistoryRow & { matched_by: F }>(
     `SELECT ${HISTORY_COLUMNS}, '${field}' AS matched_by FROM entry_history
      WHERE feed_id = ? AND entry ->> '$.${field}' = ? ORDER BY first_seen_at DESC, rowid DESC LIMIT 1`,
     [feedId, text],
-  )) as (HistoryRow & { matched_by: F }) | undefined;
+  );
 }
 
 /** Deletes the feed's stored entries whose key the feed no longer stores (the key was pruned): an entry in the history
  *  never outlives the key that makes it known. Returns how many. */
 export async function pruneHistoryWithoutKeys(db: Sql, feedId: string): Promise<number> {
-  const sizes = (await db.column(
+  const sizes = await db.column<number>(
     `DELETE FROM entry_history WHERE feed_id = @feed AND NOT EXISTS (
        SELECT 1 FROM entries e WHERE e.feed_id = @feed AND e.key = entry_history.key)
      RETURNING octet_length(entry)`,
     { feed: feedId },
-  )) as number[];
+  );
   const bytes = sizes.reduce((sum, size) => sum + size + HISTORY_ROW_BYTES, 0);
   await changeFeedStorage(db, feedId, { bytes: -bytes });
   return sizes.length;

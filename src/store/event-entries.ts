@@ -36,11 +36,11 @@ export async function eventsOfEntry(
   key: string,
   limit: number,
 ): Promise<EntryEventRow[]> {
-  return (await db.all(
+  return db.all<EntryEventRow>(
     `SELECT e.id, e.type, e.sequence, e.status, e.attempt_count, e.next_attempt_at, e.created_at, e.delivered_at,
             coalesce((SELECT b.body ->> '$.data.backfill' FROM event_bodies b WHERE b.event_id = e.id), 0) AS backfill
      FROM event_entries x JOIN events e ON e.id = x.event_id
      WHERE x.subscription_id = ? AND x.key = ? ORDER BY e.sequence, e.id LIMIT ?`,
     [subscriptionId, key, limit],
-  )) as EntryEventRow[];
+  );
 }

@@ -28,7 +28,7 @@ const SENDABLE = `
  *  pinned: events_by_application_status also starts with application_id, and its min() would walk every delivered
  *  event of the first applications to reach a waiting one. */
 export async function applicationsWithDueEvents(db: Sql, now: Date): Promise<string[]> {
-  return (await db.column(
+  return db.column<string>(
     `WITH RECURSIVE apps(id) AS (
        SELECT ''
        UNION ALL
@@ -39,7 +39,7 @@ export async function applicationsWithDueEvents(db: Sql, now: Date): Promise<str
        AND (SELECT min(next_attempt_at) FROM events INDEXED BY events_waiting_by_application
              WHERE application_id = apps.id AND status IN ('pending', 'failed')) <= ?`,
     [now.toISOString()],
-  )) as string[];
+  );
 }
 
 /** Walks one application's due, sendable, unleased events, earliest due first, skipping endpoints in `full`, and hands
@@ -136,6 +136,6 @@ export async function releaseEvents(db: Sql, ids: readonly string[]): Promise<vo
  *  (see releaseAllFeedLeases): the attempts those leases covered died with their process, so the events are sent at
  *  once. */
 export async function releaseAllEventLeases(db: Sql): Promise<number> {
-  return await db.run(`UPDATE events SET lease_until = NULL
+  return db.run(`UPDATE events SET lease_until = NULL
       WHERE status IN ('pending', 'failed') AND lease_until IS NOT NULL`);
 }

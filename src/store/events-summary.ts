@@ -20,7 +20,12 @@ export async function eventSummaries(
   maxTitles = 3,
 ): Promise<Map<string, EventSummary>> {
   if (ids.length === 0) return new Map();
-  const rows = (await db.all(
+  const rows = await db.all<
+    Omit<EventSummary, 'titles'> & {
+      id: string;
+      titles: string | null;
+    }
+  >(
     `SELECT id, json_extract(j, '$.data.feed.title') AS feed_title, json_extract(j, '$.data.feed.url') AS feed_url,
             json_array_length(j, '$.data.entries') AS entry_count,
             (SELECT json_group_array(json_extract(value, '$.title'))
@@ -28,10 +33,7 @@ export async function eventSummaries(
        FROM (SELECT event_id AS id, CASE WHEN json_valid(body) THEN body ELSE '{}' END AS j
                FROM event_bodies WHERE event_id IN (SELECT value FROM json_each(?)))`,
     [maxTitles, JSON.stringify(ids)],
-  )) as (Omit<EventSummary, 'titles'> & {
-    id: string;
-    titles: string | null;
-  })[];
+  );
   return new Map(
     rows.map((r) => [
       r.id,

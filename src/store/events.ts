@@ -70,10 +70,10 @@ export async function getEvent(
   applicationId: string,
   id: string,
 ): Promise<EventWithBody | undefined> {
-  return (await db.get(
+  return db.get<EventWithBody>(
     `SELECT e.*, b.body FROM events e JOIN event_bodies b ON b.event_id = e.id WHERE e.id = ? AND e.application_id = ?`,
     [id, applicationId],
-  )) as EventWithBody | undefined;
+  );
 }
 
 /** One page of the application's events, newest first, with optional filters; `tests` true lists only test pings
@@ -105,11 +105,11 @@ export async function listEvents(
   if (q.tests !== undefined)
     where.push(q.tests ? 'subscription_id IS NULL' : 'subscription_id IS NOT NULL');
   const c = cursor(q.after);
-  const rows = (await db.all(
+  const rows = await db.all<EventRow>(
     `SELECT ${COLUMNS} FROM events${q.subscription ? ' INDEXED BY events_by_subscription' : ''}
       WHERE ${where.join(' AND ')}${c.sql} ORDER BY id DESC LIMIT ?`,
     [...params, ...c.params, q.limit + 1],
-  )) as EventRow[];
+  );
   return toPage(rows, q.limit);
 }
 
@@ -119,9 +119,9 @@ export async function listEvents(
  *  events USING COVERING INDEX events_by_application_status"). */
 export async function countEventsByStatus(db: Sql): Promise<Record<EventStatus, number>> {
   const out: Record<EventStatus, number> = { pending: 0, delivered: 0, failed: 0, dead: 0 };
-  for (const row of (await db.all(
+  for (const row of await db.all<{ status: EventStatus; n: number }>(
     "SELECT status, count(*) AS n FROM events INDEXED BY events_due WHERE status IN ('pending', 'failed') GROUP BY status",
-  )) as { status: EventStatus; n: number }[])
+  ))
     out[row.status] = row.n;
   out.delivered = (
     await db.column(
@@ -165,7 +165,7 @@ export async function requeueEndpointEvents(
   now: Date,
 ): Promise<number> {
   const t = now.toISOString();
-  return await db.run(
+  return db.run(
     `UPDATE events SET status = 'pending', attempt_count = 0, next_attempt_at = @t, lease_until = NULL, updated_at = @t
                      WHERE endpoint_id = @endpointId AND status IN ('dead', 'failed') AND created_at >= @since AND type <> 'endpoint.test'
                        AND (lease_until IS NULL OR lease_until <= @t)`,
@@ -180,7 +180,7 @@ export async function hastenEndpointRetries(
   now: Date,
 ): Promise<number> {
   const t = now.toISOString();
-  return await db.run(
+  return db.run(
     "UPDATE events SET next_attempt_at = @t, updated_at = @t WHERE endpoint_id = @endpointId AND status = 'failed' AND next_attempt_at > @t",
     { endpointId, t },
   );
@@ -189,19 +189,19 @@ export async function hastenEndpointRetries(
 /** Deletes up to `limit` events (their attempts cascade) that were delivered before `before`, or are test pings that
  *  died before it; returns how many. Pending, failed and other dead events are kept until handled. */
 export async function pruneFinishedEvents(db: Sql, before: string, limit: number): Promise<number> {
-  const delivered = (await db.all(
+  const delivered = await db.all<DeletedEvent>(
     `DELETE FROM events WHERE id IN (
       SELECT id FROM events WHERE status = 'delivered' AND delivered_at < ? LIMIT ?)
      RETURNING id, application_id, stored_bytes`,
     [before, limit],
-  )) as DeletedEvent[];
+  );
   await forgetEvents(db, delivered);
-  const pings = (await db.all(
+  const pings = await db.all<DeletedEvent>(
     `DELETE FROM events WHERE id IN (
       SELECT id FROM events WHERE status = 'dead' AND created_at < ? AND type = 'endpoint.test' LIMIT ?)
      RETURNING id, application_id, stored_bytes`,
     [before, Math.max(0, limit - delivered.length)],
-  )) as DeletedEvent[];
+  );
   await forgetEvents(db, pings);
   return delivered.length + pings.length;
 }
@@ -212,11 +212,11 @@ export async function deleteSubscriptionEvents(
   subscriptionId: string,
   limit: number,
 ): Promise<number> {
-  const deleted = (await db.all(
+  const deleted = await db.all<DeletedEvent>(
     `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE subscription_id = ? LIMIT ?)
      RETURNING id, application_id, stored_bytes`,
     [subscriptionId, limit],
-  )) as DeletedEvent[];
+  );
   await forgetEvents(db, deleted);
   return deleted.length;
 }
@@ -226,10 +226,10 @@ export async function deleteSubscriptionEvents(
 export async function deleteEndpointEvents(db: Sql, endpointId: string): Promise<void> {
   await forgetEvents(
     db,
-    (await db.all(
+    await db.all<DeletedEvent>(
       'DELETE FROM events WHERE endpoint_id = ? RETURNING id, application_id, stored_bytes',
       [endpointId],
-    )) as DeletedEvent[],
+    ),
   );
 }
 

@@ -45,17 +45,17 @@ export async function pollHours(
   feedId: string,
   hours: readonly string[],
 ): Promise<PollHourRow[]> {
-  return (await db.all(
+  return db.all<PollHourRow>(
     `SELECT hour, ok, failed, throttled, new_entries FROM feed_poll_hours
       WHERE hour IN (SELECT value FROM json_each(?)) AND feed_id = ? ORDER BY hour`,
     [JSON.stringify(hours), feedId],
-  )) as PollHourRow[];
+  );
 }
 
 /** Deletes up to `limit` rows of hours before `beforeHour` (the primary key's first range); returns how many. Rows of
  *  a deleted feed go this way too, within a day: the table has no foreign key, whose cascade would walk it whole. */
 export async function prunePollHours(db: Sql, beforeHour: string, limit: number): Promise<number> {
-  return await db.run(
+  return db.run(
     `DELETE FROM feed_poll_hours WHERE (hour, feed_id) IN (
        SELECT hour, feed_id FROM feed_poll_hours WHERE hour < ? LIMIT ?)`,
     [beforeHour, limit],

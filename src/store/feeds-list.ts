@@ -37,11 +37,11 @@ async function idsBySubscription(
   after: string,
   want: number,
 ): Promise<string[]> {
-  return (await db.column(
+  return db.column<string>(
     `SELECT DISTINCT feed_id FROM subscriptions
       WHERE application_id = @app AND feed_id < @after ORDER BY feed_id DESC LIMIT @want`,
     { app, after, want },
-  )) as string[];
+  );
 }
 
 /** A walk down one ordered set of feed ids: the ids it found on the page, and the cursor below which it has not
@@ -79,11 +79,11 @@ async function stepSubscriptions(
   statuses: Set<string>,
   walk: Walk,
 ): Promise<void> {
-  const rows = (await db.all(
+  const rows = await db.all<{ id: string; status: string }>(
     `SELECT s.feed_id AS id, f.status FROM subscriptions s JOIN feeds f ON f.id = s.feed_id
       WHERE s.application_id = @app AND s.feed_id < @cursor ORDER BY s.feed_id DESC LIMIT @n`,
     { app, cursor: walk.cursor, n: CHUNK },
-  )) as { id: string; status: string }[];
+  );
   for (const r of rows) if (statuses.has(r.status)) walk.found.add(r.id);
   walk.cursor = rows.length < CHUNK ? null : rows[rows.length - 1]!.id;
 }
@@ -98,11 +98,11 @@ async function stepStatuses(
 ): Promise<string[] | undefined> {
   const open = [...walks].filter(([, w]) => w.cursor !== null);
   const [status, walk] = open.reduce((a, b) => (b[1].cursor! > a[1].cursor! ? b : a));
-  const rows = (await db.all(
+  const rows = await db.all<{ id: string; mine: number }>(
     `SELECT f.id, EXISTS (SELECT 1 FROM subscriptions s WHERE s.application_id = @app AND s.feed_id = f.id) AS mine
       FROM feeds f WHERE f.status = @status AND f.id < @cursor ORDER BY f.id DESC LIMIT @n`,
     { app, status, cursor: walk.cursor, n: CHUNK },
-  )) as { id: string; mine: number }[];
+  );
   for (const r of rows) if (r.mine) walk.found.add(r.id);
   walk.cursor = rows.length < CHUNK ? null : rows[rows.length - 1]!.id;
   // Every id at or above the highest open cursor has been looked at by every walk.
@@ -120,11 +120,11 @@ async function stepStatuses(
  *  key: "SEARCH f USING INDEX sqlite_autoindex_feeds_1 (id=?)"). */
 async function feedRows(db: Sql, app: string, ids: string[]): Promise<ListedFeed[]> {
   if (ids.length === 0) return [];
-  return (await db.all(
+  return db.all<ListedFeed>(
     `SELECT f.*,
         (SELECT count(*) FROM subscriptions s WHERE s.application_id = @app AND s.feed_id = f.id) AS subscription_count,
         (SELECT count(*) FROM held_entries h WHERE h.feed_id = f.id) AS held_entries
       FROM feeds f WHERE f.id IN (SELECT value FROM json_each(@ids)) ORDER BY f.id DESC`,
     { app, ids: JSON.stringify(ids) },
-  )) as ListedFeed[];
+  );
 }

@@ -14,22 +14,22 @@ async function takeLeases(
   now: Date,
   until: string,
 ): Promise<string[]> {
-  return (await db.column(
+  return db.column<string>(
     `INSERT INTO feed_leases (feed_id, until)
        SELECT j.value, @until FROM json_each(@ids) j WHERE EXISTS (SELECT 1 FROM feeds f WHERE f.id = j.value)
      ON CONFLICT (feed_id) DO UPDATE SET until = excluded.until, again_at = NULL WHERE feed_leases.until <= @t
      RETURNING feed_id`,
     { ids: JSON.stringify(ids), until, t: now.toISOString() },
-  )) as string[];
+  );
 }
 
 /** What the polls of the feeds `ids` need (by key, in no particular order). */
 async function pollTargets(db: Sql, ids: readonly string[]): Promise<PollTarget[]> {
   if (ids.length === 0) return [];
-  return (await db.all(
+  return db.all<PollTarget>(
     `SELECT ${POLL_TARGET} FROM feeds WHERE id IN (SELECT value FROM json_each(?))`,
     [JSON.stringify(ids)],
-  )) as PollTarget[];
+  );
 }
 
 /** A claimed feed as its poll needs it until the outcome is recorded: what to fetch and how, and what a quiet 304
@@ -65,13 +65,13 @@ export async function claimDueFeeds(
   leaseMs: number,
   limit: number,
 ): Promise<PollTarget[]> {
-  const due = (await db.column(
+  const due = await db.column<string>(
     `SELECT f.id FROM feeds f
       WHERE f.status <> 'gone' AND f.next_poll_at <= @t AND ${UNLEASED}
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
       ORDER BY f.next_poll_at LIMIT @limit`,
     { t: now.toISOString(), limit },
-  )) as string[];
+  );
   return pollTargets(
     db,
     await takeLeases(db, due, now, new Date(now.getTime() + leaseMs).toISOString()),
@@ -87,13 +87,13 @@ export async function feedsToPollAfter(
   now: Date,
   limit: number,
 ): Promise<Pick<FeedRow, 'id' | 'fetch_url'>[]> {
-  return (await db.all(
+  return db.all<Pick<FeedRow, 'id' | 'fetch_url'>>(
     `SELECT f.id, f.fetch_url FROM feeds f
       WHERE f.id > @after AND f.status <> 'gone' AND ${UNLEASED}
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
       ORDER BY f.id LIMIT @limit`,
     { after, t: now.toISOString(), limit },
-  )) as Pick<FeedRow, 'id' | 'fetch_url'>[];
+  );
 }
 
 /** A due feed a claim may pick: its id, what it fetches, and the application of one of its active subscriptions. */
@@ -102,7 +102,7 @@ export type DueFeed = { id: string; fetch_url: string; application_id: string };
 /** The `limit` earliest due, unleased feeds that have an active subscription, each with the application of one of
  *  them (read through feeds_due, earliest first: the poller picks among them fairly). */
 export async function dueFeedWindow(db: Sql, now: Date, limit: number): Promise<DueFeed[]> {
-  return (await db.all(
+  return db.all<DueFeed>(
     `SELECT f.id, f.fetch_url,
         (SELECT s.application_id FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active' LIMIT 1) AS application_id
       FROM feeds f
@@ -110,7 +110,7 @@ export async function dueFeedWindow(db: Sql, now: Date, limit: number): Promise<
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id AND s.status = 'active')
       ORDER BY f.next_poll_at LIMIT @limit`,
     { t: now.toISOString(), limit },
-  )) as DueFeed[];
+  );
 }
 
 /** Leases the picked feeds for `leaseMs`; returns what their polls need (in no particular order). A feed another
@@ -152,5 +152,5 @@ export async function nextFeedDueAfter(db: Sql, now: Date): Promise<string | und
  *  or poll can run, so each lease was left by a process that is gone, and its feeds are polled at once instead of when
  *  the lease runs out. (`poll --once --force` skips the lock, and so this.) */
 export async function releaseAllFeedLeases(db: Sql): Promise<number> {
-  return await db.run('DELETE FROM feed_leases');
+  return db.run('DELETE FROM feed_leases');
 }

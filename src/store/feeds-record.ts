@@ -80,8 +80,7 @@ export async function recordPollUnchanged(
   const patch: FeedPatch = { ...state, status, error_count: 0 };
   // Only what changed is written: a column in SET rewrites every index holding it even when its value is the same
   // (status is in feeds_by_status and in feeds_due's WHERE), and a 304 changes little but the schedule.
-  const current = (await db.get('SELECT * FROM feeds WHERE id = ?', [id])) as
-    Record<string, unknown> | undefined;
+  const current = await db.get<Record<string, unknown>>('SELECT * FROM feeds WHERE id = ?', [id]);
   for (const k of Object.keys(patch) as (keyof FeedPatch)[])
     if (current !== undefined && current[k] === patch[k]) delete patch[k];
   await patchFeed(db, id, { ...patch, last_polled_at: t, last_success_at: t }, now);

@@ -113,22 +113,22 @@ export async function upsertFeed(
   credentialKey: string,
   now: Date,
 ): Promise<FeedRow> {
-  const found = (await db.get('SELECT * FROM feeds WHERE url = ? AND credential_key = ?', [
+  const found = await db.get<FeedRow>('SELECT * FROM feeds WHERE url = ? AND credential_key = ?', [
     url,
     credentialKey,
-  ])) as FeedRow | undefined;
+  ]);
   if (found) return found;
   const t = now.toISOString();
-  return (await db.get(
+  return (await db.get<FeedRow>(
     `INSERT INTO feeds (id, url, credentials, credential_key, fetch_url, next_poll_at, created_at, updated_at)
                      VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
     [newId(now), url, credentials, credentialKey, url, t, t, t],
-  )) as FeedRow;
+  ))!;
 }
 
 /** Returns the feed with this id, or undefined. */
 export async function getFeed(db: Sql, id: string): Promise<FeedRow | undefined> {
-  return (await db.get('SELECT * FROM feeds WHERE id = ?', [id])) as FeedRow | undefined;
+  return db.get<FeedRow>('SELECT * FROM feeds WHERE id = ?', [id]);
 }
 
 /** Part of a churn hold was released: its `count` keys are now known. Once nothing is held any more the hold is over:
@@ -162,11 +162,11 @@ export type RetainedFeed = { id: string; updated_at: string; used: 0 | 1 };
 
 /** Up to `limit` feeds after id `after`, in id order, for the maintenance pass to walk a slice at a time. */
 export async function feedsAfter(db: Sql, after: string, limit: number): Promise<RetainedFeed[]> {
-  return (await db.all(
+  return db.all<RetainedFeed>(
     `SELECT f.id, f.updated_at, EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id) AS used
      FROM feeds f WHERE f.id > ? ORDER BY f.id LIMIT ?`,
     [after, limit],
-  )) as RetainedFeed[];
+  );
 }
 
 /** The feed's last subscription is gone: its record's updated_at, the start of its grace before deletion, is now. Does
@@ -220,7 +220,7 @@ export async function wakeFeed(db: Sql, id: string, now: Date): Promise<void> {
  *  their last subscription went idle scheduled again (maintenance, every 10 minutes); returns how many. A range of
  *  feeds_due, which holds no gone feed ("SEARCH f USING INDEX feeds_due (next_poll_at<?)"). */
 export async function parkIdleDueFeeds(db: Sql, now: Date, limit: number): Promise<number> {
-  return await db.run(
+  return db.run(
     `UPDATE feeds SET next_poll_at = @parked WHERE id IN (
        SELECT f.id FROM feeds f
        WHERE f.status <> 'gone' AND f.next_poll_at <= @t
@@ -238,20 +238,20 @@ export type HeldFeed = { id: string; sole_application_id: string | null };
 /** Up to `limit` feeds held for a storage budget and parked, after id `after` in id order: a range of
  *  feeds_by_status. */
 export async function heldFeedsAfter(db: Sql, after: string, limit: number): Promise<HeldFeed[]> {
-  return (await db.all(
+  return db.all<HeldFeed>(
     `SELECT id, sole_application_id FROM feeds WHERE status = 'over_budget' AND id > ? AND next_poll_at = ?
      ORDER BY id LIMIT ?`,
     [after, PARKED_AT, limit],
-  )) as HeldFeed[];
+  );
 }
 
 /** The application's feeds held for its storage budget (a range of its own feeds, feeds_by_sole_application). */
 export async function heldFeedsOf(db: Sql, applicationId: string): Promise<HeldFeed[]> {
-  return (await db.all(
+  return db.all<HeldFeed>(
     `SELECT id, sole_application_id FROM feeds WHERE sole_application_id = ? AND status = 'over_budget'
      AND next_poll_at = ?`,
     [applicationId, PARKED_AT],
-  )) as HeldFeed[];
+  );
 }
 
 /** How many of the application's feeds are held for its storage budget. */
@@ -290,12 +290,12 @@ export async function countFeedStatusPage(
   after: string,
   limit: number,
 ): Promise<{ n: number; used: number; last: string | null }> {
-  return (await db.get(
+  return (await db.get<{ n: number; used: number; last: string | null }>(
     `SELECT count(*) AS n, coalesce(sum(EXISTS (
           SELECT 1 FROM subscriptions s WHERE s.feed_id = p.id AND s.status = 'active')), 0) AS used, max(p.id) AS last
        FROM (SELECT id FROM feeds WHERE status = @status AND id > @after ORDER BY id LIMIT @limit) p`,
     { status, after, limit },
-  )) as { n: number; used: number; last: string | null };
+  ))!;
 }
 
 /** How many of the feeds an application's subscriptions use are in each status: the application's subscriptions
@@ -305,11 +305,11 @@ export async function countFeedsOfApplication(
   applicationId: string,
 ): Promise<Record<FeedStatus, number>> {
   const out = zeroCounts<FeedStatus>(FEED_STATUSES);
-  const rows = (await db.all(
+  const rows = await db.all<{ status: FeedStatus; n: number }>(
     `SELECT f.status, count(*) AS n FROM feeds f
     WHERE f.id IN (SELECT feed_id FROM subscriptions WHERE application_id = ?) GROUP BY f.status`,
     [applicationId],
-  )) as { status: FeedStatus; n: number }[];
+  );
   for (const row of rows) out[row.status] = row.n;
   return out;
 }

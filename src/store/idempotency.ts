@@ -19,10 +19,10 @@ export async function findIdempotency(
   key: string,
   since: string,
 ): Promise<IdempotencyRow | undefined> {
-  return (await db.get(
+  return db.get<IdempotencyRow>(
     'SELECT * FROM idempotency_keys WHERE application_id = ? AND key = ? AND created_at > ?',
     [applicationId, key, since],
-  )) as IdempotencyRow | undefined;
+  );
 }
 
 /** Stores (or replaces an expired) record. */
@@ -36,7 +36,7 @@ export async function saveIdempotency(db: Sql, row: IdempotencyRow): Promise<voi
 
 /** Deletes up to `limit` records older than `before`, oldest first; returns how many. */
 export async function pruneIdempotency(db: Sql, before: string, limit: number): Promise<number> {
-  return await db.run(
+  return db.run(
     `DELETE FROM idempotency_keys WHERE (application_id, key) IN (
        SELECT application_id, key FROM idempotency_keys WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
     [before, limit],

@@ -20,10 +20,11 @@ export async function pruneQuotaUsage(
   quota: string,
   before: string,
 ): Promise<number> {
-  return await db.run(
-    'DELETE FROM quota_usage WHERE application_id = ? AND quota = ? AND used_at <= ?',
-    [applicationId, quota, before],
-  );
+  return db.run('DELETE FROM quota_usage WHERE application_id = ? AND quota = ? AND used_at <= ?', [
+    applicationId,
+    quota,
+    before,
+  ]);
 }
 
 /** How much of `quota` the application used after `since` (its uses' amounts added up). */
@@ -49,11 +50,11 @@ export async function quotaUsesSince(
   quota: string,
   since: string,
 ): Promise<Pick<QuotaUsageRow, 'used_at' | 'amount'>[]> {
-  return (await db.all(
+  return db.all<Pick<QuotaUsageRow, 'used_at' | 'amount'>>(
     `SELECT used_at, amount FROM quota_usage
       WHERE application_id = ? AND quota = ? AND used_at > ? ORDER BY used_at`,
     [applicationId, quota, since],
-  )) as Pick<QuotaUsageRow, 'used_at' | 'amount'>[];
+  );
 }
 
 /** True when the application used `quota` on `subject` after `since`. */

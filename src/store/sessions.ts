@@ -27,13 +27,13 @@ export async function findLiveSession(
   idHash: string,
   idleCutoff: string,
 ): Promise<LiveSession | undefined> {
-  return (await db.get(
+  return db.get<LiveSession>(
     `SELECT s.*, a.name AS application_name FROM sessions s
                      JOIN api_keys k ON k.id = s.api_key_id AND k.revoked_at IS NULL
                      JOIN applications a ON a.id = s.application_id
                      WHERE s.id_hash = ? AND s.last_seen_at > ?`,
     [idHash, idleCutoff],
-  )) as LiveSession | undefined;
+  );
 }
 
 /** Moves the idle clock forward to `at` (an ISO time); never back. */
@@ -52,7 +52,7 @@ export async function deleteSession(db: Sql, idHash: string): Promise<boolean> {
 
 /** Deletes every session idle since before `idleCutoff`; returns how many. */
 export async function deleteIdleSessions(db: Sql, idleCutoff: string): Promise<number> {
-  return await db.run('DELETE FROM sessions WHERE last_seen_at <= ?', [idleCutoff]);
+  return db.run('DELETE FROM sessions WHERE last_seen_at <= ?', [idleCutoff]);
 }
 
 /** Deletes the key's sessions beyond its `keep` most recently used; returns how many. */
@@ -61,7 +61,7 @@ export async function deleteSessionsBeyond(
   apiKeyId: string,
   keep: number,
 ): Promise<number> {
-  return await db.run(
+  return db.run(
     `DELETE FROM sessions WHERE api_key_id = @key AND id_hash IN (
        SELECT id_hash FROM sessions WHERE api_key_id = @key ORDER BY last_seen_at DESC LIMIT -1 OFFSET @keep)`,
     { key: apiKeyId, keep },

@@ -98,14 +98,15 @@ export async function forgetEvents(db: Sql, deleted: readonly DeletedEvent[]): P
 /** Records which application alone uses the feed now (after a subscription to it was made or deleted; null: none, or
  *  several) and moves the feed's bytes from the application that had them to the one that has them now. */
 export async function refreshSoleApplication(db: Sql, feedId: string): Promise<void> {
-  const apps = (await db.column(
+  const apps = await db.column<string>(
     'SELECT DISTINCT application_id FROM subscriptions WHERE feed_id = ? LIMIT 2',
     [feedId],
-  )) as string[];
+  );
   const sole = apps.length === 1 ? apps[0]! : null;
-  const feed = (await db.get('SELECT sole_application_id, stored_bytes FROM feeds WHERE id = ?', [
-    feedId,
-  ])) as { sole_application_id: string | null; stored_bytes: number } | undefined;
+  const feed = await db.get<{ sole_application_id: string | null; stored_bytes: number }>(
+    'SELECT sole_application_id, stored_bytes FROM feeds WHERE id = ?',
+    [feedId],
+  );
   if (feed === undefined || feed.sole_application_id === sole) return;
   await db.run('UPDATE feeds SET sole_application_id = ? WHERE id = ?', [sole, feedId]);
   if (feed.sole_application_id !== null)
@@ -130,10 +131,10 @@ export async function applicationStorage(
   applicationId: string,
 ): Promise<ApplicationStorage> {
   return (
-    ((await db.get(
+    (await db.get<ApplicationStorage>(
       'SELECT feed_bytes, event_bytes FROM application_storage WHERE application_id = ?',
       [applicationId],
-    )) as ApplicationStorage | undefined) ?? { feed_bytes: 0, event_bytes: 0 }
+    )) ?? { feed_bytes: 0, event_bytes: 0 }
   );
 }
 
@@ -146,14 +147,14 @@ export async function countFeedStorage(db: Sql, feedId: string): Promise<FeedSto
   const keys = (
     await db.column('SELECT count(*) FROM entries WHERE feed_id = ?', [feedId])
   )[0] as number;
-  const held = (await db.get(
+  const held = (await db.get<{ n: number; bytes: number }>(
     'SELECT count(*) AS n, coalesce(sum(octet_length(entry)), 0) AS bytes FROM held_entries WHERE feed_id = ?',
     [feedId],
-  )) as { n: number; bytes: number };
-  const history = (await db.get(
+  ))!;
+  const history = (await db.get<{ n: number; bytes: number }>(
     'SELECT count(*) AS n, coalesce(sum(octet_length(entry)), 0) AS bytes FROM entry_history WHERE feed_id = ?',
     [feedId],
-  )) as { n: number; bytes: number };
+  ))!;
   const probe =
     ((
       await db.column('SELECT octet_length(probe) FROM feed_probes WHERE feed_id = ?', [feedId])
@@ -179,9 +180,10 @@ export async function recountFeedStorage(
   feedId: string,
 ): Promise<(FeedStorage & { drift: number }) | undefined> {
   await refreshSoleApplication(db, feedId);
-  const stored = (await db.get('SELECT stored_keys, stored_bytes FROM feeds WHERE id = ?', [
-    feedId,
-  ])) as { stored_keys: number; stored_bytes: number } | undefined;
+  const stored = await db.get<{ stored_keys: number; stored_bytes: number }>(
+    'SELECT stored_keys, stored_bytes FROM feeds WHERE id = ?',
+    [feedId],
+  );
   if (stored === undefined) return undefined;
   const counted = await countFeedStorage(db, feedId);
   await changeFeedStorage(db, feedId, {
@@ -214,11 +216,11 @@ export async function walkStorage(
          ON CONFLICT (application_id) DO UPDATE SET feed_walk_at = '', feed_walk_change = 0`,
         [applicationId],
       );
-    step = (await db.get(
+    step = (await db.get<typeof step>(
       `SELECT count(*) AS n, coalesce(sum(stored_bytes), 0) AS bytes, max(id) AS last FROM (
          SELECT id, stored_bytes FROM feeds WHERE sole_application_id = @app AND id > @after ORDER BY id LIMIT @limit)`,
       q,
-    )) as typeof step;
+    ))!;
     if (step.last !== null)
       await db.run('UPDATE application_storage SET feed_walk_at = ? WHERE application_id = ?', [
         step.last,
@@ -231,11 +233,11 @@ export async function walkStorage(
          ON CONFLICT (application_id) DO UPDATE SET event_walk_at = '', event_walk_change = 0`,
         [applicationId],
       );
-    step = (await db.get(
+    step = (await db.get<typeof step>(
       `SELECT count(*) AS n, coalesce(sum(stored_bytes), 0) AS bytes, max(id) AS last FROM (
          SELECT id, stored_bytes FROM events WHERE application_id = @app AND id > @after ORDER BY id LIMIT @limit)`,
       q,
-    )) as typeof step;
+    ))!;
     if (step.last !== null)
       await db.run('UPDATE application_storage SET event_walk_at = ? WHERE application_id = ?', [
         step.last,
@@ -255,10 +257,10 @@ export async function finishStorageWalk(
 ): Promise<number> {
   type Sum = { sum: number; change: number } | undefined;
   if (part === 'feed') {
-    const before = (await db.get(
+    const before = (await db.get<Sum>(
       'SELECT feed_bytes AS sum, feed_walk_change AS change FROM application_storage WHERE application_id = ?',
       [applicationId],
-    )) as Sum;
+    ))!;
     if (before === undefined) return 0;
     await db.run(
       `UPDATE application_storage SET feed_bytes = ?, feed_walk_at = NULL, feed_walk_change = 0
@@ -267,10 +269,10 @@ export async function finishStorageWalk(
     );
     return before.sum - (counted + before.change);
   }
-  const before = (await db.get(
+  const before = (await db.get<Sum>(
     'SELECT event_bytes AS sum, event_walk_change AS change FROM application_storage WHERE application_id = ?',
     [applicationId],
-  )) as Sum;
+  ))!;
   if (before === undefined) return 0;
   await db.run(
     `UPDATE application_storage SET event_bytes = ?, event_walk_at = NULL, event_walk_change = 0
@@ -282,8 +284,8 @@ export async function finishStorageWalk(
 
 /** Up to `limit` application ids after `after`, in id order: the maintenance pass walks them a slice at a time. */
 export async function applicationsAfter(db: Sql, after: string, limit: number): Promise<string[]> {
-  return (await db.column('SELECT id FROM applications WHERE id > ? ORDER BY id LIMIT ?', [
+  return db.column<string>('SELECT id FROM applications WHERE id > ? ORDER BY id LIMIT ?', [
     after,
     limit,
-  ])) as string[];
+  ]);
 }

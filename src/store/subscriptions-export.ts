@@ -19,7 +19,7 @@ export async function exportSubscriptionsPage(
   afterUrl: string | null,
   limit: number,
 ): Promise<ExportedSubscription[]> {
-  return (await db.all(
+  return db.all<ExportedSubscription>(
     `SELECT s.url, s.status, f.title AS feed_title, f.site_url AS feed_site_url
        FROM subscriptions s JOIN feeds f ON f.id = s.feed_id
       WHERE s.endpoint_id = @endpoint AND s.application_id = @application AND s.url > @after
@@ -30,5 +30,5 @@ export async function exportSubscriptionsPage(
       after: afterUrl ?? '',
       limit,
     },
-  )) as ExportedSubscription[];
+  );
 }

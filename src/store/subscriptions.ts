@@ -61,8 +61,10 @@ export async function getSubscription(
   applicationId: string,
   id: string,
 ): Promise<SubscriptionView | undefined> {
-  return (await db.get(`${VIEW} WHERE s.id = ? AND s.application_id = ?`, [id, applicationId])) as
-    SubscriptionView | undefined;
+  return db.get<SubscriptionView>(`${VIEW} WHERE s.id = ? AND s.application_id = ?`, [
+    id,
+    applicationId,
+  ]);
 }
 
 /** The id of a subscription of this endpoint that already receives the document `url` names: the same URL; a
@@ -78,7 +80,7 @@ export async function findSubscriptionToSameFeed(
   // feed, `+` keeping the planner off the endpoint's index), so a create costs the same however many subscriptions
   // the endpoint has: one OR over the joined rows would walk every one of them.
   return (
-    (await db.get(
+    await db.get<{ id: string }>(
       `SELECT id FROM (
          SELECT s.id FROM subscriptions s WHERE s.endpoint_id = @endpoint AND s.url = @url
          UNION ALL
@@ -91,7 +93,7 @@ export async function findSubscriptionToSameFeed(
              WHERE t.url = @url AND t.credential_key = @ck))
        ORDER BY id LIMIT 1`,
       { endpoint: endpointId, url, ck: credentialKey },
-    )) as { id: string } | undefined
+    )
   )?.id;
 }
 
@@ -116,10 +118,10 @@ export async function listSubscriptions(
   // subscriptions_by_application_feed (application_id=? AND feed_id=?) and sorts what it finds, the application's few
   // subscriptions to one feed: left alone, the planner walks every subscription of the application in id order.
   const pin = q.feed && !q.endpoint ? ' INDEXED BY subscriptions_by_application_feed' : '';
-  const rows = (await db.all(
+  const rows = await db.all<SubscriptionView>(
     `${VIEW_COLUMNS} FROM subscriptions s${pin} JOIN feeds f ON f.id = s.feed_id WHERE ${where.join(' AND ')}${c.sql.replace('id', 's.id')} ORDER BY s.id DESC LIMIT ?`,
     [...params, ...c.params, q.limit + 1],
-  )) as SubscriptionView[];
+  );
   return toPage(rows, q.limit);
 }
 
@@ -194,21 +196,21 @@ export async function activeSubscriptionsOfFeed(
   feedId: string,
   type: string,
 ): Promise<SubscriptionRow[]> {
-  return (await db.all(
+  return db.all<SubscriptionRow>(
     `SELECT s.* FROM subscriptions s JOIN endpoints e ON e.id = s.endpoint_id
      WHERE s.feed_id = ? AND s.status = 'active'
        AND (e.filter_types IS NULL OR EXISTS (SELECT 1 FROM json_each(e.filter_types) WHERE value = ?))
      ORDER BY s.id`,
     [feedId, type],
-  )) as SubscriptionRow[];
+  );
 }
 
 /** Allocates the next `count` sequence numbers of a subscription; returns the first. Call inside a transaction. */
 export async function allocateSequences(db: Sql, id: string, count: number): Promise<number> {
-  const row = (await db.get(
+  const row = (await db.get<{ last_sequence: number }>(
     'UPDATE subscriptions SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence',
     [count, id],
-  )) as { last_sequence: number };
+  ))!;
   return row.last_sequence - count + 1;
 }
 
@@ -225,7 +227,7 @@ export async function countApplicationSubscriptions(
 /** Makes ready, as of `at`, the backfills of the feed's active subscriptions that waited for its baseline; returns how
  *  many. */
 export async function readyBackfills(db: Sql, feedId: string, at: string): Promise<number> {
-  return await db.run(
+  return db.run(
     `UPDATE subscriptions SET backfill_at = ?
       WHERE feed_id = ? AND status = 'active' AND backfill > 0 AND backfill_at IS NULL`,
     [at, feedId],
@@ -238,11 +240,11 @@ export async function nextBackfill(
   db: Sql,
   afterApplication: string,
 ): Promise<Pick<SubscriptionRow, 'id' | 'application_id'> | undefined> {
-  return (await db.get(
+  return db.get<Pick<SubscriptionRow, 'id' | 'application_id'>>(
     `SELECT id, application_id FROM subscriptions INDEXED BY subscriptions_backfilling
       WHERE backfill_at IS NOT NULL AND application_id > ? ORDER BY application_id, id LIMIT 1`,
     [afterApplication],
-  )) as Pick<SubscriptionRow, 'id' | 'application_id'> | undefined;
+  );
 }
 
 /** Notes that the subscription's backfill took its entries from the history (none left to take). */

@@ -28,8 +28,7 @@ type WebSubPatch = Partial<Omit<WebSubRow, 'feed_id' | 'created_at' | 'updated_a
 
 /** The feed's WebSub subscription, if any. */
 export async function getWebSub(db: Sql, feedId: string): Promise<WebSubRow | undefined> {
-  return (await db.get('SELECT * FROM websub_subscriptions WHERE feed_id = ?', [feedId])) as
-    WebSubRow | undefined;
+  return db.get<WebSubRow>('SELECT * FROM websub_subscriptions WHERE feed_id = ?', [feedId]);
 }
 
 /** Starts a subscription of the feed to `hub` for `topic` with a new secret (null for a plain-http hub) and callback
@@ -68,10 +67,10 @@ export async function deleteWebSub(db: Sql, feedId: string): Promise<void> {
 
 /** Up to `limit` subscriptions whose next action is due, earliest first. */
 export async function dueWebSubs(db: Sql, now: Date, limit: number): Promise<WebSubRow[]> {
-  return (await db.all(
+  return db.all<WebSubRow>(
     'SELECT * FROM websub_subscriptions WHERE next_action_at <= ? ORDER BY next_action_at LIMIT ?',
     [now.toISOString(), limit],
-  )) as WebSubRow[];
+  );
 }
 
 /** The feed's last active subscription went away: its WebSub subscription is looked at now (and unsubscribed). */

@@ -12,7 +12,7 @@ import {
   type KeyedEntry,
 } from '../entry-history.ts';
 import type { FeedDocument } from '../../feed/fetch/refresh.ts';
-import { isIdentityChurn, planKeys, type KeyPlan } from '../../feed/identity/keys.ts';
+import { isIdentityChurn, type KeyPlan } from '../../feed/identity/keys.ts';
 import { identityProbe } from '../../feed/identity/switch.ts';
 import { PARSER_VERSION } from '../../feed/parse/parse.ts';
 import { clearHeldEntries, hasHeldEntries } from '../../store/entries.ts';

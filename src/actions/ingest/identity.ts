@@ -6,7 +6,7 @@ import { queueEntryEvents, toEventEntry, type SeenEntry } from '../entry-events.
 import { recordHistory } from '../entry-history.ts';
 import { queueIdentityHold } from '../feed-events.ts';
 import { contentHash } from '../../feed/identity/content-hash.ts';
-import { entryIdentities, planKeys, type IdentityKey } from '../../feed/identity/keys.ts';
+import { entryIdentities, type IdentityKey } from '../../feed/identity/keys.ts';
 import {
   identityProbe,
   probeKey,
