@@ -9,7 +9,7 @@ import { createSubscription } from '../../src/actions/subscriptions.ts';
 import { systemClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { quietCtx, transaction, type Ctx } from '../../src/context.ts';
-import type { Engine, Params, Sql } from '../../src/db/engine.ts';
+import type { Engine, Sql } from '../../src/db/engine.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
 
@@ -138,13 +138,7 @@ export async function buildWorld(
 function nestedIn(tx: Ctx): Ctx {
   const sql: Sql = tx.db;
   const store: Engine = {
-    dialect: sql.dialect,
-    all: <T>(text: string, params?: Params) => sql.all<T>(text, params),
-    get: <T>(text: string, params?: Params) => sql.get<T>(text, params),
-    column: <T>(text: string, params?: Params) => sql.column<T>(text, params),
-    run: (text, params) => sql.run(text, params),
-    exec: (script) => sql.exec(script),
-    savepoint: (fn) => sql.savepoint(fn),
+    ...sql,
     write: (fn) => sql.savepoint(fn),
     read: (fn) => fn(sql),
     close: async () => {}, // the engine under `tx` is closed by its owner

@@ -18,6 +18,8 @@ export interface Sql {
   get<T>(text: string, params?: Params): Promise<T | undefined>;
   /** The first column of every row. */
   column<T>(text: string, params?: Params): Promise<T[]>;
+  /** The first column of the first row, or undefined when there is none; the rows after it are not read. */
+  value<T>(text: string, params?: Params): Promise<T | undefined>;
   /** Runs a statement that returns no rows; resolves with the number of rows it changed. */
   run(text: string, params?: Params): Promise<number>;
   /** Runs a script of statements without parameters (a schema, a migration step). */

@@ -70,6 +70,10 @@ export class PostgresEngine implements Engine {
     return this.#alone.column(text, params);
   }
 
+  value<T>(text: string, params?: Params): Promise<T | undefined> {
+    return this.#alone.value(text, params);
+  }
+
   run(text: string, params?: Params): Promise<number> {
     return this.#alone.run(text, params);
   }
@@ -149,6 +153,11 @@ export class PostgresEngine implements Engine {
         const result = await query(text, params);
         const first = result.fields[0]?.name;
         return first === undefined ? [] : result.rows.map((row) => row[first] as T);
+      },
+      async value<T>(text: string, params?: Params) {
+        const result = await query(text, params);
+        const first = result.fields[0]?.name;
+        return first === undefined ? undefined : (result.rows[0]?.[first] as T | undefined);
       },
       async run(text: string, params?: Params) {
         return (await query(text, params)).rowCount ?? 0;

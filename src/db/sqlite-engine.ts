@@ -42,6 +42,9 @@ export class SqliteEngine implements Engine {
       async column<T>(text: string, params?: Params) {
         return bind(engine.#column(text), params, 'all') as T[];
       },
+      async value<T>(text: string, params?: Params) {
+        return bind(engine.#column(text), params, 'get') as T | undefined;
+      },
       async run(text: string, params?: Params) {
         return (bind(engine.#statement(text), params, 'run') as { changes: number }).changes;
       },
@@ -64,6 +67,10 @@ export class SqliteEngine implements Engine {
 
   column<T>(text: string, params?: Params): Promise<T[]> {
     return this.#alone(() => bind(this.#column(text), params, 'all') as T[]);
+  }
+
+  value<T>(text: string, params?: Params): Promise<T | undefined> {
+    return this.#alone(() => bind(this.#column(text), params, 'get') as T | undefined);
   }
 
   run(text: string, params?: Params): Promise<number> {

@@ -25,24 +25,22 @@ export async function recordAttempt(
   const t = now.toISOString();
   const stored = attemptBytes(a.response_body);
   // Positional parameters: this runs for every attempt, and binding by name costs more.
-  const application = (
-    await db.column(
-      `UPDATE events SET status = ?, attempt_count = attempt_count + 1, lease_until = NULL,
+  const application = (await db.value(
+    `UPDATE events SET status = ?, attempt_count = attempt_count + 1, lease_until = NULL,
                 next_attempt_at = coalesce(?, next_attempt_at), last_status_code = ?, last_error = ?,
                 delivered_at = coalesce(?, delivered_at), updated_at = ?, stored_bytes = stored_bytes + ?
               WHERE id = ? RETURNING application_id`,
-      [
-        outcome.status,
-        outcome.nextAttemptAt,
-        a.status_code,
-        a.error,
-        outcome.status === 'delivered' ? t : null,
-        t,
-        stored,
-        a.event_id,
-      ],
-    )
-  )[0] as string | undefined;
+    [
+      outcome.status,
+      outcome.nextAttemptAt,
+      a.status_code,
+      a.error,
+      outcome.status === 'delivered' ? t : null,
+      t,
+      stored,
+      a.event_id,
+    ],
+  )) as string | undefined;
   if (application === undefined) return false;
   await changeEventStorage(db, application, a.event_id, stored);
   await db.run(

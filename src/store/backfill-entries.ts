@@ -70,9 +70,7 @@ export async function dropBackfillEntries(
     subscriptionId,
     through,
   ]);
-  return (
-    await db.column('SELECT count(*) FROM backfill_entries WHERE subscription_id = ?', [
-      subscriptionId,
-    ])
-  )[0] as number;
+  return (await db.value('SELECT count(*) FROM backfill_entries WHERE subscription_id = ?', [
+    subscriptionId,
+  ])) as number;
 }

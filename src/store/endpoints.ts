@@ -137,12 +137,10 @@ export async function markEndpointHealthy(db: Sql, id: string): Promise<void> {
 
 /** A delivery failed: starts the run of failures if none; returns when the run started. */
 export async function markEndpointFailing(db: Sql, id: string, now: Date): Promise<string> {
-  return (
-    await db.column(
-      'UPDATE endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING failing_since',
-      [now.toISOString(), id],
-    )
-  )[0] as string;
+  return (await db.value(
+    'UPDATE endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING failing_since',
+    [now.toISOString(), id],
+  )) as string;
 }
 
 /** Disables an endpoint with a reason shown in the API and dashboard; delivery to it stops until it is re-enabled. */
@@ -160,7 +158,7 @@ export async function disableEndpoint(
 
 /** Number of endpoints the application has (quotas.endpoints_per_application). */
 export async function countApplicationEndpoints(db: Sql, applicationId: string): Promise<number> {
-  return (
-    await db.column('SELECT count(*) FROM endpoints WHERE application_id = ?', [applicationId])
-  )[0] as number;
+  return (await db.value('SELECT count(*) FROM endpoints WHERE application_id = ?', [
+    applicationId,
+  ])) as number;
 }

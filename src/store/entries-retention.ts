@@ -23,9 +23,9 @@ export async function keyPruneBound(
     [feedId, keep],
   );
   if (last === undefined || last.seenAt === null) return undefined;
-  const latest = (
-    await db.column('SELECT max(seen_at) FROM entries WHERE feed_id = ?', [feedId])
-  )[0] as string;
+  const latest = (await db.value('SELECT max(seen_at) FROM entries WHERE feed_id = ?', [
+    feedId,
+  ])) as string;
   const windowStart = new Date(Date.parse(latest) - windowMs).toISOString();
   return { windowStart, last: { seenAt: last.seenAt, key: last.key } };
 }
@@ -69,7 +69,7 @@ export async function pruneKeysBeyond(
 
 /** Number of keys the feed stores (aliases included). */
 export async function countFeedKeys(db: Sql, feedId: string): Promise<number> {
-  return (await db.column('SELECT count(*) FROM entries WHERE feed_id = ?', [feedId]))[0] as number;
+  return (await db.value('SELECT count(*) FROM entries WHERE feed_id = ?', [feedId])) as number;
 }
 
 /** Deletes up to `limit` held entries of the feed from the end of the hold in document order (what the cap does not

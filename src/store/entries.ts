@@ -38,9 +38,10 @@ export async function storedFingerprint(
   feedId: string,
   key: string,
 ): Promise<string | null | undefined> {
-  return (
-    await db.column('SELECT fingerprint FROM entries WHERE feed_id = ? AND key = ?', [feedId, key])
-  )[0] as string | null | undefined;
+  return (await db.value('SELECT fingerprint FROM entries WHERE feed_id = ? AND key = ?', [
+    feedId,
+    key,
+  ])) as string | null | undefined;
 }
 
 /** Records keys as seen at `at` (existing ones keep their first-seen time and fingerprint), and their aliases.
@@ -151,7 +152,7 @@ export async function holdEntries(
       usage.count += n;
       usage.bytes += n * size;
       stored += n * (size + HELD_ROW_BYTES);
-    } else if ((await db.column(isHeld, [feedId, h.key]))[0] === undefined) result.dropped += 1;
+    } else if ((await db.value(isHeld, [feedId, h.key])) === undefined) result.dropped += 1;
     else result.repeated += 1;
   }
   await changeFeedStorage(db, feedId, { bytes: stored });
@@ -191,7 +192,7 @@ export async function deleteHeldEntries(
     'DELETE FROM held_entries WHERE feed_id = ? AND key = ? RETURNING octet_length(entry)';
   let bytes = 0;
   for (const key of keys) {
-    const size = (await db.column(del, [feedId, key]))[0] as number | undefined;
+    const size = (await db.value(del, [feedId, key])) as number | undefined;
     if (size !== undefined) bytes += size + HELD_ROW_BYTES;
   }
   await changeFeedStorage(db, feedId, { bytes: -bytes });
@@ -211,9 +212,9 @@ export async function forgetHeldEntries(
 
 /** Number of held entries of a feed. */
 export async function countHeldEntries(db: Sql, feedId: string): Promise<number> {
-  return (
-    await db.column('SELECT count(*) FROM held_entries WHERE feed_id = ?', [feedId])
-  )[0] as number;
+  return (await db.value('SELECT count(*) FROM held_entries WHERE feed_id = ?', [
+    feedId,
+  ])) as number;
 }
 
 /** True when the feed holds entries back (a churn hold): its status is identity_changed until they are released,
@@ -239,12 +240,10 @@ export async function keyFirstSeen(
   feedId: string,
   key: string,
 ): Promise<string | undefined> {
-  return (
-    await db.column('SELECT first_seen_at FROM entries WHERE feed_id = ? AND key = ?', [
-      feedId,
-      key,
-    ])
-  )[0] as string | undefined;
+  return (await db.value('SELECT first_seen_at FROM entries WHERE feed_id = ? AND key = ?', [
+    feedId,
+    key,
+  ])) as string | undefined;
 }
 
 const HELD_COLUMNS = 'key, fingerprint, key_source, entry, position, held_at';

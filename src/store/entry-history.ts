@@ -63,12 +63,10 @@ export async function storeNewVersion(
   row: Pick<HistoryRow, 'key' | 'entry' | 'content_hash'>,
   at: Date,
 ): Promise<void> {
-  const before = (
-    await db.column('SELECT octet_length(entry) FROM entry_history WHERE feed_id = ? AND key = ?', [
-      feedId,
-      row.key,
-    ])
-  )[0] as number | undefined;
+  const before = (await db.value(
+    'SELECT octet_length(entry) FROM entry_history WHERE feed_id = ? AND key = ?',
+    [feedId, row.key],
+  )) as number | undefined;
   if (before === undefined) return;
   await db.run(
     'UPDATE entry_history SET entry = ?, content_hash = ?, changed_at = ? WHERE feed_id = ? AND key = ?',
@@ -175,7 +173,7 @@ export async function pruneHistoryWithoutKeys(db: Sql, feedId: string): Promise<
 
 /** Number of stored entries of the feed. */
 export async function countHistory(db: Sql, feedId: string): Promise<number> {
-  return (
-    await db.column('SELECT count(*) FROM entry_history WHERE feed_id = ?', [feedId])
-  )[0] as number;
+  return (await db.value('SELECT count(*) FROM entry_history WHERE feed_id = ?', [
+    feedId,
+  ])) as number;
 }

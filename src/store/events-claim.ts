@@ -43,8 +43,9 @@ export async function applicationsWithDueEvents(db: Sql, now: Date): Promise<str
 }
 
 /** Walks one application's due, sendable, unleased events, earliest due first, skipping endpoints in `full`, and hands
- *  each to `take` until it has taken `limit` or `maxRows` were read (index seek on events_waiting_by_application, at
- *  most `maxRows` rows). Returns those taken and how many rows were read. */
+ *  each to `take` until it has taken `limit` or `maxRows` were read. Reads a page at a time along
+ *  events_waiting_by_application (due time, then rowid), each page about twice what is left to take: a claim that finds
+ *  its events at once reads a few rows, not `maxRows`. Returns those taken and how many rows were read. */
 export async function walkDueEvents(
   db: Sql,
   applicationId: string,
@@ -52,24 +53,40 @@ export async function walkDueEvents(
   opts: { full: readonly string[]; limit: number; maxRows: number; take: (e: DueEvent) => boolean },
 ): Promise<{ taken: DueEvent[]; read: number }> {
   const t = now.toISOString();
-  const rows = await db.all<DueEvent>(
-    `SELECT e.rowid, e.id, e.application_id, e.endpoint_id, e.subscription_id, e.attempt_count, e.created_at,
-            ep.rate_limit
-       ${SENDABLE}
-        AND e.application_id = @app AND e.next_attempt_at <= @t AND (e.lease_until IS NULL OR e.lease_until <= @t)
-        AND e.endpoint_id NOT IN (SELECT value FROM json_each(@full))
-      ORDER BY e.next_attempt_at LIMIT @most`,
-    { app: applicationId, t, full: JSON.stringify(opts.full), most: opts.maxRows },
-  );
+  const full = JSON.stringify(opts.full);
   const taken: DueEvent[] = [];
   let read = 0;
-  for (const row of rows) {
-    read += 1;
-    if (opts.take(row)) taken.push(row);
-    if (taken.length >= opts.limit) break;
+  // The first page starts before every due time ('' sorts first) and every rowid.
+  let after = { at: '', rowid: 0 };
+  while (taken.length < opts.limit && read < opts.maxRows) {
+    const page = Math.min(
+      opts.maxRows - read,
+      Math.max(WALK_PAGE_MIN, 2 * (opts.limit - taken.length)),
+    );
+    const rows = await db.all<DueEvent & { due_at: string }>(
+      `SELECT e.rowid, e.id, e.application_id, e.endpoint_id, e.subscription_id, e.attempt_count, e.created_at,
+              ep.rate_limit, e.next_attempt_at AS due_at
+         ${SENDABLE}
+          AND e.application_id = @app AND e.next_attempt_at <= @t AND (e.lease_until IS NULL OR e.lease_until <= @t)
+          AND (e.next_attempt_at, e.rowid) > (@after_at, @after_rowid)
+          AND e.endpoint_id NOT IN (SELECT value FROM json_each(@full))
+        ORDER BY e.next_attempt_at, e.rowid LIMIT @page`,
+      { app: applicationId, t, full, after_at: after.at, after_rowid: after.rowid, page },
+    );
+    for (const { due_at: _due, ...row } of rows) {
+      read += 1;
+      if (opts.take(row)) taken.push(row);
+      if (taken.length >= opts.limit) break;
+    }
+    if (rows.length < page) break;
+    const last = rows.at(-1)!;
+    after = { at: last.due_at, rowid: last.rowid };
   }
   return { taken, read };
 }
+
+/** The fewest rows a page of walkDueEvents reads. */
+const WALK_PAGE_MIN = 16;
 
 /** Leases the picked events (by rowid, straight to each row) for `leaseMs` and reads their bodies; `picked` in order. */
 export async function leaseEvents(
@@ -105,12 +122,10 @@ export async function leaseEvents(
  *  already but held back (by a cap, or behind an earlier event) do not count: a commit claims those once they can go. */
 export async function nextWaitingEventAfter(db: Sql, now: Date): Promise<string | undefined> {
   return (
-    ((
-      await db.column(
-        `SELECT min(next_attempt_at) FROM events WHERE status IN ('pending', 'failed') AND next_attempt_at > ?`,
-        [now.toISOString()],
-      )
-    )[0] as string | null) ?? undefined
+    ((await db.value(
+      `SELECT min(next_attempt_at) FROM events WHERE status IN ('pending', 'failed') AND next_attempt_at > ?`,
+      [now.toISOString()],
+    )) as string | null) ?? undefined
   );
 }
 
@@ -118,9 +133,9 @@ export async function nextWaitingEventAfter(db: Sql, now: Date): Promise<string 
  *  nothing can be sent (events behind a disabled endpoint, a paused subscription or an earlier event do not count). */
 export async function nextEventDueAt(db: Sql): Promise<string | undefined> {
   return (
-    ((
-      await db.column(`SELECT min(max(e.next_attempt_at, coalesce(e.lease_until, ''))) ${SENDABLE}`)
-    )[0] as string | null) ?? undefined
+    ((await db.value(
+      `SELECT min(max(e.next_attempt_at, coalesce(e.lease_until, ''))) ${SENDABLE}`,
+    )) as string | null) ?? undefined
   );
 }
 

@@ -123,24 +123,20 @@ export async function countEventsByStatus(db: Sql): Promise<Record<EventStatus, 
     "SELECT status, count(*) AS n FROM events INDEXED BY events_due WHERE status IN ('pending', 'failed') GROUP BY status",
   ))
     out[row.status] = row.n;
-  out.delivered = (
-    await db.column(
-      "SELECT count(*) FROM events INDEXED BY events_delivered WHERE status = 'delivered'",
-    )
-  )[0] as number;
-  out.dead = (
-    await db.column("SELECT count(*) FROM events INDEXED BY events_dead WHERE status = 'dead'")
-  )[0] as number;
+  out.delivered = (await db.value(
+    "SELECT count(*) FROM events INDEXED BY events_delivered WHERE status = 'delivered'",
+  )) as number;
+  out.dead = (await db.value(
+    "SELECT count(*) FROM events INDEXED BY events_dead WHERE status = 'dead'",
+  )) as number;
   return out;
 }
 
 /** Events waiting for delivery (pending or failed), counted on the events_due index (pinned: see countEventsByStatus). */
 export async function countWaitingEvents(db: Sql): Promise<number> {
-  return (
-    await db.column(
-      "SELECT count(*) FROM events INDEXED BY events_due WHERE status IN ('pending', 'failed')",
-    )
-  )[0] as number;
+  return (await db.value(
+    "SELECT count(*) FROM events INDEXED BY events_due WHERE status IN ('pending', 'failed')",
+  )) as number;
 }
 
 /** Queues an event again with a fresh retry schedule, due now (resend). Returns false when it is being sent right now
@@ -240,12 +236,10 @@ export async function hasMoreEventsThan(
   n: number,
 ): Promise<boolean> {
   return (
-    ((
-      await db.column(
-        'SELECT count(*) FROM (SELECT 1 FROM events WHERE subscription_id = ? LIMIT ?)',
-        [subscriptionId, n + 1],
-      )
-    )[0] as number) > n
+    ((await db.value(
+      'SELECT count(*) FROM (SELECT 1 FROM events WHERE subscription_id = ? LIMIT ?)',
+      [subscriptionId, n + 1],
+    )) as number) > n
   );
 }
 
@@ -257,8 +251,7 @@ export async function hasMoreEventsThan(
  *  hand come from the same index's NULL range. */
 export async function oldestSendableEventAt(db: Sql): Promise<string | undefined> {
   return (
-    ((
-      await db.column(`SELECT min(created_at) FROM (
+    ((await db.value(`SELECT min(created_at) FROM (
          SELECT e.created_at FROM (
              SELECT subscription_id AS sid, min(sequence) AS seq FROM events
               WHERE status IN ('pending', 'failed') AND subscription_id IS NOT NULL GROUP BY subscription_id) h
@@ -267,7 +260,7 @@ export async function oldestSendableEventAt(db: Sql): Promise<string | undefined
            JOIN endpoints ep ON ep.id = e.endpoint_id AND ep.status = 'active'
          UNION ALL
          SELECT e.created_at FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id AND ep.status = 'active'
-          WHERE e.subscription_id IS NULL AND e.status IN ('pending', 'failed'))`)
-    )[0] as string | null) ?? undefined
+          WHERE e.subscription_id IS NULL AND e.status IN ('pending', 'failed'))`)) as
+      string | null) ?? undefined
   );
 }

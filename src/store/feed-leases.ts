@@ -9,9 +9,9 @@ export const UNLEASED =
 /** Ends the lease of a feed whose poll is recorded (feeds-record.ts), after the record set the next poll: a poll asked
  *  for by a time while this one ran (pollAgainBy) comes by that time. */
 export async function endLease(db: Sql, id: string): Promise<void> {
-  const again = (
-    await db.column('DELETE FROM feed_leases WHERE feed_id = ? RETURNING again_at', [id])
-  )[0] as string | null | undefined;
+  const again = (await db.value('DELETE FROM feed_leases WHERE feed_id = ? RETURNING again_at', [
+    id,
+  ])) as string | null | undefined;
   if (again)
     await db.run('UPDATE feeds SET next_poll_at = min(next_poll_at, ?) WHERE id = ?', [again, id]);
 }

@@ -139,12 +139,10 @@ export async function releaseFeedLeases(db: Sql, ids: readonly string[]): Promis
  *  already but not claimed waits for a commit or a lookup, which wake the poller themselves). */
 export async function nextFeedDueAfter(db: Sql, now: Date): Promise<string | undefined> {
   return (
-    ((
-      await db.column(
-        `SELECT min(next_poll_at) FROM feeds WHERE status <> 'gone' AND next_poll_at > ?`,
-        [now.toISOString()],
-      )
-    )[0] as string | null) ?? undefined
+    ((await db.value(
+      `SELECT min(next_poll_at) FROM feeds WHERE status <> 'gone' AND next_poll_at > ?`,
+      [now.toISOString()],
+    )) as string | null) ?? undefined
   );
 }
 

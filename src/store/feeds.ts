@@ -71,7 +71,7 @@ export type FeedRow = {
 /** The feed's identity probe (feed/identity/switch.ts), stored apart from its row: null when it has none. */
 export async function feedProbe(db: Sql, id: string): Promise<string | null> {
   return (
-    ((await db.column('SELECT probe FROM feed_probes WHERE feed_id = ?', [id]))[0] as
+    ((await db.value('SELECT probe FROM feed_probes WHERE feed_id = ?', [id])) as
       string | undefined) ?? null
   );
 }
@@ -90,9 +90,10 @@ export async function storeFeedProbe<T extends { identity_probe?: string }>(
 ): Promise<Omit<T, 'identity_probe'>> {
   const { identity_probe: probe, ...row } = record;
   if (probe !== undefined) {
-    const before = (
-      await db.column('SELECT octet_length(probe) FROM feed_probes WHERE feed_id = ?', [id])
-    )[0] as number | undefined;
+    const before = (await db.value(
+      'SELECT octet_length(probe) FROM feed_probes WHERE feed_id = ?',
+      [id],
+    )) as number | undefined;
     await db.run(
       'INSERT INTO feed_probes (feed_id, probe) VALUES (?, ?) ON CONFLICT (feed_id) DO UPDATE SET probe = excluded.probe',
       [id, probe],
@@ -256,12 +257,10 @@ export async function heldFeedsOf(db: Sql, applicationId: string): Promise<HeldF
 
 /** How many of the application's feeds are held for its storage budget. */
 export async function countHeldFeedsOf(db: Sql, applicationId: string): Promise<number> {
-  return (
-    await db.column(
-      'SELECT count(*) FROM feeds WHERE sole_application_id = ? AND budget_held_at IS NOT NULL',
-      [applicationId],
-    )
-  )[0] as number;
+  return (await db.value(
+    'SELECT count(*) FROM feeds WHERE sole_application_id = ? AND budget_held_at IS NOT NULL',
+    [applicationId],
+  )) as number;
 }
 
 /** Makes a parked feed held for a storage budget due now, when a subscription of it is active: the poll that comes

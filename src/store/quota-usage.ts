@@ -34,13 +34,11 @@ export async function countQuotaUsage(
   quota: string,
   since: string,
 ): Promise<number> {
-  return (
-    await db.column(
-      `SELECT coalesce(sum(amount), 0) FROM quota_usage
+  return (await db.value(
+    `SELECT coalesce(sum(amount), 0) FROM quota_usage
       WHERE application_id = ? AND quota = ? AND used_at > ?`,
-      [applicationId, quota, since],
-    )
-  )[0] as number;
+    [applicationId, quota, since],
+  )) as number;
 }
 
 /** The application's uses of `quota` after `since`, oldest first (at most the quota's limit of them). */

@@ -43,13 +43,11 @@ export async function changeFeedStorage(
 ): Promise<void> {
   const keys = change.keys ?? 0;
   if (keys === 0 && change.bytes === 0) return;
-  const sole = (
-    await db.column(
-      `UPDATE feeds SET stored_keys = stored_keys + ?, stored_bytes = stored_bytes + ? WHERE id = ?
+  const sole = (await db.value(
+    `UPDATE feeds SET stored_keys = stored_keys + ?, stored_bytes = stored_bytes + ? WHERE id = ?
      RETURNING sole_application_id`,
-      [keys, change.bytes, feedId],
-    )
-  )[0] as string | null | undefined;
+    [keys, change.bytes, feedId],
+  )) as string | null | undefined;
   if (sole) await changeApplicationFeedBytes(db, sole, feedId, change.bytes);
 }
 
@@ -117,7 +115,7 @@ export async function refreshSoleApplication(db: Sql, feedId: string): Promise<v
 /** How many entry keys the feed stores, as counted (0 for a feed that is gone). */
 export async function storedKeyCount(db: Sql, feedId: string): Promise<number> {
   return (
-    ((await db.column('SELECT stored_keys FROM feeds WHERE id = ?', [feedId]))[0] as
+    ((await db.value('SELECT stored_keys FROM feeds WHERE id = ?', [feedId])) as
       number | undefined) ?? 0
   );
 }
@@ -144,9 +142,9 @@ export type FeedStorage = { keys: number; held: number; bytes: number };
 /** Counts what the feed stores from its rows, as the writes count it: its keys, held entries, history and probe. Each
  *  is bounded per feed ([retention]), so this is a few index ranges and at most a few thousand small row reads. */
 export async function countFeedStorage(db: Sql, feedId: string): Promise<FeedStorage> {
-  const keys = (
-    await db.column('SELECT count(*) FROM entries WHERE feed_id = ?', [feedId])
-  )[0] as number;
+  const keys = (await db.value('SELECT count(*) FROM entries WHERE feed_id = ?', [
+    feedId,
+  ])) as number;
   const held = (await db.get<{ n: number; bytes: number }>(
     'SELECT count(*) AS n, coalesce(sum(octet_length(entry)), 0) AS bytes FROM held_entries WHERE feed_id = ?',
     [feedId],
@@ -156,9 +154,8 @@ export async function countFeedStorage(db: Sql, feedId: string): Promise<FeedSto
     [feedId],
   ))!;
   const probe =
-    ((
-      await db.column('SELECT octet_length(probe) FROM feed_probes WHERE feed_id = ?', [feedId])
-    )[0] as number | undefined) ?? null;
+    ((await db.value('SELECT octet_length(probe) FROM feed_probes WHERE feed_id = ?', [feedId])) as
+      number | undefined) ?? null;
   return {
     keys,
     held: held.n,

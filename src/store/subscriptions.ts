@@ -146,12 +146,10 @@ export async function deleteSubscription(
   applicationId: string,
   id: string,
 ): Promise<boolean> {
-  const feed = (
-    await db.column('SELECT feed_id FROM subscriptions WHERE id = ? AND application_id = ?', [
-      id,
-      applicationId,
-    ])
-  )[0] as string | undefined;
+  const feed = (await db.value(
+    'SELECT feed_id FROM subscriptions WHERE id = ? AND application_id = ?',
+    [id, applicationId],
+  )) as string | undefined;
   if (feed === undefined) return false;
   await deleteSubscriptionEvents(db, id, Number.MAX_SAFE_INTEGER);
   await db.run('DELETE FROM subscriptions WHERE id = ?', [id]);
@@ -219,9 +217,9 @@ export async function countApplicationSubscriptions(
   db: Sql,
   applicationId: string,
 ): Promise<number> {
-  return (
-    await db.column('SELECT count(*) FROM subscriptions WHERE application_id = ?', [applicationId])
-  )[0] as number;
+  return (await db.value('SELECT count(*) FROM subscriptions WHERE application_id = ?', [
+    applicationId,
+  ])) as number;
 }
 
 /** Makes ready, as of `at`, the backfills of the feed's active subscriptions that waited for its baseline; returns how

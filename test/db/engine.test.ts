@@ -85,6 +85,8 @@ for (const [name, make] of engines) {
           ['b', 'c'],
         );
         assert.equal(await sql.get('SELECT id FROM items WHERE id = ?', ['zz']), undefined);
+        assert.equal(await sql.value('SELECT id FROM items WHERE n >= ? ORDER BY id', [2]), 'b');
+        assert.equal(await sql.value('SELECT n FROM items WHERE id = ?', ['zz']), undefined);
         assert.equal(
           await sql
             .get("SELECT COUNT(*) AS n FROM items WHERE note = '@id?'")
@@ -93,6 +95,7 @@ for (const [name, make] of engines) {
           'an @ or ? inside a quoted string is text, not a parameter',
         );
       });
+      assert.equal(await engine.value('SELECT COUNT(*) FROM items'), 3);
     });
 
     it('runs a script of several statements, without parameters', async () => {
