@@ -1,4 +1,5 @@
-// Test world: a fresh SQLite database from schema.sql, a context with an injectable clock, the HTTP app, keys.
+// Test world: a fresh database (SQLite from schema.sql; PostgreSQL from schema-postgres.sql when FEEDSUB_TEST_ENGINE is
+// postgres, on the test process's own server), a context with an injectable clock, the HTTP app, keys.
 import type { Hono } from 'hono';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,10 @@ import { manualClock } from '../../src/clock.ts';
 import { defaultConfig, withConfig, type Config } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
+import type { Engine, Sql } from '../../src/db/engine.ts';
+import { preparePostgresSchema } from '../../src/db/postgres-schema.ts';
+import { readPostgresSchemaSql } from '../../src/assets.ts';
+import { sharedPostgres, testEngine } from './postgres.ts';
 import { createHttpApp } from '../../src/http/server.ts';
 import { silentLogger } from '../../src/log.ts';
 import { openapiChecker } from './openapi-check.ts';
@@ -41,7 +46,10 @@ export function makeWorld(
     withConfig(defaultConfig(), { network: { allow_private: true }, storage: { data_dir: dir } }),
     patch,
   );
-  const store = new SqliteEngine(openDatabase(join(dir, 'feedsub.db')));
+  const store =
+    testEngineKind() === 'postgres'
+      ? postgresWorldEngine()
+      : new SqliteEngine(openDatabase(join(dir, 'feedsub.db')));
   const clock = manualClock(start);
   const nudges = { poller: 0, deliverer: 0, backfiller: 0 };
   const ctx: Ctx = {
@@ -104,5 +112,39 @@ export function makeWorld(
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The engine the suites run on: FEEDSUB_TEST_ENGINE (sqlite, the default, or postgres). */
+export function testEngineKind(): 'sqlite' | 'postgres' {
+  const kind = process.env.FEEDSUB_TEST_ENGINE ?? 'sqlite';
+  if (kind !== 'sqlite' && kind !== 'postgres')
+    throw new Error(`FEEDSUB_TEST_ENGINE: expected sqlite or postgres, got ${kind}`);
+  return kind;
+}
+
+/** An engine on a new database of the test process's PostgreSQL server, usable at once: makeWorld stays synchronous,
+ *  so every statement waits for the database and its schema first. */
+function postgresWorldEngine(): Engine {
+  const ready = (async () => {
+    const engine = testEngine(await (await sharedPostgres()).newDatabase());
+    await preparePostgresSchema(engine, readPostgresSchemaSql());
+    return engine;
+  })();
+  // A failure to start surfaces at the first statement, not as an unhandled rejection.
+  ready.catch(() => {});
+  const on = async <T>(fn: (engine: Engine) => Promise<T>): Promise<T> => fn(await ready);
+  return {
+    dialect: 'postgres',
+    all: (text, params) => on((e) => e.all(text, params)),
+    get: (text, params) => on((e) => e.get(text, params)),
+    column: (text, params) => on((e) => e.column(text, params)),
+    value: (text, params) => on((e) => e.value(text, params)),
+    run: (text, params) => on((e) => e.run(text, params)),
+    exec: (script) => on((e) => e.exec(script)),
+    savepoint: <T>(fn: (sql: Sql) => Promise<T>) => on((e) => e.savepoint(fn)),
+    write: <T>(fn: (sql: Sql) => Promise<T>) => on((e) => e.write(fn)),
+    read: <T>(fn: (sql: Sql) => Promise<T>) => on((e) => e.read(fn)),
+    close: () => on((e) => e.close()),
   };
 }
