@@ -9,6 +9,11 @@
 // one directory below test/ share a process, up to GROUP_MAX of them (see unitsOf); the processes start longest first,
 // by the times of the last run. A single file still runs as it always has: `tsx --test test/x.test.ts`.
 //
+// The store, action, loop and API suites (test/store, test/actions, test/worker, test/http) run twice: on SQLite, and
+// on PostgreSQL (FEEDSUB_TEST_ENGINE=postgres in their processes; each process starts a server of its own, see
+// test/support/postgres.ts, and fails saying why when it cannot). TEST_ENGINES: the engines to run them on (default
+// sqlite,postgres); the other files run on SQLite whatever it says.
+//
 // TEST_CONCURRENCY: processes at once (default twice the available cores, at least 4: most tests wait on sockets and
 // timers). TEST_TIMEOUT_MS: each test's limit, and each process's (default 120,000 ms), after which it fails rather
 // than hangs the suite. TEST_REPORTER: node:test's reporter for each process (default spec).
@@ -36,8 +41,16 @@ function allTestFiles(): string[] {
   return files.sort();
 }
 
-/** A unit of the run: one `node --test` process running one test file, or a group of files. */
-type Unit = { name: string; files: string[] };
+/** A unit of the run: one `node --test` process running one test file, or a group of files, on one engine. */
+type Unit = { name: string; files: string[]; engine: 'sqlite' | 'postgres' };
+
+/** The directories whose suites run on both engines. */
+const BOTH_ENGINES = ['store', 'actions', 'worker', 'http'].map((dir) => join(ROOT, 'test', dir));
+
+/** Whether `file` belongs to a suite that runs on both engines. */
+function onBothEngines(file: string): boolean {
+  return BOTH_ENGINES.some((dir) => file.startsWith(dir + '/'));
+}
 
 /** At most this many files share a process. */
 const GROUP_MAX = 8;
@@ -46,7 +59,7 @@ const GROUP_MAX = 8;
  *  process: most load the same modules (feedsub's sources and packages, about half a second of CPU per process) and
  *  then test one module for a second or two. The end-to-end files in test/ itself start daemons and apps, and run
  *  alone, as does a file that measures its process's CPU time. */
-function unitsOf(files: string[]): Unit[] {
+function unitsOf(files: string[], groupMax = GROUP_MAX): Unit[] {
   const byDir = new Map<string, string[]>();
   const units: Unit[] = [];
   for (const file of files) {
@@ -54,11 +67,11 @@ function unitsOf(files: string[]): Unit[] {
     // A file that measures its process's CPU time runs alone: another file's threads and heap would count in it.
     const alone = readFileSync(file, 'utf8').includes('process.cpuUsage(');
     if (alone || dir === 'test' || dir === join('test', 'browser'))
-      units.push({ name: relative(ROOT, file), files: [file] });
+      units.push({ name: relative(ROOT, file), files: [file], engine: 'sqlite' });
     else byDir.set(dir, [...(byDir.get(dir) ?? []), file]);
   }
   for (const [dir, list] of byDir) {
-    const count = Math.ceil(list.length / GROUP_MAX);
+    const count = Math.ceil(list.length / groupMax);
     const size = Math.ceil(list.length / count);
     for (let i = 0; i < count; i++) {
       const part = list.slice(i * size, (i + 1) * size);
@@ -66,7 +79,7 @@ function unitsOf(files: string[]): Unit[] {
         part.length === 1
           ? relative(ROOT, part[0]!)
           : `${dir}/ (${part.map((f) => basename(f, '.test.ts')).join(', ')})`;
-      units.push({ name, files: part });
+      units.push({ name, files: part, engine: 'sqlite' });
     }
   }
   return units;
@@ -96,10 +109,22 @@ function writeTimes(runs: Run[]): void {
 
 const named = process.argv.slice(2);
 const files = named.length > 0 ? named.map((f) => join(process.cwd(), f)) : allTestFiles();
+const engines = (process.env.TEST_ENGINES ?? 'sqlite,postgres').split(',');
+for (const engine of engines)
+  if (engine !== 'sqlite' && engine !== 'postgres')
+    throw new Error(`TEST_ENGINES: expected sqlite and/or postgres, got ${engine}`);
 const times = readTimes();
-const units = unitsOf(files).sort(
-  (a, b) => (times[b.name] ?? Infinity) - (times[a.name] ?? Infinity),
-);
+// On PostgreSQL a statement is a round trip, so a group of files takes longer: groups are half the size.
+const units = [
+  ...unitsOf(engines.includes('sqlite') ? files : files.filter((f) => !onBothEngines(f))),
+  ...(engines.includes('postgres')
+    ? unitsOf(files.filter(onBothEngines), GROUP_MAX / 2).map((u): Unit => ({
+        ...u,
+        name: `${u.name} on PostgreSQL`,
+        engine: 'postgres',
+      }))
+    : []),
+].sort((a, b) => (times[b.name] ?? Infinity) - (times[a.name] ?? Infinity));
 // One directory per run, so two runs in one clone do not overwrite each other's bundles.
 const outdir = join(ROOT, 'build', 'test-run', String(process.pid));
 rmSync(outdir, { recursive: true, force: true });
@@ -139,7 +164,7 @@ try {
   process.stderr.write(
     `test: ${files.length} files in ${units.length} processes, bundled in ${ms(performance.now() - started)}; running ${concurrency} at once, each test within ${timeoutMs / 1000} s\n`,
   );
-  const runs = await runAll(bundled, (i) => units[i]!.name);
+  const runs = await runAll(bundled, (i) => units[i]!);
   writeTimes(runs);
   code = report(runs, performance.now() - started) ? 0 : 1;
 } finally {
@@ -152,7 +177,7 @@ type Run = { name: string; ms: number; ok: boolean; tests: number; failed: numbe
 
 /** Runs every bundle in a `node --test` of its own, `concurrency` at once, each one's output printed whole when it ends
  *  (so processes never interleave), and resolves with each one's run. Ctrl-C or SIGTERM stops the children. */
-async function runAll(bundles: string[], nameOf: (i: number) => string): Promise<Run[]> {
+async function runAll(bundles: string[], unitOf: (i: number) => Unit): Promise<Run[]> {
   const runs: Run[] = [];
   const children = new Set<ChildProcess>();
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
@@ -164,14 +189,15 @@ async function runAll(bundles: string[], nameOf: (i: number) => string): Promise
   const worker = async () => {
     while (next < bundles.length) {
       const i = next++;
-      runs.push(await runBundle(bundles[i]!, nameOf(i), children));
+      runs.push(await runBundle(bundles[i]!, unitOf(i), children));
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   return runs;
 }
 
-function runBundle(bundle: string, name: string, children: Set<ChildProcess>): Promise<Run> {
+function runBundle(bundle: string, unit: Unit, children: Set<ChildProcess>): Promise<Run> {
+  const name = unit.name;
   const began = performance.now();
   const child = spawn(
     process.execPath,
@@ -191,6 +217,7 @@ function runBundle(bundle: string, name: string, children: Set<ChildProcess>): P
         NODE_EXTRA_CA_CERTS: join(ROOT, 'test', 'fixtures', 'tls', 'cert.pem'),
         // A transaction that runs a statement outside itself fails at once instead of waiting on itself forever.
         FEEDSUB_CHECK_TRANSACTIONS: '1',
+        FEEDSUB_TEST_ENGINE: unit.engine,
       },
     },
   );

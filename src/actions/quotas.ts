@@ -6,6 +6,7 @@ import { tooManyRequests } from '../errors.ts';
 import { countApplicationEndpoints } from '../store/endpoints.ts';
 import {
   countQuotaUsage,
+  lockQuota,
   pruneQuotaUsage,
   quotaUsesSince,
   recordQuotaUsage,
@@ -19,14 +20,14 @@ export const HELD_QUOTA_RETRY_SECONDS = 3600;
 
 /** 429 unless the application may have one more endpoint. Call inside the transaction that inserts it. */
 export async function checkEndpointQuota(ctx: Ctx, applicationId: string): Promise<void> {
-  await checkHeld(ctx, 'endpoints_per_application', 'endpoints', () =>
+  await checkHeld(ctx, applicationId, 'endpoints_per_application', 'endpoints', () =>
     countApplicationEndpoints(ctx.db, applicationId),
   );
 }
 
 /** 429 unless the application may have one more subscription. Call inside the transaction that inserts it. */
 export async function checkSubscriptionQuota(ctx: Ctx, applicationId: string): Promise<void> {
-  await checkHeld(ctx, 'subscriptions_per_application', 'subscriptions', () =>
+  await checkHeld(ctx, applicationId, 'subscriptions_per_application', 'subscriptions', () =>
     countApplicationSubscriptions(ctx.db, applicationId),
   );
 }
@@ -34,12 +35,15 @@ export async function checkSubscriptionQuota(ctx: Ctx, applicationId: string): P
 /** 429 when `count()` of what the application holds has reached its quota; the detail says what to delete. */
 async function checkHeld(
   ctx: Ctx,
+  applicationId: string,
   quota: 'endpoints_per_application' | 'subscriptions_per_application',
   things: string,
   count: () => Promise<number>,
 ): Promise<void> {
   const limit = ctx.config.quotas[quota];
-  if (limit === 0 || (await count()) < limit) return;
+  if (limit === 0) return;
+  await lockQuota(ctx.db, applicationId, quota);
+  if ((await count()) < limit) return;
   throw tooManyRequests(
     quota,
     limit,
@@ -62,6 +66,7 @@ export async function chargeNewFeedUrl(
   if (limit === 0 || (await applicationUsesFeed(ctx.db, applicationId, feedId))) return;
   const window = { quota: 'new_feed_urls_per_hour', limit, ms: 3600_000 };
   const since = new Date(now.getTime() - window.ms).toISOString();
+  await lockQuota(ctx.db, applicationId, window.quota);
   if (await usedQuotaOn(ctx.db, applicationId, window.quota, feedId, since)) return;
   await chargeWindow(ctx, applicationId, window, { subject: feedId, amount: 1 }, now, (wait) =>
     [
@@ -130,6 +135,7 @@ async function chargeWindow(
   detail: (waitSeconds: number, used: number) => string,
 ): Promise<void> {
   const since = new Date(now.getTime() - window.ms).toISOString();
+  await lockQuota(ctx.db, applicationId, window.quota);
   await pruneQuotaUsage(ctx.db, applicationId, window.quota, since);
   const used = await countQuotaUsage(ctx.db, applicationId, window.quota, since);
   if (used + use.amount > window.limit) {

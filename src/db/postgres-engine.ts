@@ -2,10 +2,11 @@
 //
 // The store's texts use `@name` (or `?`) parameters, as better-sqlite3 does; each text is rewritten to `$1, $2, …`
 // once and runs as a named prepared statement, so each connection parses and plans it once. Integers come back as
-// numbers, as on SQLite (pg gives bigint and numeric as strings), which holds for every count and sum feedsub keeps.
+// numbers, as on SQLite (pg gives bigint and numeric as strings), which holds for every count and sum feedsub keeps;
+// booleans come back as 1 and 0.
 // A write runs at READ COMMITTED, where a row an UPDATE waits for is read again once the other transaction commits;
 // the guarantees that need more take row locks in their statements. A transaction that loses a race (a serialization
-// failure or a deadlock) runs again from the start, a few times.
+// failure, a deadlock, or a row another inserted first) runs again from the start, a few times.
 import pg from 'pg';
 import { savepoint, type Engine, type Params, type Sql } from './engine.ts';
 
@@ -23,15 +24,20 @@ export type PostgresOptions = {
 
 /** Attempts of a write that loses a race, counting the first. */
 const WRITE_ATTEMPTS = 5;
-/** SQLSTATEs of a transaction that may succeed when run again: serialization_failure, deadlock_detected. */
-const RETRYABLE = new Set(['40001', '40P01']);
+/** SQLSTATEs of a transaction that may succeed when run again: serialization_failure, deadlock_detected, and
+ *  unique_violation: another transaction inserted a row this one looked for, did not find and went to insert (two
+ *  subscriptions to one new feed URL at once); run again, this one finds it. */
+const RETRYABLE = new Set(['40001', '40P01', '23505']);
 
-/** pg's type parsers with int8 (COUNT, SUM, bigserial) and numeric read as numbers. */
+/** pg's type parsers with int8 (COUNT, SUM, bigserial) and numeric read as numbers, and booleans (EXISTS, a
+ *  comparison) as 1 and 0, as SQLite gives them. */
 const TYPES: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC
       ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+      : oid === pg.types.builtins.BOOL
+        ? (value: string) => (value === 't' ? 1 : 0)
+        : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 export class PostgresEngine implements Engine {
@@ -228,12 +234,20 @@ export function toPositional(text: string): {
  *  better-sqlite3 makes it). */
 function valuesOf(t: Translated, params: Params | undefined): unknown[] {
   if (params === undefined) return [];
-  if (Array.isArray(params)) return params as unknown[];
+  if (Array.isArray(params)) return (params as unknown[]).map(storable);
   const named = params as Readonly<Record<string, unknown>>;
   return (t.names ?? []).map((name) => {
     if (!(name in named)) throw new Error(`store: missing named parameter @${name}`);
-    return named[name];
+    return storable(named[name]);
   });
+}
+
+/** `value` as PostgreSQL's text can hold it: a NUL character, which text may not contain (a receiver's reply or a
+ *  feed's title can), becomes U+FFFD, the replacement character; anything else as it is. */
+export function storable(value: unknown): unknown {
+  return typeof value === 'string' && value.includes('\0')
+    ? value.replaceAll('\0', '\uFFFD')
+    : value;
 }
 
 /** The SQLSTATE of a PostgreSQL error, or ''. */

@@ -84,7 +84,7 @@ export async function attemptHours(
 ): Promise<AttemptHourRow[]> {
   return db.all<AttemptHourRow>(
     `SELECT substr(started_at, 1, 13) AS hour, count(*) AS attempts,
-            sum(status_code BETWEEN 200 AND 299) AS delivered, sum(duration_ms) AS total_ms, max(duration_ms) AS max_ms
+            sum(CASE WHEN status_code BETWEEN 200 AND 299 THEN 1 ELSE 0 END) AS delivered, sum(duration_ms) AS total_ms, max(duration_ms) AS max_ms
        FROM attempts WHERE endpoint_id = ? AND started_at >= ? GROUP BY hour ORDER BY hour`,
     [endpointId, since],
   );

@@ -24,7 +24,7 @@ export async function takeBackfillEntries(
         WHERE h.feed_id = @feed AND NOT EXISTS (
           SELECT 1 FROM event_entries x JOIN events e ON e.id = x.event_id
            WHERE x.subscription_id = @sub AND x.key = h.key AND e.type = 'subscription.entries')
-        ORDER BY h.first_seen_at DESC, h.rowid DESC LIMIT @n)`,
+        ORDER BY h.first_seen_at DESC, h.rowid DESC LIMIT @n) newest`,
     { sub: sub.id, feed: sub.feed_id, n },
   );
 }

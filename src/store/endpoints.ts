@@ -1,6 +1,6 @@
 // SQL for endpoints: webhook URLs with their signing secrets and delivery health.
 import type { Sql } from '../db/engine.ts';
-import { updateRow } from './sql.ts';
+import { jsonValues, updateRow } from './sql.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
 import { deleteEndpointEvents } from './events.ts';
 
@@ -64,10 +64,9 @@ export async function getEndpointById(db: Sql, id: string): Promise<EndpointRow 
 export async function existingEndpointIds(db: Sql, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   return new Set(
-    await db.column<string>(
-      'SELECT id FROM endpoints WHERE id IN (SELECT value FROM json_each(?))',
-      [JSON.stringify(ids)],
-    ),
+    await db.column<string>(`SELECT id FROM endpoints WHERE id IN (${jsonValues(db, '?')})`, [
+      JSON.stringify(ids),
+    ]),
   );
 }
 

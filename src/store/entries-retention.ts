@@ -4,6 +4,7 @@ import type { Sql } from '../db/engine.ts';
 import { forgetHeldEntries } from './entries.ts';
 import { pruneHistoryWithoutKeys } from './entry-history.ts';
 import { changeFeedStorage, KEY_ROW_BYTES } from './storage.ts';
+import { jsonValues } from './sql.ts';
 
 /** Which of a feed's keys may be pruned: those last shown before `windowStart`, and at or after `last` in newest-first
  *  order (seen_at, then key), the first key beyond the feed's `keep` most recently shown. */
@@ -19,7 +20,7 @@ export async function keyPruneBound(
   keep: number,
 ): Promise<KeyPruneBound | undefined> {
   const last = await db.get<{ seenAt: string | null; key: string }>(
-    'SELECT seen_at AS seenAt, key FROM entries WHERE feed_id = ? ORDER BY seen_at DESC, key DESC LIMIT 1 OFFSET ?',
+    'SELECT seen_at AS "seenAt", key FROM entries WHERE feed_id = ? ORDER BY seen_at DESC, key DESC LIMIT 1 OFFSET ?',
     [feedId, keep],
   );
   if (last === undefined || last.seenAt === null) return undefined;
@@ -58,7 +59,7 @@ export async function pruneKeysBeyond(
 ): Promise<number> {
   const deleted = await db.run(
     `DELETE FROM entries WHERE feed_id = @feed AND key IN (
-       SELECT key FROM entries WHERE feed_id = @feed AND key NOT IN (SELECT value FROM json_each(@keep))
+       SELECT key FROM entries WHERE feed_id = @feed AND key NOT IN (${jsonValues(db, '@keep')})
        ORDER BY seen_at, key LIMIT @limit)`,
     { feed: feedId, keep: JSON.stringify(keep), limit },
   );

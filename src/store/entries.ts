@@ -3,6 +3,7 @@
 // back, up to a cap per feed. Pruning keys and deleting a feed's rows are in entries-retention.ts.
 import type { Sql } from '../db/engine.ts';
 import { changeFeedStorage, HELD_ROW_BYTES, KEY_ROW_BYTES } from './storage.ts';
+import { jsonText, jsonValues } from './sql.ts';
 
 /** A key to record: its fingerprint (null for content keys) and other spellings of it to record beside it. */
 export type KeyRow = { key: string; fingerprint: string | null; aliases?: string[] };
@@ -24,7 +25,7 @@ export async function storedKeys(
   );
   if (all.length < most) return all;
   return db.all<StoredKey>(
-    'SELECT key, fingerprint, seen_at FROM entries WHERE feed_id = ? AND key IN (SELECT value FROM json_each(?))',
+    `SELECT key, fingerprint, seen_at FROM entries WHERE feed_id = ? AND key IN (${jsonValues(db, '?')})`,
     [feedId, JSON.stringify(keys)],
   );
 }
@@ -53,7 +54,7 @@ export async function recordKeys(
   at: Date,
 ): Promise<number> {
   const insert =
-    'INSERT OR IGNORE INTO entries (feed_id, key, first_seen_at, seen_at, fingerprint) VALUES (?, ?, ?, ?, ?)';
+    'INSERT INTO entries (feed_id, key, first_seen_at, seen_at, fingerprint) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING';
   const t = at.toISOString();
   let added = 0;
   let aliases = 0;
@@ -125,8 +126,8 @@ export async function holdEntries(
   at: Date,
   limits: HoldLimits,
 ): Promise<HoldResult> {
-  const insert = `INSERT OR IGNORE INTO held_entries (feed_id, key, fingerprint, key_source, entry, position, held_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`;
+  const insert = `INSERT INTO held_entries (feed_id, key, fingerprint, key_source, entry, position, held_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`;
   const isHeld = 'SELECT 1 FROM held_entries WHERE feed_id = ? AND key = ?';
   // octet_length reads only the record header, not the JSON, so sizing the hold costs one pass over its index.
   const usage = (await db.get<{ count: number; bytes: number }>(
@@ -272,7 +273,7 @@ async function heldBy<F extends 'guid' | 'url'>(
 ): Promise<(HeldEntry & { matched_by: F }) | undefined> {
   return db.get<HeldEntry & { matched_by: F }>(
     `SELECT ${HELD_COLUMNS}, '${field}' AS matched_by FROM held_entries
-     WHERE feed_id = ? AND entry ->> '$.${field}' = ? ORDER BY position LIMIT 1`,
+     WHERE feed_id = ? AND ${jsonText(db, 'entry', field)} = ? ORDER BY position LIMIT 1`,
     [feedId, text],
   );
 }

@@ -2,6 +2,7 @@
 // key's source, when and by which fetch it was first seen, what was done with it), bounded per feed in entries and bytes.
 import type { Sql } from '../db/engine.ts';
 import { changeFeedStorage, HISTORY_ROW_BYTES } from './storage.ts';
+import { jsonText } from './sql.ts';
 
 /** What was done with an entry the feed showed: recorded by a baseline (never sent), sent to the subscriptions active
  *  then, recorded as seen by a parser upgrade (never sent), or held by the churn guard, then released or discarded. */
@@ -30,8 +31,8 @@ export async function insertHistory(
   feedId: string,
   rows: Iterable<Omit<HistoryRow, 'changed_at'>>,
 ): Promise<number> {
-  const insert = `INSERT OR IGNORE INTO entry_history (feed_id, key, key_source, entry, content_hash, first_seen_at, via, fate)
-     VALUES (@feed, @key, @key_source, @entry, @content_hash, @first_seen_at, @via, @fate)`;
+  const insert = `INSERT INTO entry_history (feed_id, key, key_source, entry, content_hash, first_seen_at, via, fate)
+     VALUES (@feed, @key, @key_source, @entry, @content_hash, @first_seen_at, @via, @fate) ON CONFLICT DO NOTHING`;
   let added = 0;
   let bytes = 0;
   for (const row of rows) {
@@ -152,7 +153,7 @@ async function historyBy<F extends 'guid' | 'url'>(
 ): Promise<(HistoryRow & { matched_by: F }) | undefined> {
   return db.get<HistoryRow & { matched_by: F }>(
     `SELECT ${HISTORY_COLUMNS}, '${field}' AS matched_by FROM entry_history
-     WHERE feed_id = ? AND entry ->> '$.${field}' = ? ORDER BY first_seen_at DESC, rowid DESC LIMIT 1`,
+     WHERE feed_id = ? AND ${jsonText(db, 'entry', field)} = ? ORDER BY first_seen_at DESC, rowid DESC LIMIT 1`,
     [feedId, text],
   );
 }

@@ -2,6 +2,7 @@
 // Rows go with their event (ON DELETE CASCADE), so they are bounded by the events' retention.
 import type { Sql } from '../db/engine.ts';
 import type { EventStatus } from './events.ts';
+import { type Dialect } from '../db/engine.ts';
 
 /** Records that the event carries these entry keys. Call inside the transaction that inserts the event. */
 export async function recordEventEntries(
@@ -11,7 +12,7 @@ export async function recordEventEntries(
   keys: Iterable<string>,
 ): Promise<void> {
   const insert =
-    'INSERT OR IGNORE INTO event_entries (subscription_id, key, event_id) VALUES (?, ?, ?)';
+    'INSERT INTO event_entries (subscription_id, key, event_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING';
   for (const key of keys) await db.run(insert, [subscriptionId, key, eventId]);
 }
 
@@ -29,6 +30,14 @@ export type EntryEventRow = {
   backfill: number;
 };
 
+/** 1 when the event's body says `data.backfill: true`, else 0 (SQLite's ->> reads JSON true as 1). */
+const BACKFILL: Readonly<Record<Dialect, string>> = {
+  sqlite:
+    "coalesce((SELECT b.body ->> '$.data.backfill' FROM event_bodies b WHERE b.event_id = e.id), 0)",
+  postgres:
+    "coalesce((SELECT (b.body::json #>> '{data,backfill}' = 'true')::int FROM event_bodies b WHERE b.event_id = e.id), 0)",
+};
+
 /** The subscription's events that carry the entry, in sequence order (at most `limit`, the first ones). */
 export async function eventsOfEntry(
   db: Sql,
@@ -38,7 +47,7 @@ export async function eventsOfEntry(
 ): Promise<EntryEventRow[]> {
   return db.all<EntryEventRow>(
     `SELECT e.id, e.type, e.sequence, e.status, e.attempt_count, e.next_attempt_at, e.created_at, e.delivered_at,
-            coalesce((SELECT b.body ->> '$.data.backfill' FROM event_bodies b WHERE b.event_id = e.id), 0) AS backfill
+            ${BACKFILL[db.dialect]} AS backfill
      FROM event_entries x JOIN events e ON e.id = x.event_id
      WHERE x.subscription_id = ? AND x.key = ? ORDER BY e.sequence, e.id LIMIT ?`,
     [subscriptionId, key, limit],

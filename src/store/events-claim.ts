@@ -3,6 +3,7 @@
 // due, and giving leases back.
 import type { Sql } from '../db/engine.ts';
 import type { EventRow } from './events.ts';
+import { indexedBy, jsonValues, larger } from './sql.ts';
 
 /** What a delivery attempt needs of a claimed event: a claim reads no more (each column is a string made per event). */
 export type ClaimedEvent = Pick<
@@ -30,13 +31,13 @@ const SENDABLE = `
 export async function applicationsWithDueEvents(db: Sql, now: Date): Promise<string[]> {
   return db.column<string>(
     `WITH RECURSIVE apps(id) AS (
-       SELECT ''
+       SELECT ${db.dialect === 'sqlite' ? "''" : `'' COLLATE "C"`}
        UNION ALL
-       SELECT (SELECT min(application_id) FROM events INDEXED BY events_waiting_by_application
+       SELECT (SELECT min(application_id) FROM events${indexedBy(db, 'events_waiting_by_application')}
                 WHERE status IN ('pending', 'failed') AND application_id > apps.id)
          FROM apps WHERE apps.id IS NOT NULL)
      SELECT id FROM apps WHERE id IS NOT NULL AND id <> ''
-       AND (SELECT min(next_attempt_at) FROM events INDEXED BY events_waiting_by_application
+       AND (SELECT min(next_attempt_at) FROM events${indexedBy(db, 'events_waiting_by_application')}
              WHERE application_id = apps.id AND status IN ('pending', 'failed')) <= ?`,
     [now.toISOString()],
   );
@@ -69,7 +70,7 @@ export async function walkDueEvents(
          ${SENDABLE}
           AND e.application_id = @app AND e.next_attempt_at <= @t AND (e.lease_until IS NULL OR e.lease_until <= @t)
           AND (e.next_attempt_at, e.rowid) > (@after_at, @after_rowid)
-          AND e.endpoint_id NOT IN (SELECT value FROM json_each(@full))
+          AND e.endpoint_id NOT IN (${jsonValues(db, '@full')})
         ORDER BY e.next_attempt_at, e.rowid LIMIT @page`,
       { app: applicationId, t, full, after_at: after.at, after_rowid: after.rowid, page },
     );
@@ -88,7 +89,9 @@ export async function walkDueEvents(
 /** The fewest rows a page of walkDueEvents reads. */
 const WALK_PAGE_MIN = 16;
 
-/** Leases the picked events (by rowid, straight to each row) for `leaseMs` and reads their bodies; `picked` in order. */
+/** Leases the picked events (by rowid, straight to each row) for `leaseMs` and reads their bodies; `picked` in order.
+ *  An event whose lease another claim took since it was read is left out: the lease is taken only where none runs, a
+ *  condition a writer that waited on another's row lock checks again on the row as that one left it. */
 export async function leaseEvents(
   db: Sql,
   picked: readonly DueEvent[],
@@ -96,23 +99,29 @@ export async function leaseEvents(
   leaseMs: number,
 ): Promise<ClaimedEvent[]> {
   if (picked.length === 0) return [];
-  await db.run(
-    'UPDATE events SET lease_until = @lease, updated_at = @t WHERE rowid IN (SELECT value FROM json_each(@rowids))',
-    {
-      lease: new Date(now.getTime() + leaseMs).toISOString(),
-      t: now.toISOString(),
-      rowids: JSON.stringify(picked.map((e) => e.rowid)),
-    },
+  const leased = new Set(
+    await db.column<number>(
+      `UPDATE events SET lease_until = @lease, updated_at = @t
+        WHERE rowid IN (${jsonValues(db, '@rowids', 'bigint')}) AND (lease_until IS NULL OR lease_until <= @t)
+        RETURNING rowid`,
+      {
+        lease: new Date(now.getTime() + leaseMs).toISOString(),
+        t: now.toISOString(),
+        rowids: JSON.stringify(picked.map((e) => e.rowid)),
+      },
+    ),
   );
+  const won = leased.size === picked.length ? picked : picked.filter((e) => leased.has(e.rowid));
+  if (won.length === 0) return [];
   const bodies = new Map(
     (
       await db.all<{ event_id: string; body: string }>(
-        'SELECT event_id, body FROM event_bodies WHERE event_id IN (SELECT value FROM json_each(?))',
-        [JSON.stringify(picked.map((e) => e.id))],
+        `SELECT event_id, body FROM event_bodies WHERE event_id IN (${jsonValues(db, '?')})`,
+        [JSON.stringify(won.map((e) => e.id))],
       )
     ).map((row) => [row.event_id, row.body]),
   );
-  return picked.map(({ rowid: _r, rate_limit: _l, ...e }) => ({
+  return won.map(({ rowid: _r, rate_limit: _l, ...e }) => ({
     ...e,
     body: bodies.get(e.id) ?? '',
   }));
@@ -134,17 +143,16 @@ export async function nextWaitingEventAfter(db: Sql, now: Date): Promise<string 
 export async function nextEventDueAt(db: Sql): Promise<string | undefined> {
   return (
     ((await db.value(
-      `SELECT min(max(e.next_attempt_at, coalesce(e.lease_until, ''))) ${SENDABLE}`,
+      `SELECT min(${larger(db, 'e.next_attempt_at', "coalesce(e.lease_until, '')")}) ${SENDABLE}`,
     )) as string | null) ?? undefined
   );
 }
 
 /** Releases leases without an attempt (their attempt could not be recorded, or their endpoint became inactive). */
 export async function releaseEvents(db: Sql, ids: readonly string[]): Promise<void> {
-  await db.run(
-    'UPDATE events SET lease_until = NULL WHERE id IN (SELECT value FROM json_each(?))',
-    [JSON.stringify(ids)],
-  );
+  await db.run(`UPDATE events SET lease_until = NULL WHERE id IN (${jsonValues(db, '?')})`, [
+    JSON.stringify(ids),
+  ]);
 }
 
 /** Ends the lease of every waiting event. Only for `serve` or `poll --once` at start, under the data directory's lock

@@ -2,6 +2,7 @@
 import type { Sql } from '../db/engine.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
 import { changeEventStorage, eventBytes, forgetEvents, type DeletedEvent } from './storage.ts';
+import { indexedBy } from './sql.ts';
 
 export type EventStatus = 'pending' | 'delivered' | 'failed' | 'dead';
 export type EventRow = {
@@ -106,7 +107,7 @@ export async function listEvents(
     where.push(q.tests ? 'subscription_id IS NULL' : 'subscription_id IS NOT NULL');
   const c = cursor(q.after);
   const rows = await db.all<EventRow>(
-    `SELECT ${COLUMNS} FROM events${q.subscription ? ' INDEXED BY events_by_subscription' : ''}
+    `SELECT ${COLUMNS} FROM events${q.subscription ? indexedBy(db, 'events_by_subscription') : ''}
       WHERE ${where.join(' AND ')}${c.sql} ORDER BY id DESC LIMIT ?`,
     [...params, ...c.params, q.limit + 1],
   );
@@ -120,14 +121,14 @@ export async function listEvents(
 export async function countEventsByStatus(db: Sql): Promise<Record<EventStatus, number>> {
   const out: Record<EventStatus, number> = { pending: 0, delivered: 0, failed: 0, dead: 0 };
   for (const row of await db.all<{ status: EventStatus; n: number }>(
-    "SELECT status, count(*) AS n FROM events INDEXED BY events_due WHERE status IN ('pending', 'failed') GROUP BY status",
+    `SELECT status, count(*) AS n FROM events${indexedBy(db, 'events_due')} WHERE status IN ('pending', 'failed') GROUP BY status`,
   ))
     out[row.status] = row.n;
   out.delivered = (await db.value(
-    "SELECT count(*) FROM events INDEXED BY events_delivered WHERE status = 'delivered'",
+    `SELECT count(*) FROM events${indexedBy(db, 'events_delivered')} WHERE status = 'delivered'`,
   )) as number;
   out.dead = (await db.value(
-    "SELECT count(*) FROM events INDEXED BY events_dead WHERE status = 'dead'",
+    `SELECT count(*) FROM events${indexedBy(db, 'events_dead')} WHERE status = 'dead'`,
   )) as number;
   return out;
 }
@@ -135,7 +136,7 @@ export async function countEventsByStatus(db: Sql): Promise<Record<EventStatus, 
 /** Events waiting for delivery (pending or failed), counted on the events_due index (pinned: see countEventsByStatus). */
 export async function countWaitingEvents(db: Sql): Promise<number> {
   return (await db.value(
-    "SELECT count(*) FROM events INDEXED BY events_due WHERE status IN ('pending', 'failed')",
+    `SELECT count(*) FROM events${indexedBy(db, 'events_due')} WHERE status IN ('pending', 'failed')`,
   )) as number;
 }
 
@@ -237,7 +238,7 @@ export async function hasMoreEventsThan(
 ): Promise<boolean> {
   return (
     ((await db.value(
-      'SELECT count(*) FROM (SELECT 1 FROM events WHERE subscription_id = ? LIMIT ?)',
+      'SELECT count(*) FROM (SELECT 1 FROM events WHERE subscription_id = ? LIMIT ?) e',
       [subscriptionId, n + 1],
     )) as number) > n
   );
@@ -260,7 +261,7 @@ export async function oldestSendableEventAt(db: Sql): Promise<string | undefined
            JOIN endpoints ep ON ep.id = e.endpoint_id AND ep.status = 'active'
          UNION ALL
          SELECT e.created_at FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id AND ep.status = 'active'
-          WHERE e.subscription_id IS NULL AND e.status IN ('pending', 'failed'))`)) as
+          WHERE e.subscription_id IS NULL AND e.status IN ('pending', 'failed')) heads`)) as
       string | null) ?? undefined
   );
 }

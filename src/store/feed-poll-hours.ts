@@ -3,6 +3,7 @@
 // fill a few pages in order rather than touching a page of each feed's own run of hours (actions/poll-counts.ts).
 import type { PollCount } from '../context.ts';
 import type { Sql } from '../db/engine.ts';
+import { jsonValues } from './sql.ts';
 
 /** A refresh's outcome kind, as the poller reports it (feed/fetch/refresh.ts). */
 export type PollKind = 'parsed' | 'unchanged' | 'gone' | 'throttled' | 'error';
@@ -33,8 +34,9 @@ export async function addPollCounts(db: Sql, count: PollCount): Promise<void> {
   await db.run(
     `INSERT INTO feed_poll_hours (hour, feed_id, ok, failed, throttled, new_entries)
        VALUES (@hour, @feed_id, @ok, @failed, @throttled, @new_entries)
-     ON CONFLICT (hour, feed_id) DO UPDATE SET ok = ok + excluded.ok, failed = failed + excluded.failed,
-       throttled = throttled + excluded.throttled, new_entries = new_entries + excluded.new_entries`,
+     ON CONFLICT (hour, feed_id) DO UPDATE SET ok = feed_poll_hours.ok + excluded.ok,
+       failed = feed_poll_hours.failed + excluded.failed, throttled = feed_poll_hours.throttled + excluded.throttled,
+       new_entries = feed_poll_hours.new_entries + excluded.new_entries`,
     count,
   );
 }
@@ -47,7 +49,7 @@ export async function pollHours(
 ): Promise<PollHourRow[]> {
   return db.all<PollHourRow>(
     `SELECT hour, ok, failed, throttled, new_entries FROM feed_poll_hours
-      WHERE hour IN (SELECT value FROM json_each(?)) AND feed_id = ? ORDER BY hour`,
+      WHERE hour IN (${jsonValues(db, '?')}) AND feed_id = ? ORDER BY hour`,
     [JSON.stringify(hours), feedId],
   );
 }

@@ -6,6 +6,7 @@
 import type { Sql } from '../db/engine.ts';
 import type { FeedRow, FeedStatus } from './feeds.ts';
 import { toPage, type Page } from './page.ts';
+import { jsonValues } from './sql.ts';
 
 export type ListedFeed = FeedRow & { subscription_count: number; held_entries: number };
 
@@ -124,7 +125,7 @@ async function feedRows(db: Sql, app: string, ids: string[]): Promise<ListedFeed
     `SELECT f.*,
         (SELECT count(*) FROM subscriptions s WHERE s.application_id = @app AND s.feed_id = f.id) AS subscription_count,
         (SELECT count(*) FROM held_entries h WHERE h.feed_id = f.id) AS held_entries
-      FROM feeds f WHERE f.id IN (SELECT value FROM json_each(@ids)) ORDER BY f.id DESC`,
+      FROM feeds f WHERE f.id IN (${jsonValues(db, '@ids')}) ORDER BY f.id DESC`,
     { app, ids: JSON.stringify(ids) },
   );
 }

@@ -5,6 +5,7 @@
 import type { Sql } from '../db/engine.ts';
 import type { FeedRow } from './feeds.ts';
 import { UNLEASED } from './feed-leases.ts';
+import { jsonValues } from './sql.ts';
 
 /** Leases the feeds `ids` names that exist and no live lease holds (an expired one is taken over) until `until`;
  *  returns the ids it leased. */
@@ -16,7 +17,7 @@ async function takeLeases(
 ): Promise<string[]> {
   return db.column<string>(
     `INSERT INTO feed_leases (feed_id, until)
-       SELECT j.value, @until FROM json_each(@ids) j WHERE EXISTS (SELECT 1 FROM feeds f WHERE f.id = j.value)
+       SELECT j.value, @until FROM (${jsonValues(db, '@ids')}) j WHERE EXISTS (SELECT 1 FROM feeds f WHERE f.id = j.value)
      ON CONFLICT (feed_id) DO UPDATE SET until = excluded.until, again_at = NULL WHERE feed_leases.until <= @t
      RETURNING feed_id`,
     { ids: JSON.stringify(ids), until, t: now.toISOString() },
@@ -27,7 +28,7 @@ async function takeLeases(
 async function pollTargets(db: Sql, ids: readonly string[]): Promise<PollTarget[]> {
   if (ids.length === 0) return [];
   return db.all<PollTarget>(
-    `SELECT ${POLL_TARGET} FROM feeds WHERE id IN (SELECT value FROM json_each(?))`,
+    `SELECT ${POLL_TARGET} FROM feeds WHERE id IN (${jsonValues(db, '?')})`,
     [JSON.stringify(ids)],
   );
 }
@@ -130,7 +131,7 @@ export async function leaseFeeds(
 
 /** Ends the leases of feeds whose poll could not be recorded, so they are polled again now. */
 export async function releaseFeedLeases(db: Sql, ids: readonly string[]): Promise<void> {
-  await db.run('DELETE FROM feed_leases WHERE feed_id IN (SELECT value FROM json_each(?))', [
+  await db.run(`DELETE FROM feed_leases WHERE feed_id IN (${jsonValues(db, '?')})`, [
     JSON.stringify(ids),
   ]);
 }

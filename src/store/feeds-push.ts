@@ -2,7 +2,7 @@
 import type { Sql } from '../db/engine.ts';
 import { storeFeedProbe, type FeedRow } from './feeds.ts';
 import { pollAgainBy } from './feed-leases.ts';
-import { updateRow } from './sql.ts';
+import { smaller, updateRow } from './sql.ts';
 
 /** What a pushed document changes on its feed: entry count, identity and hold state. The fetch state (validators,
  *  body hash, schedule, health) stays the poll's: a push says nothing about whether the feed URL answers. */
@@ -27,7 +27,7 @@ export async function recordPushedDocument(
 export async function pollFeedBy(db: Sql, id: string, at: Date): Promise<void> {
   const t = at.toISOString();
   await db.run(
-    'UPDATE feeds SET next_poll_at = min(next_poll_at, @t), interval_seconds = NULL WHERE id = @id',
+    `UPDATE feeds SET next_poll_at = ${smaller(db, 'next_poll_at', '@t')}, interval_seconds = NULL WHERE id = @id`,
     {
       id,
       t,
@@ -40,9 +40,12 @@ export async function pollFeedBy(db: Sql, id: string, at: Date): Promise<void> {
  *  now is followed by another by then), keeping the interval push allows. */
 export async function pollPushedFeedBy(db: Sql, id: string, at: Date): Promise<void> {
   const t = at.toISOString();
-  await db.run('UPDATE feeds SET next_poll_at = min(next_poll_at, @t) WHERE id = @id', {
-    id,
-    t,
-  });
+  await db.run(
+    `UPDATE feeds SET next_poll_at = ${smaller(db, 'next_poll_at', '@t')} WHERE id = @id`,
+    {
+      id,
+      t,
+    },
+  );
   await pollAgainBy(db, id, t);
 }

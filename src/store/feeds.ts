@@ -5,6 +5,7 @@ import type { IdentityKey } from '../feed/identity/keys.ts';
 import { pollAgainBy, UNLEASED } from './feed-leases.ts';
 import { changeFeedStorage, PROBE_ROW_BYTES } from './storage.ts';
 import { newId } from '../ids.ts';
+import { smaller } from './sql.ts';
 
 /** Every status a feed can be in. */
 export const FEED_STATUSES = [
@@ -290,8 +291,9 @@ export async function countFeedStatusPage(
   limit: number,
 ): Promise<{ n: number; used: number; last: string | null }> {
   return (await db.get<{ n: number; used: number; last: string | null }>(
-    `SELECT count(*) AS n, coalesce(sum(EXISTS (
-          SELECT 1 FROM subscriptions s WHERE s.feed_id = p.id AND s.status = 'active')), 0) AS used, max(p.id) AS last
+    `SELECT count(*) AS n, coalesce(sum(CASE WHEN EXISTS (
+          SELECT 1 FROM subscriptions s WHERE s.feed_id = p.id AND s.status = 'active') THEN 1 ELSE 0 END), 0) AS used,
+        max(p.id) AS last
        FROM (SELECT id FROM feeds WHERE status = @status AND id > @after ORDER BY id LIMIT @limit) p`,
     { status, after, limit },
   ))!;
@@ -332,7 +334,7 @@ export async function recordHealthAlert(
 export async function makeFeedDueNow(db: Sql, id: string, now: Date): Promise<void> {
   const t = now.toISOString();
   await db.run(
-    `UPDATE feeds SET next_poll_at = min(next_poll_at, @t), updated_at = @t,
+    `UPDATE feeds SET next_poll_at = ${smaller(db, 'next_poll_at', '@t')}, updated_at = @t,
        status = CASE status WHEN 'gone' THEN 'error' ELSE status END
      WHERE id = @id`,
     { id, t },
@@ -343,4 +345,12 @@ export async function makeFeedDueNow(db: Sql, id: string, now: Date): Promise<vo
 /** A count of 0 for each of `keys`. */
 export function zeroCounts<K extends string>(keys: readonly K[]): Record<K, number> {
   return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+}
+
+/** Holds the feed's row until the transaction ends, so that two transactions storing the feed's entries at once (a
+ *  poll's and a push's, or two nodes') take turns, and the second reads the keys the first stored: each entry is new to
+ *  one of them only. SQLite's write transaction already excludes every other writer; PostgreSQL locks the row. */
+export async function lockFeed(db: Sql, feedId: string): Promise<void> {
+  if (db.dialect === 'postgres')
+    await db.get('SELECT 1 AS locked FROM feeds WHERE id = ? FOR UPDATE', [feedId]);
 }

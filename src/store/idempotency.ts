@@ -28,8 +28,11 @@ export async function findIdempotency(
 /** Stores (or replaces an expired) record. */
 export async function saveIdempotency(db: Sql, row: IdempotencyRow): Promise<void> {
   await db.run(
-    `INSERT OR REPLACE INTO idempotency_keys (application_id, key, method, path, request_hash, status, response, created_at)
-              VALUES (@application_id, @key, @method, @path, @request_hash, @status, @response, @created_at)`,
+    `INSERT INTO idempotency_keys (application_id, key, method, path, request_hash, status, response, created_at)
+       VALUES (@application_id, @key, @method, @path, @request_hash, @status, @response, @created_at)
+     ON CONFLICT (application_id, key) DO UPDATE SET method = excluded.method, path = excluded.path,
+       request_hash = excluded.request_hash, status = excluded.status, response = excluded.response,
+       created_at = excluded.created_at`,
     row,
   );
 }

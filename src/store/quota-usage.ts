@@ -13,6 +13,17 @@ export type QuotaUsageRow = {
   amount?: number;
 };
 
+/** Holds the application's `quota` until the transaction ends, so that two transactions checking it at once take turns:
+ *  the second counts what the first recorded. On SQLite a write transaction already excludes every other writer; on
+ *  PostgreSQL it is a transaction-level advisory lock on the pair (at READ COMMITTED both would count the same rows
+ *  and both take the last use). */
+export async function lockQuota(db: Sql, applicationId: string, quota: string): Promise<void> {
+  if (db.dialect === 'postgres')
+    await db.get('SELECT pg_advisory_xact_lock(hashtextextended(@key, 0)) AS locked', {
+      key: `feedsub.quota:${applicationId}:${quota}`,
+    });
+}
+
 /** Deletes the application's uses of `quota` at or before `before` (out of a window that starts after it). */
 export async function pruneQuotaUsage(
   db: Sql,

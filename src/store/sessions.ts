@@ -62,8 +62,8 @@ export async function deleteSessionsBeyond(
   keep: number,
 ): Promise<number> {
   return db.run(
-    `DELETE FROM sessions WHERE api_key_id = @key AND id_hash IN (
-       SELECT id_hash FROM sessions WHERE api_key_id = @key ORDER BY last_seen_at DESC LIMIT -1 OFFSET @keep)`,
+    `DELETE FROM sessions WHERE api_key_id = @key AND id_hash NOT IN (
+       SELECT id_hash FROM sessions WHERE api_key_id = @key ORDER BY last_seen_at DESC LIMIT @keep)`,
     { key: apiKeyId, keep },
   );
 }

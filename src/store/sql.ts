@@ -18,7 +18,8 @@ export async function updateRow(
   now: Date,
   extra: string[] = [],
 ): Promise<number> {
-  const columns = Object.keys(set).filter((k) => set[k] !== undefined);
+  // updated_at is always `now` (a column may be set once in a statement).
+  const columns = Object.keys(set).filter((k) => set[k] !== undefined && k !== 'updated_at');
   if (columns.length === 0 && extra.length === 0) return 0;
   const keys = Object.keys(where);
   for (const name of [table, ...columns, ...keys]) {
@@ -31,4 +32,44 @@ export async function updateRow(
   const sets = [...columns.map((c) => `${c} = @s_${c}`), ...extra, 'updated_at = @updated_at'];
   const sql = `UPDATE ${table} SET ${sets.join(', ')} WHERE ${keys.map((k) => `${k} = @w_${k}`).join(' AND ')}`;
   return db.run(sql, params);
+}
+
+/** A subquery of the values in the JSON array that parameter `param` holds (a list passed as one JSON text):
+ *  `x IN (${jsonValues(db, '@ids')})`. Its values are text, or `bigint` numbers. */
+export function jsonValues(db: Sql, param: string, type: 'text' | 'bigint' = 'text'): string {
+  return db.dialect === 'sqlite'
+    ? `SELECT value FROM json_each(${param})`
+    : `SELECT value${type === 'bigint' ? '::bigint' : ''} FROM json_array_elements_text(${param}::json) AS j(value)`;
+}
+
+/** The text at `path` (dot-separated keys) in JSON text column `column`, as `->>` reads it: the expression the JSON
+ *  expression indexes are made on, spelled for the engine. */
+export function jsonText(db: Sql, column: string, path: string): string {
+  const keys = path.split('.');
+  if (db.dialect === 'sqlite') return `${column} ->> '$.${path}'`;
+  return keys.length === 1
+    ? `(${column}::json ->> '${path}')`
+    : `(${column}::json #>> '{${keys.join(',')}}')`;
+}
+
+/** SQLite's ` INDEXED BY <index>`, which pins a statement's index where its planner would pick a worse one; PostgreSQL
+ *  has no such hint (its planner weighs the statistics ANALYZE keeps), so there it is nothing. */
+export function indexedBy(db: Sql, index: string): string {
+  return db.dialect === 'sqlite' ? ` INDEXED BY ${index}` : '';
+}
+
+/** The larger of two values: SQLite's scalar max(a, b), PostgreSQL's greatest(a, b) (both NULL when either is). */
+export function larger(db: Sql, a: string, b: string): string {
+  return db.dialect === 'sqlite' ? `max(${a}, ${b})` : `greatest(${a}, ${b})`;
+}
+
+/** The smaller of two values: SQLite's scalar min(a, b), PostgreSQL's least(a, b) (for values that are not NULL). */
+export function smaller(db: Sql, a: string, b: string): string {
+  return db.dialect === 'sqlite' ? `min(${a}, ${b})` : `least(${a}, ${b})`;
+}
+
+/** Column `column` as an expression SQLite's planner does not seek an index by (unary `+`, SQLite's way to turn an index
+ *  off for one term); PostgreSQL's planner needs no such hint, and has no `+` for text. */
+export function unindexed(db: Sql, column: string): string {
+  return db.dialect === 'sqlite' ? `+${column}` : column;
 }

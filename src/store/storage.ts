@@ -62,8 +62,9 @@ async function changeApplicationFeedBytes(
   if (bytes === 0) return;
   await db.run(
     `INSERT INTO application_storage (application_id, feed_bytes) VALUES (@app, @bytes)
-     ON CONFLICT (application_id) DO UPDATE SET feed_bytes = feed_bytes + @bytes,
-       feed_walk_change = feed_walk_change + CASE WHEN @feed <= feed_walk_at THEN @bytes ELSE 0 END`,
+     ON CONFLICT (application_id) DO UPDATE SET feed_bytes = application_storage.feed_bytes + @bytes,
+       feed_walk_change = application_storage.feed_walk_change
+         + CASE WHEN @feed <= application_storage.feed_walk_at THEN @bytes ELSE 0 END`,
     { app: applicationId, bytes, feed: feedId },
   );
 }
@@ -79,8 +80,9 @@ export async function changeEventStorage(
   if (bytes === 0) return;
   await db.run(
     `INSERT INTO application_storage (application_id, event_bytes) VALUES (@app, @bytes)
-     ON CONFLICT (application_id) DO UPDATE SET event_bytes = event_bytes + @bytes,
-       event_walk_change = event_walk_change + CASE WHEN @event <= event_walk_at THEN @bytes ELSE 0 END`,
+     ON CONFLICT (application_id) DO UPDATE SET event_bytes = application_storage.event_bytes + @bytes,
+       event_walk_change = application_storage.event_walk_change
+         + CASE WHEN @event <= application_storage.event_walk_at THEN @bytes ELSE 0 END`,
     { app: applicationId, bytes, event: eventId },
   );
 }
@@ -205,6 +207,14 @@ export async function walkStorage(
 ): Promise<{ n: number; bytes: number; last: string | null }> {
   const q = { app: applicationId, after: after ?? '', limit };
   let step: { n: number; bytes: number; last: string | null };
+  // On PostgreSQL a change commits beside the step, not only between steps: the step holds the application's sums
+  // until it ends, so a change either commits before its sum is read (and is in it) or updates the sums after the step
+  // moved the walk (and, behind it, is added to the change).
+  if (db.dialect === 'postgres' && after !== null)
+    await db.get(
+      'SELECT 1 AS locked FROM application_storage WHERE application_id = ? FOR UPDATE',
+      [applicationId],
+    );
   // A statement per part, each a literal (the plan test reads them from this file).
   if (part === 'feed') {
     if (after === null)
@@ -215,7 +225,7 @@ export async function walkStorage(
       );
     step = (await db.get<typeof step>(
       `SELECT count(*) AS n, coalesce(sum(stored_bytes), 0) AS bytes, max(id) AS last FROM (
-         SELECT id, stored_bytes FROM feeds WHERE sole_application_id = @app AND id > @after ORDER BY id LIMIT @limit)`,
+         SELECT id, stored_bytes FROM feeds WHERE sole_application_id = @app AND id > @after ORDER BY id LIMIT @limit) p`,
       q,
     ))!;
     if (step.last !== null)
@@ -232,7 +242,7 @@ export async function walkStorage(
       );
     step = (await db.get<typeof step>(
       `SELECT count(*) AS n, coalesce(sum(stored_bytes), 0) AS bytes, max(id) AS last FROM (
-         SELECT id, stored_bytes FROM events WHERE application_id = @app AND id > @after ORDER BY id LIMIT @limit)`,
+         SELECT id, stored_bytes FROM events WHERE application_id = @app AND id > @after ORDER BY id LIMIT @limit) p`,
       q,
     ))!;
     if (step.last !== null)

@@ -1,6 +1,6 @@
 // SQL for subscriptions: a feed URL tied to one endpoint, with the client's metadata.
 import type { Sql } from '../db/engine.ts';
-import { updateRow } from './sql.ts';
+import { indexedBy, jsonValues, unindexed, updateRow } from './sql.ts';
 import { cursor, toPage, type Page, type PageQuery } from './page.ts';
 import { deleteSubscriptionEvents } from './events.ts';
 import { refreshSoleApplication } from './storage.ts';
@@ -84,13 +84,13 @@ export async function findSubscriptionToSameFeed(
       `SELECT id FROM (
          SELECT s.id FROM subscriptions s WHERE s.endpoint_id = @endpoint AND s.url = @url
          UNION ALL
-         SELECT s.id FROM subscriptions s WHERE +s.endpoint_id = @endpoint AND s.feed_id IN (
+         SELECT s.id FROM subscriptions s WHERE ${unindexed(db, 's.endpoint_id')} = @endpoint AND s.feed_id IN (
            SELECT f.id FROM feeds f WHERE f.fetch_url = @url
            UNION SELECT f.id FROM feeds f WHERE f.discovered_url = @url
            UNION SELECT f.id FROM feeds t JOIN feeds f ON f.url = t.fetch_url
              WHERE t.url = @url AND t.credential_key = @ck
            UNION SELECT f.id FROM feeds t JOIN feeds f ON f.fetch_url = t.fetch_url
-             WHERE t.url = @url AND t.credential_key = @ck))
+             WHERE t.url = @url AND t.credential_key = @ck)) named
        ORDER BY id LIMIT 1`,
       { endpoint: endpointId, url, ck: credentialKey },
     )
@@ -117,7 +117,7 @@ export async function listSubscriptions(
   // ?endpoint= seeks subscriptions_by_endpoint (endpoint_id=?, in id order). ?feed= is pinned to
   // subscriptions_by_application_feed (application_id=? AND feed_id=?) and sorts what it finds, the application's few
   // subscriptions to one feed: left alone, the planner walks every subscription of the application in id order.
-  const pin = q.feed && !q.endpoint ? ' INDEXED BY subscriptions_by_application_feed' : '';
+  const pin = q.feed && !q.endpoint ? indexedBy(db, 'subscriptions_by_application_feed') : '';
   const rows = await db.all<SubscriptionView>(
     `${VIEW_COLUMNS} FROM subscriptions s${pin} JOIN feeds f ON f.id = s.feed_id WHERE ${where.join(' AND ')}${c.sql.replace('id', 's.id')} ORDER BY s.id DESC LIMIT ?`,
     [...params, ...c.params, q.limit + 1],
@@ -197,7 +197,7 @@ export async function activeSubscriptionsOfFeed(
   return db.all<SubscriptionRow>(
     `SELECT s.* FROM subscriptions s JOIN endpoints e ON e.id = s.endpoint_id
      WHERE s.feed_id = ? AND s.status = 'active'
-       AND (e.filter_types IS NULL OR EXISTS (SELECT 1 FROM json_each(e.filter_types) WHERE value = ?))
+       AND (e.filter_types IS NULL OR EXISTS (SELECT 1 FROM (${jsonValues(db, 'e.filter_types')}) t WHERE t.value = ?))
      ORDER BY s.id`,
     [feedId, type],
   );
@@ -239,7 +239,7 @@ export async function nextBackfill(
   afterApplication: string,
 ): Promise<Pick<SubscriptionRow, 'id' | 'application_id'> | undefined> {
   return db.get<Pick<SubscriptionRow, 'id' | 'application_id'>>(
-    `SELECT id, application_id FROM subscriptions INDEXED BY subscriptions_backfilling
+    `SELECT id, application_id FROM subscriptions${indexedBy(db, 'subscriptions_backfilling')}
       WHERE backfill_at IS NOT NULL AND application_id > ? ORDER BY application_id, id LIMIT 1`,
     [afterApplication],
   );

@@ -1,6 +1,6 @@
 // SQL for websub_subscriptions: each feed's subscription at its WebSub hub, its pending request, lease and schedule.
 import type { Sql } from '../db/engine.ts';
-import { updateRow } from './sql.ts';
+import { smaller, updateRow } from './sql.ts';
 
 export type WebSubStatus =
   'subscribing' | 'active' | 'expired' | 'denied' | 'failed' | 'unsubscribing';
@@ -77,7 +77,7 @@ export async function dueWebSubs(db: Sql, now: Date, limit: number): Promise<Web
 export async function webSubFeedIdle(db: Sql, feedId: string, now: Date): Promise<void> {
   const t = now.toISOString();
   await db.run(
-    `UPDATE websub_subscriptions SET next_action_at = min(next_action_at, @t), updated_at = @t
+    `UPDATE websub_subscriptions SET next_action_at = ${smaller(db, 'next_action_at', '@t')}, updated_at = @t
      WHERE feed_id = @id
        AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = @id AND s.status = 'active')`,
     { id: feedId, t },

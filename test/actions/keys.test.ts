@@ -11,7 +11,7 @@ import {
   revokeKey,
 } from '../../src/actions/keys.ts';
 import { sqliteConnection } from '../../src/db/sqlite-engine.ts';
-import { makeWorld, type World } from '../support/world.ts';
+import { makeWorld, type World, sqliteOnly } from '../support/world.ts';
 
 describe('API keys', () => {
   let w: World;
@@ -57,22 +57,26 @@ describe('API keys', () => {
     assert.equal(await flushLastUses(w.ctx), 0);
   });
 
-  it('keeps the noted uses when a flush fails, and writes them with the next one', async () => {
-    await flushLastUses(w.ctx);
-    const made = await createKey(w.ctx, 'flush-check', null);
-    await authenticate(w.ctx, made.key);
-    sqliteConnection(w.ctx.store)!.pragma('query_only = 1');
-    try {
-      await assert.rejects(() => flushLastUses(w.ctx), /readonly/);
-    } finally {
-      sqliteConnection(w.ctx.store)!.pragma('query_only = 0');
-    }
-    assert.equal(w.ctx.lastUses.keys.size, 1);
-    w.clock.advance(1000);
-    await authenticate(w.ctx, made.key);
-    assert.equal(await flushLastUses(w.ctx), 1);
-    assert.equal(await lastUsed(made.id), w.clock.now().toISOString(), 'the latest use');
-  });
+  it(
+    'keeps the noted uses when a flush fails, and writes them with the next one',
+    sqliteOnly,
+    async () => {
+      await flushLastUses(w.ctx);
+      const made = await createKey(w.ctx, 'flush-check', null);
+      await authenticate(w.ctx, made.key);
+      sqliteConnection(w.ctx.store)!.pragma('query_only = 1');
+      try {
+        await assert.rejects(() => flushLastUses(w.ctx), /readonly/);
+      } finally {
+        sqliteConnection(w.ctx.store)!.pragma('query_only = 0');
+      }
+      assert.equal(w.ctx.lastUses.keys.size, 1);
+      w.clock.advance(1000);
+      await authenticate(w.ctx, made.key);
+      assert.equal(await flushLastUses(w.ctx), 1);
+      assert.equal(await lastUsed(made.id), w.clock.now().toISOString(), 'the latest use');
+    },
+  );
 
   it(`remembers at most ${MAX_UNFLUSHED_USES} keys or sessions between flushes, still updating those it has`, () => {
     const uses = new Map<string, string>();

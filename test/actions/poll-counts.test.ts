@@ -12,7 +12,7 @@ import {
 } from '../../src/actions/poll-counts.ts';
 import { newPollCounts } from '../../src/context.ts';
 import { sqliteConnection } from '../../src/db/sqlite-engine.ts';
-import { makeWorld, type World } from '../support/world.ts';
+import { makeWorld, type World, sqliteOnly } from '../support/world.ts';
 
 const AT = new Date('2026-01-01T10:20:00.000Z');
 const HOURS = ['2026-01-01T09', '2026-01-01T10'];
@@ -59,64 +59,72 @@ describe('poll counts of the dashboard chart', () => {
     );
   });
 
-  it('writes many counts in transactions of CHUNK_ROWS rows, sorted by hour and then feed', async () => {
-    const n = CHUNK_ROWS * 2 + 7;
-    for (let i = n - 1; i >= 0; i--) notePoll(w.ctx.pollCounts, feedId(i), 'unchanged', 0, AT);
-    const commits: number[] = [];
-    let rows = 0;
-    sqliteConnection(w.ctx.store)!.function('count_row', () => ++rows);
-    await w.ctx.db.exec(
-      'CREATE TEMP TRIGGER counted AFTER INSERT ON feed_poll_hours BEGIN SELECT count_row(); END',
-    );
-    const inserted: string[] = [];
-    sqliteConnection(w.ctx.store)!.function(
-      'note_insert',
-      (id: unknown) => void inserted.push(String(id)),
-    );
-    await w.ctx.db.exec(
-      'CREATE TEMP TRIGGER noted AFTER INSERT ON feed_poll_hours BEGIN SELECT note_insert(new.feed_id); END',
-    );
-    const write = writePollCounts(w.ctx);
-    // The first transaction commits before the write first yields to the event loop; the next waits for a turn.
-    await nextTurn();
-    commits.push((await rowsOf(w)).length);
-    assert.equal(await write, n);
-    assert.equal(commits[0], CHUNK_ROWS, 'the first transaction committed alone, then a turn');
-    assert.equal(rows, n);
-    assert.deepEqual(
-      inserted,
-      [...inserted].sort(),
-      'rows inserted in key order, so each page of the hour is written once',
-    );
-  });
+  it(
+    'writes many counts in transactions of CHUNK_ROWS rows, sorted by hour and then feed',
+    sqliteOnly,
+    async () => {
+      const n = CHUNK_ROWS * 2 + 7;
+      for (let i = n - 1; i >= 0; i--) notePoll(w.ctx.pollCounts, feedId(i), 'unchanged', 0, AT);
+      const commits: number[] = [];
+      let rows = 0;
+      sqliteConnection(w.ctx.store)!.function('count_row', () => ++rows);
+      await w.ctx.db.exec(
+        'CREATE TEMP TRIGGER counted AFTER INSERT ON feed_poll_hours BEGIN SELECT count_row(); END',
+      );
+      const inserted: string[] = [];
+      sqliteConnection(w.ctx.store)!.function(
+        'note_insert',
+        (id: unknown) => void inserted.push(String(id)),
+      );
+      await w.ctx.db.exec(
+        'CREATE TEMP TRIGGER noted AFTER INSERT ON feed_poll_hours BEGIN SELECT note_insert(new.feed_id); END',
+      );
+      const write = writePollCounts(w.ctx);
+      // The first transaction commits before the write first yields to the event loop; the next waits for a turn.
+      await nextTurn();
+      commits.push((await rowsOf(w)).length);
+      assert.equal(await write, n);
+      assert.equal(commits[0], CHUNK_ROWS, 'the first transaction committed alone, then a turn');
+      assert.equal(rows, n);
+      assert.deepEqual(
+        inserted,
+        [...inserted].sort(),
+        'rows inserted in key order, so each page of the hour is written once',
+      );
+    },
+  );
 
-  it('notes again what a failed write could not commit, and the next write stores each count once', async () => {
-    const n = CHUNK_ROWS + 10;
-    for (let i = 0; i < n; i++) notePoll(w.ctx.pollCounts, feedId(i), 'unchanged', 0, AT);
-    // The second transaction fails (as a full disk would), after the first committed.
-    await w.ctx.db.exec(
-      `CREATE TEMP TRIGGER refuse BEFORE INSERT ON feed_poll_hours WHEN new.feed_id = '${feedId(CHUNK_ROWS + 3)}'
+  it(
+    'notes again what a failed write could not commit, and the next write stores each count once',
+    sqliteOnly,
+    async () => {
+      const n = CHUNK_ROWS + 10;
+      for (let i = 0; i < n; i++) notePoll(w.ctx.pollCounts, feedId(i), 'unchanged', 0, AT);
+      // The second transaction fails (as a full disk would), after the first committed.
+      await w.ctx.db.exec(
+        `CREATE TEMP TRIGGER refuse BEFORE INSERT ON feed_poll_hours WHEN new.feed_id = '${feedId(CHUNK_ROWS + 3)}'
        BEGIN SELECT RAISE(ABORT, 'disk full'); END`,
-    );
-    await assert.rejects(writePollCounts(w.ctx), /disk full/);
-    assert.equal((await rowsOf(w)).length, CHUNK_ROWS, 'the first transaction stays committed');
-    assert.equal(w.ctx.pollCounts.noted.size, 10, 'the rest is noted again');
-    assert.equal(
-      (await feedPollHours(w.ctx, feedId(CHUNK_ROWS + 3), HOURS))[0]!.ok,
-      1,
-      'and still shown',
-    );
-    notePoll(w.ctx.pollCounts, feedId(n - 1), 'unchanged', 0, AT); // a poll meanwhile adds to a renoted count
-    await w.ctx.db.exec('DROP TRIGGER refuse');
-    assert.equal(await writePollCounts(w.ctx), 10);
-    const rows = (await rowsOf(w)) as { ok: number }[];
-    assert.equal(rows.length, n);
-    assert.deepEqual(
-      rows.map((r) => r.ok),
-      [...Array(n - 1).fill(1), 2],
-      'each poll counted exactly once',
-    );
-  });
+      );
+      await assert.rejects(writePollCounts(w.ctx), /disk full/);
+      assert.equal((await rowsOf(w)).length, CHUNK_ROWS, 'the first transaction stays committed');
+      assert.equal(w.ctx.pollCounts.noted.size, 10, 'the rest is noted again');
+      assert.equal(
+        (await feedPollHours(w.ctx, feedId(CHUNK_ROWS + 3), HOURS))[0]!.ok,
+        1,
+        'and still shown',
+      );
+      notePoll(w.ctx.pollCounts, feedId(n - 1), 'unchanged', 0, AT); // a poll meanwhile adds to a renoted count
+      await w.ctx.db.exec('DROP TRIGGER refuse');
+      assert.equal(await writePollCounts(w.ctx), 10);
+      const rows = (await rowsOf(w)) as { ok: number }[];
+      assert.equal(rows.length, n);
+      assert.deepEqual(
+        rows.map((r) => r.ok),
+        [...Array(n - 1).fill(1), 2],
+        'each poll counted exactly once',
+      );
+    },
+  );
 
   it('asks for an early write when many counts are noted, and holds a bounded number when writes keep failing', () => {
     const counts = newPollCounts();

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sqliteConnection } from '../../src/db/sqlite-engine.ts';
-import { makeWorld, type World } from '../support/world.ts';
+import { makeWorld, type World, sqliteOnly } from '../support/world.ts';
 import { Client } from './dashboard/client.ts';
 
-describe('authenticated reads while the database refuses writes', () => {
+describe('authenticated reads while the database refuses writes', sqliteOnly, () => {
   let w: World;
   let key: string;
   let ids: { endpoint: string; subscription: string; feed: string };

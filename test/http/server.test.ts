@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { createHttpApp } from '../../src/http/server.ts';
 import { recordingLogger } from '../support/log.ts';
 import { sqliteConnection } from '../../src/db/sqlite-engine.ts';
-import { makeWorld, type World } from '../support/world.ts';
+import { makeWorld, type World, sqliteOnly } from '../support/world.ts';
 
 describe('/healthz', () => {
   let w: World;
@@ -34,52 +34,64 @@ describe('/healthz', () => {
     });
   });
 
-  it('answers 503 "database is full" while no page can be added, and 200 again once one can', async () => {
-    fill();
-    await assert.rejects(
-      () => w.ctx.db.exec('CREATE TABLE big (b BLOB); INSERT INTO big VALUES (zeroblob(65536))'),
-      /database or disk is full/,
-      'a write that needs a page fails',
-    );
-    const full = await health();
-    assert.equal(full.status, 503);
-    assert.equal(full.type, 'application/problem+json');
-    assert.match(full.body.detail, /^database is full/);
-    sqliteConnection(w.ctx.store)!.pragma('max_page_count = 1073741823');
-    assert.equal((await health()).status, 200);
-  });
-
-  it('answers 503 "database is locked" while another process holds the write lock, and 200 once it commits', async () => {
-    const other = new Database(sqliteConnection(w.ctx.store)!.name, { timeout: 0 });
-    try {
-      other.exec('BEGIN IMMEDIATE');
-      const locked = await health();
-      assert.equal(locked.status, 503);
-      assert.match(locked.body.detail, /^database is locked/);
-      other.exec('COMMIT');
+  it(
+    'answers 503 "database is full" while no page can be added, and 200 again once one can',
+    sqliteOnly,
+    async () => {
+      fill();
+      await assert.rejects(
+        () => w.ctx.db.exec('CREATE TABLE big (b BLOB); INSERT INTO big VALUES (zeroblob(65536))'),
+        /database or disk is full/,
+        'a write that needs a page fails',
+      );
+      const full = await health();
+      assert.equal(full.status, 503);
+      assert.equal(full.type, 'application/problem+json');
+      assert.match(full.body.detail, /^database is full/);
+      sqliteConnection(w.ctx.store)!.pragma('max_page_count = 1073741823');
       assert.equal((await health()).status, 200);
-    } finally {
-      other.close();
-    }
-  });
+    },
+  );
 
-  it('logs a reason when it changes, not on every probe, and the return to health once', async () => {
-    const lines: string[] = [];
-    const { logger } = recordingLogger(({ level, msg, fields }) => {
-      if (msg === 'http: request') return;
-      lines.push(`${level} ${msg} ${String(fields.reason ?? fields.was ?? '').split(':')[0]}`);
-    });
-    const app = createHttpApp(w.ctx, logger);
-    const probe = async () => (await app.request('/healthz')).status;
-    fill();
-    assert.deepEqual([await probe(), await probe(), await probe()], [503, 503, 503]);
-    sqliteConnection(w.ctx.store)!.pragma('max_page_count = 1073741823');
-    assert.deepEqual([await probe(), await probe()], [200, 200]);
-    assert.deepEqual(lines, [
-      'warn http: unhealthy database is full',
-      'info http: healthy again database is full',
-    ]);
-  });
+  it(
+    'answers 503 "database is locked" while another process holds the write lock, and 200 once it commits',
+    sqliteOnly,
+    async () => {
+      const other = new Database(sqliteConnection(w.ctx.store)!.name, { timeout: 0 });
+      try {
+        other.exec('BEGIN IMMEDIATE');
+        const locked = await health();
+        assert.equal(locked.status, 503);
+        assert.match(locked.body.detail, /^database is locked/);
+        other.exec('COMMIT');
+        assert.equal((await health()).status, 200);
+      } finally {
+        other.close();
+      }
+    },
+  );
+
+  it(
+    'logs a reason when it changes, not on every probe, and the return to health once',
+    sqliteOnly,
+    async () => {
+      const lines: string[] = [];
+      const { logger } = recordingLogger(({ level, msg, fields }) => {
+        if (msg === 'http: request') return;
+        lines.push(`${level} ${msg} ${String(fields.reason ?? fields.was ?? '').split(':')[0]}`);
+      });
+      const app = createHttpApp(w.ctx, logger);
+      const probe = async () => (await app.request('/healthz')).status;
+      fill();
+      assert.deepEqual([await probe(), await probe(), await probe()], [503, 503, 503]);
+      sqliteConnection(w.ctx.store)!.pragma('max_page_count = 1073741823');
+      assert.deepEqual([await probe(), await probe()], [200, 200]);
+      assert.deepEqual(lines, [
+        'warn http: unhealthy database is full',
+        'info http: healthy again database is full',
+      ]);
+    },
+  );
 });
 
 describe('the access log', () => {

@@ -20,9 +20,17 @@ describe('feed leases', async () => {
   const at = (ms: number) => new Date(now.getTime() + ms);
   await populate(db, now, 1, 6);
   await db.run('UPDATE feeds SET next_poll_at = ?', [now.toISOString()]);
-  await db.exec(`CREATE TEMP TABLE feed_writes (n INTEGER);
-    INSERT INTO feed_writes VALUES (0);
-    CREATE TEMP TRIGGER count_feed_writes AFTER UPDATE ON feeds BEGIN UPDATE feed_writes SET n = n + 1; END;`);
+  await db.exec(
+    db.dialect === 'sqlite'
+      ? `CREATE TEMP TABLE feed_writes (n INTEGER);
+         INSERT INTO feed_writes VALUES (0);
+         CREATE TEMP TRIGGER count_feed_writes AFTER UPDATE ON feeds BEGIN UPDATE feed_writes SET n = n + 1; END;`
+      : `CREATE TABLE feed_writes (n INTEGER);
+         INSERT INTO feed_writes VALUES (0);
+         CREATE FUNCTION count_feed_writes() RETURNS trigger LANGUAGE plpgsql
+           AS $$ BEGIN UPDATE feed_writes SET n = n + 1; RETURN NULL; END $$;
+         CREATE TRIGGER count_feed_writes AFTER UPDATE ON feeds FOR EACH ROW EXECUTE FUNCTION count_feed_writes();`,
+  );
   const feedWrites = async () => (await db.column('SELECT n FROM feed_writes'))[0] as number;
   const ids = (rows: { id: string }[]) => rows.map((r) => r.id).sort();
 

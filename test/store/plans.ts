@@ -49,7 +49,8 @@ export function storeCallSites(): CallSite[] {
         ts.isIdentifier(node.expression.expression) &&
         node.expression.expression.text === 'db' &&
         RUNS.has(node.expression.name.text) &&
-        node.arguments.length >= 1
+        node.arguments.length >= 1 &&
+        !postgresOnly(node)
       ) {
         const arg = textOf(node.arguments[0]!);
         const line = file.getLineAndCharacterOfPosition(arg.getStart()).line + 1;
@@ -61,6 +62,19 @@ export function storeCallSites(): CallSite[] {
     visit(file);
   }
   return [...sites.values()];
+}
+
+/** True for a statement that runs only on PostgreSQL (under `if (db.dialect === 'postgres')`): SQLite never prepares
+ *  it, so it has no SQLite plan. */
+function postgresOnly(node: ts.Node): boolean {
+  for (let at: ts.Node = node; at.parent; at = at.parent)
+    if (
+      ts.isIfStatement(at.parent) &&
+      at === at.parent.thenStatement &&
+      /\bdialect === 'postgres'/.test(at.parent.expression.getText())
+    )
+      return true;
+  return false;
 }
 
 /** The expression a statement's text comes from: `arg` itself, or the initializer of the `const` it names (declared in

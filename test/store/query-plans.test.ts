@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Db } from '../../src/db/open.ts';
 import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
-import { makeWorld, type World } from '../support/world.ts';
+import { makeWorld, sqliteOnly, type World } from '../support/world.ts';
 import { exerciseStore } from './exercise.ts';
 import { explain, scansOf, storeCallSites, type Scan } from './plans.ts';
 
@@ -79,7 +79,7 @@ function disallowed(db: Db, sql: string): Scan[] {
   );
 }
 
-test('every statement in src/store is run by the plan test', async () => {
+test('every statement in src/store is run by the plan test', sqliteOnly, async () => {
   const w = makeWorld();
   try {
     await exerciseStore(w.ctx.db, w.clock.now());
@@ -95,43 +95,51 @@ test('every statement in src/store is run by the plan test', async () => {
   }
 });
 
-test('no statement the store prepares scans a large table, unless allowed with a reason', async () => {
-  const w = makeWorld();
-  try {
-    await exerciseStore(w.ctx.db, w.clock.now());
-    const { engine, db } = sqliteOf(w);
-    const found = engine
-      .preparedTexts()
-      .flatMap((sql) =>
-        disallowed(db, sql).map((s) => ({ sql: sql.replace(/\s+/g, ' ').trim(), ...s })),
-      );
-    assert.deepEqual(found, []);
-  } finally {
-    await w.close();
-  }
-});
+test(
+  'no statement the store prepares scans a large table, unless allowed with a reason',
+  sqliteOnly,
+  async () => {
+    const w = makeWorld();
+    try {
+      await exerciseStore(w.ctx.db, w.clock.now());
+      const { engine, db } = sqliteOf(w);
+      const found = engine
+        .preparedTexts()
+        .flatMap((sql) =>
+          disallowed(db, sql).map((s) => ({ sql: sql.replace(/\s+/g, ' ').trim(), ...s })),
+        );
+      assert.deepEqual(found, []);
+    } finally {
+      await w.close();
+    }
+  },
+);
 
-test('the plan check finds a scan of a large table, through an alias or an index', async () => {
-  const w = makeWorld();
-  try {
-    const { db } = sqliteOf(w);
-    assert.deepEqual(
-      scansOf(db, 'SELECT * FROM events e WHERE e.type = ?').map((s) => s.table),
-      ['events'],
-    );
-    assert.deepEqual(
-      scansOf(
-        db,
-        "SELECT f.id FROM feeds f WHERE f.status <> 'gone' AND (@all = 1 OR f.next_poll_at <= @t) ORDER BY f.next_poll_at LIMIT 5",
-      ).map((s) => s.table),
-      ['feeds'],
-    );
-    assert.deepEqual(scansOf(db, 'SELECT * FROM events WHERE id = ?'), []);
-    assert.match(explain(db, 'SELECT * FROM feeds WHERE id = ?').join('\n'), /SEARCH/);
-  } finally {
-    await w.close();
-  }
-});
+test(
+  'the plan check finds a scan of a large table, through an alias or an index',
+  sqliteOnly,
+  async () => {
+    const w = makeWorld();
+    try {
+      const { db } = sqliteOf(w);
+      assert.deepEqual(
+        scansOf(db, 'SELECT * FROM events e WHERE e.type = ?').map((s) => s.table),
+        ['events'],
+      );
+      assert.deepEqual(
+        scansOf(
+          db,
+          "SELECT f.id FROM feeds f WHERE f.status <> 'gone' AND (@all = 1 OR f.next_poll_at <= @t) ORDER BY f.next_poll_at LIMIT 5",
+        ).map((s) => s.table),
+        ['feeds'],
+      );
+      assert.deepEqual(scansOf(db, 'SELECT * FROM events WHERE id = ?'), []);
+      assert.match(explain(db, 'SELECT * FROM feeds WHERE id = ?').join('\n'), /SEARCH/);
+    } finally {
+      await w.close();
+    }
+  },
+);
 
 /** Runs the store's workload, then checks each prepared list statement `lists` picks: every filter combination ran,
  *  the plan seeks on one of the statement's `AND <column> = ?` filters, and it does not sort (unless `sorts` says it
@@ -163,55 +171,67 @@ async function checkListPlans(opts: {
   }
 }
 
-test('each filter of GET /v1/events seeks on its own column, in id order, without sorting', () =>
-  checkListPlans({
-    lists: /FROM events(?: INDEXED BY \w+)?\s+WHERE application_id = \?/,
-    filter: /AND (\w+) = \?/g,
-    atLeast: 6,
-  }));
+test(
+  'each filter of GET /v1/events seeks on its own column, in id order, without sorting',
+  sqliteOnly,
+  () =>
+    checkListPlans({
+      lists: /FROM events(?: INDEXED BY \w+)?\s+WHERE application_id = \?/,
+      filter: /AND (\w+) = \?/g,
+      atLeast: 6,
+    }),
+);
 
-test('each filter of GET /v1/subscriptions seeks on its own column, in id order, without sorting', () =>
-  checkListPlans({
-    lists: /WHERE s\.application_id = \?.*ORDER BY s\.id DESC/s,
-    filter: /AND s\.(\w+) = \?/g,
-    atLeast: 3,
-    // ?feed= sorts what it seeks: the application's subscriptions to one feed, a few rows.
-    sorts: (sql) => sql.includes('INDEXED BY subscriptions_by_application_feed'),
-  }));
+test(
+  'each filter of GET /v1/subscriptions seeks on its own column, in id order, without sorting',
+  sqliteOnly,
+  () =>
+    checkListPlans({
+      lists: /WHERE s\.application_id = \?.*ORDER BY s\.id DESC/s,
+      filter: /AND s\.(\w+) = \?/g,
+      atLeast: 3,
+      // ?feed= sorts what it seeks: the application's subscriptions to one feed, a few rows.
+      sorts: (sql) => sql.includes('INDEXED BY subscriptions_by_application_feed'),
+    }),
+);
 
-test("the trace's lookups by guid and by URL each seek on the feed and the value in their own index, without sorting", async () => {
-  const w = makeWorld();
-  try {
-    await exerciseStore(w.ctx.db, w.clock.now());
-    const { engine, db } = sqliteOf(w);
-    const lookups = engine.preparedTexts().flatMap((sql) => {
-      const m =
-        /FROM (entry_history|held_entries)\s+WHERE feed_id = \? AND entry ->> '\$\.(guid|url)' = \?/.exec(
-          sql,
-        );
-      return m ? [{ sql, table: m[1]!, field: m[2]! }] : [];
-    });
-    assert.deepEqual(
-      lookups.map((l) => `${l.table} by ${l.field}`).sort(),
-      [
-        'entry_history by guid',
-        'entry_history by url',
-        'held_entries by guid',
-        'held_entries by url',
-      ],
-      'every lookup ran',
-    );
-    for (const l of lookups) {
-      const plan = explain(db, l.sql).join('\n');
-      assert.match(
-        plan,
-        new RegExp(
-          `^SEARCH ${l.table} USING (COVERING )?INDEX ${l.table}_by_${l.field} \\(feed_id=\\? AND <expr>=\\?\\)$`,
-        ),
-        `${l.sql}\n${plan}`,
+test(
+  "the trace's lookups by guid and by URL each seek on the feed and the value in their own index, without sorting",
+  sqliteOnly,
+  async () => {
+    const w = makeWorld();
+    try {
+      await exerciseStore(w.ctx.db, w.clock.now());
+      const { engine, db } = sqliteOf(w);
+      const lookups = engine.preparedTexts().flatMap((sql) => {
+        const m =
+          /FROM (entry_history|held_entries)\s+WHERE feed_id = \? AND entry ->> '\$\.(guid|url)' = \?/.exec(
+            sql,
+          );
+        return m ? [{ sql, table: m[1]!, field: m[2]! }] : [];
+      });
+      assert.deepEqual(
+        lookups.map((l) => `${l.table} by ${l.field}`).sort(),
+        [
+          'entry_history by guid',
+          'entry_history by url',
+          'held_entries by guid',
+          'held_entries by url',
+        ],
+        'every lookup ran',
       );
+      for (const l of lookups) {
+        const plan = explain(db, l.sql).join('\n');
+        assert.match(
+          plan,
+          new RegExp(
+            `^SEARCH ${l.table} USING (COVERING )?INDEX ${l.table}_by_${l.field} \\(feed_id=\\? AND <expr>=\\?\\)$`,
+          ),
+          `${l.sql}\n${plan}`,
+        );
+      }
+    } finally {
+      await w.close();
     }
-  } finally {
-    await w.close();
-  }
-});
+  },
+);

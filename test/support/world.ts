@@ -115,6 +115,12 @@ export function makeWorld(
   };
 }
 
+/** Options for a test of what only the SQLite engine does (its pragmas, its planner, its write lock, its files): it is
+ *  skipped, saying so, when the suites run on PostgreSQL, whose own behaviour in those places has tests of its own. */
+export const sqliteOnly = {
+  skip: process.env.FEEDSUB_TEST_ENGINE === 'postgres' ? 'tests the SQLite engine itself' : false,
+} as const;
+
 /** The engine the suites run on: FEEDSUB_TEST_ENGINE (sqlite, the default, or postgres). */
 export function testEngineKind(): 'sqlite' | 'postgres' {
   const kind = process.env.FEEDSUB_TEST_ENGINE ?? 'sqlite';

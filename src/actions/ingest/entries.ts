@@ -17,7 +17,7 @@ import { identityProbe } from '../../feed/identity/switch.ts';
 import { PARSER_VERSION } from '../../feed/parse/parse.ts';
 import { clearHeldEntries, hasHeldEntries } from '../../store/entries.ts';
 import type { HistoryVia } from '../../store/entry-history.ts';
-import { hasFeedProbe, type FeedRow } from '../../store/feeds.ts';
+import { hasFeedProbe, lockFeed, type FeedRow } from '../../store/feeds.ts';
 import { readyBackfills } from '../../store/subscriptions.ts';
 import { holdOrSwitch } from './identity.ts';
 import {
@@ -49,6 +49,7 @@ export async function storeEntries(
   sighting: Sighting,
   live: boolean,
 ): Promise<EntriesResult> {
+  await lockFeed(ctx.db, feed.id);
   const result = await storeDocument(ctx, feed, doc, sighting, live);
   await capKeys(ctx, feed.id, doc.identities);
   return result;

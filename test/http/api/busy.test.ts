@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { sqliteConnection } from '../../../src/db/sqlite-engine.ts';
-import { makeWorld, type World } from '../../support/world.ts';
+import { makeWorld, type World, sqliteOnly } from '../../support/world.ts';
 
 /** A second connection, on a thread of its own, committing a small write every 2 ms until told to stop. */
 function startWriter(file: string): { stop: () => Promise<number> } {
@@ -45,31 +45,35 @@ describe('API writes beside another writer', () => {
   });
   after(() => w.close());
 
-  it('creates and deletes subscriptions without a 503 while another connection commits every 2 ms', async () => {
-    const { key } = await w.key();
-    const ep = (
-      await w.call('POST', '/v1/endpoints', {
-        key,
-        body: { title: 'E', url: 'https://h.example/' },
-      })
-    ).body.id;
-    const writer = startWriter(sqliteConnection(w.ctx.store)!.name);
-    const statuses = new Map<number, number>();
-    try {
-      for (let i = 0; i < 150; i++) {
-        const created = await w.call('POST', '/v1/subscriptions', {
+  it(
+    'creates and deletes subscriptions without a 503 while another connection commits every 2 ms',
+    sqliteOnly,
+    async () => {
+      const { key } = await w.key();
+      const ep = (
+        await w.call('POST', '/v1/endpoints', {
           key,
-          body: { endpoint: ep, url: `https://f.example/${i}.xml` },
-        });
-        statuses.set(created.status, (statuses.get(created.status) ?? 0) + 1);
-        if (created.status !== 201) continue;
-        const deleted = await w.call('DELETE', `/v1/subscriptions/${created.body.id}`, { key });
-        statuses.set(deleted.status, (statuses.get(deleted.status) ?? 0) + 1);
+          body: { title: 'E', url: 'https://h.example/' },
+        })
+      ).body.id;
+      const writer = startWriter(sqliteConnection(w.ctx.store)!.name);
+      const statuses = new Map<number, number>();
+      try {
+        for (let i = 0; i < 150; i++) {
+          const created = await w.call('POST', '/v1/subscriptions', {
+            key,
+            body: { endpoint: ep, url: `https://f.example/${i}.xml` },
+          });
+          statuses.set(created.status, (statuses.get(created.status) ?? 0) + 1);
+          if (created.status !== 201) continue;
+          const deleted = await w.call('DELETE', `/v1/subscriptions/${created.body.id}`, { key });
+          statuses.set(deleted.status, (statuses.get(deleted.status) ?? 0) + 1);
+        }
+      } finally {
+        const commits = await writer.stop();
+        assert.ok(commits > 50, `the other connection committed ${commits} times`);
       }
-    } finally {
-      const commits = await writer.stop();
-      assert.ok(commits > 50, `the other connection committed ${commits} times`);
-    }
-    assert.deepEqual(Object.fromEntries(statuses), { 201: 150, 204: 150 });
-  });
+      assert.deepEqual(Object.fromEntries(statuses), { 201: 150, 204: 150 });
+    },
+  );
 });

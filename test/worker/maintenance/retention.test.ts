@@ -21,6 +21,7 @@ import { entry } from '../../support/identity.ts';
 import { rss, startOrigin, type Origin } from '../../support/servers.ts';
 import { subscriber } from '../../support/subscriber.ts';
 import { makeWorld, type World } from '../../support/world.ts';
+import { jsonText } from '../../../src/store/sql.ts';
 
 const DAY = 86_400_000;
 
@@ -83,7 +84,7 @@ describe('retention: entry keys', () => {
       assert.equal(await keyCount(w, sub.feed), 8);
       const history = () =>
         w.ctx.db.column(
-          "SELECT entry ->> '$.guid' FROM entry_history WHERE feed_id = ? ORDER BY 1",
+          `SELECT ${jsonText(w.ctx.db, 'entry', 'guid')} FROM entry_history WHERE feed_id = ? ORDER BY 1`,
           [sub.feed],
         );
       assert.deepEqual(

@@ -87,8 +87,13 @@ describe('poller on the work pool', () => {
           : (await lookup(host, { all: true })).map((a) => a.address),
     });
     const agent = createGuardedAgent({ allowPrivate: true, resolver });
+    // The pool's nudges fill it again, until the test stops it; the last fill ends before the world closes.
+    let stopped = false;
+    let filling: Promise<unknown> = Promise.resolve();
     const deps: PollerDeps = pollerDeps(w, resolver, agent, () =>
-      setImmediate(() => void pollFill(w.ctx, deps)),
+      setImmediate(() => {
+        if (!stopped) filling = Promise.all([filling, pollFill(w.ctx, deps)]);
+      }),
     );
     try {
       const { key } = await w.key();
@@ -124,9 +129,11 @@ describe('poller on the work pool', () => {
       );
       assert.equal(origin.state.max, 2);
     } finally {
+      stopped = true;
       deps.pool.stop();
       origin.release();
       await deps.pool.drain(5000);
+      await filling;
       await agent.close();
       await origin.close();
       await w.close();
