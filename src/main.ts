@@ -188,6 +188,29 @@ cli
     }
   });
 
+cli
+  .command(
+    'storage <action>',
+    "storage copy --to URL: copy the SQLite database into an empty PostgreSQL database, and check every table's count",
+  )
+  .option(
+    '--to <url>',
+    'The PostgreSQL database to copy into: postgres://user:password@host:port/database',
+  )
+  .option('--config <file>', 'TOML config file')
+  .option('--data-dir <dir>', 'Where the SQLite database lives')
+  .action(async (action: string, flags: Flags & { to?: unknown }) => {
+    if (action !== 'copy') usage(`unknown storage action "${action}" (use copy)`);
+    if (typeof flags.to !== 'string' || flags.to === '')
+      usage('storage copy needs --to postgres://user:password@host/database');
+    const config = configFrom(flags);
+    const { runStorageCopy } = await import('./storage-copy.ts');
+    await runStorageCopy(config, flags.to, {
+      stdout: (line) => console.log(line),
+      stderr: (line) => console.error(line),
+    });
+  });
+
 cli.help();
 cli.option('-v, --version', "Print feedsub's and the runtime's versions");
 

@@ -1,10 +1,16 @@
 // Copying a SQLite installation into PostgreSQL (src/db/copy.ts): every table, every row and every value as it was,
 // the rowids the store orders by included; an identity continues past the copied rows; a target with rows is refused.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readPostgresSchemaSql } from '../../src/assets.ts';
 import { copySqliteToPostgres, type CopyProgress } from '../../src/db/copy.ts';
 import type { Sql } from '../../src/db/engine.ts';
+import { SCHEMA_VERSION } from '../../src/db/migrations.ts';
+import { openDatabase, type Db } from '../../src/db/open.ts';
 import { PostgresEngine } from '../../src/db/postgres-engine.ts';
 import { sqliteConnection } from '../../src/db/sqlite-engine.ts';
 import { sharedPostgres, testEngine } from '../support/postgres.ts';
@@ -95,8 +101,13 @@ async function fillTheRest(
       id,
     );
   }
+  // Past 2^53, where a number would round it: 9007199254740993 as a double is ...992.
   await run(
     'INSERT OR IGNORE INTO application_storage (application_id, feed_bytes, event_bytes) VALUES (?, 10, 200)',
+    ids.app,
+  );
+  await run(
+    'UPDATE application_storage SET event_bytes = 9007199254740993 WHERE application_id = ?',
     ids.app,
   );
   await run(
@@ -217,6 +228,30 @@ describe('copying a SQLite installation into PostgreSQL', () => {
       ),
     );
     assert.equal(next!.id, 21, 'after the largest copied id, 20');
+    // The rowids the store orders events and entry history by go on after the largest copied one too.
+    const event = await target.write((sql) =>
+      sql.get<{ rowid: number }>(
+        `INSERT INTO events (id, application_id, endpoint_id, type, next_attempt_at, created_at, updated_at)
+         SELECT 'e3', application_id, endpoint_id, type, next_attempt_at, created_at, updated_at FROM events LIMIT 1
+         RETURNING rowid`,
+      ),
+    );
+    assert.equal(event!.rowid, 12, 'after the largest copied rowid, 11');
+    const history = await target.write((sql) =>
+      sql.get<{ rowid: number }>(
+        `INSERT INTO entry_history (feed_id, key, key_source, content_hash, first_seen_at, fate, entry)
+         SELECT feed_id, 'guid:c', key_source, content_hash, first_seen_at, fate, entry FROM entry_history LIMIT 1
+         RETURNING rowid`,
+      ),
+    );
+    assert.equal(history!.rowid, 8, 'after the largest copied rowid, 7');
+  });
+
+  it('copies an integer past 2^53 exactly', async () => {
+    assert.deepEqual(
+      await target.read((sql) => sql.column('SELECT event_bytes::text FROM application_storage')),
+      ['9007199254740993'],
+    );
   });
 
   it('refuses a target that already has rows, and leaves it as it was', async () => {
@@ -230,5 +265,117 @@ describe('copying a SQLite installation into PostgreSQL', () => {
       ),
       counts.subscriptions,
     );
+  });
+});
+
+describe('what a copy refuses, and how it reads large tables', () => {
+  let dir: string;
+  let n = 0;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'feedsub-copy-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A new SQLite database at the current schema version, and a new PostgreSQL database. */
+  async function pair(): Promise<{ db: Db; target: PostgresEngine }> {
+    const db = openDatabase(join(dir, `${++n}.db`));
+    const target = testEngine(await (await sharedPostgres()).newDatabase());
+    return { db, target };
+  }
+  /** The tables of `target`, for a copy that must have written nothing. */
+  const tablesOf = (target: PostgresEngine) =>
+    target.column<string>("SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
+
+  it('refuses a SQLite database of another schema version, before it touches the target', async () => {
+    const { db, target } = await pair();
+    try {
+      db.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+      await assert.rejects(
+        copySqliteToPostgres(db, target, readPostgresSchemaSql()),
+        /schema version \d+, older than this feedsub's \d+: start this feedsub on it once/,
+      );
+      db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+      await assert.rejects(
+        copySqliteToPostgres(db, target, readPostgresSchemaSql()),
+        /copy with the feedsub that wrote it/,
+      );
+      assert.deepEqual(await tablesOf(target), []);
+    } finally {
+      db.close();
+      await target.close();
+    }
+  });
+
+  it('refuses to leave a column behind that PostgreSQL does not have', async () => {
+    const { db, target } = await pair();
+    try {
+      db.exec('ALTER TABLE feeds ADD COLUMN extra TEXT');
+      await assert.rejects(
+        copySqliteToPostgres(db, target, readPostgresSchemaSql()),
+        /the two schemas differ, so a copy would leave data behind: feeds\.extra is missing on PostgreSQL/,
+      );
+    } finally {
+      db.close();
+      await target.close();
+    }
+  });
+
+  it('names the table and column of a NUL character, which PostgreSQL cannot store, and writes no row', async () => {
+    const { db, target } = await pair();
+    try {
+      db.prepare("INSERT INTO applications (id, name, created_at) VALUES ('a1', ?, 't')").run(
+        'nul\u0000here',
+      );
+      await assert.rejects(
+        copySqliteToPostgres(db, target, readPostgresSchemaSql()),
+        /copy: writing rows 1 to 1 of applications failed: applications\.name holds a NUL character \(U\+0000\) in row 1 of the batch/,
+      );
+      assert.equal(await target.value('SELECT COUNT(*) FROM applications'), 0);
+    } finally {
+      db.close();
+      await target.close();
+    }
+  });
+
+  it('sends a table of large rows a few MiB at a time, each value whole', async () => {
+    const { db, target } = await pair();
+    try {
+      const t = '2026-01-01T00:00:00.000Z';
+      db.prepare("INSERT INTO applications (id, name, created_at) VALUES ('a1', 'acme', ?)").run(t);
+      db.prepare(
+        `INSERT INTO endpoints (id, application_id, title, url, secret, created_at, updated_at)
+         VALUES ('p1', 'a1', 'hooks', 'https://hooks.example.com/', 'whsec_x', ?, ?)`,
+      ).run(t, t);
+      const bodies = ['a', 'b', 'c'].map((c) => c.repeat(5 * 1024 * 1024) + 'é✓');
+      for (const [i, body] of bodies.entries()) {
+        db.prepare(
+          `INSERT INTO events (id, application_id, endpoint_id, type, next_attempt_at, created_at, updated_at)
+           VALUES (?, 'a1', 'p1', 'endpoint.test', ?, ?, ?)`,
+        ).run(`e${i}`, t, t, t);
+        db.prepare('INSERT INTO event_bodies (event_id, body) VALUES (?, ?)').run(`e${i}`, body);
+      }
+      const progress: CopyProgress[] = [];
+      await copySqliteToPostgres(db, target, readPostgresSchemaSql(), (p) => progress.push(p));
+      assert.deepEqual(
+        progress.filter((p) => p.table === 'event_bodies').map((p) => [p.copied, p.done]),
+        [
+          [2, false],
+          [3, false],
+          [3, true],
+        ],
+        'two rows (10 MiB) in the first batch, the last alone',
+      );
+      const hash = (s: string) => createHash('sha256').update(s).digest('hex');
+      const copied = await target.all<{ event_id: string; body: string }>(
+        'SELECT event_id, body FROM event_bodies ORDER BY event_id',
+      );
+      assert.deepEqual(
+        copied.map((r) => hash(r.body)),
+        bodies.map(hash),
+      );
+    } finally {
+      db.close();
+      await target.close();
+    }
   });
 });
