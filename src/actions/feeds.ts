@@ -13,6 +13,7 @@ import {
   FEED_STATUSES,
   countFeedsOfApplication,
   getFeed,
+  lockFeed,
   makeFeedDueNow,
   PARKED_AT,
   recordHoldReleased,
@@ -124,6 +125,9 @@ async function releaseChunk(
   action: 'deliver' | 'discard',
   until: string,
 ): Promise<{ released: number; events: number }> {
+  // A poll storing the feed's entries (which may hold more) waits for the chunk, or the chunk for it: the hold ends
+  // only when no entry is held once both have committed.
+  await lockFeed(ctx.db, id);
   const feed = await getFeed(ctx.db, id);
   const held = feed ? (await heldEntriesFromEnd(ctx.db, id, until, CHUNK_ROWS)).reverse() : [];
   if (!feed || held.length === 0) return { released: 0, events: 0 };

@@ -53,9 +53,32 @@ export async function recordKeys(
   rows: Iterable<KeyRow>,
   at: Date,
 ): Promise<number> {
+  const t = at.toISOString();
+  if (db.dialect === 'postgres') {
+    // One statement for the document: each key as its first mention (a key, or the alias of an earlier one) makes it.
+    const first = new Map<string, { key: string; fingerprint: string | null; alias: boolean }>();
+    for (const row of rows) {
+      if (!first.has(row.key))
+        first.set(row.key, { key: row.key, fingerprint: row.fingerprint, alias: false });
+      for (const alias of row.aliases ?? [])
+        if (!first.has(alias)) first.set(alias, { key: alias, fingerprint: null, alias: true });
+    }
+    if (first.size === 0) return 0;
+    const made = await db.column<string>(
+      `INSERT INTO entries (feed_id, key, first_seen_at, seen_at, fingerprint)
+       SELECT @feed, r.key, @t, @t, r.fingerprint
+         FROM ROWS FROM (json_to_recordset(@rows::json) AS (key text, fingerprint text))
+              WITH ORDINALITY AS r(key, fingerprint, n)
+        ORDER BY r.n
+       ON CONFLICT DO NOTHING RETURNING key`,
+      { feed: feedId, t, rows: JSON.stringify([...first.values()]) },
+    );
+    const added = made.filter((key) => !first.get(key)!.alias).length;
+    await changeFeedStorage(db, feedId, { keys: made.length, bytes: made.length * KEY_ROW_BYTES });
+    return added;
+  }
   const insert =
     'INSERT INTO entries (feed_id, key, first_seen_at, seen_at, fingerprint) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING';
-  const t = at.toISOString();
   let added = 0;
   let aliases = 0;
   for (const row of rows) {
@@ -79,9 +102,20 @@ export async function markKeysSeen(
   keys: Iterable<string>,
   at: Date,
 ): Promise<void> {
-  const update = 'UPDATE entries SET seen_at = ? WHERE feed_id = ? AND key = ? AND seen_at < ?';
   const t = at.toISOString();
   const stale = new Date(at.getTime() - SEEN_AT_GRANULARITY_MS).toISOString();
+  if (db.dialect === 'postgres') {
+    const list = [...keys];
+    if (list.length > 0)
+      await db.run(
+        `UPDATE entries SET seen_at = @t
+          WHERE feed_id = @feed AND key IN (SELECT value FROM json_array_elements_text(@keys::json) AS j(value))
+            AND seen_at < @stale`,
+        { t, feed: feedId, keys: JSON.stringify(list), stale },
+      );
+    return;
+  }
+  const update = 'UPDATE entries SET seen_at = ? WHERE feed_id = ? AND key = ? AND seen_at < ?';
   for (const key of keys) await db.run(update, [t, feedId, key, stale]);
 }
 
@@ -189,6 +223,18 @@ export async function deleteHeldEntries(
   feedId: string,
   keys: Iterable<string>,
 ): Promise<void> {
+  if (db.dialect === 'postgres') {
+    const sizes = await db.column<number>(
+      `DELETE FROM held_entries
+        WHERE feed_id = @feed AND key IN (SELECT value FROM json_array_elements_text(@keys::json) AS j(value))
+        RETURNING octet_length(entry)`,
+      { feed: feedId, keys: JSON.stringify([...keys]) },
+    );
+    await changeFeedStorage(db, feedId, {
+      bytes: -sizes.reduce((n, size) => n + size + HELD_ROW_BYTES, 0),
+    });
+    return;
+  }
   const del =
     'DELETE FROM held_entries WHERE feed_id = ? AND key = ? RETURNING octet_length(entry)';
   let bytes = 0;

@@ -31,6 +31,25 @@ export async function insertHistory(
   feedId: string,
   rows: Iterable<Omit<HistoryRow, 'changed_at'>>,
 ): Promise<number> {
+  if (db.dialect === 'postgres') {
+    // One statement for the document, its rows numbered in the order given (rowid orders entries first seen together).
+    const list = [...rows];
+    if (list.length === 0) return 0;
+    const sizes = await db.column<number>(
+      `INSERT INTO entry_history (feed_id, key, key_source, entry, content_hash, first_seen_at, via, fate)
+       SELECT @feed, r.key, r.key_source, r.entry, r.content_hash, r.first_seen_at, r.via, r.fate
+         FROM ROWS FROM (json_to_recordset(@rows::json) AS (key text, key_source text, entry text,
+                content_hash text, first_seen_at text, via text, fate text))
+              WITH ORDINALITY AS r(key, key_source, entry, content_hash, first_seen_at, via, fate, n)
+        ORDER BY r.n
+       ON CONFLICT DO NOTHING RETURNING octet_length(entry)`,
+      { feed: feedId, rows: JSON.stringify(list) },
+    );
+    await changeFeedStorage(db, feedId, {
+      bytes: sizes.reduce((n, size) => n + size + HISTORY_ROW_BYTES, 0),
+    });
+    return sizes.length;
+  }
   const insert = `INSERT INTO entry_history (feed_id, key, key_source, entry, content_hash, first_seen_at, via, fate)
      VALUES (@feed, @key, @key_source, @entry, @content_hash, @first_seen_at, @via, @fate) ON CONFLICT DO NOTHING`;
   let added = 0;

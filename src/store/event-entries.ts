@@ -11,6 +11,15 @@ export async function recordEventEntries(
   eventId: string,
   keys: Iterable<string>,
 ): Promise<void> {
+  if (db.dialect === 'postgres') {
+    await db.run(
+      `INSERT INTO event_entries (subscription_id, key, event_id)
+       SELECT @sub, value, @event FROM json_array_elements_text(@keys::json) AS j(value)
+       ON CONFLICT DO NOTHING`,
+      { sub: subscriptionId, event: eventId, keys: JSON.stringify([...keys]) },
+    );
+    return;
+  }
   const insert =
     'INSERT INTO event_entries (subscription_id, key, event_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING';
   for (const key of keys) await db.run(insert, [subscriptionId, key, eventId]);
