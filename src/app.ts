@@ -1,18 +1,17 @@
 // The only wiring: lock the data dir → open the database → HTTP server → loops; stop HTTP → loops → database → lock.
+// On PostgreSQL (storage.database_url) there is no data directory to lock and no checkpoint thread.
 import type { ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { databaseFile } from './commands.ts';
 import { quietCtx, type Ctx } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { flushLastUses } from './actions/keys.ts';
 import { writePollCounts } from './actions/poll-counts.ts';
-import { startCheckpointer } from './db/checkpointer.ts';
+import { startCheckpointer, type Checkpointer } from './db/checkpointer.ts';
 import { retryWhileBusy } from './db/busy.ts';
-import { DataDirLockedError, lockDataDir, type DataDirLock } from './db/lock.ts';
-import { ensureDataDir, openDatabase, type Db } from './db/open.ts';
-import { SqliteEngine } from './db/sqlite-engine.ts';
+import { openConfiguredDatabase, type OpenedDatabase } from './db/connect.ts';
+import { DataDirLockedError } from './db/lock.ts';
 import type { Engine } from './db/engine.ts';
 import { listenHttp } from './http/listen.ts';
 import { createHttpApp } from './http/server.ts';
@@ -29,7 +28,8 @@ import { pollTick } from './worker/poll/round.ts';
 
 export type RunningApp = {
   url: string;
-  dbFile: string;
+  /** The database file, or on PostgreSQL its URL with the password hidden. */
+  database: string;
   ctx: Ctx;
   workers: Workers;
   stop(): Promise<void>;
@@ -43,22 +43,24 @@ export const LAST_USE_FLUSH_MS = 60_000;
 export const POLL_COUNT_WRITE_MS = 60_000;
 
 /** Starts the daemon: lock and database, its checkpoint thread, HTTP server, poller, deliverer, WebSub, backfill and
- *  maintenance loops. Throws DataDirLockedError while another serve runs on the same data directory. */
+ *  maintenance loops. Throws DataDirLockedError while another serve runs on the same data directory. On PostgreSQL the
+ *  times follow the server's clock (db/database-clock.ts) rather than `clock`. */
 export async function startApp(
   config: Config,
   logger: Logger,
   clock: Clock = systemClock,
 ): Promise<RunningApp> {
-  const dbFile = databaseFile(config);
-  const { db, lock } = openExclusive(config, logger);
-  const ctx: Ctx = { ...quietCtx(new SqliteEngine(db), clock, config) };
-  await releaseStaleLeases(ctx.store, logger);
+  const database = await openConfiguredDatabase(config, logger, { clock, lock: true });
+  const ctx: Ctx = { ...quietCtx(database.engine, database.clock, config) };
+  if (database.kind === 'sqlite') await releaseStaleLeases(ctx.store, logger);
   const metrics = createMetrics(ctx);
-  const checkpointer = startCheckpointer(db, {
-    intervalMs: CHECKPOINT_INTERVAL_MS,
-    logger: logger.child({ loop: 'checkpoint' }),
-    telemetry: metrics.telemetry,
-  });
+  const checkpointer: Checkpointer | undefined = database.sqlite
+    ? startCheckpointer(database.sqlite, {
+        intervalMs: CHECKPOINT_INTERVAL_MS,
+        logger: logger.child({ loop: 'checkpoint' }),
+        telemetry: metrics.telemetry,
+      })
+    : undefined;
   const workers = createWorkers(ctx, logger, metrics.telemetry);
   ctx.nudgePoller = workers.poller.nudge;
   ctx.nudgeDeliverer = workers.deliverer.nudge;
@@ -86,9 +88,9 @@ export async function startApp(
     });
   } catch (err) {
     await workers.close();
-    await checkpointer.stop();
-    db.close();
-    lock.release();
+    await checkpointer?.stop();
+    await database.close();
+    database.release();
     throw err;
   }
   const port = (server.address() as AddressInfo).port;
@@ -98,7 +100,7 @@ export async function startApp(
   backfiller.start(); // a backfill a stopped daemon left half queued goes on now
   lastUses.start();
   pollCounts.start();
-  logger.info('feedsub: listening', { url, database: dbFile });
+  logger.info('feedsub: listening', { url, database: database.name });
   let stopping: Promise<void> | undefined;
   // One budget for the whole stop: the loops keep working while HTTP drains, so in-flight work shares the deadline.
   const stop = () =>
@@ -116,38 +118,18 @@ export async function startApp(
       // Closing an HTTP agent waits for its open requests; past the deadline those were abandoned, so do not wait for them.
       if (!(await settlesWithin(workers.close(), left() + CLOSE_GRACE_MS)))
         logger.warn('feedsub: abandoned open connections at shutdown', {});
-      await checkpointer.stop();
-      db.close(); // the last connection to close checkpoints what is left and removes the WAL
-      lock.release();
+      await checkpointer?.stop();
+      await database.close();
+      database.release();
       logger.info('feedsub: stopped', { duration_ms: Date.now() - started });
     })());
-  return { url, dbFile, ctx, workers, stop };
-}
-
-/** The data directory (created owner-only; a warning when an existing one is open to other users), its lock, and the
- *  database, with the leases a dead predecessor left released. Throws DataDirLockedError while another serve holds it. */
-function openExclusive(config: Config, logger: Logger): { db: Db; lock: DataDirLock } {
-  const dir = resolve(config.storage.data_dir);
-  const made = ensureDataDir(dir);
-  if (!made.created && (made.mode & 0o077) !== 0)
-    logger.warn('feedsub: the data directory is open to other users; chmod 700 it', {
-      data_dir: dir,
-      mode: made.mode.toString(8).padStart(4, '0'),
-    });
-  const lock = lockDataDir(dir);
-  let db: Db;
-  try {
-    db = openDatabase(databaseFile(config));
-  } catch (err) {
-    lock.release();
-    throw err;
-  }
-  return { db, lock };
+  return { url, database: database.name, ctx, workers, stop };
 }
 
 /** Releases every lease in the database: called with the data directory's lock held, when no other serve or poll runs,
  *  so each lease belongs to a process that is gone; its feeds and deliveries resume now, not when the leases run out
- *  (up to minutes). */
+ *  (up to minutes). SQLite only: several nodes may share a PostgreSQL database, and the leases there may be theirs, so
+ *  the leases a stopped node left run out on their own. */
 async function releaseStaleLeases(store: Engine, logger: Logger): Promise<void> {
   try {
     const released = await store.write(async (db) => ({
@@ -204,20 +186,18 @@ function closeServer(server: ServerType, timeoutMs: number): Promise<void> {
  *  claims what is sendable now (the next event of each subscription as the one before it is delivered; a failed one
  *  again once its retry is due). The summary says how many events are still waiting (failed ones wait for their
  *  retry: serve sends them).
- *  Like serve, it holds the data directory's lock meanwhile (and so releases the leases a dead process left): throws
- *  DataDirLockedError while a serve or another poll holds it, unless `force`. Stopping drains the pools before
- *  anything else, and closes the database before the HTTP agents, so a fetch or an attempt cut short by the stop can
- *  never be recorded as a failure. */
+ *  Like serve on SQLite, it holds the data directory's lock meanwhile (and so releases the leases a dead process
+ *  left): throws DataDirLockedError while a serve or another poll holds it, unless `force`. Stopping drains the pools
+ *  before anything else, and closes the database before the HTTP agents, so a fetch or an attempt cut short by the stop
+ *  can never be recorded as a failure. */
 export async function runPollOnce(
   config: Config,
   logger: Logger,
   opts: { force: boolean } = { force: false },
 ): Promise<string> {
-  const { db, lock } = opts.force
-    ? { db: openDatabase(databaseFile(config)), lock: undefined }
-    : openForPoll(config, logger);
-  const ctx = quietCtx(new SqliteEngine(db), systemClock, config);
-  if (lock) await releaseStaleLeases(ctx.store, logger);
+  const database = await openForPoll(config, logger, !opts.force);
+  const ctx = quietCtx(database.engine, database.clock, config);
+  if (database.kind === 'sqlite' && !opts.force) await releaseStaleLeases(ctx.store, logger);
   const workers = createWorkers(ctx, logger);
   try {
     const { summary: p } = await pollTick(ctx, workers.pollerDeps, { all: true });
@@ -231,18 +211,22 @@ export async function runPollOnce(
   } finally {
     const timeoutMs = config.server.shutdown_timeout_seconds * 1000;
     await workers.stop(timeoutMs); // the loops never started: this drains the pools' work in flight
-    db.close(); // before the agents: an outcome that arrives after this is not recorded, and its lease runs out
+    // Before the agents: an outcome that arrives after this is not recorded, and its lease runs out.
+    await database.close();
     if (!(await settlesWithin(workers.close(), CLOSE_GRACE_MS)))
       logger.warn('feedsub: abandoned open connections at exit', {});
-    lock?.release();
+    database.release();
   }
 }
 
-/** The lock and the database for poll --once. A poll writes what the daemon's poller owns (each feed's schedule,
- *  validators, error counts, health events), so beside a live serve it would move that daemon's feeds under it. */
-function openForPoll(config: Config, logger: Logger): { db: Db; lock: DataDirLock } {
+/** The database for poll --once, and on SQLite the data directory's lock unless `lock` is false (--force). A poll writes
+ *  what the daemon's poller owns (each feed's schedule, validators, error counts, health events), so beside a live
+ *  serve it would move that daemon's feeds under it. On PostgreSQL nothing tells a running node apart from a stopped
+ *  one (several share the database), so the poll runs beside them; each feed's lease keeps two nodes from fetching it
+ *  at once. */
+async function openForPoll(config: Config, logger: Logger, lock: boolean): Promise<OpenedDatabase> {
   try {
-    return openExclusive(config, logger);
+    return await openConfiguredDatabase(config, logger, { lock });
   } catch (err) {
     if (!(err instanceof DataDirLockedError)) throw err;
     throw new DataDirLockedError(

@@ -1,20 +1,16 @@
-// What the one-shot commands (keys, config check, backup) need of the daemon's set-up, apart from the daemon itself: the
-// database file and a context over it. The CLI loads app.ts (the HTTP app, the loops, the parsers) only for serve and
-// poll --once, so the other commands start in a fraction of the time.
-import { join, resolve } from 'node:path';
-import { systemClock, type Clock } from './clock.ts';
+// What the one-shot commands (keys, config check, backup) need of the daemon's set-up, apart from the daemon itself:
+// the configured database (db/connect.ts) and a context over it. The CLI loads app.ts (the HTTP app, the loops, the
+// parsers) only for serve and poll --once, so the other commands start in a fraction of the time.
 import type { Config } from './config.ts';
 import { quietCtx, type Ctx } from './context.ts';
-import { openDatabase, type Db } from './db/open.ts';
-import { SqliteEngine } from './db/sqlite-engine.ts';
+import { openConfiguredDatabase } from './db/connect.ts';
+import { silentLogger } from './log.ts';
 
-/** The database file inside the configured data directory. */
-export function databaseFile(config: Config): string {
-  return resolve(join(config.storage.data_dir, 'feedsub.db'));
-}
-
-/** Opens the database for a one-shot command (keys); the caller closes it. */
-export function openForCommand(config: Config, clock: Clock = systemClock): { ctx: Ctx; db: Db } {
-  const db = openDatabase(databaseFile(config));
-  return { ctx: quietCtx(new SqliteEngine(db), clock, config), db };
+/** Opens the configured database for a one-shot command (keys), without the data directory's lock, so it works beside a
+ *  running serve; the caller closes it. */
+export async function openForCommand(
+  config: Config,
+): Promise<{ ctx: Ctx; close: () => Promise<void> }> {
+  const opened = await openConfiguredDatabase(config, silentLogger);
+  return { ctx: quietCtx(opened.engine, opened.clock, config), close: opened.close };
 }

@@ -22,6 +22,60 @@ export function isAddressOrCidr(text: string): boolean {
   const bits = Number(prefix);
   return /^\d{1,3}$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
 }
+/** True for a PostgreSQL connection URL: postgres:// or postgresql:// and something after it. The check names no part
+ *  of a URL it refuses, which may hold a password. */
+export function isPostgresUrl(text: string): boolean {
+  return /^postgres(ql)?:\/\/./i.test(text);
+}
+
+/** `url` with its password shown as `***`, for every place a database URL is shown (logs, errors, `config check`): the
+ *  one in the user information (postgres://user:***@host/db), and a `password` or `sslpassword` parameter. */
+export function redactUrl(url: string): string {
+  const p = passwordSpan(url);
+  const out = p ? `${url.slice(0, p.start)}***${url.slice(p.end)}` : url;
+  return out.replace(PASSWORD_PARAMETER, '$1***');
+}
+
+/** `text` (an error message) with `url` shown redacted and every other occurrence of its password replaced by `***`: a
+ *  client library may quote its connection string, or a part of it, in an error. */
+export function withoutPassword(text: string, url: string): string {
+  let out = text.split(url).join(redactUrl(url));
+  const p = passwordSpan(url);
+  const found = [...url.matchAll(PASSWORD_PARAMETER)].map((m) => m[2]!);
+  if (p) found.push(url.slice(p.start, p.end));
+  const secrets = new Set<string>();
+  for (const secret of found) {
+    secrets.add(secret);
+    try {
+      secrets.add(decodeURIComponent(secret));
+    } catch {
+      // not valid percent-encoding: the text as written is all there is
+    }
+  }
+  secrets.delete('');
+  // Longest first, so a password that contains another form of itself is replaced whole.
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length))
+    out = out.split(secret).join('***');
+  return out;
+}
+
+const PASSWORD_PARAMETER = /([?&](?:ssl)?password=)([^&#]*)/gi;
+
+/** Where the password of the user information (user:password@) is in `url`, or undefined. The user information ends
+ *  at the authority's last '@'; when the authority (up to the first '/', '?' or '#') holds none, at the URL's last '@',
+ *  so a password with an unescaped '/', '?' or '#' is still found whole (a URL with an '@' only in its query then loses
+ *  more than its password, never less). */
+function passwordSpan(url: string): { start: number; end: number } | undefined {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0];
+  if (!scheme) return undefined;
+  const rest = url.slice(scheme.length);
+  const authority = rest.slice(0, rest.search(/[/?#]|$/));
+  const at = authority.includes('@') ? authority.lastIndexOf('@') : rest.lastIndexOf('@');
+  const colon = rest.indexOf(':');
+  if (at < 0 || colon < 0 || colon > at) return undefined;
+  return { start: scheme.length + colon + 1, end: scheme.length + at };
+}
+
 const addressOrCidr = v.pipe(
   v.string(),
   v.check(isAddressOrCidr, 'must be an IP address or a CIDR block such as 10.0.0.0/8'),
@@ -45,6 +99,23 @@ export const ConfigSchema = v.strictObject({
   storage: v.optional(
     v.strictObject({
       data_dir: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
+      // Empty: the SQLite file in data_dir. A PostgreSQL URL: that database, which several nodes may share.
+      database_url: v.optional(
+        v.union([
+          v.literal(''),
+          v.pipe(
+            v.string(),
+            v.check(
+              isPostgresUrl,
+              'must be a postgres:// or postgresql:// URL, or empty for SQLite',
+            ),
+          ),
+        ]),
+        '',
+      ),
+      // PostgreSQL only: the connections a node keeps at most, and how long one statement may run.
+      pool_size: v.optional(int(1, 1000), 10),
+      statement_timeout_seconds: v.optional(int(1, 86_400), 30),
     }),
     {},
   ),

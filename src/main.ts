@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // The command line (cac): parses arguments and calls the app's entry points. No logic lives here.
 import { cac } from 'cac';
-import { databaseFile, openForCommand } from './commands.ts';
+import { openForCommand } from './commands.ts';
 import { createKey, listKeys, revokeKey } from './actions/keys.ts';
-import { loadConfig, type Config } from './config.ts';
+import { loadConfig, redactUrl, type Config } from './config.ts';
 import { configWarnings } from './config-warnings.ts';
 import { backupDatabase, BackupExistsError } from './db/backup.ts';
+import { configuredEngine, databaseFile, databaseName } from './db/connect.ts';
 import { DataDirLockedError } from './db/lock.ts';
 import { ConfigError } from './errors.ts';
 import { applyHeapLimit } from './heap.ts';
@@ -76,7 +77,7 @@ cli
       usage('keys create needs --app NAME');
     if (action === 'revoke' && !id) usage('keys revoke needs KEY_ID');
     const config = configFrom(flags);
-    const { ctx, db } = openForCommand(config);
+    const { ctx, close } = await openForCommand(config);
     try {
       if (action === 'create') {
         if (!flags.app || typeof flags.app !== 'string') usage('keys create needs --app NAME');
@@ -117,7 +118,7 @@ cli
         } else console.log(`Revoked key ${id}.`);
       } else usage(`unknown keys action "${action}" (use create, list or revoke)`);
     } finally {
-      db.close();
+      await close();
     }
   });
 
@@ -133,7 +134,11 @@ cli
     const config = configFrom(flags);
     console.log(
       JSON.stringify(
-        { ...config, metrics: { token: config.metrics.token ? '(set)' : '' } },
+        {
+          ...config,
+          storage: { ...config.storage, database_url: redactUrl(config.storage.database_url) },
+          metrics: { token: config.metrics.token ? '(set)' : '' },
+        },
         null,
         2,
       ),
@@ -141,7 +146,11 @@ cli
     const warnings = configWarnings(config);
     for (const w of warnings) console.error(`config: warning: ${w.message}`);
     const noted = warnings.length === 0 ? '' : ` with ${warnings.length} warning(s)`;
-    console.error(`config: ok${noted} (database ${databaseFile(config)})`);
+    const database =
+      configuredEngine(config) === 'postgres'
+        ? `PostgreSQL database ${databaseName(config)}`
+        : `database ${databaseFile(config)}`;
+    console.error(`config: ok${noted} (${database})`);
   });
 
 cli
@@ -175,6 +184,10 @@ cli
   .option('--data-dir <dir>', 'Where the SQLite database lives')
   .action(async (file: string, flags: Flags) => {
     const config = configFrom(flags);
+    if (configuredEngine(config) === 'postgres')
+      usage(
+        `backup copies the SQLite database file, and this configuration uses PostgreSQL (${databaseName(config)}): back it up with pg_dump instead, e.g. pg_dump --format=custom --file=${String(file)} "<storage.database_url>"`,
+      );
     try {
       const done = await backupDatabase(databaseFile(config), String(file), {
         force: flags.force === true,

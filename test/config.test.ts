@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse as parseToml } from 'smol-toml';
-import { defaultConfig, loadConfig } from '../src/config.ts';
+import { defaultConfig, loadConfig, redactUrl, withoutPassword } from '../src/config.ts';
 import { ConfigError } from '../src/errors.ts';
 
 const example = new URL('../config.example.toml', import.meta.url);
@@ -87,6 +87,59 @@ describe('config', () => {
     assert.deepEqual(loadConfig({ file, env: {} }).server.trusted_proxies, ['fd00::/8']);
   });
 
+  it('keeps the database in SQLite unless storage.database_url names a PostgreSQL database', () => {
+    assert.deepEqual(defaultConfig().storage, {
+      data_dir: './data',
+      database_url: '',
+      pool_size: 10,
+      statement_timeout_seconds: 30,
+    });
+    const env = {
+      FEEDSUB_STORAGE_DATABASE_URL: 'postgresql://feedsub:pw@db.internal:5432/feedsub',
+      FEEDSUB_STORAGE_POOL_SIZE: '4',
+      FEEDSUB_STORAGE_STATEMENT_TIMEOUT_SECONDS: '5',
+    };
+    assert.deepEqual(loadConfig({ env }).storage, {
+      data_dir: './data',
+      database_url: 'postgresql://feedsub:pw@db.internal:5432/feedsub',
+      pool_size: 4,
+      statement_timeout_seconds: 5,
+    });
+    const file = tomlFile('[storage]\ndatabase_url = "postgres://h/db?sslmode=require"\n');
+    assert.equal(
+      loadConfig({ file, env: {} }).storage.database_url,
+      'postgres://h/db?sslmode=require',
+    );
+    assert.equal(
+      loadConfig({ file, env: { FEEDSUB_STORAGE_DATABASE_URL: '' } }).storage.database_url,
+      '',
+    );
+  });
+
+  it("refuses a database URL that is not PostgreSQL's, naming the key and never the URL", () => {
+    for (const url of [
+      'mysql://alice:xyzzy-secret@db/feedsub',
+      'https://alice:xyzzy-secret@db/feedsub',
+      'alice:xyzzy-secret@db/feedsub',
+      'postgres://',
+      ' postgres://alice:xyzzy-secret@db/feedsub',
+    ]) {
+      assert.throws(
+        () => loadConfig({ env: { FEEDSUB_STORAGE_DATABASE_URL: url } }),
+        (err: unknown) =>
+          err instanceof ConfigError &&
+          /^config: storage\.database_url: must be a postgres:\/\/ or postgresql:\/\/ URL/.test(
+            err.message,
+          ) &&
+          !err.message.includes('xyzzy') &&
+          !err.message.includes('alice'),
+        url,
+      );
+    }
+    const file = tomlFile('[storage]\ndatabase_url = 5\n');
+    assert.throws(() => loadConfig({ file, env: {} }), /storage\.database_url/);
+  });
+
   it('allows poll.min_interval_seconds as low as 1', () => {
     assert.equal(
       loadConfig({ env: { FEEDSUB_POLL_MIN_INTERVAL_SECONDS: '1' } }).poll.min_interval_seconds,
@@ -141,6 +194,12 @@ describe('config', () => {
       { env: { FEEDSUB_SERVER_TRUSTED_PROXIES: '10.0.0.0/33' } },
       /server\.trusted_proxies/,
     ],
+    ['a pool of no connections', { env: { FEEDSUB_STORAGE_POOL_SIZE: '0' } }, /storage\.pool_size/],
+    [
+      'a statement timeout of 0',
+      { env: { FEEDSUB_STORAGE_STATEMENT_TIMEOUT_SECONDS: '0' } },
+      /storage\.statement_timeout_seconds/,
+    ],
     [
       'an api_burst of 0 (a bucket holds at least one request)',
       { env: { FEEDSUB_QUOTAS_API_BURST: '0' } },
@@ -155,6 +214,48 @@ describe('config', () => {
       );
     });
   }
+});
+
+describe('a database URL as shown', () => {
+  it('hides the password of the user information and of a password parameter, and nothing else', () => {
+    const cases: [string, string][] = [
+      ['postgres://alice:s3cret@db:5432/feedsub', 'postgres://alice:***@db:5432/feedsub'],
+      [
+        'postgresql://alice:p%40ss%2Fw@db/feedsub?sslmode=require',
+        'postgresql://alice:***@db/feedsub?sslmode=require',
+      ],
+      ['postgres://alice:pa/ss?w#d@db/feedsub', 'postgres://alice:***@db/feedsub'],
+      [
+        'postgres://alice:s3cret@db/feedsub?application_name=a@b',
+        'postgres://alice:***@db/feedsub?application_name=a@b',
+      ],
+      [
+        'postgres://alice@db/feedsub?password=s3cret&sslpassword=k3y',
+        'postgres://alice@db/feedsub?password=***&sslpassword=***',
+      ],
+      ['postgres://alice@db:5432/feedsub', 'postgres://alice@db:5432/feedsub'],
+      [
+        'postgresql://postgres@/feedsub?host=%2Ftmp%2Fpg',
+        'postgresql://postgres@/feedsub?host=%2Ftmp%2Fpg',
+      ],
+      ['postgres://db:5432/feedsub', 'postgres://db:5432/feedsub'],
+      ['', ''],
+    ];
+    for (const [url, shown] of cases) assert.equal(redactUrl(url), shown, url);
+  });
+
+  it("takes the password out of an error's message, as written and percent-decoded", () => {
+    const url = 'postgres://alice:p%40ss-xyzzy@db/feedsub';
+    assert.equal(
+      withoutPassword(`connect to ${url} failed: bad p@ss-xyzzy, p%40ss-xyzzy`, url),
+      'connect to postgres://alice:***@db/feedsub failed: bad ***, ***',
+    );
+    assert.equal(
+      withoutPassword('connect ECONNREFUSED 10.0.0.1:5432', url),
+      'connect ECONNREFUSED 10.0.0.1:5432',
+    );
+    assert.equal(withoutPassword('no password here', 'postgres://db/feedsub'), 'no password here');
+  });
 });
 
 describe('documentation of the config', () => {

@@ -12,6 +12,24 @@ export const PROBE_BUSY_TIMEOUT_MS = 100;
 
 export type WriteHealth = { ok: true } | { ok: false; reason: string };
 
+/** How long /healthz waits for the database to answer its ping: a PostgreSQL server out of reach would otherwise keep
+ *  the probe waiting for a connection (POSTGRES_CONNECT_TIMEOUT_MS, db/connect.ts) past a load balancer's timeout. */
+export const PING_DEADLINE_MS = 2_000;
+
+/** Resolves when `ping` does, or rejects with "database did not answer within <ms> ms" once `ms` have passed. */
+export async function answerWithin(ping: Promise<unknown>, ms = PING_DEADLINE_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`database did not answer within ${ms} ms`)), ms);
+  });
+  ping.catch(() => {}); // past the deadline its failure is no one's to hear
+  try {
+    await Promise.race([ping, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The floor of free disk space (default MIN_FREE_DISK_BYTES), and how the free space is read (default statfs each
  *  time; /healthz passes cachedFreeBytes). */
 export type ProbeOptions = {

@@ -6,9 +6,12 @@
 // booleans come back as 1 and 0.
 // A write runs at READ COMMITTED, where a row an UPDATE waits for is read again once the other transaction commits;
 // the guarantees that need more take row locks in their statements. A transaction that loses a race (a serialization
-// failure, a deadlock, or a row another inserted first) runs again from the start, a few times.
+// failure, a deadlock, or a row another inserted first) runs again from the start, a few times. Every error of its
+// connections and its server leaves it marked as PostgreSQL's (unavailable.ts), so the server down or restarting is told
+// apart from other faults.
 import pg from 'pg';
 import { savepoint, type Engine, type Params, type Sql } from './engine.ts';
+import { markPostgres } from './unavailable.ts';
 
 /** How an engine connects: the URL (postgres://user:password@host:port/database?sslmode=…), how many connections it
  *  keeps at most, how long a caller waits for one, and how long one statement may run before the server cancels it
@@ -111,7 +114,9 @@ export class PostgresEngine implements Engine {
   }
 
   async #transaction<T>(begin: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
+    const client = await this.#pool.connect().catch((err: unknown) => {
+      throw markPostgres(err);
+    });
     let broken = false;
     // The pool listens for errors on idle connections only: one lent out that the server ends (a restart) between two
     // statements emits 'error' with no query to reject, which unheard would end the process. The next statement fails.
@@ -122,11 +127,13 @@ export class PostgresEngine implements Engine {
     try {
       await client.query(begin).catch((err: unknown) => {
         broken = true; // a connection that cannot begin is not lent again
-        throw err;
+        throw markPostgres(err);
       });
       try {
         const value = await fn(this.#on(client));
-        await client.query('COMMIT');
+        await client.query('COMMIT').catch((err: unknown) => {
+          throw markPostgres(err);
+        });
         return value;
       } catch (err) {
         await client.query('ROLLBACK').catch(() => {
@@ -145,7 +152,10 @@ export class PostgresEngine implements Engine {
     const engine = this;
     const query = async (text: string, params: Params | undefined) => {
       const t = this.#translate(text);
-      return client.query({ name: t.name, text: t.text, values: valuesOf(t, params) });
+      const values = valuesOf(t, params);
+      return client.query({ name: t.name, text: t.text, values }).catch((err: unknown) => {
+        throw markPostgres(err);
+      });
     };
     const sql: Sql = {
       dialect: 'postgres',
@@ -169,7 +179,10 @@ export class PostgresEngine implements Engine {
         return (await query(text, params)).rowCount ?? 0;
       },
       async exec(script: string) {
-        await client.query(script); // no parameters: the simple protocol, which runs several statements
+        // No parameters: the simple protocol, which runs several statements.
+        await client.query(script).catch((err: unknown) => {
+          throw markPostgres(err);
+        });
       },
       savepoint<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
         return client instanceof pg.Pool ? engine.write(fn) : savepoint(sql, fn);

@@ -1,6 +1,7 @@
 // The one error funnel: typed errors become RFC 9457 problem+json; anything else is logged and answered with a bare 500.
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { fromPostgres, unavailableDatabase } from '../db/unavailable.ts';
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 
@@ -29,9 +30,10 @@ export function problem(
   });
 }
 
-/** Hono onError handler: ApiError → its problem; a database that cannot serve for now (full, locked, read-only) → 503
- *  with Retry-After; any other error → one error log line (method, path, request id, cause) and a generic 500 that
- *  says nothing of the cause. */
+/** Hono onError handler: ApiError → its problem; a database that cannot serve for now (full, locked, read-only; on
+ *  PostgreSQL also down, restarting, unreachable or past the statement timeout: db/unavailable.ts) → 503 with
+ *  Retry-After; any other error → one error log line (method, path, request id, cause) and a generic 500 that says
+ *  nothing of the cause. */
 export function errorHandler(logger: Logger) {
   return (err: Error, c: Context): Response => {
     if (err instanceof ApiError) {
@@ -54,9 +56,10 @@ export function errorHandler(logger: Logger) {
     if (typeof status === 'number' && status >= 400 && status < 500)
       return problem(c, status, err.message || 'Bad request.');
     const requestId = String((c.var as Record<string, unknown>).requestId ?? '');
-    const storage = unavailableStorage(err);
+    const storage = unavailableDatabase(err);
     if (storage) {
-      // A full disk or a locked or read-only database is the operator's to fix and passes; clients should retry.
+      // A full disk, a locked or read-only database or a PostgreSQL server away is the operator's to fix and passes;
+      // clients should retry.
       logger.warn('http: database unavailable', {
         method: c.req.method,
         path: c.req.path,
@@ -87,21 +90,15 @@ export function challenge(authorization: string | undefined): string {
 }
 
 /** Whether an error is node:http's for a request whose client closed the connection mid-body ("aborted",
- *  ECONNRESET), as reading the body rethrows it. */
+ *  ECONNRESET), as reading the body rethrows it; not a connection to PostgreSQL that was reset. */
 export function isClientAbort(err: unknown): boolean {
-  return err instanceof Error && (err as { code?: unknown }).code === 'ECONNRESET';
+  return (
+    err instanceof Error && (err as { code?: unknown }).code === 'ECONNRESET' && !fromPostgres(err)
+  );
 }
 
 /** How long a client is asked to wait after a 503 caused by the database (seconds). */
 const STORAGE_RETRY_AFTER_SECONDS = 5;
-
-/** SQLite's result codes for a database that cannot serve a request for a while: full (SQLITE_FULL), busy or locked
- *  past busy_timeout, read-only, or an I/O error (https://sqlite.org/rescode.html). Returns the code, else undefined. */
-function unavailableStorage(err: Error): string | undefined {
-  const code = (err as { code?: unknown }).code;
-  if (typeof code !== 'string') return undefined;
-  return /^SQLITE_(FULL|BUSY|LOCKED|READONLY|IOERR|CANTOPEN)/.test(code) ? code : undefined;
-}
 
 /** Hono notFound handler. */
 export function notFoundHandler(c: Context): Response {

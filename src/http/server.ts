@@ -17,7 +17,8 @@ import {
   type DocumentReply,
   type DocumentRequest,
 } from '../feed/parse/read-document.ts';
-import { cachedFreeBytes, probeWrite, type WriteHealth } from '../db/health.ts';
+import { answerWithin, cachedFreeBytes, probeWrite, type WriteHealth } from '../db/health.ts';
+import { fromPostgres, unavailableDatabase } from '../db/unavailable.ts';
 import { pingDatabase } from '../store/maintenance.ts';
 import { sqliteConnection } from '../db/sqlite-engine.ts';
 
@@ -52,20 +53,22 @@ export function createHttpApp(ctx: Ctx, logger: Logger, opts: HttpOptions = {}):
   return app;
 }
 
-/** GET /healthz: 200 {"status": "ok"} while the database answers and can take a write; else 503 problem+json whose
- *  detail names the reason ("database is full", "database is locked", "disk is full", …). A load balancer probes it
- *  every few seconds, so a reason is logged when it changes, and the return to health once. */
+/** GET /healthz: 200 {"status": "ok"} while the database answers (within PING_DEADLINE_MS) and, on SQLite, can take a
+ *  write; else 503 problem+json whose detail names the reason ("database is full", "database is locked", "disk is
+ *  full", "database is unavailable (57P03)", …). On PostgreSQL the probe is the ping alone: the server's own disk and
+ *  locks are its operator's to watch, and a write probe would cost a round trip per probe and node. A load balancer
+ *  probes it every few seconds, so a reason is logged when it changes, and the return to health once. */
 function healthz(ctx: Ctx, logger: Logger): (c: Context) => Promise<Response> {
   let failing: string | undefined;
   const freeBytes = cachedFreeBytes(); // the disk's free space as read within the last second
   return async (c) => {
     let health: WriteHealth;
     try {
-      await pingDatabase(ctx.db);
+      await answerWithin(pingDatabase(ctx.db));
       const sqlite = sqliteConnection(ctx.store);
       health = sqlite ? await probeWrite(sqlite, { freeBytes }) : { ok: true };
     } catch (err) {
-      health = { ok: false, reason: err instanceof Error ? err.message : String(err) };
+      health = { ok: false, reason: unhealthy(err) };
     }
     if (health.ok) {
       if (failing !== undefined) logger.info('http: healthy again', { was: failing });
@@ -76,6 +79,14 @@ function healthz(ctx: Ctx, logger: Logger): (c: Context) => Promise<Response> {
     failing = health.reason;
     return problem(c, 503, health.reason, {}, 'Unavailable');
   };
+}
+
+/** Why the ping failed, as /healthz says it: SQLite's message; on PostgreSQL the fault's code alone, as a message of
+ *  the connection would show anyone who can reach /healthz where the server is. */
+function unhealthy(err: unknown): string {
+  if (!fromPostgres(err)) return err instanceof Error ? err.message : String(err);
+  const code = unavailableDatabase(err) ?? (err as { code?: unknown }).code;
+  return `database is unavailable${typeof code === 'string' ? ` (${code})` : ''}`;
 }
 
 /** A client's X-Request-Id is kept when it is at most this long and made of letters, digits, '_', '-' and '='. */

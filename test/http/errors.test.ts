@@ -1,6 +1,11 @@
 // The error funnel: an unknown error is logged once for the operator and answered with a 500 that leaks nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Hono } from 'hono';
+import { markPostgres } from '../../src/db/unavailable.ts';
+import { dashboardErrorHandler } from '../../src/http/dashboard/errors.tsx';
+import type { DashEnv } from '../../src/http/dashboard/session.ts';
+import { errorHandler } from '../../src/http/errors.ts';
 import { createHttpApp } from '../../src/http/server.ts';
 import { createLogger } from '../../src/log.ts';
 import { sqliteConnection } from '../../src/db/sqlite-engine.ts';
@@ -120,5 +125,60 @@ describe('the HTTP error funnel', () => {
     const res = await app.request('/v1/endpoints');
     assert.equal(res.status, 401);
     assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+  });
+});
+
+describe("the error funnels and the PostgreSQL engine's faults", () => {
+  const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+  const refused = () => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+  /** An app whose one route throws what `fail` makes, behind `handler`, and the lines it logs. */
+  function throwing(fail: () => unknown, dashboard = false) {
+    const lines: Line[] = [];
+    const logger = createLogger({
+      level: 'info',
+      format: 'json',
+      write: (line) => lines.push(JSON.parse(line) as Line),
+    });
+    const app = new Hono<DashEnv>();
+    app.onError(dashboard ? dashboardErrorHandler(logger) : errorHandler(logger));
+    app.get('/', () => {
+      throw fail();
+    });
+    return { app, lines };
+  }
+
+  it('answers 503 with Retry-After for a PostgreSQL server away, and 500 for the same code from elsewhere', async () => {
+    for (const [fail, status] of [
+      [() => markPostgres(refused()), 503],
+      [
+        () =>
+          markPostgres(
+            Object.assign(new Error('the database system is starting up'), { code: '57P03' }),
+          ),
+        503,
+      ],
+      [() => markPostgres(reset()), 503], // not a client's abort (400)
+      [() => refused(), 500], // a fetch's refusal that escaped is a fault of feedsub's
+      [() => markPostgres(Object.assign(new Error('syntax error'), { code: '42601' })), 500],
+    ] as const) {
+      const { app, lines } = throwing(fail);
+      const res = await app.request('/');
+      assert.equal(res.status, status, String(fail()));
+      if (status === 503) {
+        assert.equal(res.headers.get('retry-after'), '5');
+        assert.equal(lines.filter((l) => l.level === 'error').length, 0);
+      }
+    }
+  });
+
+  it('answers a dashboard page with 503 and Retry-After while PostgreSQL is away; SQLite stays as it was', async () => {
+    const away = throwing(() => markPostgres(refused()), true);
+    const res = await away.app.request('/');
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '5');
+    assert.match(await res.text(), /The database is unavailable/);
+    assert.equal(away.lines.filter((l) => l.level === 'error').length, 0);
+    const busy = throwing(() => Object.assign(new Error('busy'), { code: 'SQLITE_BUSY' }), true);
+    assert.equal((await busy.app.request('/')).status, 500);
   });
 });

@@ -1,8 +1,10 @@
-// The dashboard's error pages (404, 403 CSRF, 429 and other client errors, 500) and its error funnel; another application's ids answer 404.
+// The dashboard's error pages (404, 403 CSRF, 429 and other client errors, 503 while PostgreSQL is away, 500) and its
+// error funnel; another application's ids answer 404.
 import type { Context } from 'hono';
 import { html } from 'hono/html';
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { fromPostgres, unavailableDatabase } from '../../db/unavailable.ts';
 import { ApiError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { Layout } from './layout.tsx';
@@ -44,6 +46,9 @@ export function notFoundPage(c: Context<DashEnv>): Response | Promise<Response> 
   );
 }
 
+/** How long a browser is asked to wait after a 503 (seconds), as the API asks. */
+const RETRY_AFTER_SECONDS = 5;
+
 /** Dashboard onError: 404 and CSRF failures get their pages; other client errors a short page; anything else is logged. */
 export function dashboardErrorHandler(logger: Logger) {
   return (err: Error, c: Context<DashEnv>): Response | Promise<Response> => {
@@ -74,6 +79,23 @@ export function dashboardErrorHandler(logger: Logger) {
           </p>
         </ErrorPage>,
         err.status as ContentfulStatusCode,
+      );
+    }
+    const away = fromPostgres(err) ? unavailableDatabase(err) : undefined;
+    if (away) {
+      // The PostgreSQL server is down, restarting or out of reach: it passes, so the page says to try again.
+      logger.warn('dashboard: database unavailable', {
+        method: c.req.method,
+        path: c.req.path,
+        code: away,
+      });
+      c.header('retry-after', String(RETRY_AFTER_SECONDS));
+      return render(
+        c,
+        <ErrorPage c={c} title="The database is unavailable">
+          <p>The database cannot be reached right now. Please try again in a few seconds.</p>
+        </ErrorPage>,
+        503,
       );
     }
     logger.error('dashboard: unhandled error', {
