@@ -6,8 +6,8 @@ import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { nativeBindingPath, readPostgresSchemaSql } from './assets.ts';
-import { databaseFile } from './commands.ts';
-import type { Config } from './config.ts';
+import { databaseFile } from './db/connect.ts';
+import { isPostgresUrl, redactUrl, withoutPassword, type Config } from './config.ts';
 import { copySqliteToPostgres, type CopyProgress } from './db/copy.ts';
 import { DataDirLockedError, lockDataDir, type DataDirLock } from './db/lock.ts';
 import type { Db } from './db/open.ts';
@@ -34,9 +34,10 @@ export async function runStorageCopy(
 ): Promise<Record<string, number>> {
   const now = opts.now ?? (() => performance.now());
   const every = opts.progressEveryMs ?? PROGRESS_EVERY_MS;
-  if (!/^postgres(ql)?:\/\//i.test(toUrl))
+  if (!isPostgresUrl(toUrl))
     throw new ConfigError(
-      `storage copy: --to must be a postgres:// or postgresql:// URL, got ${JSON.stringify(redactUrl(toUrl))}`,
+      // The refused value is not quoted: it may hold a password, in a form redactUrl does not know.
+      'storage copy: --to must be a postgres:// or postgresql:// URL',
     );
   const file = databaseFile(config);
   if (!existsSync(file))
@@ -79,9 +80,9 @@ export async function runStorageCopy(
     await reach(target, shown);
     counts = await copySqliteToPostgres(db, target, readPostgresSchemaSql(), progress);
   } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError(redactSecrets(err.message, toUrl));
+    if (err instanceof ConfigError) throw new ConfigError(withoutPassword(err.message, toUrl));
     const message = err instanceof Error ? err.message : String(err);
-    throw new Error(`storage copy: ${redactSecrets(message.replace(/^(copy|db): /, ''), toUrl)}`);
+    throw new Error(`storage copy: ${withoutPassword(message.replace(/^(copy|db): /, ''), toUrl)}`);
   } finally {
     await target?.close().catch(() => {});
     db?.close();
@@ -129,45 +130,4 @@ function openReadOnly(file: string): Db {
   });
   db.pragma('busy_timeout = 5000');
   return db;
-}
-
-/** `url` with its password shown as *** (in the user information, and a password= parameter): what may be printed. A
- *  text that is not a URL has everything before its last @ hidden. */
-export function redactUrl(url: string): string {
-  const m = /^([a-z][a-z0-9+.-]*:\/\/)(.*)$/is.exec(url);
-  if (!m) return url.includes('@') ? `***${url.slice(url.lastIndexOf('@'))}` : url;
-  let rest = m[2]!;
-  // The user information runs to the last @ (a password may hold an @ of its own): hiding more than the password when
-  // a parameter holds an @ is the safe mistake.
-  const at = rest.lastIndexOf('@');
-  const colon = rest.indexOf(':');
-  if (at >= 0 && colon >= 0 && colon < at) rest = `${rest.slice(0, colon)}:***${rest.slice(at)}`;
-  return m[1] + rest.replace(/([?&](?:ssl)?password=)[^&#]*/gi, '$1***');
-}
-
-/** `text` (an error message) with the URL shown redacted, and every spelling of its password (as written, and
- *  percent-decoded) replaced by ***. */
-export function redactSecrets(text: string, url: string): string {
-  let out = text.split(url).join(redactUrl(url));
-  for (const secret of passwordsOf(url)) out = out.split(secret).join('***');
-  return out;
-}
-
-/** The passwords `url` holds, each as written and percent-decoded. */
-function passwordsOf(url: string): string[] {
-  const found: string[] = [];
-  const m = /^[a-z][a-z0-9+.-]*:\/\/(.*)$/is.exec(url);
-  const rest = m ? m[1]! : url;
-  const at = rest.lastIndexOf('@');
-  const colon = rest.indexOf(':');
-  if (at >= 0 && colon >= 0 && colon < at) found.push(rest.slice(colon + 1, at));
-  for (const p of rest.matchAll(/[?&](?:ssl)?password=([^&#]*)/gi)) found.push(p[1]!);
-  const decoded = found.map((s) => {
-    try {
-      return decodeURIComponent(s);
-    } catch {
-      return s;
-    }
-  });
-  return [...new Set([...found, ...decoded])].filter((s) => s !== '');
 }

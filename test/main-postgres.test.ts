@@ -87,25 +87,19 @@ describe('feedsub on PostgreSQL (storage.database_url)', { concurrency: 2 }, () 
     );
   });
 
-  it(
-    'runs poll --once on the database, beside a serve, never touching the data directory',
-    // The store's backfill claim is still SQLite's text on PostgreSQL (INDEXED BY in store/subscriptions.ts
-    // nextBackfill), so poll --once ends with its syntax error until the store speaks PostgreSQL there.
-    { todo: 'the store has SQLite-only statements on the poll --once path' },
-    async () => {
-      const { url } = await database();
-      const env = { FEEDSUB_STORAGE_DATABASE_URL: url };
-      const dataDir = join(tempDir(), 'unused');
-      const daemon = await startDaemon({ dataDir, env });
-      daemons.push(daemon);
-      const polled = await runCliAsync(['poll', '--once', '--data-dir', dataDir], env);
-      assert.equal(polled.status, 0, polled.stderr);
-      assert.match(polled.stdout, /^feeds fetched 0, .* events waiting 0$/m);
-      assert.equal(await daemon.stop('SIGTERM'), 0);
-      assert.equal(existsSync(dataDir), false, 'the data directory was made');
-      assertNoPassword(polled.stdout + polled.stderr, daemon.output());
-    },
-  );
+  it('runs poll --once on the database, beside a serve, never touching the data directory', async () => {
+    const { url } = await database();
+    const env = { FEEDSUB_STORAGE_DATABASE_URL: url };
+    const dataDir = join(tempDir(), 'unused');
+    const daemon = await startDaemon({ dataDir, env });
+    daemons.push(daemon);
+    const polled = await runCliAsync(['poll', '--once', '--data-dir', dataDir], env);
+    assert.equal(polled.status, 0, polled.stderr);
+    assert.match(polled.stdout, /^feeds fetched 0, .* events waiting 0$/m);
+    assert.equal(await daemon.stop('SIGTERM'), 0);
+    assert.equal(existsSync(dataDir), false, 'the data directory was made');
+    assertNoPassword(polled.stdout + polled.stderr, daemon.output());
+  });
 
   it("refuses a database that is not empty and not feedsub's, naming it with the password hidden", async () => {
     const { url, shown } = await database();
