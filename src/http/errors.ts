@@ -4,6 +4,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { fromPostgres, unavailableDatabase } from '../db/unavailable.ts';
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import type { IncomingMessage } from 'node:http';
 
 const TITLES: Record<number, string> = {
   400: 'Invalid request',
@@ -50,7 +51,7 @@ export function errorHandler(logger: Logger) {
     }
     // The client hung up while its request was being read: nobody reads this answer, and anyone can cause it, so the
     // access log notes it at debug (server.ts) and nothing else is logged.
-    if (isClientAbort(err))
+    if (isClientAbort(err) || leftMidRequest(c))
       return problem(c, 400, 'The client closed the connection before its request was read.');
     const status = (err as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500)
@@ -95,6 +96,14 @@ export function isClientAbort(err: unknown): boolean {
   return (
     err instanceof Error && (err as { code?: unknown }).code === 'ECONNRESET' && !fromPostgres(err)
   );
+}
+
+/** Whether the client hung up before its request's body arrived whole: reading a body whose stream is already
+ *  destroyed fails with whatever the reader throws (undici's Request: "body … disturbed or locked"), not ECONNRESET,
+ *  when the handler starts reading only after the hang-up (a slow authentication, say). */
+function leftMidRequest(c: Context): boolean {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  return incoming !== undefined && incoming.destroyed && !incoming.complete;
 }
 
 /** How long a client is asked to wait after a 503 caused by the database (seconds). */
