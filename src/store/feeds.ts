@@ -349,7 +349,9 @@ export function zeroCounts<K extends string>(keys: readonly K[]): Record<K, numb
 
 /** Holds the feed's row until the transaction ends, so that two transactions storing the feed's entries at once (a
  *  poll's and a push's, or two nodes') take turns, and the second reads the keys the first stored: each entry is new to
- *  one of them only. SQLite's write transaction already excludes every other writer; PostgreSQL locks the row. */
+ *  one of them only. A poll's record and a push take it before they read the feed again, so the second also reads the
+ *  row as the first left it, and what it writes back from it (entry_count, status) loses none of the first's writes.
+ *  SQLite's write transaction already excludes every other writer; PostgreSQL locks the row. */
 export async function lockFeed(db: Sql, feedId: string): Promise<void> {
   if (db.dialect === 'postgres')
     await db.get('SELECT 1 AS locked FROM feeds WHERE id = ? FOR UPDATE', [feedId]);

@@ -6,7 +6,7 @@ import { EntryList } from '../../feed/entry-list.ts';
 import { refreshTarget, type FeedDocument } from '../../feed/fetch/refresh.ts';
 import type { DocumentReply, DocumentRequest } from '../../feed/parse/read-document.ts';
 import type { Logger } from '../../log.ts';
-import { getFeed } from '../../store/feeds.ts';
+import { getFeed, lockFeed } from '../../store/feeds.ts';
 import { recordPushedDocument } from '../../store/feeds-push.ts';
 import { feedHasActiveSubscription } from '../../store/subscriptions.ts';
 import { updateWebSub } from '../../store/websub-subscriptions.ts';
@@ -86,6 +86,9 @@ async function storePushed(
   doc: FeedDocument,
   seenAt: Date,
 ): Promise<{ newEntries: number; events: number } | undefined> {
+  // Locked before it is read again: a poll another node records meanwhile commits before this read or after this
+  // transaction, so what is written back from the row read here (entry_count, status) overwrites none of its writes.
+  await lockFeed(ctx.db, feedId);
   const feed = await getFeed(ctx.db, feedId);
   const now = ctx.clock.now();
   await updateWebSub(ctx.db, feedId, { last_push_at: now.toISOString() }, now);

@@ -123,11 +123,22 @@ function parseXml(
   }
 }
 
+// What a JSON string may hold through an escape and an XML feed's text never does (its parser reads &#0; or &#xD800; as
+// U+FFFD): a NUL, or half of a surrogate pair. Stored JSON text escapes them again (\u0000, \ud800), which
+// PostgreSQL's json operators refuse, and text columns cannot hold a NUL; JSON Feed strings read them as U+FFFD too.
+const UNSTORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/** An escape in JSON text that may read as one of UNSTORABLE (a pair's high half may be followed by its low one). */
+const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/i;
+
 // Null for a JSON Feed with nothing in it (feedsmith's ParseError), like an empty XML feed.
 function readJsonFeed(text: string): JsonFeed.Feed<string> | null {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = UNSTORABLE_ESCAPE.test(text)
+      ? JSON.parse(text, (_key, v: unknown) =>
+          typeof v === 'string' ? v.replace(UNSTORABLE, '\uFFFD') : v,
+        )
+      : JSON.parse(text);
   } catch (err) {
     throw new FeedParseError(`parse: invalid JSON (${describe(err)})`, { cause: err });
   }

@@ -6,7 +6,7 @@ import { queueHealthEvents } from '../../actions/feed-events.ts';
 import type { RefreshOutcome } from '../../feed/fetch/refresh.ts';
 import { nextPoll, pushedLimits, type ScheduleLimits } from '../../feed/schedule.ts';
 import { hasHeldEntries } from '../../store/entries.ts';
-import { getFeed, type FeedRow } from '../../store/feeds.ts';
+import { getFeed, lockFeed, type FeedRow } from '../../store/feeds.ts';
 import type { PollTarget } from '../../store/feeds-poll.ts';
 import {
   recordFeedGone,
@@ -36,6 +36,9 @@ export async function applyOutcome(
 ): Promise<Stored> {
   if (outcome.kind === 'unchanged' && (await applyQuietUnchanged(ctx, claimed, outcome, now)))
     return { newEntries: 0, events: 0 };
+  // Locked before it is read again: a push another node stores meanwhile commits before this read or after this
+  // transaction, so what is written back from the row read here (entry_count, status) overwrites none of its writes.
+  await lockFeed(ctx.db, claimed.id);
   const feed = await getFeed(ctx.db, claimed.id);
   if (!feed) return { newEntries: 0, events: 0, deleted: true };
   const stored = await storeBudgeted(ctx, feed, outcome, { now, seenAt }, () =>

@@ -455,6 +455,18 @@ test('an empty but well-formed feed has no entries and is not degraded', () => {
   }
 });
 
+test('a JSON Feed string escaping a NUL or half a surrogate pair reads it as U+FFFD, as an XML feed does', () => {
+  const json = String.raw`{"version":"https://jsonfeed.org/version/1.1","title":"a\u0000b",
+    "items":[{"id":"1","title":"c\ud800d\udc00e","content_text":"\ud83d\ude00 \\u0000"}]}`;
+  const feed = parseFeed(json, BASE);
+  assert.equal(feed.title, 'a\uFFFDb');
+  assert.equal(feed.entries[0]!.title, 'c\uFFFDd\uFFFDe');
+  // A whole pair stays, and an escaped backslash before u0000 is text.
+  assert.equal(feed.entries[0]!.content_text, '\u{1F600} \\u0000');
+  const xml = parseFeed(rss('<item><guid>1</guid><title>c&#xD800;d&#0;e</title></item>', ''), BASE);
+  assert.equal(xml.entries[0]!.title, 'c\uFFFDd\uFFFDe');
+});
+
 function corpusFeedText(rel: string): string {
   return readFileSync(new URL(rel, CORPUS), 'utf8');
 }
