@@ -321,13 +321,33 @@ export async function requireOwnEndpoint(
   return row;
 }
 
+/** True when every string and member name in `value` is well-formed text without a NUL character. */
+function readableText(value: unknown): boolean {
+  const ok = (s: string) => !/\p{Cs}/u.test(s) && !s.includes('\0'); // \p{Cs}: a surrogate not in a pair
+  if (typeof value === 'string') return ok(value);
+  if (Array.isArray(value)) return value.every(readableText);
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).every(([k, v]) => ok(k) && readableText(v));
+  return true;
+}
+
 /** The metadata's stored text: the client's raw JSON when known, else JSON.stringify; null when absent. 400 past 16
- *  KiB. */
+ *  KiB, and 400 for a string (or a member's name) holding the NUL character or half of a surrogate pair: JSON may
+ *  spell them (\u0000, \ud800), but no text can be read from them (PostgreSQL's JSON functions refuse them), and the
+ *  metadata is sent back in every event. */
 export function metadataText(
   value: Record<string, unknown> | null | undefined,
   rawText: string | undefined,
 ): string | null {
   if (value === undefined || value === null) return null;
+  if (!readableText(value))
+    throw invalid([
+      {
+        path: 'metadata',
+        message:
+          'must not hold the NUL character (\\u0000) or half of a surrogate pair in a string',
+      },
+    ]);
   const text = rawText !== undefined ? minify(rawText) : JSON.stringify(value);
   if (Buffer.byteLength(text) > METADATA_MAX_BYTES)
     throw invalid([

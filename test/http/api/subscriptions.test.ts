@@ -191,6 +191,20 @@ describe('/v1/subscriptions', () => {
       ['metadata'],
     ],
     [
+      'metadata with a NUL character (\\u0000) in a string',
+      {
+        endpoint: 'a'.repeat(24),
+        url: 'https://x.example/',
+        metadata: { note: { a: ['x\u0000'] } },
+      },
+      ['metadata'],
+    ],
+    [
+      'metadata with half a surrogate pair in a member name',
+      { endpoint: 'a'.repeat(24), url: 'https://x.example/', metadata: { '\ud800': 1 } },
+      ['metadata'],
+    ],
+    [
       'an unknown field',
       { endpoint: 'a'.repeat(24), url: 'https://x.example/', secret: 1 },
       ['secret'],
