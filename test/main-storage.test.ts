@@ -57,7 +57,7 @@ describe('feedsub storage copy', { concurrency: true }, () => {
       [['storage', 'move', '--to', 'postgres://h/db'], /unknown storage action "move"/],
       [
         ['storage', 'copy', '--to', `mysql://root:${PASSWORD}@db/feedsub`],
-        /--to must be a postgres:\/\/ or postgresql:\/\/ URL, got "mysql:\/\/root:\*\*\*@db\/feedsub"/,
+        /--to must be a postgres:\/\/ or postgresql:\/\/ URL\n$/,
       ],
       [
         ['storage', 'copy', '--to', `postgres://u:${PASSWORD}@db.example/feedsub`],
