@@ -91,7 +91,7 @@ async function copyTable(
       await sql.run(insert, values);
     } catch (err) {
       throw new Error(
-        `copy: writing rows ${copied + 1} to ${copied + batch.length} of ${table} failed: ${whyNot(err, table, columns, batch)}`,
+        `copy: writing rows ${copied + 1} to ${copied + batch.length} of ${table} failed: ${err instanceof Error ? err.message : String(err)}`,
       );
     }
     copied += batch.length;
@@ -110,18 +110,6 @@ async function copyTable(
     throw new Error(`copy: ${table} has ${total} rows in SQLite but ${there} were copied`);
   progress({ table, copied, total, done: true });
   return total;
-}
-
-/** Why a batch was refused, in words that name the table and column: PostgreSQL's text cannot hold U+0000 (NUL), which
- *  SQLite's can, and its own message names neither. */
-function whyNot(err: unknown, table: string, columns: Column[], batch: unknown[][]): string {
-  const message = err instanceof Error ? err.message : String(err);
-  if ((err as { code?: unknown }).code !== '22021') return message;
-  for (const [r, row] of batch.entries())
-    for (const [c, value] of row.entries())
-      if (typeof value === 'string' && value.includes('\u0000'))
-        return `${table}.${columns[c]!.name} holds a NUL character (U+0000) in row ${r + 1} of the batch, which PostgreSQL's text cannot store (${message})`;
-  return message;
 }
 
 /** Each table's columns as PostgreSQL has them, in order; throws, naming them, when a table or a column is on one side

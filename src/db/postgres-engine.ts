@@ -256,11 +256,11 @@ function valuesOf(t: Translated, params: Params | undefined): unknown[] {
 }
 
 /** `value` as PostgreSQL's text can hold it: a NUL character, which text may not contain (a receiver's reply or a
- *  feed's title can), becomes U+FFFD, the replacement character; anything else as it is. */
+ *  feed's title can), becomes U+FFFD, the replacement character, also in an array's strings; anything else as it is. */
 export function storable(value: unknown): unknown {
-  return typeof value === 'string' && value.includes('\0')
-    ? value.replaceAll('\0', '\uFFFD')
-    : value;
+  if (typeof value === 'string')
+    return value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value;
+  return Array.isArray(value) ? value.map(storable) : value;
 }
 
 /** The SQLSTATE of a PostgreSQL error, or ''. */
