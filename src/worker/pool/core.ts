@@ -27,6 +27,10 @@ type Finished<I, R, V> = { item: I; result: R; free: () => void; done: (v: V | u
  *  at once. */
 export const COMMIT_WEIGHT = 500;
 
+/** The longest outcomes wait for a transaction of the pool under way to end, in a pool without a layer's linger: then
+ *  they are committed behind it anyway. */
+const BEHIND_COMMIT_MS = 1000;
+
 /** Items whose outcome could not be recorded are kept for their lease release up to this many slots' worth; older ones
  *  are forgotten, and their leases simply run out. */
 const UNRECORDED_SLOTS = 4;
@@ -49,6 +53,8 @@ export class Pool<I, R, V> {
   #refillQueued = false;
   /** The end of the last transaction asked for (see the class). */
   #serial: Promise<unknown> = Promise.resolve();
+  /** Transactions asked for and not ended. */
+  #pending = 0;
 
   constructor(store: Engine, spec: PoolSpec<I, R, V>, logger: Logger) {
     this.#store = store;
@@ -69,8 +75,15 @@ export class Pool<I, R, V> {
       (batch) => void this.#commit(batch),
       weightOf ? (f) => weightOf(f.result) : undefined,
       COMMIT_WEIGHT,
-      // A layer's outcomes wait only while the loop still claims.
-      linger && { hold: (batch) => this.#refilling && linger.hold(batch), maxMs: linger.maxMs },
+      {
+        // Outcomes that finish while a transaction of the pool runs wait for its end and then share one commit, as a
+        // database's own group commit does, rather than queue a transaction each behind it: on PostgreSQL a commit
+        // is a round trip and a flush of the log, and outcomes come in one at a time meanwhile. A layer's outcomes
+        // also wait while its linger holds, and only while the loop still claims.
+        hold: (batch) =>
+          this.#pending > 0 || (linger !== undefined && this.#refilling && linger.hold(batch)),
+        maxMs: (batch) => (linger ? linger.maxMs(batch) : BEHIND_COMMIT_MS),
+      },
     );
     this.#failures = failureLog(logger, {
       failed: `${spec.name}: unable to record outcomes`,
@@ -131,7 +144,11 @@ export class Pool<I, R, V> {
 
   /** Runs `fn` once the pool's transactions asked for before it have ended (see the class). */
   #inTurn<T>(fn: () => Promise<T>): Promise<T> {
-    const turn = this.#serial.then(fn);
+    this.#pending++;
+    const turn = this.#serial.then(fn).finally(() => {
+      // The outcomes that waited for it go in the next transaction.
+      if (--this.#pending === 0) this.#commits.poke();
+    });
     this.#serial = turn.catch(() => {});
     return turn;
   }
