@@ -49,13 +49,16 @@ typecheck: deps
 	$(TSX) scripts/typecheck.ts
 
 # The test hub of the push phases is https with the test certificate (test/fixtures/tls), which feedsub must trust.
+# BENCH_ENGINES (default sqlite,postgres): the polls, delivery and bytes written run on each engine named, PostgreSQL
+# on a durable server the bench starts and stops; the other phases on SQLite only, when it is named.
 bench: export NODE_EXTRA_CA_CERTS = $(CURDIR)/test/fixtures/tls/cert.pem
 bench: deps
 	$(TSX) scripts/bench.ts
 
 # SCALE_FEEDS feeds (default 100000), 10 subscriptions each: cycles (healthy and half the receivers failing), mixed vs
 # read-only API throughput, list p99s, bytes written per 304 poll and per subscription, SCALE_LOAD_SECONDS (default 600)
-# of mixed load, peak RSS of serve and poll --once (docs/benchmarks.md).
+# of mixed load, peak RSS of serve and poll --once (docs/benchmarks.md). SCALE_ENGINE=postgres runs it on a durable
+# PostgreSQL server the bench starts and stops (default sqlite).
 bench-scale: deps
 	$(TSX) scripts/bench-scale.ts
 

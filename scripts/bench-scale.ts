@@ -2,12 +2,13 @@
 // (`serve`, `poll --once`) against a local origin of 5–10 KB feeds and its webhook receivers: the cycles (healthy and
 // with half the receivers failing), mixed vs read-only API throughput, every list route's p99 at 14,000+ events, bytes
 // written per 304 poll and per created subscription, SCALE_LOAD_SECONDS (default 600) of mixed load, peak RSS, and the
-// raw conditional-GET rate of the same origin in the same run. The phases live under bench-scale/.
+// raw conditional-GET rate of the same origin in the same run. The phases live under bench-scale/. SCALE_ENGINE=postgres
+// runs them on a new database of a durable PostgreSQL server the bench starts and stops (bench-scale/store.ts), its
+// bytes written the server's WAL; SQLite is the default.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
 import { createTable, type Row } from './bench/table.ts';
 import { changedCycles, cycle, type Run } from './bench-scale/cycles.ts';
 import { createBytes, pollOnceBytes, servePollBytes } from './bench-scale/io.ts';
@@ -16,6 +17,7 @@ import { heapOf, sustainedLoad } from './bench-scale/load.ts';
 import { cyclesMixed, idleMixed } from './bench-scale/mixed.ts';
 import { startOrigin, startServe, writeBytesOf, type Child } from './bench-scale/processes.ts';
 import { rawConditionalGets } from './bench-scale/raw.ts';
+import { postgresStore, scaleEngine, sqliteStore, type Store } from './bench-scale/store.ts';
 import { buildWorld, SUBS_PER_FEED, writeConfig, type World } from './bench-scale/world.ts';
 import { freePort } from '../test/support/daemon.ts';
 
@@ -27,6 +29,7 @@ const MiB = (n: number) => `${n.toFixed(0)} MiB`;
 async function main(): Promise<void> {
   if (!Number.isInteger(FEEDS) || FEEDS < 1000 || FEEDS % 1000 !== 0)
     throw new Error('bench-scale: SCALE_FEEDS must be a multiple of 1000');
+  const engine = scaleEngine();
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-scale-'));
   const origin = await startOrigin(FEEDS);
   const table = createTable();
@@ -38,10 +41,14 @@ async function main(): Promise<void> {
     table.row(what, value, noted);
   };
   let serve: Child | undefined;
+  let store: Store | undefined;
   try {
+    store =
+      engine === 'postgres' ? await postgresStore() : sqliteStore(join(dir, 'data', 'feedsub.db'));
+    await store.describe(row);
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const world = await build(dir, port, origin.base, row);
+    const world = await build(dir, port, store, origin.base, row);
     serve = await startServe(world.configFile, url);
     const r: Run = { world, url, serve, row, made: { pairs: new Set(), ids: [] }, feeds: FEEDS };
     const allRate = await phases(r);
@@ -55,20 +62,34 @@ async function main(): Promise<void> {
     row('all-304 cycle vs raw', `${((allRate / raw) * 100).toFixed(0)} %`, 'target ≥ 25 %');
   } finally {
     await serve?.stop();
+    await store?.close();
     await origin.process.stop();
     rmSync(dir, { recursive: true, force: true });
   }
   table.print(
-    `\nfeedsub bench-scale: ${FEEDS.toLocaleString('en')} feeds (5–10 KB, half RSS, half Atom), ${(FEEDS * SUBS_PER_FEED).toLocaleString('en')} subscriptions, poll concurrency ${CONCURRENCY}, node ${process.version}\n`,
+    `\nfeedsub bench-scale: ${FEEDS.toLocaleString('en')} feeds (5–10 KB, half RSS, half Atom), ${(FEEDS * SUBS_PER_FEED).toLocaleString('en')} subscriptions, poll concurrency ${CONCURRENCY}, on ${engine === 'postgres' ? 'PostgreSQL' : 'SQLite'}, node ${process.version}\n`,
   );
 }
 
-/** The world (its bytes written per subscription: this process's write_bytes over the build, the database closed),
- *  then the first application's events filled in, both before serve starts. */
-async function build(dir: string, port: number, base: string, row: Row): Promise<World> {
-  const before = writeBytesOf('self') ?? 0;
-  const world = await buildWorld(dir, writeConfig(dir, port), base, FEEDS);
-  const written = (writeBytesOf('self') ?? 0) - before;
+/** The world (its bytes written per subscription: this process's write_bytes over the build, the database closed, or
+ *  the server's WAL), then the first application's events filled in, both before serve starts. */
+async function build(
+  dir: string,
+  port: number,
+  store: Store,
+  base: string,
+  row: Row,
+): Promise<World> {
+  const self = () => writeBytesOf('self') ?? 0;
+  const before = await store.written(self);
+  const world = await buildWorld(
+    dir,
+    writeConfig(dir, port, store.databaseUrl),
+    store,
+    base,
+    FEEDS,
+  );
+  const written = (await store.written(self)) - before;
   const subs = FEEDS * SUBS_PER_FEED;
   row(
     'world built',
@@ -78,7 +99,7 @@ async function build(dir: string, port: number, base: string, row: Row): Promise
   row(
     '  bytes written per subscription by the build',
     `${(written / subs).toFixed(0)} B`,
-    `${MiB(written / 1024 / 1024)} written for ${subs.toLocaleString('en')} subscriptions (write_bytes of this process, the database closed)`,
+    `${MiB(written / 1024 / 1024)} written for ${subs.toLocaleString('en')} subscriptions (${store.kind === 'sqlite' ? 'write_bytes of this process, the database closed' : store.bytes})`,
   );
   const fill = await fillEvents(world);
   row(
@@ -110,15 +131,9 @@ async function backlogDelivered(r: Run): Promise<void> {
   const t = performance.now();
   let waiting = NaN;
   while (performance.now() - t < 600_000) {
-    const db = new Database(r.world.dbFile, { readonly: true });
-    try {
-      waiting = db
-        .prepare("SELECT count(*) FROM events WHERE status IN ('pending', 'failed')")
-        .pluck()
-        .get() as number;
-    } finally {
-      db.close();
-    }
+    waiting = (await r.world.store.look((sql) =>
+      sql.value<number>("SELECT count(*) FROM events WHERE status IN ('pending', 'failed')"),
+    ))!;
     if (waiting === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }

@@ -2,6 +2,9 @@
 // then the real `feedsub serve` among hostile or failing WebSub hubs and hostile peers, tracing entries among a full
 // churn hold, and its memory. The phases live under bench/; this file starts the origin, runs them in order (printing
 // each one's time as it ends) and prints the table and the ratios to the raw limits.
+// BENCH_ENGINES (default "sqlite,postgres") picks the engines: on SQLite every phase runs; on PostgreSQL the phases
+// whose figures the engine decides (polls, delivery, bytes written) run again on a durable server the bench starts
+// (scripts/bench/postgres.ts) and stops by its PID, their rows labelled "PostgreSQL: " beside the SQLite ones.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -20,12 +23,24 @@ import { measurePushLatency } from './bench/push.ts';
 import { reportRawPosts } from './bench/raw.ts';
 import { measureWebSub } from './bench/websub.ts';
 import { measureWrites } from './bench/writes.ts';
+import { requirePostgres, serverRow, startBenchPostgres } from './bench/postgres.ts';
 import { CONCURRENCY, FEEDS } from './bench/settings.ts';
-import { setUp, tearDown } from './bench/setup.ts';
-import { createTable } from './bench/table.ts';
+import { setUp, tearDown, type Bench, type BenchEngine } from './bench/setup.ts';
+import { createTable, onPostgres } from './bench/table.ts';
 import type { Row } from './bench/table.ts';
 
+const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres')
+  .split(',')
+  .map((e) => e.trim())
+  .filter((e) => e !== '');
+
 async function main(): Promise<void> {
+  const unknown = ENGINES.filter((e) => e !== 'sqlite' && e !== 'postgres');
+  if (ENGINES.length === 0 || unknown.length > 0)
+    throw new Error(
+      `bench: BENCH_ENGINES names sqlite, postgres or both, comma-separated (not ${JSON.stringify(process.env.BENCH_ENGINES)})`,
+    );
+  if (ENGINES.includes('postgres')) requirePostgres('bench');
   const origin = spawn(
     process.execPath,
     ['--import', 'tsx', new URL('./bench-origin.ts', import.meta.url).pathname, String(FEEDS)],
@@ -45,7 +60,7 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   table.print(
-    `\nfeedsub bench: ${FEEDS} feeds (~50 KB each, half RSS, half Atom), poll concurrency ${CONCURRENCY}, node ${process.version}, load average ${loadavg()
+    `\nfeedsub bench: ${FEEDS} feeds (~50 KB each, half RSS, half Atom), poll concurrency ${CONCURRENCY}, engines ${ENGINES.join(', ')}, node ${process.version}, load average ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}\n`,
   );
@@ -62,21 +77,65 @@ async function timed<T>(phases: string[], name: string, phase: () => Promise<T>)
   return value;
 }
 
-/** Every phase in order, each adding its rows; the daemon phases (each its own `feedsub serve`) come last. */
+/** Every phase in order, each adding its rows: the polls and delivery on each engine, then the phases on SQLite only,
+ *  the daemon phases (each its own `feedsub serve`) last. */
 async function run(base: string, dir: string, row: Row, phases: string[]): Promise<void> {
-  const b = await setUp(base, dir, row);
-  const { changed, all } = await timed(phases, 'polls', () => measurePolls(b));
+  if (ENGINES.includes('sqlite')) {
+    const b = await setUp(base, dir, row);
+    await core(b, phases, '');
+    await tearDown(b);
+  }
+  if (ENGINES.includes('postgres')) await onPostgresServer(base, dir, row, phases);
+  if (ENGINES.includes('sqlite')) await sqliteOnly(base, dir, row, phases);
+  row(
+    'peak RSS',
+    `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
+    'whole bench process',
+  );
+}
+
+/** The polls and delivery on the bench's feedsub `b`; `engine` names the engine in the phases' names. */
+async function core(b: Bench, phases: string[], engine: string): Promise<void> {
+  const { changed, all } = await timed(phases, `${engine}polls`, () => measurePolls(b));
   // Warm-up, untimed: the deliverer loop delivers the events of the two rounds so far, so that the timed trials below
   // start with the delivery path compiled; the raw POST loop gets as many requests before its trials.
   const warmUp = changed.events + all.events;
-  await timed(phases, 'delivery', async () => {
+  await timed(phases, `${engine}delivery`, async () => {
     await warmUpDeliveries(b, warmUp);
     const queued = await queueRounds(b);
     const trials = await measureDelivery(b, queued, warmUp);
-    reportRawPosts(row, trials);
+    reportRawPosts(b.row, trials);
     await measureLatency(b);
   });
-  await tearDown(b);
+}
+
+/** The server's row, the polls and delivery on a new database of a durable server, and the bytes written on another;
+ *  the server is stopped (by its PID) however they end. */
+async function onPostgresServer(
+  base: string,
+  dir: string,
+  row: Row,
+  phases: string[],
+): Promise<void> {
+  const server = await timed(phases, 'PostgreSQL: server start', startBenchPostgres);
+  try {
+    const pgRow = onPostgres(row);
+    const engine: BenchEngine = { kind: 'postgres', server };
+    const b = await setUp(base, dir, pgRow, engine);
+    try {
+      await serverRow(b.ctx.db, row);
+      await core(b, phases, 'PostgreSQL: ');
+    } finally {
+      await tearDown(b);
+    }
+    await timed(phases, 'PostgreSQL: writes', () => measureWrites(pgRow, server));
+  } finally {
+    await server.stop();
+  }
+}
+
+/** The phases that run on SQLite only: each starts an app or a `feedsub serve` of its own. */
+async function sqliteOnly(base: string, dir: string, row: Row, phases: string[]): Promise<void> {
   // WebSub: a hub's publication → the webhook, on its own app
   await timed(phases, 'push', () => measurePushLatency(row));
   // WebSub on the real `feedsub serve`: push latency, failing hubs' fallback polls, hostile hubs' 14 MiB pushes
@@ -98,11 +157,6 @@ async function run(base: string, dir: string, row: Row, phases: string[]): Promi
   const built = new URL('../dist/feedsub', import.meta.url).pathname;
   if (existsSync(built))
     await timed(phases, 'serve memory (built)', () => measureServeMemory(base, dir, row, built));
-  row(
-    'peak RSS',
-    `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
-    'whole bench process',
-  );
 }
 
 await main();

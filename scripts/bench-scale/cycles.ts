@@ -1,12 +1,12 @@
 // make bench-scale, the cycles: each a `poll --once` beside the running `serve` with an API run against serve while it
 // lasts; the changed cycles with every receiver healthy and with half of them answering 503, and the database reads
-// that check their events (read-only: WAL readers never block serve).
+// that check their events (on SQLite read-only: WAL readers never block serve).
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
 import { request } from 'undici';
 import type { Row } from '../bench/table.ts';
 import { apiRun, describe, failures, type Creations, type Latencies, type Mix } from './api.ts';
 import { pollOnce, type Child, type PollRun } from './processes.ts';
+import type { Store } from './store.ts';
 import { CHANGED_SHARE, SUBS_PER_FEED, type World } from './world.ts';
 
 /** A cycle that takes longer than this is stopped (and reported as such). */
@@ -23,10 +23,14 @@ export type Run = {
   feeds: number;
 };
 
-export type Cycle = { poll: PollRun; api: Latencies };
+/** A cycle's poll, its API run, and the bytes written meanwhile: on SQLite those of `poll --once` (its whole total), on
+ *  PostgreSQL the server's WAL over the cycle, whatever the API run wrote through serve included. */
+export type Cycle = { poll: PollRun; api: Latencies; written: number };
 
 /** One `poll --once` with an API run of `mix` against `serve` while it lasts; adds its rows. */
 export async function cycle(r: Run, label: string, mix: Mix): Promise<Cycle> {
+  // On SQLite the bytes are poll --once's own, its counter 0 before it starts.
+  const before = await r.world.store.written(() => 0);
   const polling = pollOnce(r.world.configFile, CYCLE_MAX_MS);
   const api = apiRun(
     r.url,
@@ -35,6 +39,7 @@ export async function cycle(r: Run, label: string, mix: Mix): Promise<Cycle> {
     r.made,
   );
   const [p, l] = await Promise.all([polling, api]);
+  const written = (await r.world.store.written(() => p.writeBytes)) - before;
   r.row(
     label,
     `${(p.ms / 1000).toFixed(1)} s`,
@@ -48,7 +53,7 @@ export async function cycle(r: Run, label: string, mix: Mix): Promise<Cycle> {
     String(l.failed),
     `of ${l.all.length} requests: ${failures(l)}`,
   );
-  return { poll: p, api: l };
+  return { poll: p, api: l, written };
 }
 
 /** The two changed cycles: the origin changes CHANGED_SHARE of the feeds, once with every receiver healthy, once with
@@ -73,10 +78,10 @@ async function changedCycle(r: Run, label: string, failShare: number): Promise<n
     const since = new Date().toISOString();
     const t = performance.now();
     const c = await cycle(r, `${label} (${CHANGED_SHARE * 100} % of feeds changed)`, 'mixed');
-    const settledAt = await untilAttempted(r.world.dbFile, since, 60_000);
+    const settledAt = await untilAttempted(r.world.store, since, 60_000);
     const settled = settledAt !== undefined;
     const ms = settled ? Math.max(c.poll.ms, settledAt - t) : NaN;
-    const e = eventsSince(r.world.dbFile, since);
+    const e = await eventsSince(r.world.store, since);
     const expected = changed * SUBS_PER_FEED;
     r.row(
       '  its events',
@@ -97,41 +102,43 @@ async function post(url: string): Promise<string> {
 /** Waits (at most `ms`) until every event created since `since` had an attempt; when it came to that (undefined if
  *  it did not), read every 100 ms. */
 async function untilAttempted(
-  file: string,
+  store: Store,
   since: string,
   ms: number,
 ): Promise<number | undefined> {
   const deadline = performance.now() + ms;
   while (performance.now() < deadline) {
-    if (eventsSince(file, since).unattempted === 0) return performance.now();
+    if ((await eventsSince(store, since)).unattempted === 0) return performance.now();
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return undefined;
 }
 
 /** Events created since `since`, read from the database beside `serve`. */
-export function eventsSince(
-  file: string,
+export async function eventsSince(
+  store: Store,
   since: string,
-): { entries: number; other: number; delivered: number; failed: number; unattempted: number } {
-  const db = new Database(file, { readonly: true });
-  try {
-    const rows = db
-      .prepare(
-        `SELECT type = 'subscription.entries' AS entries, status, attempt_count = 0 AS unattempted, count(*) AS n
-           FROM events WHERE created_at >= ? GROUP BY 1, 2, 3`,
-      )
-      .all(since) as { entries: number; status: string; unattempted: number; n: number }[];
-    const sum = (f: (x: (typeof rows)[number]) => boolean) =>
-      rows.filter(f).reduce((n, x) => n + x.n, 0);
-    return {
-      entries: sum((x) => x.entries === 1),
-      other: sum((x) => x.entries === 0),
-      delivered: sum((x) => x.status === 'delivered'),
-      failed: sum((x) => x.status === 'failed' || x.status === 'dead'),
-      unattempted: sum((x) => x.unattempted === 1),
-    };
-  } finally {
-    db.close();
-  }
+): Promise<{
+  entries: number;
+  other: number;
+  delivered: number;
+  failed: number;
+  unattempted: number;
+}> {
+  const rows = await store.look((sql) =>
+    sql.all<{ entries: number; status: string; unattempted: number; n: number }>(
+      `SELECT type = 'subscription.entries' AS entries, status, attempt_count = 0 AS unattempted, count(*) AS n
+         FROM events WHERE created_at >= ? GROUP BY 1, 2, 3`,
+      [since],
+    ),
+  );
+  const sum = (f: (x: (typeof rows)[number]) => boolean) =>
+    rows.filter(f).reduce((n, x) => n + x.n, 0);
+  return {
+    entries: sum((x) => x.entries === 1),
+    other: sum((x) => x.entries === 0),
+    delivered: sum((x) => x.status === 'delivered'),
+    failed: sum((x) => x.status === 'failed' || x.status === 'dead'),
+    unattempted: sum((x) => x.unattempted === 1),
+  };
 }

@@ -1,14 +1,15 @@
-// make bench-scale, bytes written (write_bytes of /proc/<pid>/io: WAL appends and checkpoints included): per 304 poll
-// of `poll --once` and of serve polling on its own, per subscription created through the API and by the world build.
+// make bench-scale, bytes written (on SQLite write_bytes of /proc/<pid>/io: WAL appends and checkpoints included; on
+// PostgreSQL the server's WAL): per 304 poll of `poll --once` and of serve polling on its own, per subscription created
+// through the API and by the world build.
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
 import { request } from 'undici';
 import { apiRun } from './api.ts';
 import type { Cycle, Run } from './cycles.ts';
 
 /** Subscriptions the create-only run makes. */
 const CREATES = 2000;
-/** Longer than serve's checkpoint interval (200 ms): what a write left in the WAL is in the database file by then. */
+/** Longer than serve's checkpoint interval on SQLite (200 ms): what a write left in the WAL is in the database file by
+ *  then. */
 const SETTLE_MS = 2000;
 const TARGET = 'target ≤ 2 KB per 304 poll';
 
@@ -18,47 +19,51 @@ const size = (bytes: number) =>
     : `${(bytes / 1024).toFixed(1)} KiB`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Bytes per 304 poll of each all-304 `poll --once`: the process's whole write_bytes over its polls answered 304. */
+/** Bytes per 304 poll of each all-304 `poll --once`: on SQLite the process's whole write_bytes, on PostgreSQL the
+ *  server's WAL over the cycle (what the API run beside it wrote included), over its polls answered 304. */
 export function pollOnceBytes(r: Run, cycles: Cycle[]): void {
   for (const [i, c] of cycles.entries()) {
     const polls = Number(/not modified (\d+)/.exec(c.poll.summary)?.[1] ?? NaN);
+    const what =
+      r.world.store.kind === 'sqlite'
+        ? `written by the process (${size(c.poll.writeBytes - c.poll.sampledBytes)} of it at exit), start and close included`
+        : `written over the cycle (${r.world.store.bytes}), the ${c.api.all.length} API requests beside it included`;
     r.row(
       `bytes written per 304 poll, poll --once (${i + 1})`,
-      `${(c.poll.writeBytes / polls).toFixed(0)} B`,
-      `${size(c.poll.writeBytes)} written by the process (${size(c.poll.writeBytes - c.poll.sampledBytes)} of it at exit), start and close included, over ${polls} polls answered 304; ${TARGET}`,
+      `${(c.written / polls).toFixed(0)} B`,
+      `${size(c.written)} ${what}, over ${polls} polls answered 304; ${TARGET}`,
     );
   }
 }
 
 /** Serve's bytes per subscription created through the API (a run of CREATES creates, nothing else). */
 export async function createBytes(r: Run): Promise<void> {
-  const before = r.serve.writeBytes();
+  const serve = () => r.serve.writeBytes();
+  const before = await r.world.store.written(serve);
   const ids = r.made.ids.length;
   const l = await apiRun(r.url, r.world, { max: CREATES, maxMs: 300_000, mix: 'create' }, r.made);
   await sleep(SETTLE_MS);
-  const written = r.serve.writeBytes() - before;
+  const written = (await r.world.store.written(serve)) - before;
   const created = r.made.ids.length - ids;
   r.row(
     'bytes written per subscription created via the API',
     created > 0 ? `${(written / created).toFixed(0)} B` : 'NONE CREATED',
-    `serve wrote ${size(written)} over ${l.all.length} POST /v1/subscriptions (${created} created, the rest 409) and ${SETTLE_MS / 1000} s after`,
+    `${r.world.store.kind === 'sqlite' ? 'serve wrote' : `the server wrote (${r.world.store.bytes})`} ${size(written)} over ${l.all.length} POST /v1/subscriptions (${created} created, the rest 409) and ${SETTLE_MS / 1000} s after`,
   );
 }
 
 /** Makes every feed due now (from this process, so serve's checkpoint of that write is over before counting starts),
- *  nudges serve's poller with one create, and counts serve's write_bytes until its poller has fetched every feed
- *  (answered 304) and recorded them all. */
+ *  nudges serve's poller with one create, and counts serve's write_bytes (the server's WAL) until its poller has
+ *  fetched every feed (answered 304) and recorded them all. */
 export async function servePollBytes(r: Run): Promise<void> {
-  const db = new Database(r.world.dbFile);
-  db.pragma('busy_timeout = 10000');
-  try {
-    db.prepare('UPDATE feeds SET next_poll_at = ?').run(new Date().toISOString());
-  } finally {
-    db.close();
-  }
+  await r.world.store.look(
+    (sql) => sql.run('UPDATE feeds SET next_poll_at = ?', [new Date().toISOString()]),
+    true,
+  );
   await sleep(SETTLE_MS);
   await request(`${r.world.origin}/_mark`, { method: 'POST' }).then((x) => x.body.dump());
-  const before = r.serve.writeBytes();
+  const serve = () => r.serve.writeBytes();
+  const before = await r.world.store.written(serve);
   const t = performance.now();
   // A create nudges the poller (a 409 for a pair the world has does not): create until one is made.
   const made = r.made.ids.length;
@@ -67,11 +72,11 @@ export async function servePollBytes(r: Run): Promise<void> {
   const done = await untilPolled(r, 15 * 60_000);
   const ms = performance.now() - t;
   await sleep(SETTLE_MS);
-  const written = r.serve.writeBytes() - before;
+  const written = (await r.world.store.written(serve)) - before;
   r.row(
     'bytes written per 304 poll, serve polling on its own',
     `${(written / r.feeds).toFixed(0)} B`,
-    `${size(written)} over ${r.feeds} feeds made due at once${done ? '' : ' (NOT ALL POLLED within 15 min)'} and polled by serve's poller in ${(ms / 1000).toFixed(1)} s (${(r.feeds / (ms / 1000)).toFixed(0)}/s), ${SETTLE_MS / 1000} s after included; ${TARGET}`,
+    `${size(written)}${r.world.store.kind === 'sqlite' ? '' : ` (${r.world.store.bytes})`} over ${r.feeds} feeds made due at once${done ? '' : ' (NOT ALL POLLED within 15 min)'} and polled by serve's poller in ${(ms / 1000).toFixed(1)} s (${(r.feeds / (ms / 1000)).toFixed(0)}/s), ${SETTLE_MS / 1000} s after included; ${TARGET}`,
   );
 }
 
@@ -82,16 +87,12 @@ async function untilPolled(r: Run, ms: number): Promise<boolean> {
     await sleep(500);
     const fetched = Number(await (await request(`${r.world.origin}/_fetched`)).body.text());
     if (fetched < r.feeds) continue;
-    const db = new Database(r.world.dbFile, { readonly: true });
-    try {
-      const due = db
-        .prepare('SELECT count(*) FROM feeds WHERE next_poll_at <= ?')
-        .pluck()
-        .get(new Date().toISOString()) as number;
-      if (due === 0) return true;
-    } finally {
-      db.close();
-    }
+    const due = await r.world.store.look((sql) =>
+      sql.value<number>('SELECT count(*) FROM feeds WHERE next_poll_at <= ?', [
+        new Date().toISOString(),
+      ]),
+    );
+    if (due === 0) return true;
   }
   return false;
 }

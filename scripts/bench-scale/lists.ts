@@ -2,14 +2,11 @@
 // process, before serve starts), then every list route is timed with each of its filters and a deep cursor, one
 // request at a time; a row per route names its worst filter.
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
 import { Agent } from 'undici';
 import { queueSubscriptionEvents } from '../../src/actions/entry-events.ts';
 import { systemClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { quietCtx, transaction } from '../../src/context.ts';
-import { openDatabase } from '../../src/db/open.ts';
-import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
 import { newId } from '../../src/ids.ts';
 import { FEED_STATUSES } from '../../src/store/feeds.ts';
 import { listSubscriptions } from '../../src/store/subscriptions.ts';
@@ -29,7 +26,7 @@ const REQUESTS = 200;
 export async function fillEvents(world: World): Promise<{ events: number; ms: number }> {
   const t = performance.now();
   const config = loadConfig({ file: world.configFile, env: {} });
-  const ctx = quietCtx(new SqliteEngine(openDatabase(world.dbFile)), systemClock, config);
+  const ctx = quietCtx(await world.store.open(), systemClock, config);
   let events = 0;
   try {
     let after: string | undefined;
@@ -74,40 +71,35 @@ function fillEvent(subscription: string, sequence: number, now: Date) {
 
 /** Ids to filter and page by, read from the database beside serve: an event far down the application's list (its
  *  500th oldest), the subscription with the most events, and a deep subscription and feed of the sample. */
-function cursors(r: Run): {
+function cursors(r: Run): Promise<{
   event: string;
   busy: string;
   sub: string;
   feed: string;
   count: number;
-} {
-  const db = new Database(r.world.dbFile, { readonly: true });
-  try {
-    const app = r.world.application;
-    const event = db
-      .prepare('SELECT id FROM events WHERE application_id = ? ORDER BY id LIMIT 1 OFFSET 500')
-      .pluck()
-      .get(app) as string;
-    const busy = db
-      .prepare(
-        'SELECT subscription_id FROM events WHERE application_id = ? AND subscription_id IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC LIMIT 1',
-      )
-      .pluck()
-      .get(app) as string;
-    const count = db
-      .prepare('SELECT count(*) FROM events WHERE application_id = ?')
-      .pluck()
-      .get(app) as number;
+}> {
+  const app = [r.world.application];
+  return r.world.store.look(async (sql) => {
+    const event = (await sql.value<string>(
+      'SELECT id FROM events WHERE application_id = ? ORDER BY id LIMIT 1 OFFSET 500',
+      app,
+    ))!;
+    const busy = (await sql.value<string>(
+      'SELECT subscription_id FROM events WHERE application_id = ? AND subscription_id IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC LIMIT 1',
+      app,
+    ))!;
+    const count = (await sql.value<number>(
+      'SELECT count(*) FROM events WHERE application_id = ?',
+      app,
+    ))!;
     const deep = r.world.sample[r.world.sample.length - 1]!;
     return { event, busy, sub: deep.id, feed: deep.feed, count };
-  } finally {
-    db.close();
-  }
+  });
 }
 
 /** Every list route with each of its filters: route → [filter label, path]. */
-function routes(r: Run): { routes: Map<string, [string, string][]>; count: number } {
-  const c = cursors(r);
+async function routes(r: Run): Promise<{ routes: Map<string, [string, string][]>; count: number }> {
+  const c = await cursors(r);
   const e = r.world.endpoints[0]!;
   const events: [string, string][] = [
     ['no filter', ''],
@@ -155,7 +147,7 @@ function routes(r: Run): { routes: Map<string, [string, string][]>; count: numbe
 
 /** Times every filter of every list route, REQUESTS times each, one at a time; a row per route. */
 export async function listRows(r: Run): Promise<void> {
-  const { routes: all, count } = routes(r);
+  const { routes: all, count } = await routes(r);
   const agent = new Agent({ connections: 1 });
   try {
     for (const [route, filters] of all) {

@@ -10,8 +10,7 @@ import { systemClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { quietCtx, transaction, type Ctx } from '../../src/context.ts';
 import type { Engine, Sql } from '../../src/db/engine.ts';
-import { openDatabase } from '../../src/db/open.ts';
-import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
+import type { Store } from './store.ts';
 
 export const APPS = 10;
 export const ENDPOINTS_PER_APP = 10;
@@ -29,7 +28,8 @@ export type World = {
   /** The origin's base URL. */
   origin: string;
   configFile: string;
-  dbFile: string;
+  /** The database, as the bench reaches it. */
+  store: Store;
   key: string;
   /** The first application (the one the API runs use). */
   application: string;
@@ -48,12 +48,13 @@ export function changedBy(n: number, share: number): boolean {
  *  `serve`'s own poller stays idle and every cycle is a `poll --once`, warnings only in the logs. allow_private is the
  *  operator's switch that lets feeds and endpoints live on loopback (the origin and its receivers). The first retry of
  *  a failed delivery waits an hour, so a cycle with failing receivers ends when each event had its first attempt
- *  instead of waiting on the retry timers. */
-export function writeConfig(dir: string, port: number): string {
+ *  instead of waiting on the retry timers. `databaseUrl`, when given, is storage.database_url (PostgreSQL). */
+export function writeConfig(dir: string, port: number, databaseUrl = ''): string {
   const file = join(dir, 'feedsub.toml');
+  const url = databaseUrl === '' ? '' : `database_url = ${JSON.stringify(databaseUrl)}\n`;
   writeFileSync(
     file,
-    `[server]\nhost = "127.0.0.1"\nport = ${port}\n\n[storage]\ndata_dir = ${JSON.stringify(join(dir, 'data'))}\n\n` +
+    `[server]\nhost = "127.0.0.1"\nport = ${port}\n\n[storage]\ndata_dir = ${JSON.stringify(join(dir, 'data'))}\n${url}\n` +
       `[network]\nallow_private = true\n\n` +
       `[poll]\ninterval_seconds = 86400\nconcurrency = 16\nper_host_concurrency = 16\n\n` +
       `[delivery]\nretry_schedule_seconds = [3600, 3600]\n\n` +
@@ -70,13 +71,13 @@ export function writeConfig(dir: string, port: number): string {
 export async function buildWorld(
   dir: string,
   configFile: string,
+  store: Store,
   base: string,
   feeds: number,
 ): Promise<World> {
   const t = performance.now();
   const config = loadConfig({ file: configFile, env: {} });
-  const dbFile = join(config.storage.data_dir, 'feedsub.db');
-  const ctx = quietCtx(new SqliteEngine(openDatabase(dbFile)), systemClock, config);
+  const ctx = quietCtx(await store.open(), systemClock, config);
   try {
     const apps: { id: string; key: string }[] = [];
     for (let a = 0; a < APPS; a++) {
@@ -121,7 +122,7 @@ export async function buildWorld(
       dir,
       origin: base,
       configFile,
-      dbFile,
+      store,
       key: apps[0]!.key,
       application: apps[0]!.id,
       endpoints: endpoints.filter((e) => e.app === apps[0]!.id).map((e) => e.id),

@@ -1,7 +1,7 @@
 // The delivery phases: an untimed warm-up, timed trials of the deliverer loop against raw POSTs, and live latency.
 import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
-import type { Sql } from '../../src/db/engine.ts';
+import { dialect, type Sql } from '../../src/db/engine.ts';
 import { drainDeliveries } from '../../src/worker/deliver/deliverer.ts';
 import { pollTick } from '../../src/worker/poll/round.ts';
 import { rawPosts } from './raw.ts';
@@ -68,8 +68,13 @@ export async function measureLatency(b: Bench): Promise<void> {
   const live = await pollTick(b.ctx, b.workers.pollerDeps, { all: true });
   await until(async () => (await deliveredSince(b.ctx.db, since)) >= live.summary.events, 60_000);
   await b.workers.stop(5000);
+  // The times are ISO 8601 text on both engines.
+  const ms = dialect(b.ctx.db.dialect, {
+    sqlite: '(julianday(delivered_at) - julianday(created_at)) * 86400000',
+    postgres: 'extract(epoch FROM delivered_at::timestamptz - created_at::timestamptz) * 1000',
+  });
   const lat = await b.ctx.db.column<number>(
-    "SELECT (julianday(delivered_at) - julianday(created_at)) * 86400000 AS ms FROM events WHERE status = 'delivered' AND created_at >= ? ORDER BY ms",
+    `SELECT ${ms} AS ms FROM events WHERE status = 'delivered' AND created_at >= ? ORDER BY ms`,
     [since],
   );
   const pct = (p: number) =>

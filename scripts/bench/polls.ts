@@ -1,7 +1,9 @@
 // The poll phases: one poll of every feed per path (first fetch, 304, same body, changed), and rounds queued untimed.
+// On PostgreSQL the 304 and 20 %-changed paths also give the WAL the server wrote per feed polled.
 import { performance } from 'node:perf_hooks';
 import { pollTick } from '../../src/worker/poll/round.ts';
 import type { PollSummary } from '../../src/worker/poll/poller.ts';
+import { walPosition } from './postgres.ts';
 import type { Bench } from './setup.ts';
 import { fetchBodies, ratio, rawConditionalGets, rawParse } from './raw.ts';
 import { CONCURRENCY, FEEDS } from './settings.ts';
@@ -18,6 +20,7 @@ export async function measurePolls(b: Bench): Promise<{ changed: PollSummary; al
     b,
     'feeds polled/s, 304 path',
     'conditional GET answered 304, no parse',
+    'bytes written per feed polled, 304 path (WAL)',
   );
   const gets = (getsBefore + (await rawConditionalGets(b.base, etags))) / 2;
   b.row(
@@ -37,6 +40,7 @@ export async function measurePolls(b: Bench): Promise<{ changed: PollSummary; al
     b,
     'feeds polled/s, changed path (20 % changed)',
     '80 % answer 304, 20 % parsed with 2 new entries',
+    'bytes written per feed polled, changed path (20 % changed) (WAL)',
   );
   b.row(
     'entries detected',
@@ -81,12 +85,17 @@ export async function queueRounds(b: Bench): Promise<number> {
   return queued;
 }
 
-/** Polls every feed once and adds its rate to the table. */
+/** Polls every feed once and adds its rate to the table; on PostgreSQL with a `wal` label, also a row of the WAL the
+ *  server wrote per feed polled, from a CHECKPOINT just before the poll (outside its time). */
 async function poll(
   b: Bench,
   label: string,
   note: string,
+  wal?: string,
 ): Promise<{ summary: PollSummary; perSecond: number }> {
+  const server = wal !== undefined && b.ctx.db.dialect === 'postgres';
+  if (server) await b.ctx.db.exec('CHECKPOINT');
+  const before = server ? await walPosition(b.ctx.db) : 0;
   const t = performance.now();
   const { summary } = await pollTick(b.ctx, b.workers.pollerDeps, { all: true });
   const ms = performance.now() - t;
@@ -95,5 +104,13 @@ async function poll(
     rate(summary.fetched, ms),
     `${note}; ${summary.fetched} fetched, ${summary.notModified} unchanged, ${summary.failed} failed, ${summary.newEntries} new entries, ${(ms / 1000).toFixed(2)} s`,
   );
+  if (server) {
+    const written = (await walPosition(b.ctx.db)) - before;
+    b.row(
+      wal,
+      `${(written / summary.fetched / 1024).toFixed(1)} KiB`,
+      `pg_current_wal_lsn() before and after those ${summary.fetched} polls, from a CHECKPOINT just before them (every page first written after it is written whole once); ${(written / 1024 / 1024).toFixed(1)} MiB in all`,
+    );
+  }
   return { summary, perSecond: summary.fetched / (ms / 1000) };
 }

@@ -1,4 +1,5 @@
-// The bench's feedsub, wired as app.ts wires the daemon, with one subscription per origin feed and a delivery count.
+// The bench's feedsub, wired as app.ts wires the daemon, with one subscription per origin feed and a delivery count:
+// on SQLite (a file and its checkpoint thread) or on a new database of a bench-started PostgreSQL server.
 import { join } from 'node:path';
 import { request } from 'undici';
 import { createEndpoint } from '../../src/actions/endpoints.ts';
@@ -12,6 +13,7 @@ import { quietCtx } from '../../src/context.ts';
 import type { Ctx } from '../../src/context.ts';
 import { startCheckpointer } from '../../src/db/checkpointer.ts';
 import type { Checkpointer } from '../../src/db/checkpointer.ts';
+import type { Engine } from '../../src/db/engine.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
 import { createLogger, silentLogger } from '../../src/log.ts';
@@ -19,6 +21,7 @@ import type { Telemetry } from '../../src/telemetry.ts';
 import { createWorkers } from '../../src/worker/index.ts';
 import type { Workers } from '../../src/worker/index.ts';
 import { createMetrics } from '../../src/worker/metrics.ts';
+import { openBenchEngine, type Postgres } from './postgres.ts';
 import { CONCURRENCY, FEEDS } from './settings.ts';
 import type { Row } from './table.ts';
 
@@ -29,12 +32,16 @@ export type DeliveryCount = {
   reaches: (n: number) => Promise<void>;
 };
 
+/** Where the bench's feedsub keeps its store: a SQLite file in the bench's directory, or a new database on `server`. */
+export type BenchEngine = { kind: 'sqlite' } | { kind: 'postgres'; server: Postgres };
+
 /** What every measured phase works on. */
 export type Bench = {
   base: string;
   config: Config;
   ctx: Ctx;
-  checkpointer: Checkpointer;
+  /** SQLite's checkpoint thread; PostgreSQL has none (its server checkpoints). */
+  checkpointer: Checkpointer | undefined;
   workers: Workers;
   deliveries: DeliveryCount;
   row: Row;
@@ -42,8 +49,14 @@ export type Bench = {
   round: (query: string) => Promise<unknown>;
 };
 
-/** Opens a database in `dir`, starts the checkpoint thread, and subscribes to every feed of the origin at `base`. */
-export async function setUp(base: string, dir: string, row: Row): Promise<Bench> {
+/** Opens a database in `dir` and starts the checkpoint thread, or on PostgreSQL a new database of the server, its schema
+ *  made; then subscribes to every feed of the origin at `base`. */
+export async function setUp(
+  base: string,
+  dir: string,
+  row: Row,
+  engine: BenchEngine = { kind: 'sqlite' },
+): Promise<Bench> {
   const config = withConfig(defaultConfig(), {
     storage: { data_dir: dir },
     network: { allow_private: true },
@@ -56,13 +69,9 @@ export async function setUp(base: string, dir: string, row: Row): Promise<Bench>
       api_requests_per_second: 0,
     },
   });
-  const db = openDatabase(join(dir, 'feedsub.db'));
-  const ctx = quietCtx(new SqliteEngine(db), systemClock, config);
-  const checkpointer = startCheckpointer(db, {
-    intervalMs: CHECKPOINT_INTERVAL_MS,
-    logger: silentLogger,
-  }); // as app.ts does
-  await checkpointer.ready();
+  const { store, checkpointer } = await openStore(engine, dir);
+  // On PostgreSQL `serve` times its work by the server's clock, which is this machine's here.
+  const ctx = quietCtx(store, systemClock, config);
   // As the daemon runs: Prometheus metrics, and a log line per attempt at the default level (info, JSON), written to
   // nowhere instead of stderr. Delivered attempts are also counted here, for the clocks of the delivery phases.
   const metrics = createMetrics(ctx);
@@ -86,8 +95,27 @@ export async function setUp(base: string, dir: string, row: Row): Promise<Bench>
 /** Closes the workers, the checkpoint thread and the database, in that order. */
 export async function tearDown(b: Bench): Promise<void> {
   await b.workers.close();
-  await b.checkpointer.stop();
+  await b.checkpointer?.stop();
   await b.ctx.store.close();
+}
+
+/** The store `engine` names, and SQLite's checkpoint thread (started as app.ts starts it). */
+async function openStore(
+  engine: BenchEngine,
+  dir: string,
+): Promise<{ store: Engine; checkpointer: Checkpointer | undefined }> {
+  if (engine.kind === 'postgres')
+    return {
+      store: await openBenchEngine(await engine.server.newDatabase()),
+      checkpointer: undefined,
+    };
+  const db = openDatabase(join(dir, 'feedsub.db'));
+  const checkpointer = startCheckpointer(db, {
+    intervalMs: CHECKPOINT_INTERVAL_MS,
+    logger: silentLogger,
+  });
+  await checkpointer.ready();
+  return { store: new SqliteEngine(db), checkpointer };
 }
 
 /** One application, one endpoint (the origin's /hook), and a subscription to each of the origin's feeds. */

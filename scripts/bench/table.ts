@@ -1,8 +1,19 @@
-// The bench's result table, in the order the measures were taken, and the rate and median arithmetic of its values.
+// The bench's result table, in the order the measures were taken (a PostgreSQL row beside its SQLite row), and the rate
+// and median arithmetic of its values.
 
 /** Adds one line to the table. */
 export type Row = (what: string, value: string, note?: string) => void;
 export type Table = { row: Row; print: (title: string) => void };
+
+/** The label prefix of a row measured on PostgreSQL: such a row whose label is otherwise another row's is printed right
+ *  after that one, wherever it was measured, so the two engines' figures read side by side. */
+export const POSTGRES = 'PostgreSQL: ';
+
+/** `row` with POSTGRES before every label. */
+export const onPostgres =
+  (row: Row): Row =>
+  (what, value, note) =>
+    row(`${POSTGRES}${what}`, value, note);
 
 /** An empty table; print() writes the title, then a Markdown-like table padded to its widest cells. */
 export function createTable(): Table {
@@ -12,6 +23,16 @@ export function createTable(): Table {
       rows.push([what, value, note]);
     },
     print: (title) => {
+      const labels = new Set(rows.map((r) => r[0]));
+      const paired = (label: string) =>
+        label.startsWith(POSTGRES) && labels.has(label.slice(POSTGRES.length));
+      const seen = new Set<string>();
+      const ordered = rows.flatMap((r) => {
+        if (paired(r[0])) return [];
+        if (seen.has(r[0])) return [r]; // a repeated label: its pair is printed after the first
+        seen.add(r[0]);
+        return [r, ...rows.filter((p) => paired(p[0]) && p[0] === `${POSTGRES}${r[0]}`)];
+      });
       const width = [
         Math.max(...rows.map((r) => r[0].length)),
         Math.max(...rows.map((r) => r[1].length)),
@@ -19,7 +40,7 @@ export function createTable(): Table {
       console.log(title);
       console.log(`| ${'measure'.padEnd(width[0]!)} | ${'value'.padEnd(width[1]!)} | note`);
       console.log(`|${'-'.repeat(width[0]! + 2)}|${'-'.repeat(width[1]! + 2)}|------`);
-      for (const [a, b, c] of rows)
+      for (const [a, b, c] of ordered)
         console.log(`| ${a.padEnd(width[0]!)} | ${b.padEnd(width[1]!)} | ${c}`);
     },
   };

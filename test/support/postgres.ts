@@ -55,9 +55,21 @@ export function postgresBin(): { bin: string } | { missing: string } {
   };
 }
 
+/** How startPostgres starts a server. */
+export type StartOptions = {
+  /** How long it may take to come up (default 30 s). */
+  timeoutMs?: number;
+  /** fsync, synchronous_commit and full_page_writes on, PostgreSQL's defaults, as a production server runs (the
+   *  bench's servers); off by default, as the tests run theirs. */
+  durable?: boolean;
+};
+
 /** Starts a server; rejects within `timeoutMs` when it does not come up. PostgreSQL refuses to run as root, so as root
  *  the server runs as the `postgres` user when there is one, else as `nobody`. */
-export async function startPostgres(timeoutMs = 30_000): Promise<Postgres> {
+export async function startPostgres({
+  timeoutMs = 30_000,
+  durable = false,
+}: StartOptions = {}): Promise<Postgres> {
   const found = postgresBin();
   if ('missing' in found) throw new Error(`test PostgreSQL: ${found.missing}`);
   const dir = mkdtempSync(join(tmpdir(), 'feedsub-pg-'));
@@ -78,11 +90,13 @@ export async function startPostgres(timeoutMs = 30_000): Promise<Postgres> {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`test PostgreSQL: initdb failed (${init.status}): ${init.stderr}`);
   }
-  // Durability is not what these tests check: fsync off makes a cluster's commits cost what SQLite's do in tests. A
-  // deadlock is found after 100 ms rather than a second.
+  // Durability is not what these tests check: fsync off makes a cluster's commits cost what SQLite's do in tests (a
+  // durable server keeps PostgreSQL's defaults). A deadlock is found after 100 ms rather than a second.
   const args = [
     ['-D', data, '-k', dir, '-c', 'listen_addresses='],
-    ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+    durable
+      ? []
+      : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
     ['-c', 'max_connections=200', '-c', 'deadlock_timeout=100ms'],
   ].flat();
   const base = `postgresql://postgres@/postgres?host=${encodeURIComponent(dir)}`;
