@@ -187,11 +187,15 @@ describe('subscriptions', () => {
       (await w.ctx.db.column(`SELECT count(*) FROM ${table}`))[0] as number;
     const removing = removeSubscription(w.ctx, applicationId, sub.id);
     let left = backlog;
-    for (let turn = 0; turn < 100 && left === backlog; turn++) {
+    for (const deadline = Date.now() + 5000; left === backlog && Date.now() < deadline;) {
       await nextTurn(); // until its first chunk has run
       left = await count('events');
     }
-    assert.equal(left, backlog - EVENT_CHUNK);
+    // A chunk or two gone, not all: on PostgreSQL the count may run beside the second chunk and see it committed.
+    assert.ok(
+      left > 0 && left < backlog && (backlog - left) % EVENT_CHUNK === 0,
+      `${left} of ${backlog} events left`,
+    );
     const meanwhile = await w.call('GET', `/v1/subscriptions/${sub.id}`, { key: k });
     assert.equal(meanwhile.body.status, 'paused', 'nothing is sent for it meanwhile');
     await removing;
