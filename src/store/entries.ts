@@ -109,7 +109,7 @@ export async function markKeysSeen(
     if (list.length > 0)
       await db.run(
         `UPDATE entries SET seen_at = @t
-          WHERE feed_id = @feed AND key IN (SELECT value FROM json_array_elements_text(@keys::json) AS j(value))
+          WHERE feed_id = @feed AND key IN (${jsonValues(db, '@keys')})
             AND seen_at < @stale`,
         { t, feed: feedId, keys: JSON.stringify(list), stale },
       );
@@ -226,7 +226,7 @@ export async function deleteHeldEntries(
   if (db.dialect === 'postgres') {
     const sizes = await db.column<number>(
       `DELETE FROM held_entries
-        WHERE feed_id = @feed AND key IN (SELECT value FROM json_array_elements_text(@keys::json) AS j(value))
+        WHERE feed_id = @feed AND key IN (${jsonValues(db, '@keys')})
         RETURNING octet_length(entry)`,
       { feed: feedId, keys: JSON.stringify([...keys]) },
     );

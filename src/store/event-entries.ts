@@ -3,6 +3,7 @@
 import type { Sql } from '../db/engine.ts';
 import type { EventStatus } from './events.ts';
 import { type Dialect } from '../db/engine.ts';
+import { jsonValues } from './sql.ts';
 
 /** Records that the event carries these entry keys. Call inside the transaction that inserts the event. */
 export async function recordEventEntries(
@@ -14,7 +15,7 @@ export async function recordEventEntries(
   if (db.dialect === 'postgres') {
     await db.run(
       `INSERT INTO event_entries (subscription_id, key, event_id)
-       SELECT @sub, value, @event FROM json_array_elements_text(@keys::json) AS j(value)
+       SELECT @sub, j.value, @event FROM (${jsonValues(db, '@keys')}) j
        ON CONFLICT DO NOTHING`,
       { sub: subscriptionId, event: eventId, keys: JSON.stringify([...keys]) },
     );

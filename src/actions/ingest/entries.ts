@@ -17,7 +17,7 @@ import { identityProbe } from '../../feed/identity/switch.ts';
 import { PARSER_VERSION } from '../../feed/parse/parse.ts';
 import { clearHeldEntries, hasHeldEntries } from '../../store/entries.ts';
 import type { HistoryVia } from '../../store/entry-history.ts';
-import { hasFeedProbe, lockFeed, type FeedRow } from '../../store/feeds.ts';
+import { hasFeedProbe, type FeedRow } from '../../store/feeds.ts';
 import { readyBackfills } from '../../store/subscriptions.ts';
 import { holdOrSwitch } from './identity.ts';
 import {
@@ -41,7 +41,8 @@ export type Sighting = { seenAt: Date; via?: HistoryVia };
  *  are stored in their new version and sent to the subscriptions that asked for updates. The poll and the push path
  *  both store entries here, against the same keys, so an entry pushed then polled (or polled then pushed) is one entry;
  *  `sighting.via` says which path brought the document (the entry history records it). Then the feed's keys are kept
- *  within their cap (capKeys). */
+ *  within their cap (capKeys). The caller holds the feed's row (lockFeed) since before it read `feed`, so two
+ *  transactions storing one feed's entries take turns. */
 export async function storeEntries(
   ctx: Ctx,
   feed: FeedRow,
@@ -49,7 +50,6 @@ export async function storeEntries(
   sighting: Sighting,
   live: boolean,
 ): Promise<EntriesResult> {
-  await lockFeed(ctx.db, feed.id);
   const result = await storeDocument(ctx, feed, doc, sighting, live);
   await capKeys(ctx, feed.id, doc.identities);
   return result;
