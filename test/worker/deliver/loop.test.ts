@@ -62,6 +62,11 @@ describe('deliverer loop', () => {
     let open = 0;
     const max = { total: 0, perPath: new Map<string, number>() };
     const openByPath = new Map<string, number>();
+    // Each request is answered once three are open together (the global cap: its answers all go at once), else after
+    // HOLD_MS: the attempts one claim starts reach the receiver several milliseconds apart, and a slot that is never
+    // refilled shows as answers that wait their HOLD_MS rather than as a receiver that seems never full.
+    const HOLD_MS = 100;
+    const waiting = new Set<() => void>();
     const receiver = createServer((req, res) => {
       const path = req.url ?? '/';
       open += 1;
@@ -69,13 +74,18 @@ describe('deliverer loop', () => {
       max.total = Math.max(max.total, open);
       max.perPath.set(path, Math.max(max.perPath.get(path) ?? 0, openByPath.get(path)!));
       req.resume();
-      req.on('end', () =>
-        setTimeout(() => {
+      req.on('end', () => {
+        const answer = () => {
+          if (!waiting.delete(answer)) return;
+          clearTimeout(timer);
           open -= 1;
           openByPath.set(path, openByPath.get(path)! - 1);
           res.writeHead(204).end();
-        }, 2),
-      );
+        };
+        const timer = setTimeout(answer, HOLD_MS);
+        waiting.add(answer);
+        if (waiting.size >= 3) for (const go of [...waiting]) go();
+      });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const workers = createWorkers(d.w.ctx, silentLogger);
