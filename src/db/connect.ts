@@ -125,6 +125,12 @@ async function openPostgres(config: Config, logger: Logger, base: Clock): Promis
         database: name,
         schema_version: schema.version,
       });
+    else if (schema.from !== undefined)
+      logger.info('db: upgraded the PostgreSQL schema', {
+        database: name,
+        from_version: schema.from,
+        schema_version: schema.version,
+      });
     clock = databaseClock(engine, base);
     const synced = await clock.sync();
     logger.debug("db: the PostgreSQL server's clock", {

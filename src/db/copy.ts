@@ -22,15 +22,15 @@ export type CopyProgress = { table: string; copied: number; total: number; done:
 type Column = { name: string; type: string };
 
 /** Copies `db` into the PostgreSQL database of `target`, which must be empty (or hold only feedsub's empty schema);
- *  `schemaSql` is schema-postgres.sql, at schema version `latest`, which `db` must have too. Reports progress after
+ *  `schemaSql` is schema-postgres.sql; `db` must have this feedsub's schema version. Reports progress after
  *  each batch and at each table's end; resolves with each table's row count. */
 export async function copySqliteToPostgres(
   db: Db,
   target: Engine,
   schemaSql: string,
   progress: (p: CopyProgress) => void = () => {},
-  latest = SCHEMA_VERSION,
 ): Promise<Record<string, number>> {
+  const latest = SCHEMA_VERSION;
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version !== latest)
     throw new Error(
@@ -38,7 +38,7 @@ export async function copySqliteToPostgres(
         ? `copy: the SQLite database has schema version ${version}, older than this feedsub's ${latest}: start this feedsub on it once (feedsub keys list upgrades it), then copy`
         : `copy: the SQLite database has schema version ${version}, and this feedsub knows up to ${latest}: copy with the feedsub that wrote it`,
     );
-  await preparePostgresSchema(target, schemaSql, latest);
+  await preparePostgresSchema(target, schemaSql);
   const tables = tablesInOrder(db);
   const counts: Record<string, number> = {};
   db.prepare('BEGIN').run();

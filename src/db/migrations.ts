@@ -2,7 +2,8 @@
 import { createHmac } from 'node:crypto';
 import type Database from 'better-sqlite3';
 
-/** Append-only: never edit a step once released; schema.sql must equal the result of all steps. */
+/** Append-only: never edit a step once released; schema.sql must equal the result of all steps, and each step
+ *  after version 22 has its twin in POSTGRES_MIGRATIONS (db/postgres-migrations.ts). */
 export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
   // 1 → 2, quotas: the recent uses of the windowed quotas.
   (db) => {
@@ -421,5 +422,6 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
 ];
 
 /** The schema version of a database schema.sql makes, which every migration leads to; PostgreSQL's
- *  (schema-postgres.sql, db/postgres-schema.ts) counts in the same sequence. */
+ *  (schema-postgres.sql, db/postgres-migrations.ts) counts in the same sequence: each migration here from version 22
+ *  on has its PostgreSQL step there. */
 export const SCHEMA_VERSION = MIGRATIONS.length + 1;

@@ -1,0 +1,16 @@
+// Numbered schema changes of PostgreSQL databases, in the one version sequence SQLite's migrations count
+// (db/migrations.ts). A PostgreSQL database begins at POSTGRES_FIRST_VERSION, the version schema-postgres.sql was first
+// written for; each later version has its step here as well as in MIGRATIONS, and schema-postgres.sql always equals a
+// first-version database taken through every step (test/db/postgres-schema.test.ts compares the catalogs).
+import type { Sql } from './engine.ts';
+
+/** The schema version every PostgreSQL database begins at: no database of this engine is older. */
+export const POSTGRES_FIRST_VERSION = 22;
+
+/** A step takes a database from one version to the next, inside the transaction (and under the schema lock) that
+ *  records the new version: PostgreSQL's DDL is transactional, so a step that fails leaves nothing of itself. */
+export type PostgresStep = (sql: Sql) => Promise<void>;
+
+/** Append-only: POSTGRES_MIGRATIONS[0] takes a version-22 database to version 23, and so on; never edit a step once
+ *  released. Its length is SCHEMA_VERSION - POSTGRES_FIRST_VERSION. */
+export const POSTGRES_MIGRATIONS: readonly PostgresStep[] = [];
