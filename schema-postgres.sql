@@ -306,3 +306,19 @@ CREATE TABLE websub_subscriptions (
   updated_at        TEXT COLLATE "C" NOT NULL
 );
 CREATE INDEX websub_subscriptions_due ON websub_subscriptions(next_action_at);
+
+CREATE TABLE nodes (
+  id          TEXT COLLATE "C" PRIMARY KEY,
+  name        TEXT COLLATE "C" NOT NULL,
+  version     TEXT COLLATE "C" NOT NULL,
+  started_at  TEXT COLLATE "C" NOT NULL,
+  seen_at     TEXT COLLATE "C" NOT NULL,
+  polls       BIGINT NOT NULL DEFAULT 0,
+  deliveries  BIGINT NOT NULL DEFAULT 0
+);
+
+CREATE TABLE node_roles (
+  role     TEXT COLLATE "C" PRIMARY KEY,
+  node_id  TEXT COLLATE "C" NOT NULL,
+  until    TEXT COLLATE "C" NOT NULL
+);

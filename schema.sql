@@ -374,3 +374,24 @@ CREATE TABLE websub_subscriptions (
   updated_at        TEXT NOT NULL
 );
 CREATE INDEX websub_subscriptions_due ON websub_subscriptions(next_action_at);
+
+-- The serve processes (nodes) on this database (schema version 23): each registers itself at start, renews seen_at and
+-- what it holds every heartbeat, and removes itself at stop; one unseen for three heartbeats is no longer live, and
+-- its row is removed a day later. On SQLite there is one; on PostgreSQL any number share the work.
+CREATE TABLE nodes (
+  id          TEXT PRIMARY KEY,
+  name        TEXT NOT NULL,                -- cluster.node_name: the host name and process id by default
+  version     TEXT NOT NULL,                -- feedsub's version
+  started_at  TEXT NOT NULL,
+  seen_at     TEXT NOT NULL,
+  polls       INTEGER NOT NULL DEFAULT 0,   -- feeds it was fetching at its last heartbeat
+  deliveries  INTEGER NOT NULL DEFAULT 0    -- events it was attempting
+);
+
+-- Work that one node at a time does (maintenance): held by node_id until `until`, renewed while it runs, taken over
+-- by another node once it lapses (schema version 23).
+CREATE TABLE node_roles (
+  role     TEXT PRIMARY KEY,
+  node_id  TEXT NOT NULL,
+  until    TEXT NOT NULL
+);

@@ -119,6 +119,13 @@ export const ConfigSchema = v.strictObject({
     }),
     {},
   ),
+  cluster: v.optional(
+    v.strictObject({
+      // How this process is named among the nodes on the database (/healthz, /metrics, the dashboard): empty = host:pid.
+      node_name: v.optional(v.pipe(v.string(), v.maxLength(200)), ''),
+    }),
+    {},
+  ),
   network: v.optional(
     v.strictObject({
       allow_private: v.optional(v.boolean(), false),

@@ -2,6 +2,7 @@
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Engine, Sql } from './db/engine.ts';
+import { createIdGenerator } from './ids.ts';
 
 export type Ctx = {
   /** The database engine: its transactions (`transaction` below) and reads. */
@@ -11,6 +12,8 @@ export type Ctx = {
   db: Sql;
   clock: Clock;
   config: Config;
+  /** This process among the nodes on the database (worker/nodes.ts). */
+  node: NodeShare;
   /** Wakes the poller (a new feed should be fetched within a second). */
   nudgePoller: () => void;
   /** Wakes the deliverer (events are waiting). */
@@ -22,6 +25,15 @@ export type Ctx = {
   /** The chart's poll counts noted by polls and not yet written (actions/poll-counts.ts). */
   pollCounts: PollCounts;
 };
+
+/** A node: its id (the nodes table's), and its part of a cap that holds for all nodes together, such as the attempts
+ *  one endpoint may have in flight (worker/nodes.ts shareOf). */
+export type NodeShare = { id: string; share: (cap: number) => number };
+
+/** A process that works alone (CLI commands, tests, SQLite): every cap is wholly its own. */
+export function soloNode(): NodeShare {
+  return { id: createIdGenerator()(), share: (cap) => cap };
+}
 
 /** The last use of each API key (id) and dashboard session (hash) since the last flush, as ISO times: a request only
  *  notes it here, and a timer writes them (actions/keys.ts flushLastUses), so reading never writes to the database. */
@@ -73,6 +85,7 @@ export function quietCtx(store: Engine, clock: Clock, config: Config): Ctx {
     db: store,
     clock,
     config,
+    node: soloNode(),
     nudgePoller: () => {},
     nudgeDeliverer: () => {},
     nudgeBackfiller: () => {},

@@ -419,6 +419,25 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
         FROM applications a;
     `);
   },
+  // 22 → 23, nodes: the serve processes on the database, and the work one of them at a time does.
+  (db) => {
+    db.exec(`
+      CREATE TABLE nodes (
+        id          TEXT PRIMARY KEY,
+        name        TEXT NOT NULL,
+        version     TEXT NOT NULL,
+        started_at  TEXT NOT NULL,
+        seen_at     TEXT NOT NULL,
+        polls       INTEGER NOT NULL DEFAULT 0,
+        deliveries  INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE TABLE node_roles (
+        role     TEXT PRIMARY KEY,
+        node_id  TEXT NOT NULL,
+        until    TEXT NOT NULL
+      );
+    `);
+  },
 ];
 
 /** The schema version of a database schema.sql makes, which every migration leads to; PostgreSQL's

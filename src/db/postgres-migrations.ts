@@ -13,4 +13,23 @@ export type PostgresStep = (sql: Sql) => Promise<void>;
 
 /** Append-only: POSTGRES_MIGRATIONS[0] takes a version-22 database to version 23, and so on; never edit a step once
  *  released. Its length is SCHEMA_VERSION - POSTGRES_FIRST_VERSION. */
-export const POSTGRES_MIGRATIONS: readonly PostgresStep[] = [];
+export const POSTGRES_MIGRATIONS: readonly PostgresStep[] = [
+  // 22 → 23, nodes: the serve processes on the database, and the work one of them at a time does.
+  (sql) =>
+    sql.exec(`
+      CREATE TABLE nodes (
+        id          TEXT COLLATE "C" PRIMARY KEY,
+        name        TEXT COLLATE "C" NOT NULL,
+        version     TEXT COLLATE "C" NOT NULL,
+        started_at  TEXT COLLATE "C" NOT NULL,
+        seen_at     TEXT COLLATE "C" NOT NULL,
+        polls       BIGINT NOT NULL DEFAULT 0,
+        deliveries  BIGINT NOT NULL DEFAULT 0
+      );
+      CREATE TABLE node_roles (
+        role     TEXT COLLATE "C" PRIMARY KEY,
+        node_id  TEXT COLLATE "C" NOT NULL,
+        until    TEXT COLLATE "C" NOT NULL
+      );
+    `),
+];

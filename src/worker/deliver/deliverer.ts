@@ -81,7 +81,10 @@ export function createDelivererDeps(
   const unprovenCap = Math.max(1, Math.floor(delivery.concurrency / 2));
   const capOf = (key: string): number =>
     key.startsWith('endpoint:')
-      ? health.capOf(key.slice('endpoint:'.length), delivery.per_endpoint_concurrency)
+      ? health.capOf(
+          key.slice('endpoint:'.length),
+          ctx.node.share(delivery.per_endpoint_concurrency),
+        )
       : key.startsWith('unproven:')
         ? unprovenCap
         : Infinity;
@@ -172,6 +175,8 @@ async function claimFairly(
       limit: free,
       maxRows,
       take: (e) => {
+        // An endpoint's rate limit holds for all nodes together: this node starts its share.
+        if (e.rate_limit !== null) e.rate_limit = ctx.node.share(e.rate_limit);
         const endpoint = `endpoint:${e.endpoint_id}`;
         const keys = eventKeys(e, deps.health);
         const n = counted.get(endpoint) ?? 0;

@@ -117,7 +117,9 @@ export function pollSpec(
     name: 'poll',
     slots: ctx.config.poll.concurrency,
     keysOf: (c) => c.keys,
-    capOf: (key) => (key.startsWith('host:') || key.startsWith('addr:') ? perHost : Infinity),
+    // A host's cap holds for all nodes together: this node takes its share.
+    capOf: (key) =>
+      key.startsWith('host:') || key.startsWith('addr:') ? ctx.node.share(perHost) : Infinity,
     claim,
     run: async ({ feed }) => {
       const seenAt = ctx.clock.now();
