@@ -114,7 +114,10 @@ CREATE INDEX feeds_by_sole_application ON feeds(sole_application_id, id) WHERE s
 CREATE TABLE feed_leases (
   feed_id  TEXT PRIMARY KEY REFERENCES feeds(id) ON DELETE CASCADE,
   until    TEXT NOT NULL,
-  again_at TEXT
+  again_at TEXT,
+  -- The node (nodes.id) whose heartbeat renews the lease (schema version 23); NULL for a process that is not a node
+  -- (poll --once), whose lease lasts the poll's deadline and a margin.
+  node_id  TEXT
 ) WITHOUT ROWID;
 
 -- A feed's identity probe (JSON: the keys later sources gave the last good document, feed/identity/switch.ts), apart
@@ -238,9 +241,13 @@ CREATE TABLE events (
   updated_at       TEXT NOT NULL,
   -- The bytes the event keeps, as the storage budget counts them: its body, its row and index entries, one row per entry
   -- it carries (event_entries) and its attempts with their responses (schema version 22; store/storage.ts).
-  stored_bytes     INTEGER NOT NULL DEFAULT 0
+  stored_bytes     INTEGER NOT NULL DEFAULT 0,
+  -- The node (nodes.id) whose heartbeat renews lease_until while its attempt runs (schema version 23).
+  lease_node       TEXT
 );
 CREATE INDEX events_due ON events(next_attempt_at) WHERE status IN ('pending', 'failed');
+-- The events a node is attempting, which its heartbeat renews (schema version 23).
+CREATE INDEX events_leased ON events(lease_node) WHERE lease_until IS NOT NULL;
 -- A subscription's events newest first (GET /v1/events?subscription=) and deleting them in batches (schema version
 -- 10); the FIFO check uses events_waiting.
 CREATE INDEX events_by_subscription ON events(subscription_id, id);

@@ -63,6 +63,11 @@ export async function startApp(
   const heartbeat = createHeartbeat(ctx, {
     name: config.cluster.node_name,
     holds,
+    // A node gone: the feeds and events it leased can be claimed now, and nothing else would wake the loops for them.
+    gone: () => {
+      workers.poller.nudge();
+      workers.deliverer.nudge();
+    },
     logger: logger.child({ loop: 'heartbeat' }),
   });
   ctx.node = heartbeat.node; // before the loops: their caps are this node's share

@@ -26,9 +26,11 @@ export type Ctx = {
   pollCounts: PollCounts;
 };
 
-/** A node: its id (the nodes table's), and its part of a cap that holds for all nodes together, such as the attempts
- *  one endpoint may have in flight (worker/nodes.ts shareOf). */
-export type NodeShare = { id: string; share: (cap: number) => number };
+/** A node: its id (the nodes table's), its part of a cap that holds for all nodes together, such as the attempts one
+ *  endpoint may have in flight (worker/nodes.ts shareOf), and, for a node with a heartbeat (serve), how long its leases
+ *  last between the renewals of its heartbeat: a process without one (a CLI command, a test) leases work for the work's
+ *  deadline and a margin. */
+export type NodeShare = { id: string; share: (cap: number) => number; leaseMs?: number };
 
 /** A process that works alone (CLI commands, tests, SQLite): every cap is wholly its own. */
 export function soloNode(): NodeShare {

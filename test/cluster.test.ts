@@ -1,15 +1,22 @@
 // Several `feedsub serve` processes (nodes) on one PostgreSQL database: each shows the live ones in /healthz and drops
-// one that stops, and a subscription created through one node is fetched within a second by another, woken by the
-// database's notifications.
+// one that stops; a subscription created through one node is fetched within a second by another, woken by the
+// database's notifications; and the feed or event a node was working on when it was SIGKILLed is taken over by another
+// within the node timeout, nothing lost.
 import assert from 'node:assert/strict';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { cliScratch, runCliAsync, startDaemon, type Daemon } from './support/daemon.ts';
-import { until } from './support/deadline.ts';
+import { until, within } from './support/deadline.ts';
 import { sharedPostgres, type Postgres } from './support/postgres.ts';
 import { rss, startOrigin } from './support/servers.ts';
 
-type Health = { status: string; node: string; nodes: { id: string; name: string }[] };
+type Health = {
+  status: string;
+  node: string;
+  nodes: { id: string; name: string; polls: number; deliveries: number }[];
+};
 
 const health = async (d: Daemon): Promise<Health> =>
   (await (await fetch(`${d.url}/healthz`)).json()) as Health;
@@ -115,6 +122,137 @@ describe('nodes sharing one PostgreSQL database', { concurrency: 1 }, () => {
         2,
         'both nodes were live throughout: the newer one could not fetch it',
       );
+    } finally {
+      await origin.close();
+    }
+  });
+
+  /** Two nodes on a new database with a node timeout of TIMEOUT_S, a key, and an endpoint at `receiverUrl`. */
+  const TIMEOUT_S = 6;
+  const pairWithKey = async () => {
+    const url = await server.newDatabase();
+    const env = { FEEDSUB_CLUSTER_NODE_TIMEOUT_SECONDS: String(TIMEOUT_S) };
+    const nodes = [await node(url, 'one', env), await node(url, 'two', env)];
+    for (const n of nodes) await seeing(n, 2);
+    const made = await runCliAsync(
+      ['keys', 'create', '--app', 'acme', '--name', 'ci', '--json', '--data-dir', tempDir()],
+      { FEEDSUB_STORAGE_DATABASE_URL: url },
+    );
+    assert.equal(made.status, 0, made.stderr);
+    const { key } = JSON.parse(made.stdout) as { key: string };
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${nodes[1]!.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: key, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      assert.equal(res.status, 201, await res.clone().text());
+      return (await res.json()) as { id: string };
+    };
+    /** The node whose last heartbeat says it holds what `holds` picks, once one does (bounded). */
+    const holder = async (holds: (n: Health['nodes'][number]) => number) => {
+      let found: Daemon | undefined;
+      await until(
+        async () => {
+          const { nodes: live, node: self } = await health(nodes[0]!);
+          const id = live.find((n) => holds(n) > 0)?.id;
+          if (id === undefined) return false;
+          found = id === self ? nodes[0] : nodes[1];
+          return true;
+        },
+        (TIMEOUT_S * 1000) / 3 + 3000,
+        'a node holding it',
+        100,
+      );
+      return { holder: found!, survivor: nodes.find((n) => n !== found)! };
+    };
+    return { post, holder };
+  };
+
+  // A dead node's lease lapses TIMEOUT_S after its last heartbeat; the survivor sees it gone at its next heartbeat
+  // (TIMEOUT_S / 3 later) and claims at once. Without that, the work would wait for the lease its deadline sets
+  // (delivery: 15 s + 10 s; polls: 30 s + 10 s) and for the survivor's idle minute.
+  const TAKEN_OVER_MS = TIMEOUT_S * 1000 + (TIMEOUT_S * 1000) / 3 + 3000;
+
+  it('attempts again, through another node, the event a node was attempting when it was killed', async () => {
+    const origin = await startOrigin();
+    // Holds every request until `ok` is set, then answers 204: the killed node's attempt never ends.
+    const held: ServerResponse[] = [];
+    const seen: { id: string; at: number; answered: boolean }[] = [];
+    let ok = false;
+    const receiver = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        seen.push({ id: String(req.headers['webhook-id']), at: performance.now(), answered: ok });
+        if (ok) res.writeHead(204).end();
+        else held.push(res);
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      origin.set('/backfilled.xml', {
+        body: rss([{ guid: 'c' }, { guid: 'b' }, { guid: 'a' }]),
+      });
+      const { post, holder } = await pairWithKey();
+      const endpoint = await post('/v1/endpoints', {
+        title: 'Receiver',
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`,
+      });
+      // One subscription: its events go one at a time, so one node holds the attempt.
+      await post('/v1/subscriptions', {
+        url: `${origin.url}/backfilled.xml`,
+        endpoint: endpoint.id,
+        backfill: 3,
+      });
+      await until(() => seen.length === 1, 15_000, 'the first attempt', 20);
+      const { holder: victim } = await holder((n) => n.deliveries);
+      ok = true;
+      await victim.kill();
+      const killed = performance.now();
+      await until(
+        () => seen.some((s) => s.answered && s.id === seen[0]!.id),
+        TAKEN_OVER_MS,
+        'the event attempted again',
+        20,
+      );
+      assert.ok(performance.now() - killed < TAKEN_OVER_MS);
+      assert.deepEqual(
+        [...new Set(seen.map((s) => s.id))],
+        [seen[0]!.id],
+        'the one event, attempted by the killed node and then by the other',
+      );
+    } finally {
+      ok = true;
+      for (const res of held) res.destroy();
+      receiver.closeAllConnections();
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+      await origin.close();
+    }
+  });
+
+  it('fetches again, through another node, the feed a node was fetching when it was killed', async () => {
+    const origin = await startOrigin();
+    try {
+      origin.set('/slow.xml', { body: rss([{ guid: 'one' }]) });
+      const hold = origin.hold('/slow.xml');
+      const { post, holder } = await pairWithKey();
+      const endpoint = await post('/v1/endpoints', {
+        title: 'Hooks',
+        url: 'https://hooks.example.com/',
+      });
+      await post('/v1/subscriptions', { url: `${origin.url}/slow.xml`, endpoint: endpoint.id });
+      await within(hold.arrived, 5000, 'the first fetch');
+      const { holder: victim } = await holder((n) => n.polls);
+      await victim.kill();
+      const killed = performance.now();
+      hold.release();
+      await until(
+        () => origin.requests.filter((r) => r.path === '/slow.xml').length === 2,
+        TAKEN_OVER_MS,
+        'the feed fetched again',
+        20,
+      );
+      assert.ok(performance.now() - killed < TAKEN_OVER_MS);
     } finally {
       await origin.close();
     }

@@ -419,9 +419,13 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
         FROM applications a;
     `);
   },
-  // 22 → 23, nodes: the serve processes on the database, and the work one of them at a time does.
+  // 22 → 23, nodes: the serve processes on the database, the work one of them at a time does, and the node whose
+  // heartbeat renews each lease.
   (db) => {
     db.exec(`
+      ALTER TABLE feed_leases ADD COLUMN node_id TEXT;
+      ALTER TABLE events ADD COLUMN lease_node TEXT;
+      CREATE INDEX events_leased ON events(lease_node) WHERE lease_until IS NOT NULL;
       CREATE TABLE nodes (
         id          TEXT PRIMARY KEY,
         name        TEXT NOT NULL,

@@ -14,9 +14,13 @@ export type PostgresStep = (sql: Sql) => Promise<void>;
 /** Append-only: POSTGRES_MIGRATIONS[0] takes a version-22 database to version 23, and so on; never edit a step once
  *  released. Its length is SCHEMA_VERSION - POSTGRES_FIRST_VERSION. */
 export const POSTGRES_MIGRATIONS: readonly PostgresStep[] = [
-  // 22 → 23, nodes: the serve processes on the database, and the work one of them at a time does.
+  // 22 → 23, nodes: the serve processes on the database, the work one of them at a time does, and the node whose
+  // heartbeat renews each lease.
   (sql) =>
     sql.exec(`
+      ALTER TABLE feed_leases ADD COLUMN node_id TEXT COLLATE "C";
+      ALTER TABLE events ADD COLUMN lease_node TEXT COLLATE "C";
+      CREATE INDEX events_leased ON events(lease_node) WHERE lease_until IS NOT NULL;
       CREATE TABLE nodes (
         id          TEXT COLLATE "C" PRIMARY KEY,
         name        TEXT COLLATE "C" NOT NULL,

@@ -26,6 +26,20 @@ export async function beat(db: Sql, node: NodeRow): Promise<void> {
   );
 }
 
+/** Renews, until `until`, the leases `nodeId` holds that have not lapsed at `now`: its polls' and its attempts'. A
+ *  lapsed one may be another node's by now, and stays as it is. */
+export async function renewLeases(db: Sql, nodeId: string, now: Date, until: Date): Promise<void> {
+  const params = { node: nodeId, now: now.toISOString(), until: until.toISOString() };
+  await db.run(
+    'UPDATE feed_leases SET until = @until WHERE node_id = @node AND until > @now',
+    params,
+  );
+  await db.run(
+    'UPDATE events SET lease_until = @until WHERE lease_node = @node AND lease_until > @now',
+    params,
+  );
+}
+
 /** The nodes seen since `since`, oldest first. */
 export async function liveNodes(db: Sql, since: Date): Promise<NodeRow[]> {
   return db.all<NodeRow>(
@@ -63,9 +77,4 @@ export async function holdRole(
     { role, node: nodeId, until: until.toISOString(), now: now.toISOString() },
   );
   return held === nodeId;
-}
-
-/** Lets go of `role` when `nodeId` holds it. */
-export async function releaseRole(db: Sql, role: string, nodeId: string): Promise<void> {
-  await db.run('DELETE FROM node_roles WHERE role = ? AND node_id = ?', [role, nodeId]);
 }

@@ -1,17 +1,25 @@
-// The node heartbeat: this serve process registers itself in the nodes table, renews its row and what it holds every
-// HEARTBEAT_MS on the database's clock, reads which nodes are live, and leaves at stop. What it reads sizes this node's
-// share of every cap that holds for all nodes together (shareOf), and /healthz, /metrics and the dashboard show it.
+// The node heartbeat: this serve process registers itself in the nodes table and, three times per
+// cluster.node_timeout_seconds, renews its row, what it holds and the leases of its work on the database's clock, and
+// reads which nodes are live; it leaves at stop. Its leases last the node timeout from each renewal, so the work of a
+// node that dies is claimed by the others that long after its last heartbeat (a node that sees another go wakes its
+// loops for that work). What it reads sizes this node's share of every cap that holds for all nodes together
+// (shareOf), and /healthz and /metrics show it.
 import { hostname } from 'node:os';
 import type { Ctx, NodeShare } from '../context.ts';
 import type { Logger } from '../log.ts';
-import { beat, liveNodes, pruneNodes, removeNode, type NodeRow } from '../store/nodes.ts';
+import {
+  beat,
+  liveNodes,
+  pruneNodes,
+  removeNode,
+  renewLeases,
+  type NodeRow,
+} from '../store/nodes.ts';
 import { FEEDSUB_VERSION } from '../version.ts';
 import { createLoop, type Loop } from './loop.ts';
 
-/** How often a node renews its row. */
-export const HEARTBEAT_MS = 5000;
-/** A node unseen for this long is no longer live: three heartbeats missed. */
-export const LIVE_MS = 3 * HEARTBEAT_MS;
+/** A node's heartbeat comes this many times per node timeout: one missed beat never counts it gone. */
+export const BEATS_PER_TIMEOUT = 3;
 /** The row of a node unseen for this long is removed (a process that ended without removing it). */
 const FORGET_MS = 24 * 3600_000;
 
@@ -30,19 +38,24 @@ export type NodeHeartbeat = {
   leave(): Promise<void>;
 };
 
-/** The heartbeat of the node `node` (ctx.node's id), named `name` (cluster.node_name, else host:pid). */
+/** The heartbeat of the node `node` (ctx.node's id), named `name` (cluster.node_name, else host:pid); `gone` is called
+ *  when a node it saw live is not any more (its leases have lapsed: its work can be claimed). */
 export function createHeartbeat(
   ctx: Ctx,
-  opts: { name?: string; holds: () => Holds; logger: Logger },
+  opts: { name?: string; holds: () => Holds; gone?: () => void; logger: Logger },
 ): NodeHeartbeat {
   const id = ctx.node.id;
   const name = opts.name || `${hostname()}:${process.pid}`;
   const startedAt = ctx.clock.now().toISOString();
+  const timeoutMs = ctx.config.cluster.node_timeout_seconds * 1000;
+  const everyMs = Math.floor(timeoutMs / BEATS_PER_TIMEOUT);
   let live: readonly NodeRow[] = [];
-  const node: NodeShare = { id, share: (cap) => shareOf(cap, live, id) };
+  const node: NodeShare = { id, share: (cap) => shareOf(cap, live, id), leaseMs: timeoutMs };
   const once = async () => {
     const now = ctx.clock.now();
+    const seen = new Set(live.map((n) => n.id));
     live = await ctx.store.write(async (db) => {
+      await renewLeases(db, id, now, new Date(now.getTime() + timeoutMs));
       await beat(db, {
         id,
         name,
@@ -52,16 +65,18 @@ export function createHeartbeat(
         ...opts.holds(),
       });
       await pruneNodes(db, new Date(now.getTime() - FORGET_MS));
-      return liveNodes(db, new Date(now.getTime() - LIVE_MS));
+      return liveNodes(db, new Date(now.getTime() - timeoutMs));
     });
+    for (const n of live) seen.delete(n.id);
+    if (seen.size > 0) opts.gone?.();
   };
   const loop = createLoop(
     'heartbeat',
     async () => {
       await once();
-      return HEARTBEAT_MS;
+      return everyMs;
     },
-    { idleMs: HEARTBEAT_MS, logger: opts.logger, backoff: { firstMs: 1000, maxMs: HEARTBEAT_MS } },
+    { idleMs: everyMs, logger: opts.logger, backoff: { firstMs: 1000, maxMs: everyMs } },
   );
   return {
     node,

@@ -6,9 +6,10 @@ import { describe, it } from 'node:test';
 import { manualClock } from '../../src/clock.ts';
 import { soloNode, type Ctx } from '../../src/context.ts';
 import { silentLogger } from '../../src/log.ts';
+import { leaseFeeds } from '../../src/store/feeds-poll.ts';
 import { holdRole } from '../../src/store/nodes.ts';
 import type { NodeRow } from '../../src/store/nodes.ts';
-import { createHeartbeat, LIVE_MS, shareOf } from '../../src/worker/nodes.ts';
+import { createHeartbeat, shareOf } from '../../src/worker/nodes.ts';
 import { makeWorld } from '../support/world.ts';
 
 /** Live nodes with these ids, oldest first. */
@@ -89,8 +90,9 @@ describe('nodes', () => {
     const beatA = createHeartbeat(a, { name: 'a', holds, logger: silentLogger });
     const beatSilent = createHeartbeat(silent, { name: 'silent', holds, logger: silentLogger });
     try {
+      const timeoutMs = w.ctx.config.cluster.node_timeout_seconds * 1000;
       await beatSilent.beat();
-      w.clock.advance(LIVE_MS - 1);
+      w.clock.advance(timeoutMs - 1);
       await beatA.beat();
       assert.deepEqual(
         beatA
@@ -104,6 +106,49 @@ describe('nodes', () => {
       assert.deepEqual(
         beatA.live().map((n) => n.name),
         ['a'],
+      );
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("renews the leases of a node's work at each heartbeat, so that they lapse a node timeout after its last one", async () => {
+    const w = makeWorld();
+    const a: Ctx = { ...w.ctx, node: soloNode() };
+    const beatA = createHeartbeat(a, {
+      name: 'a',
+      holds: () => ({ polls: 1, deliveries: 0 }),
+      logger: silentLogger,
+    });
+    try {
+      const timeoutMs = w.ctx.config.cluster.node_timeout_seconds * 1000;
+      assert.equal(beatA.node.leaseMs, timeoutMs);
+      const feed = await w.ctx.store.write(async (db) => {
+        const id = 'feed-1';
+        await db.run(
+          `INSERT INTO feeds (id, url, fetch_url, next_poll_at, created_at, updated_at)
+           VALUES (@id, @url, @url, @t, @t, @t)`,
+          { id, url: 'https://feeds.example.com/a.xml', t: w.clock.now().toISOString() },
+        );
+        return id;
+      });
+      const lease = (ctx: Ctx) =>
+        ctx.store.write((db) =>
+          leaseFeeds(db, [feed], ctx.clock.now(), ctx.node.leaseMs ?? 60_000, ctx.node.id),
+        );
+      assert.equal((await lease({ ...a, node: beatA.node })).length, 1);
+      const other: Ctx = { ...w.ctx, node: soloNode() };
+      for (let i = 0; i < 4; i++) {
+        w.clock.advance(timeoutMs - 1000);
+        await beatA.beat();
+        assert.equal((await lease(other)).length, 0, `beat ${i}: still a's`);
+      }
+      w.clock.advance(timeoutMs + 1);
+      await beatA.beat();
+      assert.equal(
+        (await lease(other)).length,
+        1,
+        'a lease that lapsed between two beats is not renewed: another node takes it',
       );
     } finally {
       await w.close();

@@ -194,11 +194,13 @@ async function claimFairly(
   for (const e of picked) deps.rates.started(e.endpoint_id, e.rate_limit, nowMs);
   const keys = new Map(candidates.map((c) => [c.value.id, c.keys]));
   const endpoints = new Map<string, EndpointRow | undefined>(); // read once per claim, not once per event
+  // A node's lease lasts until its heartbeat renews it (worker/nodes.ts); another process's, the attempt and a margin.
   const leased = await leaseEvents(
     ctx.db,
     picked,
     now,
-    ctx.config.delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS,
+    ctx.node.leaseMs ?? ctx.config.delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS,
+    ctx.node.leaseMs === undefined ? null : ctx.node.id,
   );
   const claimed: Claimed[] = [];
   for (const e of leased) {

@@ -190,7 +190,7 @@ async function claimFairly(
       ctx.db,
       picked.map((f) => f.id),
       now,
-      leaseMs(ctx),
+      ...pollLease(ctx),
     )
   ).map((feed) => ({
     feed,
@@ -229,6 +229,12 @@ export function feedKeys(
 /** The lease of a claimed feed: its refresh's deadline and a margin for recording it. */
 export function leaseMs(ctx: Ctx): number {
   return ctx.config.poll.timeout_seconds * 1000 + LEASE_MARGIN_MS;
+}
+
+/** How long a claim leases a feed, and for which node: a node's lease lasts until its heartbeat renews it, so that it
+ *  lapses soon after the node dies (worker/nodes.ts); another process's lasts leaseMs. */
+export function pollLease(ctx: Ctx): [ms: number, node: string | null] {
+  return ctx.node.leaseMs === undefined ? [leaseMs(ctx), null] : [ctx.node.leaseMs, ctx.node.id];
 }
 
 /** Measures and logs one stored refresh. */
