@@ -1,7 +1,8 @@
 // Several `feedsub serve` processes (nodes) on one PostgreSQL database: each shows the live ones in /healthz and drops
 // one that stops; a subscription created through one node is fetched within a second by another, woken by the
-// database's notifications; and the feed or event a node was working on when it was SIGKILLed is taken over by another
-// within the node timeout, nothing lost.
+// database's notifications; three nodes polling every second split the work, never fetch one feed twice at once, and
+// deliver each entry once per subscription; and the feed or event a node was working on when it was SIGKILLed is
+// taken over by another within the node timeout, nothing lost.
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +11,7 @@ import { before, describe, it } from 'node:test';
 import { cliScratch, runCliAsync, startDaemon, type Daemon } from './support/daemon.ts';
 import { until, within } from './support/deadline.ts';
 import { sharedPostgres, type Postgres } from './support/postgres.ts';
-import { rss, startOrigin } from './support/servers.ts';
+import { rss, startOrigin, startReceiver } from './support/servers.ts';
 
 type Health = {
   status: string;
@@ -20,6 +21,15 @@ type Health = {
 
 const health = async (d: Daemon): Promise<Health> =>
   (await (await fetch(`${d.url}/healthz`)).json()) as Health;
+
+/** The feeds a node fetched, whatever the outcome, from its /metrics. */
+const pollsOf = async (d: Daemon): Promise<number> => {
+  const text = await (await fetch(`${d.url}/metrics`)).text();
+  return [...text.matchAll(/^feedsub_polls_total\{outcome="[a-z]+"\} (\d+)$/gm)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
+};
 
 /** The feeds a node fetched and parsed, from its /metrics. */
 const parsed = async (d: Daemon): Promise<number> => {
@@ -254,6 +264,98 @@ describe('nodes sharing one PostgreSQL database', { concurrency: 1 }, () => {
       );
       assert.ok(performance.now() - killed < TAKEN_OVER_MS);
     } finally {
+      await origin.close();
+    }
+  });
+
+  it('splits the polls of three nodes, fetching no feed twice at once and delivering each entry once per subscription', async () => {
+    const FEEDS = 12;
+    const ROUNDS = 3;
+    const url = await server.newDatabase();
+    const origin = await startOrigin();
+    const receiver = await startReceiver();
+    try {
+      const items = (n: number) => Array.from({ length: n }, (_, i) => ({ guid: `e${n - i}` }));
+      for (let f = 0; f < FEEDS; f++) origin.set(`/f${f}.xml`, { body: rss(items(1)) });
+      // Every feed due every second or two, so the nodes claim the same due feeds over and over; the origin's host
+      // (every feed's) split two fetches at a time to each node.
+      const env = {
+        FEEDSUB_POLL_PER_HOST_CONCURRENCY: '6',
+        FEEDSUB_POLL_INTERVAL_SECONDS: '1',
+        FEEDSUB_POLL_MIN_INTERVAL_SECONDS: '1',
+        FEEDSUB_POLL_MAX_INTERVAL_SECONDS: '2',
+      };
+      const nodes = [
+        await node(url, 'n1', env),
+        await node(url, 'n2', env),
+        await node(url, 'n3', env),
+      ];
+      for (const n of nodes) await seeing(n, 3);
+      const made = await runCliAsync(
+        ['keys', 'create', '--app', 'acme', '--name', 'ci', '--json', '--data-dir', tempDir()],
+        { FEEDSUB_STORAGE_DATABASE_URL: url },
+      );
+      const { key } = JSON.parse(made.stdout) as { key: string };
+      const post = async (through: Daemon, path: string, body: unknown) => {
+        const res = await fetch(`${through.url}${path}`, {
+          method: 'POST',
+          headers: { authorization: key, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        assert.equal(res.status, 201, await res.clone().text());
+        return (await res.json()) as { id: string };
+      };
+      const endpoints = [
+        await post(nodes[0]!, '/v1/endpoints', { title: 'R1', url: `${receiver.url}/r1` }),
+        await post(nodes[1]!, '/v1/endpoints', { title: 'R2', url: `${receiver.url}/r2` }),
+      ];
+      const subscriptions = new Set<string>();
+      for (let f = 0; f < FEEDS; f++)
+        for (const [i, endpoint] of endpoints.entries())
+          subscriptions.add(
+            (
+              await post(nodes[(f + i) % 3]!, '/v1/subscriptions', {
+                url: `${origin.url}/f${f}.xml`,
+                endpoint: endpoint.id,
+              })
+            ).id,
+          );
+      const fetched = (f: number) => origin.requests.filter((r) => r.path === `/f${f}.xml`).length;
+      await until(
+        () => Array.from({ length: FEEDS }, (_, f) => fetched(f)).every((n) => n > 0),
+        10_000,
+        'every feed baselined',
+        50,
+      );
+      for (let round = 2; round <= ROUNDS + 1; round++) {
+        for (let f = 0; f < FEEDS; f++) origin.set(`/f${f}.xml`, { body: rss(items(round)) });
+        await receiver.waitFor(FEEDS * 2 * (round - 1), 15_000);
+      }
+      await new Promise((r) => setTimeout(r, 1500)); // a second of polls more: none may send anything again
+      const sent = receiver.deliveries.flatMap((d) => {
+        const event = JSON.parse(d.body) as {
+          data: { subscription: { id: string }; entries: { guid: string }[] };
+        };
+        return event.data.entries.map((e) => `${event.data.subscription.id} ${e.guid}`);
+      });
+      assert.equal(sent.length, FEEDS * 2 * ROUNDS, 'as many entries sent as made');
+      assert.equal(new Set(sent).size, sent.length, 'none sent twice');
+      assert.deepEqual(new Set(sent.map((s) => s.split(' ')[0])), subscriptions);
+      for (let f = 0; f < FEEDS; f++) {
+        const at = origin.requests
+          .filter((r) => r.path === `/f${f}.xml`)
+          .map((r) => r.at)
+          .sort((a, b) => a - b);
+        const closest = Math.min(...at.slice(1).map((t, i) => t - at[i]!));
+        assert.ok(closest > 300, `/f${f}.xml fetched twice ${closest.toFixed(0)} ms apart`);
+      }
+      const polled = await Promise.all(nodes.map((n) => pollsOf(n)));
+      assert.ok(
+        polled.every((n) => n > 0),
+        `every node fetched (${polled.join(', ')})`,
+      );
+    } finally {
+      await receiver.close();
       await origin.close();
     }
   });

@@ -77,10 +77,27 @@ export async function claimDueFeeds(
       ORDER BY f.next_poll_at LIMIT @limit`,
     { t: now.toISOString(), limit },
   );
-  return pollTargets(
-    db,
-    await takeLeases(db, due, now, new Date(now.getTime() + leaseMs).toISOString(), node),
+  return leaseDueFeeds(db, due, now, leaseMs, node);
+}
+
+/** Leases those of the picked feeds that are still due at `now` (see leaseFeeds): a claim picks from a window it read
+ *  first, and another node's poll of a feed in it may be recorded meanwhile, its next poll set later. On PostgreSQL the
+ *  due check locks each row it passes, in id order, skipping rows another transaction holds (a poll being recorded:
+ *  after it, the feed is not due), and reads the latest version of the rows it locks. */
+export async function leaseDueFeeds(
+  db: Sql,
+  ids: readonly string[],
+  now: Date,
+  leaseMs: number,
+  node: string | null = null,
+): Promise<PollTarget[]> {
+  if (ids.length === 0) return [];
+  const due = await db.column<string>(
+    `SELECT id FROM feeds WHERE id IN (${jsonValues(db, '?')}) AND next_poll_at <= ?
+      ORDER BY id${db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''}`,
+    [JSON.stringify(ids), now.toISOString()],
   );
+  return leaseFeeds(db, due, now, leaseMs, node);
 }
 
 /** What `poll --once` fetches next: up to `limit` feeds after id `after` (in id order) that are not gone and have an

@@ -27,7 +27,8 @@ import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createGuardedAgent } from '../../src/net/guard.ts';
 import { insertEvent } from '../../src/store/events.ts';
-import { leaseFeeds } from '../../src/store/feeds-poll.ts';
+import { endLease } from '../../src/store/feed-leases.ts';
+import { dueFeedWindow, leaseDueFeeds, leaseFeeds } from '../../src/store/feeds-poll.ts';
 import { allocateSequences } from '../../src/store/subscriptions.ts';
 import { noTelemetry } from '../../src/telemetry.ts';
 import {
@@ -592,6 +593,51 @@ describe('the guarantees hold on PostgreSQL with two writers at once', () => {
       }
     } finally {
       await agent.close();
+      await pair.close();
+    }
+  });
+
+  it('fetches a feed once per due time: a claim that read its window before another node recorded the feed leases nothing', async () => {
+    const pair = await twoNodes();
+    try {
+      const { key } = await pair.key();
+      const endpoint = (
+        await pair.a.call('POST', '/v1/endpoints', key, {
+          title: 'E',
+          url: 'https://hooks.example.com/',
+        })
+      ).body.id as string;
+      const made = await pair.a.call('POST', '/v1/subscriptions', key, {
+        endpoint,
+        url: `${origin.url}/window.xml`,
+      });
+      const feedId = made.body.feed as string;
+      const now = pair.clock.now();
+      let recorded: () => void = () => {};
+      const recordedByB = new Promise<void>((resolve) => (recorded = resolve));
+      const claimA = pair.a.ctx.store.write(async (db) => {
+        const window = await dueFeedWindow(db, now, 10);
+        assert.deepEqual(
+          window.map((f) => f.id),
+          [feedId],
+        );
+        await recordedByB; // node b claims, polls and records the feed meanwhile
+        return leaseDueFeeds(db, [feedId], now, 60_000);
+      });
+      const [claimedByB] = await pair.b.ctx.store.write((db) =>
+        leaseDueFeeds(db, [feedId], now, 60_000),
+      );
+      assert.equal(claimedByB?.id, feedId);
+      await pair.b.ctx.store.write(async (db) => {
+        await db.run('UPDATE feeds SET next_poll_at = ? WHERE id = ?', [
+          new Date(now.getTime() + 900_000).toISOString(),
+          feedId,
+        ]);
+        await endLease(db, feedId);
+      });
+      recorded();
+      assert.deepEqual(await claimA, [], 'polled already: not due any more');
+    } finally {
       await pair.close();
     }
   });

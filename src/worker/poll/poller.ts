@@ -15,7 +15,7 @@ import type { Logger } from '../../log.ts';
 import { addressKey, type Resolver } from '../../net/resolver.ts';
 import {
   dueFeedWindow,
-  leaseFeeds,
+  leaseDueFeeds,
   nextFeedDueAfter,
   releaseFeedLeases,
   type DueFeed,
@@ -186,7 +186,7 @@ async function claimFairly(
   const picked = pickFairly(candidates, free, room);
   const keys = new Map(candidates.map((c) => [c.value.id, c.keys]));
   return (
-    await leaseFeeds(
+    await leaseDueFeeds(
       ctx.db,
       picked.map((f) => f.id),
       now,
