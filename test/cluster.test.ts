@@ -359,4 +359,33 @@ describe('nodes sharing one PostgreSQL database', { concurrency: 1 }, () => {
       await origin.close();
     }
   });
+
+  it('counts an application’s quota across nodes: of six creates at once, three through each node, the quota’s three succeed', async () => {
+    const url = await server.newDatabase();
+    const env = { FEEDSUB_QUOTAS_SUBSCRIPTIONS_PER_APPLICATION: '3' };
+    const nodes = [await node(url, 'q1', env), await node(url, 'q2', env)];
+    const made = await runCliAsync(
+      ['keys', 'create', '--app', 'acme', '--name', 'ci', '--json', '--data-dir', tempDir()],
+      { FEEDSUB_STORAGE_DATABASE_URL: url },
+    );
+    const { key } = JSON.parse(made.stdout) as { key: string };
+    const post = (through: Daemon, path: string, body: unknown) =>
+      fetch(`${through.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: key, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const endpoint = (await (
+      await post(nodes[0]!, '/v1/endpoints', { title: 'E', url: 'https://hooks.example.com/' })
+    ).json()) as { id: string };
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        post(nodes[i % 2]!, '/v1/subscriptions', {
+          url: `https://feeds.example.com/${i}.xml`,
+          endpoint: endpoint.id,
+        }).then((r) => r.status),
+      ),
+    );
+    assert.deepEqual(answers.sort(), [201, 201, 201, 429, 429, 429]);
+  });
 });
