@@ -320,6 +320,11 @@ CREATE TABLE nodes (
   deliveries  BIGINT NOT NULL DEFAULT 0
 );
 
+CREATE TABLE service_keys (
+  name  TEXT COLLATE "C" PRIMARY KEY,
+  key   TEXT COLLATE "C" NOT NULL
+);
+
 CREATE TABLE node_roles (
   role     TEXT COLLATE "C" PRIMARY KEY,
   node_id  TEXT COLLATE "C" NOT NULL,

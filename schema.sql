@@ -395,6 +395,13 @@ CREATE TABLE nodes (
   deliveries  INTEGER NOT NULL DEFAULT 0    -- events it was attempting
 );
 
+-- Keys every node signs with, made by the first node that needs one (schema version 23): the dashboard's sign-in
+-- tokens, so that a form one node served may be posted to another behind a load balancer.
+CREATE TABLE service_keys (
+  name  TEXT PRIMARY KEY,
+  key   TEXT NOT NULL   -- random, base64url
+);
+
 -- Work that one node at a time does (maintenance): held by node_id until `until`, renewed while it runs, taken over
 -- by another node once it lapses (schema version 23).
 CREATE TABLE node_roles (

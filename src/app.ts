@@ -1,6 +1,7 @@
 // The only wiring: lock the data dir → open the database → HTTP server → loops; stop HTTP → loops → database → lock.
 // On PostgreSQL (storage.database_url) there is no data directory to lock and no checkpoint thread.
 import type { ServerType } from '@hono/node-server';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { quietCtx, type Ctx } from './context.ts';
@@ -20,6 +21,7 @@ import type { Logger } from './log.ts';
 import { releaseAllEventLeases } from './store/events-claim.ts';
 import { countWaitingEvents } from './store/events.ts';
 import { releaseAllFeedLeases } from './store/feeds-poll.ts';
+import { serviceKey } from './store/service-keys.ts';
 import { backfillTick, createBackfiller } from './worker/backfiller.ts';
 import { deliverTick } from './worker/deliver/deliverer.ts';
 import { createWorkers, type Workers } from './worker/index.ts';
@@ -121,7 +123,12 @@ export async function startApp(
       error: err instanceof Error ? err.message : String(err),
     });
   }
+  // Every node signs the dashboard's sign-in tokens with one key, so a form one node served may be posted to another.
+  const loginKey = await ctx.store.write((db) =>
+    serviceKey(db, 'dashboard-login', randomBytes(32).toString('base64url')),
+  );
   const app = createHttpApp(ctx, logger, {
+    loginKey: Buffer.from(loginKey, 'base64url'),
     nodes: heartbeat.live,
     registry: metrics.registry,
     read: async (doc, deadline) => workers.parsePool.read(doc, deadline),

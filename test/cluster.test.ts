@@ -388,4 +388,43 @@ describe('nodes sharing one PostgreSQL database', { concurrency: 1 }, () => {
     );
     assert.deepEqual(answers.sort(), [201, 201, 201, 429, 429, 429]);
   });
+
+  it('signs in to the dashboard with a form one node served and another received, and keeps the session on both', async () => {
+    const url = await server.newDatabase();
+    const [a, b] = [await node(url, 'd1'), await node(url, 'd2')];
+    const made = await runCliAsync(
+      ['keys', 'create', '--app', 'acme', '--name', 'ci', '--json', '--data-dir', tempDir()],
+      { FEEDSUB_STORAGE_DATABASE_URL: url },
+    );
+    const { key } = JSON.parse(made.stdout) as { key: string };
+    const cookies = new Map<string, string>();
+    const remember = (res: Response) => {
+      for (const line of res.headers.getSetCookie()) {
+        const [pair] = line.split(';');
+        const at = pair!.indexOf('=');
+        cookies.set(pair!.slice(0, at), pair!.slice(at + 1));
+      }
+    };
+    const cookie = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const form = await fetch(`${a.url}/dashboard`);
+    remember(form);
+    const login = /name="_login" value="([^"]+)"/.exec(await form.text())?.[1];
+    assert.ok(login, 'the sign-in form carries its token');
+    const signedIn = await fetch(`${b.url}/dashboard`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: cookie(),
+        origin: b.url,
+      },
+      body: new URLSearchParams({ _action: 'signin', _login: login, key, next: '' }).toString(),
+    });
+    assert.equal(signedIn.status, 303, await signedIn.text());
+    remember(signedIn);
+    for (const n of [a, b]) {
+      const page = await fetch(`${n.url}/dashboard`, { headers: { cookie: cookie() } });
+      assert.match(await page.text(), /<h1>Overview<\/h1>/);
+    }
+  });
 });

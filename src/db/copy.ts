@@ -153,9 +153,10 @@ async function columnsOf(sql: Sql, db: Db, tables: string[]): Promise<Map<string
   return columns;
 }
 
-/** The tables of the processes running on a database, not of its data: the nodes and the roles they hold. Copied, a
- *  stopped node would show among the live ones on the target until its row lapsed. */
-export const NOT_COPIED = ['nodes', 'node_roles'];
+/** The tables of the processes running on a database, not of its data: the nodes, the roles they hold, and the keys
+ *  they sign short-lived tokens with (the first node on the target makes new ones). Copied, a stopped node would show
+ *  among the live ones on the target until its row lapsed. */
+export const NOT_COPIED = ['nodes', 'node_roles', 'service_keys'];
 
 /** Every table of `db` but NOT_COPIED, each after the tables its foreign keys refer to. */
 function tablesInOrder(db: Db): string[] {

@@ -419,8 +419,8 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
         FROM applications a;
     `);
   },
-  // 22 → 23, nodes: the serve processes on the database, the work one of them at a time does, and the node whose
-  // heartbeat renews each lease.
+  // 22 → 23, nodes: the serve processes on the database, the work one of them at a time does, the node whose
+  // heartbeat renews each lease, and the keys every node signs with.
   (db) => {
     db.exec(`
       ALTER TABLE feed_leases ADD COLUMN node_id TEXT;
@@ -434,6 +434,10 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
         seen_at     TEXT NOT NULL,
         polls       INTEGER NOT NULL DEFAULT 0,
         deliveries  INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE TABLE service_keys (
+        name  TEXT PRIMARY KEY,
+        key   TEXT NOT NULL
       );
       CREATE TABLE node_roles (
         role     TEXT PRIMARY KEY,

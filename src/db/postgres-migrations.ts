@@ -14,8 +14,8 @@ export type PostgresStep = (sql: Sql) => Promise<void>;
 /** Append-only: POSTGRES_MIGRATIONS[0] takes a version-22 database to version 23, and so on; never edit a step once
  *  released. Its length is SCHEMA_VERSION - POSTGRES_FIRST_VERSION. */
 export const POSTGRES_MIGRATIONS: readonly PostgresStep[] = [
-  // 22 → 23, nodes: the serve processes on the database, the work one of them at a time does, and the node whose
-  // heartbeat renews each lease.
+  // 22 → 23, nodes: the serve processes on the database, the work one of them at a time does, the node whose
+  // heartbeat renews each lease, and the keys every node signs with.
   (sql) =>
     sql.exec(`
       ALTER TABLE feed_leases ADD COLUMN node_id TEXT COLLATE "C";
@@ -29,6 +29,10 @@ export const POSTGRES_MIGRATIONS: readonly PostgresStep[] = [
         seen_at     TEXT COLLATE "C" NOT NULL,
         polls       BIGINT NOT NULL DEFAULT 0,
         deliveries  BIGINT NOT NULL DEFAULT 0
+      );
+      CREATE TABLE service_keys (
+        name  TEXT COLLATE "C" PRIMARY KEY,
+        key   TEXT COLLATE "C" NOT NULL
       );
       CREATE TABLE node_roles (
         role     TEXT COLLATE "C" PRIMARY KEY,

@@ -27,6 +27,8 @@ import type { NodeRow } from '../store/nodes.ts';
  *  WebSub body (the parse pool's threads; absent: readDocument inline, on the main thread), and the live nodes as the
  *  node heartbeat last read them (/healthz shows them; worker/nodes.ts). */
 export type HttpOptions = {
+  /** The key the dashboard signs its sign-in tokens with (every node's, from the database); absent: its own. */
+  loginKey?: Buffer;
   nodes?: () => readonly NodeRow[];
   registry?: Registry;
   read?: (doc: DocumentRequest, deadline: number) => Promise<DocumentReply>;
@@ -46,7 +48,7 @@ export function createHttpApp(ctx: Ctx, logger: Logger, opts: HttpOptions = {}):
   app.get('/healthz', healthz(ctx, logger, opts.nodes));
   const limits = requestLimits(ctx.config); // one set of buckets: the API and the dashboard count together
   app.route('/v1', v1Api(ctx, limits));
-  app.route('/dashboard', dashboardApp(ctx, logger, limits));
+  app.route('/dashboard', dashboardApp(ctx, logger, limits, opts.loginKey));
   const push: PushDeps = {
     read: opts.read ?? (async (doc) => readDocument(doc)),
     timeoutMs: ctx.config.poll.timeout_seconds * 1000,

@@ -16,6 +16,7 @@ import * as record from '../../src/store/feeds-record.ts';
 import * as feeds from '../../src/store/feeds.ts';
 import * as idem from '../../src/store/idempotency.ts';
 import * as nodes from '../../src/store/nodes.ts';
+import { serviceKey } from '../../src/store/service-keys.ts';
 import { pingDatabase } from '../../src/store/maintenance.ts';
 import * as quota from '../../src/store/quota-usage.ts';
 import * as sessions from '../../src/store/sessions.ts';
@@ -394,4 +395,5 @@ async function exerciseNodes(db: Sql, now: Date): Promise<void> {
   await nodes.pruneNodes(db, new Date(0));
   await nodes.holdRole(db, 'maintenance', 'node-1', now, later);
   await nodes.removeNode(db, 'node-1');
+  await serviceKey(db, 'exercise', 'key');
 }
