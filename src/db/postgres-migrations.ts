@@ -13,4 +13,14 @@ export type PostgresStep = (sql: Sql) => Promise<void>;
 
 /** Append-only: POSTGRES_MIGRATIONS[0] takes a version-22 database to version 23, and so on; never edit a step once
  *  released. Its length is SCHEMA_VERSION - POSTGRES_FIRST_VERSION. */
-export const POSTGRES_MIGRATIONS: readonly PostgresStep[] = [];
+export const POSTGRES_MIGRATIONS: readonly PostgresStep[] = [
+  // 22 → 23 (subscription filters): a subscription's keep and block rules, when they last changed, and how many
+  // entries they filtered out.
+  async (sql) => {
+    await sql.exec(`
+      ALTER TABLE subscriptions ADD COLUMN entry_filter TEXT COLLATE "C";
+      ALTER TABLE subscriptions ADD COLUMN entry_filter_at TEXT COLLATE "C";
+      ALTER TABLE subscriptions ADD COLUMN entries_filtered BIGINT NOT NULL DEFAULT 0;
+    `);
+  },
+];
