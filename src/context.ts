@@ -2,6 +2,7 @@
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Engine, Sql } from './db/engine.ts';
+import { createFilterCache, type FilterCache } from './feed/filter/cache.ts';
 
 export type Ctx = {
   /** The database engine: its transactions (`transaction` below) and reads. */
@@ -21,7 +22,15 @@ export type Ctx = {
   lastUses: LastUses;
   /** The chart's poll counts noted by polls and not yet written (actions/poll-counts.ts). */
   pollCounts: PollCounts;
+  /** Subscriptions' filters compiled, kept between polls (feed/filter/cache.ts). */
+  filters: FilterCache;
+  /** Entries subscriptions' filters kept from being sent since the process started, by why: a block rule matched, or
+   *  no keep rule did (/metrics' feedsub_entries_filtered_total). Noted in the transaction that judged them. */
+  filtered: FilteredCounts;
 };
+
+/** Entries filtered out, by why. */
+export type FilteredCounts = { blocked: number; not_kept: number };
 
 /** The last use of each API key (id) and dashboard session (hash) since the last flush, as ISO times: a request only
  *  notes it here, and a timer writes them (actions/keys.ts flushLastUses), so reading never writes to the database. */
@@ -78,5 +87,7 @@ export function quietCtx(store: Engine, clock: Clock, config: Config): Ctx {
     nudgeBackfiller: () => {},
     lastUses: newLastUses(),
     pollCounts: newPollCounts(),
+    filters: createFilterCache(),
+    filtered: { blocked: 0, not_kept: 0 },
   };
 }

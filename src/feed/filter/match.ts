@@ -93,7 +93,10 @@ export function compileFilter(filter: Filter): CompiledFilter {
 }
 
 /** An entry as rules read it, its values read and folded once whatever the number of filters run on it. */
-export type FilterSubject = { values: (field: FilterField) => string[]; folded: (field: FilterField) => string[] };
+export type FilterSubject = {
+  values: (field: FilterField) => string[];
+  folded: (field: FilterField) => string[];
+};
 
 /** The entry as rules read it. */
 export function filterSubject(entry: Entry): FilterSubject {

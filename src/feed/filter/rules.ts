@@ -3,12 +3,18 @@
 import type { Entry } from '../types.ts';
 
 /** The fields a rule may read. */
-export const FILTER_FIELDS = ['title', 'text', 'author', 'category', 'url', 'enclosure_type'] as const;
+export const FILTER_FIELDS = [
+  'title',
+  'text',
+  'author',
+  'category',
+  'url',
+  'enclosure_type',
+] as const;
 export type FilterField = (typeof FILTER_FIELDS)[number];
 /** A rule: `contains` (a case-insensitive word or phrase) or `matches` (an RE2 pattern, case-insensitive). */
 export type FilterRule =
-  | { field: FilterField; contains: string }
-  | { field: FilterField; matches: string };
+  { field: FilterField; contains: string } | { field: FilterField; matches: string };
 /** A subscription's filter: an entry is sent when it matches a keep rule (or there are none) and no block rule. */
 export type Filter = { keep: FilterRule[]; block: FilterRule[] };
 export type FilterList = keyof Filter;
@@ -23,13 +29,22 @@ export const FILTER_PROGRAM_MAX = 1000;
  *  text. A `contains` rule reads the whole value. */
 export const MATCH_INPUT_CHARS = 16 * 1024;
 
+/** A rule as a request gives it, validated: exactly one of `contains` and `matches`. */
+export type RuleInput = {
+  field: FilterField;
+  contains?: string | undefined;
+  matches?: string | undefined;
+};
+
 /** The filter as stored and shown: both lists present, each rule with its field first. */
 export function normalizeFilter(filter: {
-  keep?: FilterRule[] | undefined;
-  block?: FilterRule[] | undefined;
+  keep?: RuleInput[] | undefined;
+  block?: RuleInput[] | undefined;
 }): Filter {
-  const rule = (r: FilterRule): FilterRule =>
-    'contains' in r ? { field: r.field, contains: r.contains } : { field: r.field, matches: r.matches };
+  const rule = (r: RuleInput): FilterRule =>
+    r.contains !== undefined
+      ? { field: r.field, contains: r.contains }
+      : { field: r.field, matches: r.matches ?? '' };
   return { keep: (filter.keep ?? []).map(rule), block: (filter.block ?? []).map(rule) };
 }
 

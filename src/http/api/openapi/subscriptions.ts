@@ -2,6 +2,7 @@
 // the feed's entry history and the trace of one entry.
 import * as v from 'valibot';
 import { EventStatusValue } from '../../../actions/events.ts';
+import { FilterView } from '../../../actions/filter.ts';
 import {
   CreateSubscriptionInput,
   JsonObject,
@@ -46,6 +47,11 @@ export const Subscription = v.object({
   metadata: described(v.nullable(JsonObject), 'Your metadata, byte for byte as you sent it.'),
   status: SubscriptionStatus,
   updates: Updates,
+  filter: v.nullable(FilterView),
+  entries_filtered: described(
+    Int,
+    'Entries its filter kept from being sent: each entry once per event it would have been in.',
+  ),
   feed_url: described(
     v.string(),
     'The URL actually fetched (a discovered feed when url is a web page).',
