@@ -106,7 +106,27 @@ export const EntryTrace = v.object({
     'filtered',
     'unknown',
   ]),
-  reason: described(v.string(), 'The decision in one sentence, with its dates and ids.'),
+  reason: described(
+    v.string(),
+    'The decision in one sentence, with its dates and ids; for an entry the filter kept back, the rule: "blocked by rule filter.block[0] (author contains \"bot\")" or "no keep rule matched (…)".',
+  ),
+  filter: described(
+    v.nullable(
+      v.object({
+        outcome: v.picklist(['sent', 'blocked', 'not_kept']),
+        rule: described(
+          v.nullable(v.string()),
+          'The block rule that matched, as a path: `filter.block[0]`.',
+        ),
+        changed_at: described(v.nullable(Time), 'When the filter was last set.'),
+        as_seen: described(
+          v.boolean(),
+          'True when the filter was set before the entry was first seen: this is the filter that judged it.',
+        ),
+      }),
+    ),
+    'What the subscription’s filter, as it is now, decides about the stored entry; null without a filter or a stored entry.',
+  ),
   subscription: v.object({
     id: Id,
     status: SubscriptionStatus,
