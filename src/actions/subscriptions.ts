@@ -178,6 +178,7 @@ export async function createSubscription(
   const body = validate(CreateSubscriptionInput, input);
   const metadata = metadataText(body.metadata, raw.metadata);
   const filter = filterText(body.filter);
+  ctx.filters.get(filter); // compiled now, off the poll's transaction, which finds it compiled
   const target = normalizeFeedUrl(body.url);
   const issue = privateHostIssue('url', target.url, ctx.config.network.allow_private);
   if (issue) throw invalid([issue]);
@@ -262,6 +263,7 @@ export async function updateSubscriptionFromInput(
   if (body.status !== undefined) patch.status = body.status;
   if (body.updates !== undefined) patch.updates = body.updates ? 1 : 0;
   const filter = body.filter === undefined ? undefined : filterText(body.filter);
+  if (filter !== undefined) ctx.filters.get(filter); // compiled now, off the poll's transaction
   const row = await transaction(ctx, async (tx) => {
     const current = await requireSubscription(tx, applicationId, id);
     if (filter !== undefined && filter !== current.entry_filter) {

@@ -21,8 +21,8 @@ import type { Entry } from '../types.ts';
 /** The memory each pattern's DFA may fill (re2js's own default is 8 MiB): enough for the states of ordinary patterns,
  *  and a pattern whose states explode gives up within a few milliseconds. */
 export const PATTERN_DFA_BYTES = 64 * 1024;
-/** Time the patterns of one batch of entries (one document's new entries for every subscription of the feed) may take
- *  in all; past it the remaining patterns are undecided. */
+/** Time the patterns of one batch of entries (one document's new entries for every subscription of the feed) may run
+ *  in all (compiling them aside); once it is spent the remaining patterns are undecided. */
 export const PATTERN_BUDGET_MS = 25;
 
 /** What a filter decided about an entry. `undecided` lists rules whose pattern did not run to its end. */
@@ -117,12 +117,21 @@ export function filterSubject(entry: Entry): FilterSubject {
   };
 }
 
-/** The time the patterns of one batch may still take: a deadline on performance.now(). */
-export type PatternBudget = { until: number };
+/** The time the patterns of one batch may still run, in milliseconds. */
+export type PatternBudget = { leftMs: number };
 
-/** A budget of `ms` from now. */
+/** A budget of `ms`. */
 export function patternBudget(ms = PATTERN_BUDGET_MS): PatternBudget {
-  return { until: performance.now() + ms };
+  return { leftMs: ms };
+}
+
+/** The pattern's answer on `value`, its time taken from `budget`; undefined once the budget is spent. */
+function timedTest(pattern: Pattern, value: string, budget: PatternBudget): boolean | undefined {
+  if (budget.leftMs <= 0) return undefined;
+  const t = performance.now();
+  const found = pattern.test(value);
+  budget.leftMs -= performance.now() - t;
+  return found;
 }
 
 /** Whether `filter` sends the entry: a matching block rule (the first in list order) blocks it; else it is sent when
@@ -140,7 +149,7 @@ export function judge(
     }
     let unsure = false;
     for (const value of subject.values(r.field)) {
-      const found = performance.now() > budget.until ? undefined : r.pattern!.test(value);
+      const found = timedTest(r.pattern!, value, budget);
       if (found === true) return true;
       if (found === undefined) unsure = true;
     }
