@@ -125,6 +125,17 @@ export function filterText(
   return filter.keep.length + filter.block.length === 0 ? null : JSON.stringify(filter);
 }
 
+/** Refuses a body whose `filter` is an array: valibot's object schemas take one (an array is an object, its members
+ *  none of the keys), JSON Schema's do not. Call before validating the body. */
+export function refuseArrayFilter(input: unknown): void {
+  if (
+    typeof input === 'object' &&
+    input !== null &&
+    Array.isArray((input as { filter?: unknown }).filter)
+  )
+    throw invalid([{ path: 'filter', message: 'must be a JSON object or null' }]);
+}
+
 /** The stored filter as the API shows it; null for none. */
 export function filterView(text: string | null): Filter | null {
   return readFilter(text) ?? null;

@@ -28,7 +28,7 @@ import type { Filter } from '../feed/filter/rules.ts';
 import { BACKFILL_MAX, endSubscriptionBackfill } from './backfills.ts';
 import { retryHeldFeeds } from './budget.ts';
 import { EVENT_CHUNK, nextTurn } from './chunks.ts';
-import { filterText, filterView, FilterInput } from './filter.ts';
+import { filterText, filterView, FilterInput, refuseArrayFilter } from './filter.ts';
 import { chargeBackfill, chargeNewFeedUrl, checkSubscriptionQuota } from './quotas.ts';
 import { normalizeFeedUrl, privateHostIssue } from './urls.ts';
 import { HttpUrl, IdString, validate } from './validate.ts';
@@ -175,6 +175,7 @@ export async function createSubscription(
   input: unknown,
   raw: RawParts = {},
 ): Promise<SubscriptionApiView> {
+  refuseArrayFilter(input);
   const body = validate(CreateSubscriptionInput, input);
   const metadata = metadataText(body.metadata, raw.metadata);
   const filter = filterText(body.filter);
@@ -257,6 +258,7 @@ export async function updateSubscriptionFromInput(
   input: unknown,
   raw: RawParts = {},
 ): Promise<SubscriptionApiView> {
+  refuseArrayFilter(input);
   const body = validate(UpdateSubscriptionInput, input);
   const patch: Parameters<typeof updateSubscription>[3] = {};
   if (body.metadata !== undefined) patch.metadata = metadataText(body.metadata, raw.metadata);
