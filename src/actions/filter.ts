@@ -106,6 +106,15 @@ const RuleView = v.union([
 export const FilterView = v.pipe(
   v.object({ keep: v.array(RuleView), block: v.array(RuleView) }),
   v.description('The filter; null when every entry is sent.'),
+  v.examples([
+    {
+      keep: [
+        { field: 'title' as const, contains: 'security' },
+        { field: 'category' as const, matches: '^cve-' },
+      ],
+      block: [{ field: 'author' as const, contains: 'bot' }],
+    },
+  ]),
 );
 
 /** The stored text of a filter a request gave (validated by FilterInput): null for none (null, or no rule at all).

@@ -1,10 +1,10 @@
 // Deciding whether a subscription's filter sends an entry. `matches` rules run on RE2 (re2js): matching time linear in
 // the input, never the backtracking RegExp; each pattern runs on its lazy DFA alone, within a fixed memory, and a DFA
 // that cannot finish within it gives up instead of falling back to the much slower NFA. Work is bounded three ways:
-// a pattern reads at most MATCH_INPUT_CHARS of a value, its program is at most FILTER_PROGRAM_MAX instructions, and the
-// patterns of one batch of entries share a time budget; a pattern that gives up or finds the budget spent is
-// undecided, and an undecided rule never keeps an entry from being sent (a keep rule counts as matching, a block rule
-// as not).
+// a pattern reads at most MATCH_INPUT_CHARS of a value, its program is at most FILTER_PROGRAM_MAX instructions, and
+// patterns run within time budgets: one filter's on one entry, and all the filters' on one batch of entries; a pattern
+// that gives up or finds a budget spent is undecided, and an undecided rule never keeps an entry from being sent (a
+// keep rule counts as matching, a block rule as not).
 import { RE2JS, RE2Set } from 're2js';
 import {
   fieldValues,
@@ -23,7 +23,9 @@ import type { Entry } from '../types.ts';
 export const PATTERN_DFA_BYTES = 64 * 1024;
 /** Time the patterns of one batch of entries (one document's new entries for every subscription of the feed) may run
  *  in all (compiling them aside); once it is spent the remaining patterns are undecided. */
-export const PATTERN_BUDGET_MS = 25;
+export const PATTERN_BUDGET_MS = 50;
+/** Time one filter's patterns may run on one entry: a tenant's filter cannot spend the batch's budget on its own. */
+export const JUDGE_BUDGET_MS = 10;
 
 /** What a filter decided about an entry. `undecided` lists rules whose pattern did not run to its end. */
 export type FilterVerdict =
@@ -125,22 +127,25 @@ export function patternBudget(ms = PATTERN_BUDGET_MS): PatternBudget {
   return { leftMs: ms };
 }
 
-/** The pattern's answer on `value`, its time taken from `budget`; undefined once the budget is spent. */
-function timedTest(pattern: Pattern, value: string, budget: PatternBudget): boolean | undefined {
-  if (budget.leftMs <= 0) return undefined;
+/** The pattern's answer on `value`, its time taken from each budget; undefined once one is spent. */
+function timedTest(pattern: Pattern, value: string, budgets: PatternBudget[]): boolean | undefined {
+  if (budgets.some((b) => b.leftMs <= 0)) return undefined;
   const t = performance.now();
   const found = pattern.test(value);
-  budget.leftMs -= performance.now() - t;
+  const took = performance.now() - t;
+  for (const b of budgets) b.leftMs -= took;
   return found;
 }
 
 /** Whether `filter` sends the entry: a matching block rule (the first in list order) blocks it; else it is sent when
- *  there is no keep rule or one matches. Never throws. */
+ *  there is no keep rule or one matches. Its patterns run within JUDGE_BUDGET_MS and what is left of the batch's
+ *  `budget`. Never throws. */
 export function judge(
   filter: CompiledFilter,
   subject: FilterSubject,
   budget: PatternBudget,
 ): FilterVerdict {
+  const budgets = [budget, patternBudget(JUDGE_BUDGET_MS)];
   const undecided: RuleRef[] = [];
   const test = (list: FilterList, index: number, r: CompiledRule): boolean | undefined => {
     if (r.needle !== undefined) {
@@ -149,7 +154,7 @@ export function judge(
     }
     let unsure = false;
     for (const value of subject.values(r.field)) {
-      const found = timedTest(r.pattern!, value, budget);
+      const found = timedTest(r.pattern!, value, budgets);
       if (found === true) return true;
       if (found === undefined) unsure = true;
     }
