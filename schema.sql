@@ -114,7 +114,10 @@ CREATE INDEX feeds_by_sole_application ON feeds(sole_application_id, id) WHERE s
 CREATE TABLE feed_leases (
   feed_id  TEXT PRIMARY KEY REFERENCES feeds(id) ON DELETE CASCADE,
   until    TEXT NOT NULL,
-  again_at TEXT
+  again_at TEXT,
+  -- The node (nodes.id) whose heartbeat renews the lease (schema version 23); NULL for a process that is not a node
+  -- (poll --once), whose lease lasts the poll's deadline and a margin.
+  node_id  TEXT
 ) WITHOUT ROWID;
 
 -- A feed's identity probe (JSON: the keys later sources gave the last good document, feed/identity/switch.ts), apart
@@ -143,7 +146,7 @@ CREATE TABLE subscriptions (
   -- When its backfill became ready to queue (created on a feed with a baseline, or its feed's baseline came); NULL
   -- while it waits for a baseline, or once it is queued or ended (schema version 21).
   backfill_at     TEXT,
-  -- Its filter (schema version 23): keep and block rules as JSON text (NULL: every entry is sent); when the filter was
+  -- Its filter (schema version 24): keep and block rules as JSON text (NULL: every entry is sent); when the filter was
   -- last set or removed (the trace tells whether an entry met the filter it has now); entries it filtered out.
   entry_filter     TEXT,
   entry_filter_at  TEXT,
@@ -243,9 +246,13 @@ CREATE TABLE events (
   updated_at       TEXT NOT NULL,
   -- The bytes the event keeps, as the storage budget counts them: its body, its row and index entries, one row per entry
   -- it carries (event_entries) and its attempts with their responses (schema version 22; store/storage.ts).
-  stored_bytes     INTEGER NOT NULL DEFAULT 0
+  stored_bytes     INTEGER NOT NULL DEFAULT 0,
+  -- The node (nodes.id) whose heartbeat renews lease_until while its attempt runs (schema version 23).
+  lease_node       TEXT
 );
 CREATE INDEX events_due ON events(next_attempt_at) WHERE status IN ('pending', 'failed');
+-- The events a node is attempting, which its heartbeat renews (schema version 23).
+CREATE INDEX events_leased ON events(lease_node) WHERE lease_until IS NOT NULL;
 -- A subscription's events newest first (GET /v1/events?subscription=) and deleting them in batches (schema version
 -- 10); the FIFO check uses events_waiting.
 CREATE INDEX events_by_subscription ON events(subscription_id, id);
@@ -379,3 +386,31 @@ CREATE TABLE websub_subscriptions (
   updated_at        TEXT NOT NULL
 );
 CREATE INDEX websub_subscriptions_due ON websub_subscriptions(next_action_at);
+
+-- The serve processes (nodes) on this database (schema version 23): each registers itself at start, renews seen_at and
+-- what it holds every heartbeat, and removes itself at stop; one unseen for three heartbeats is no longer live, and
+-- its row is removed a day later. On SQLite there is one; on PostgreSQL any number share the work.
+CREATE TABLE nodes (
+  id          TEXT PRIMARY KEY,
+  name        TEXT NOT NULL,                -- cluster.node_name: the host name and process id by default
+  version     TEXT NOT NULL,                -- feedsub's version
+  started_at  TEXT NOT NULL,
+  seen_at     TEXT NOT NULL,
+  polls       INTEGER NOT NULL DEFAULT 0,   -- feeds it was fetching at its last heartbeat
+  deliveries  INTEGER NOT NULL DEFAULT 0    -- events it was attempting
+);
+
+-- Keys every node signs with, made by the first node that needs one (schema version 23): the dashboard's sign-in
+-- tokens, so that a form one node served may be posted to another behind a load balancer.
+CREATE TABLE service_keys (
+  name  TEXT PRIMARY KEY,
+  key   TEXT NOT NULL   -- random, base64url
+);
+
+-- Work that one node at a time does (maintenance): held by node_id until `until`, renewed while it runs, taken over
+-- by another node once it lapses (schema version 23).
+CREATE TABLE node_roles (
+  role     TEXT PRIMARY KEY,
+  node_id  TEXT NOT NULL,
+  until    TEXT NOT NULL
+);

@@ -1,6 +1,7 @@
 // The only wiring: lock the data dir → open the database → HTTP server → loops; stop HTTP → loops → database → lock.
 // On PostgreSQL (storage.database_url) there is no data directory to lock and no checkpoint thread.
 import type { ServerType } from '@hono/node-server';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { quietCtx, type Ctx } from './context.ts';
@@ -11,6 +12,7 @@ import { writePollCounts } from './actions/poll-counts.ts';
 import { startCheckpointer, type Checkpointer } from './db/checkpointer.ts';
 import { retryWhileBusy } from './db/busy.ts';
 import { openConfiguredDatabase, type OpenedDatabase } from './db/connect.ts';
+import { startNudges, type NudgeKind, type Nudges } from './db/nudges.ts';
 import { DataDirLockedError } from './db/lock.ts';
 import type { Engine } from './db/engine.ts';
 import { listenHttp } from './http/listen.ts';
@@ -19,11 +21,13 @@ import type { Logger } from './log.ts';
 import { releaseAllEventLeases } from './store/events-claim.ts';
 import { countWaitingEvents } from './store/events.ts';
 import { releaseAllFeedLeases } from './store/feeds-poll.ts';
+import { serviceKey } from './store/service-keys.ts';
 import { backfillTick, createBackfiller } from './worker/backfiller.ts';
 import { deliverTick } from './worker/deliver/deliverer.ts';
 import { createWorkers, type Workers } from './worker/index.ts';
 import { createLoop } from './worker/loop.ts';
 import { createMetrics } from './worker/metrics.ts';
+import { createHeartbeat } from './worker/nodes.ts';
 import { pollTick } from './worker/poll/round.ts';
 
 export type RunningApp = {
@@ -53,7 +57,23 @@ export async function startApp(
   const database = await openConfiguredDatabase(config, logger, { clock, lock: true });
   const ctx: Ctx = { ...quietCtx(database.engine, database.clock, config) };
   if (database.kind === 'sqlite') await releaseStaleLeases(ctx.store, logger);
-  const metrics = createMetrics(ctx);
+  // What the node holds is read from the pools, which exist by its first beat.
+  const holds = () => ({
+    polls: workers.pollerDeps.pool.busy,
+    deliveries: workers.delivererDeps.pool.busy,
+  });
+  const heartbeat = createHeartbeat(ctx, {
+    name: config.cluster.node_name,
+    holds,
+    // A node gone: the feeds and events it leased can be claimed now, and nothing else would wake the loops for them.
+    gone: () => {
+      workers.poller.nudge();
+      workers.deliverer.nudge();
+    },
+    logger: logger.child({ loop: 'heartbeat' }),
+  });
+  ctx.node = heartbeat.node; // before the loops: their caps are this node's share
+  const metrics = createMetrics(ctx, { nodes: heartbeat.live });
   const checkpointer: Checkpointer | undefined = database.sqlite
     ? startCheckpointer(database.sqlite, {
         intervalMs: CHECKPOINT_INTERVAL_MS,
@@ -62,10 +82,31 @@ export async function startApp(
       })
     : undefined;
   const workers = createWorkers(ctx, logger, metrics.telemetry);
-  ctx.nudgePoller = workers.poller.nudge;
-  ctx.nudgeDeliverer = workers.deliverer.nudge;
   const backfiller = createBackfiller(ctx, logger);
-  ctx.nudgeBackfiller = backfiller.nudge;
+  // A nudge wakes this node's loop and, on PostgreSQL, the other nodes' (db/nudges.ts).
+  const local: Record<NudgeKind, () => void> = {
+    poll: workers.poller.nudge,
+    deliver: workers.deliverer.nudge,
+    backfill: backfiller.nudge,
+  };
+  const nudges: Nudges | undefined =
+    database.kind === 'postgres'
+      ? await startNudges({
+          url: config.storage.database_url,
+          node: ctx.node.id,
+          notify: (channel, payload) =>
+            ctx.store.write((db) => db.get('SELECT pg_notify(?, ?) AS sent', [channel, payload])),
+          receive: (kind) => local[kind](),
+          logger: logger.child({ loop: 'nudges' }),
+        })
+      : undefined;
+  const nudge = (kind: NudgeKind) => () => {
+    local[kind]();
+    nudges?.send(kind);
+  };
+  ctx.nudgePoller = nudge('poll');
+  ctx.nudgeDeliverer = nudge('deliver');
+  ctx.nudgeBackfiller = nudge('backfill');
   const lastUses = createLoop('last-use', async () => void (await flushLastUses(ctx)), {
     idleMs: LAST_USE_FLUSH_MS,
     logger,
@@ -75,7 +116,20 @@ export async function startApp(
     logger,
   });
   ctx.pollCounts.full = pollCounts.nudge;
+  try {
+    await heartbeat.beat();
+  } catch (err) {
+    logger.warn('feedsub: unable to register this node; the heartbeat tries again', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+  // Every node signs the dashboard's sign-in tokens with one key, so a form one node served may be posted to another.
+  const loginKey = await ctx.store.write((db) =>
+    serviceKey(db, 'dashboard-login', randomBytes(32).toString('base64url')),
+  );
   const app = createHttpApp(ctx, logger, {
+    loginKey: Buffer.from(loginKey, 'base64url'),
+    nodes: heartbeat.live,
     registry: metrics.registry,
     read: async (doc, deadline) => workers.parsePool.read(doc, deadline),
   });
@@ -87,6 +141,8 @@ export async function startApp(
       logger,
     });
   } catch (err) {
+    await nudges?.close();
+    await heartbeat.leave().catch(() => {});
     await workers.close();
     await checkpointer?.stop();
     await database.close();
@@ -97,6 +153,7 @@ export async function startApp(
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${host}:${port}`;
   workers.start();
+  heartbeat.loop.start();
   backfiller.start(); // a backfill a stopped daemon left half queued goes on now
   lastUses.start();
   pollCounts.start();
@@ -115,6 +172,13 @@ export async function startApp(
       await workers.stop(left());
       await pollCounts.stop(left());
       await pollCounts.runOnce(); // the counts of the last polls (a failure is logged by the loop)
+      await heartbeat.loop.stop(left());
+      await heartbeat.leave().catch((err: unknown) =>
+        logger.warn('feedsub: unable to remove this node; its row lapses on its own', {
+          error: err instanceof Error ? err.message : String(err),
+        }),
+      );
+      await nudges?.close();
       // Closing an HTTP agent waits for its open requests; past the deadline those were abandoned, so do not wait for them.
       if (!(await settlesWithin(workers.close(), left() + CLOSE_GRACE_MS)))
         logger.warn('feedsub: abandoned open connections at shutdown', {});

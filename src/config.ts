@@ -119,6 +119,16 @@ export const ConfigSchema = v.strictObject({
     }),
     {},
   ),
+  cluster: v.optional(
+    v.strictObject({
+      // How this process is named among the nodes on the database (/healthz, /metrics, the dashboard): empty = host:pid.
+      node_name: v.optional(v.pipe(v.string(), v.maxLength(200)), ''),
+      // How long a node may go unseen before the others count it gone and take over its leased feeds and events; its
+      // heartbeat comes three times as often.
+      node_timeout_seconds: v.optional(int(3, 300), 15),
+    }),
+    {},
+  ),
   network: v.optional(
     v.strictObject({
       allow_private: v.optional(v.boolean(), false),

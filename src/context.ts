@@ -3,6 +3,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Engine, Sql } from './db/engine.ts';
 import { createFilterCache, type FilterCache } from './feed/filter/cache.ts';
+import { createIdGenerator } from './ids.ts';
 
 export type Ctx = {
   /** The database engine: its transactions (`transaction` below) and reads. */
@@ -12,6 +13,8 @@ export type Ctx = {
   db: Sql;
   clock: Clock;
   config: Config;
+  /** This process among the nodes on the database (worker/nodes.ts). */
+  node: NodeShare;
   /** Wakes the poller (a new feed should be fetched within a second). */
   nudgePoller: () => void;
   /** Wakes the deliverer (events are waiting). */
@@ -31,6 +34,17 @@ export type Ctx = {
 
 /** Entries filtered out, by why. */
 export type FilteredCounts = { blocked: number; not_kept: number };
+
+/** A node: its id (the nodes table's), its part of a cap that holds for all nodes together, such as the attempts one
+ *  endpoint may have in flight (worker/nodes.ts shareOf), and, for a node with a heartbeat (serve), how long its leases
+ *  last between the renewals of its heartbeat: a process without one (a CLI command, a test) leases work for the work's
+ *  deadline and a margin. */
+export type NodeShare = { id: string; share: (cap: number) => number; leaseMs?: number };
+
+/** A process that works alone (CLI commands, tests, SQLite): every cap is wholly its own. */
+export function soloNode(): NodeShare {
+  return { id: createIdGenerator()(), share: (cap) => cap };
+}
 
 /** The last use of each API key (id) and dashboard session (hash) since the last flush, as ISO times: a request only
  *  notes it here, and a timer writes them (actions/keys.ts flushLastUses), so reading never writes to the database. */
@@ -82,6 +96,7 @@ export function quietCtx(store: Engine, clock: Clock, config: Config): Ctx {
     db: store,
     clock,
     config,
+    node: soloNode(),
     nudgePoller: () => {},
     nudgeDeliverer: () => {},
     nudgeBackfiller: () => {},

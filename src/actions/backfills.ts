@@ -19,6 +19,7 @@ import {
   backfillTaken,
   endBackfill,
   getSubscription,
+  lockSubscription,
   nextBackfill,
   type SubscriptionRow,
 } from '../store/subscriptions.ts';
@@ -62,8 +63,12 @@ export async function queueBackfillChunk(
       (await nextBackfill(tx.db, afterApplication)) ??
       (afterApplication === '' ? undefined : await nextBackfill(tx.db, ''));
     if (next === undefined) return undefined;
-    const sub = (await getSubscription(tx.db, next.application_id, next.id))!;
-    const chunk = { applicationId: sub.application_id, subscriptionId: sub.id, events: 0 };
+    // Read under the row's lock: another node may have taken this step meanwhile (or ended the backfill, or deleted
+    // the subscription), and what it committed is what this one goes on from.
+    await lockSubscription(tx.db, next.id);
+    const sub = await getSubscription(tx.db, next.application_id, next.id);
+    const chunk = { applicationId: next.application_id, subscriptionId: next.id, events: 0 };
+    if (sub === undefined || sub.backfill_at === null) return { ...chunk, done: true };
     if (sub.status !== 'active' || !(await receivesEntries(tx, sub))) {
       await endSubscriptionBackfill(tx, sub.id);
       return { ...chunk, done: true };

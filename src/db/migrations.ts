@@ -419,7 +419,34 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
         FROM applications a;
     `);
   },
-  // 22 → 23 (subscription filters): a subscription's keep and block rules, when they last changed, and how many
+  // 22 → 23, nodes: the serve processes on the database, the work one of them at a time does, the node whose
+  // heartbeat renews each lease, and the keys every node signs with.
+  (db) => {
+    db.exec(`
+      ALTER TABLE feed_leases ADD COLUMN node_id TEXT;
+      ALTER TABLE events ADD COLUMN lease_node TEXT;
+      CREATE INDEX events_leased ON events(lease_node) WHERE lease_until IS NOT NULL;
+      CREATE TABLE nodes (
+        id          TEXT PRIMARY KEY,
+        name        TEXT NOT NULL,
+        version     TEXT NOT NULL,
+        started_at  TEXT NOT NULL,
+        seen_at     TEXT NOT NULL,
+        polls       INTEGER NOT NULL DEFAULT 0,
+        deliveries  INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE TABLE service_keys (
+        name  TEXT PRIMARY KEY,
+        key   TEXT NOT NULL
+      );
+      CREATE TABLE node_roles (
+        role     TEXT PRIMARY KEY,
+        node_id  TEXT NOT NULL,
+        until    TEXT NOT NULL
+      );
+    `);
+  },
+  // 23 → 24 (subscription filters): a subscription's keep and block rules, when they last changed, and how many
   // entries they filtered out.
   (db) => {
     db.exec(`

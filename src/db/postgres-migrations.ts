@@ -14,13 +14,38 @@ export type PostgresStep = (sql: Sql) => Promise<void>;
 /** Append-only: POSTGRES_MIGRATIONS[0] takes a version-22 database to version 23, and so on; never edit a step once
  *  released. Its length is SCHEMA_VERSION - POSTGRES_FIRST_VERSION. */
 export const POSTGRES_MIGRATIONS: readonly PostgresStep[] = [
-  // 22 → 23 (subscription filters): a subscription's keep and block rules, when they last changed, and how many
+  // 22 → 23, nodes: the serve processes on the database, the work one of them at a time does, the node whose
+  // heartbeat renews each lease, and the keys every node signs with.
+  (sql) =>
+    sql.exec(`
+      ALTER TABLE feed_leases ADD COLUMN node_id TEXT COLLATE "C";
+      ALTER TABLE events ADD COLUMN lease_node TEXT COLLATE "C";
+      CREATE INDEX events_leased ON events(lease_node) WHERE lease_until IS NOT NULL;
+      CREATE TABLE nodes (
+        id          TEXT COLLATE "C" PRIMARY KEY,
+        name        TEXT COLLATE "C" NOT NULL,
+        version     TEXT COLLATE "C" NOT NULL,
+        started_at  TEXT COLLATE "C" NOT NULL,
+        seen_at     TEXT COLLATE "C" NOT NULL,
+        polls       BIGINT NOT NULL DEFAULT 0,
+        deliveries  BIGINT NOT NULL DEFAULT 0
+      );
+      CREATE TABLE service_keys (
+        name  TEXT COLLATE "C" PRIMARY KEY,
+        key   TEXT COLLATE "C" NOT NULL
+      );
+      CREATE TABLE node_roles (
+        role     TEXT COLLATE "C" PRIMARY KEY,
+        node_id  TEXT COLLATE "C" NOT NULL,
+        until    TEXT COLLATE "C" NOT NULL
+      );
+    `),
+  // 23 → 24 (subscription filters): a subscription's keep and block rules, when they last changed, and how many
   // entries they filtered out.
-  async (sql) => {
-    await sql.exec(`
+  (sql) =>
+    sql.exec(`
       ALTER TABLE subscriptions ADD COLUMN entry_filter TEXT COLLATE "C";
       ALTER TABLE subscriptions ADD COLUMN entry_filter_at TEXT COLLATE "C";
       ALTER TABLE subscriptions ADD COLUMN entries_filtered BIGINT NOT NULL DEFAULT 0;
-    `);
-  },
+    `),
 ];

@@ -21,10 +21,15 @@ import { answerWithin, cachedFreeBytes, probeWrite, type WriteHealth } from '../
 import { fromPostgres, unavailableDatabase } from '../db/unavailable.ts';
 import { pingDatabase } from '../store/maintenance.ts';
 import { sqliteConnection } from '../db/sqlite-engine.ts';
+import type { NodeRow } from '../store/nodes.ts';
 
-/** What the app is built with beside the context: the metrics registry (/metrics only with one), and what reads a
- *  pushed WebSub body (the parse pool's threads; absent: readDocument inline, on the main thread). */
+/** What the app is built with beside the context: the metrics registry (/metrics only with one), what reads a pushed
+ *  WebSub body (the parse pool's threads; absent: readDocument inline, on the main thread), and the live nodes as the
+ *  node heartbeat last read them (/healthz shows them; worker/nodes.ts). */
 export type HttpOptions = {
+  /** The key the dashboard signs its sign-in tokens with (every node's, from the database); absent: its own. */
+  loginKey?: Buffer;
+  nodes?: () => readonly NodeRow[];
   registry?: Registry;
   read?: (doc: DocumentRequest, deadline: number) => Promise<DocumentReply>;
 };
@@ -40,10 +45,10 @@ export function createHttpApp(ctx: Ctx, logger: Logger, opts: HttpOptions = {}):
   app.use('*', closeOnUnreadBody());
   app.use('*', accessLog(logger, ctx.clock));
   if (registry) app.get('/metrics', metricsHandler(registry, ctx.config.metrics.token));
-  app.get('/healthz', healthz(ctx, logger));
+  app.get('/healthz', healthz(ctx, logger, opts.nodes));
   const limits = requestLimits(ctx.config); // one set of buckets: the API and the dashboard count together
   app.route('/v1', v1Api(ctx, limits));
-  app.route('/dashboard', dashboardApp(ctx, logger, limits));
+  app.route('/dashboard', dashboardApp(ctx, logger, limits, opts.loginKey));
   const push: PushDeps = {
     read: opts.read ?? (async (doc) => readDocument(doc)),
     timeoutMs: ctx.config.poll.timeout_seconds * 1000,
@@ -54,11 +59,16 @@ export function createHttpApp(ctx: Ctx, logger: Logger, opts: HttpOptions = {}):
 }
 
 /** GET /healthz: 200 {"status": "ok"} while the database answers (within PING_DEADLINE_MS) and, on SQLite, can take a
- *  write; else 503 problem+json whose detail names the reason ("database is full", "database is locked", "disk is
+ *  write, with this node's id and the live nodes as its last heartbeat read them (no query of its own); else 503
+ *  problem+json whose detail names the reason ("database is full", "database is locked", "disk is
  *  full", "database is unavailable (57P03)", …). On PostgreSQL the probe is the ping alone: the server's own disk and
  *  locks are its operator's to watch, and a write probe would cost a round trip per probe and node. A load balancer
  *  probes it every few seconds, so a reason is logged when it changes, and the return to health once. */
-function healthz(ctx: Ctx, logger: Logger): (c: Context) => Promise<Response> {
+function healthz(
+  ctx: Ctx,
+  logger: Logger,
+  nodes?: () => readonly NodeRow[],
+): (c: Context) => Promise<Response> {
   let failing: string | undefined;
   const freeBytes = cachedFreeBytes(); // the disk's free space as read within the last second
   return async (c) => {
@@ -73,7 +83,7 @@ function healthz(ctx: Ctx, logger: Logger): (c: Context) => Promise<Response> {
     if (health.ok) {
       if (failing !== undefined) logger.info('http: healthy again', { was: failing });
       failing = undefined;
-      return c.json({ status: 'ok' });
+      return c.json(nodes ? { status: 'ok', node: ctx.node.id, nodes: nodes() } : { status: 'ok' });
     }
     if (health.reason !== failing) logger.warn('http: unhealthy', { reason: health.reason });
     failing = health.reason;

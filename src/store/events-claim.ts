@@ -89,7 +89,8 @@ export async function walkDueEvents(
 /** The fewest rows a page of walkDueEvents reads. */
 const WALK_PAGE_MIN = 16;
 
-/** Leases the picked events (by rowid, straight to each row) for `leaseMs` and reads their bodies; `picked` in order.
+/** Leases the picked events (by rowid, straight to each row) for `leaseMs`, for `node` (whose heartbeat renews them;
+ *  null for a process that is not a node), and reads their bodies; `picked` in order.
  *  An event whose lease another claim took since it was read is left out: the lease is taken only where none runs, a
  *  condition a writer that waited on another's row lock checks again on the row as that one left it. */
 export async function leaseEvents(
@@ -97,15 +98,17 @@ export async function leaseEvents(
   picked: readonly DueEvent[],
   now: Date,
   leaseMs: number,
+  node: string | null = null,
 ): Promise<ClaimedEvent[]> {
   if (picked.length === 0) return [];
   const leased = new Set(
     await db.column<number>(
-      `UPDATE events SET lease_until = @lease, updated_at = @t
+      `UPDATE events SET lease_until = @lease, lease_node = @node, updated_at = @t
         WHERE rowid IN (${jsonValues(db, '@rowids', 'bigint')}) AND (lease_until IS NULL OR lease_until <= @t)
         RETURNING rowid`,
       {
         lease: new Date(now.getTime() + leaseMs).toISOString(),
+        node,
         t: now.toISOString(),
         rowids: JSON.stringify(picked.map((e) => e.rowid)),
       },

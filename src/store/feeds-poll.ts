@@ -7,20 +7,22 @@ import type { FeedRow } from './feeds.ts';
 import { UNLEASED } from './feed-leases.ts';
 import { jsonValues } from './sql.ts';
 
-/** Leases the feeds `ids` names that exist and no live lease holds (an expired one is taken over) until `until`;
- *  returns the ids it leased. */
+/** Leases the feeds `ids` names that exist and no live lease holds (an expired one is taken over) until `until`, for
+ *  `node` (whose heartbeat renews them; null for a process that is not a node); returns the ids it leased. */
 async function takeLeases(
   db: Sql,
   ids: readonly string[],
   now: Date,
   until: string,
+  node: string | null,
 ): Promise<string[]> {
   return db.column<string>(
-    `INSERT INTO feed_leases (feed_id, until)
-       SELECT j.value, @until FROM (${jsonValues(db, '@ids')}) j WHERE EXISTS (SELECT 1 FROM feeds f WHERE f.id = j.value)
-     ON CONFLICT (feed_id) DO UPDATE SET until = excluded.until, again_at = NULL WHERE feed_leases.until <= @t
+    `INSERT INTO feed_leases (feed_id, until, node_id)
+       SELECT j.value, @until, @node FROM (${jsonValues(db, '@ids')}) j WHERE EXISTS (SELECT 1 FROM feeds f WHERE f.id = j.value)
+     ON CONFLICT (feed_id) DO UPDATE SET until = excluded.until, again_at = NULL, node_id = excluded.node_id
+       WHERE feed_leases.until <= @t
      RETURNING feed_id`,
-    { ids: JSON.stringify(ids), until, t: now.toISOString() },
+    { ids: JSON.stringify(ids), until, t: now.toISOString(), node },
   );
 }
 
@@ -56,7 +58,8 @@ export type PollTarget = Pick<
 const POLL_TARGET = `id, url, fetch_url, credentials, discovered_url, etag, last_modified, body_hash, baseline_at, status,
   error_count, health_alert, interval_seconds, redirect_url, next_poll_at`;
 
-/** Leases up to `limit` due feeds that have an active subscription, earliest due first: a range of feeds_due
+/** Leases up to `limit` due feeds that have an active subscription, earliest due first, for `leaseMs` (and for `node`,
+ *  whose heartbeat renews them; see takeLeases): a range of feeds_due
  *  ("SEARCH f USING INDEX feeds_due (next_poll_at<?)"). Ignoring schedules is feedsToPollAfter's job: a switch for it
  *  here (`@all = 1 OR next_poll_at <= @t`) would make this a walk of the whole index ("SCAN f USING INDEX
  *  feeds_due"). */
@@ -65,6 +68,7 @@ export async function claimDueFeeds(
   now: Date,
   leaseMs: number,
   limit: number,
+  node: string | null = null,
 ): Promise<PollTarget[]> {
   const due = await db.column<string>(
     `SELECT f.id FROM feeds f
@@ -73,10 +77,27 @@ export async function claimDueFeeds(
       ORDER BY f.next_poll_at LIMIT @limit`,
     { t: now.toISOString(), limit },
   );
-  return pollTargets(
-    db,
-    await takeLeases(db, due, now, new Date(now.getTime() + leaseMs).toISOString()),
+  return leaseDueFeeds(db, due, now, leaseMs, node);
+}
+
+/** Leases those of the picked feeds that are still due at `now` (see leaseFeeds): a claim picks from a window it read
+ *  first, and another node's poll of a feed in it may be recorded meanwhile, its next poll set later. On PostgreSQL the
+ *  due check locks each row it passes, in id order, skipping rows another transaction holds (a poll being recorded:
+ *  after it, the feed is not due), and reads the latest version of the rows it locks. */
+export async function leaseDueFeeds(
+  db: Sql,
+  ids: readonly string[],
+  now: Date,
+  leaseMs: number,
+  node: string | null = null,
+): Promise<PollTarget[]> {
+  if (ids.length === 0) return [];
+  const due = await db.column<string>(
+    `SELECT id FROM feeds WHERE id IN (${jsonValues(db, '?')}) AND next_poll_at <= ?
+      ORDER BY id${db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''}`,
+    [JSON.stringify(ids), now.toISOString()],
   );
+  return leaseFeeds(db, due, now, leaseMs, node);
 }
 
 /** What `poll --once` fetches next: up to `limit` feeds after id `after` (in id order) that are not gone and have an
@@ -114,18 +135,20 @@ export async function dueFeedWindow(db: Sql, now: Date, limit: number): Promise<
   );
 }
 
-/** Leases the picked feeds for `leaseMs`; returns what their polls need (in no particular order). A feed another
- *  process leased meanwhile (`poll --once` beside serve) is left to it and not returned. */
+/** Leases the picked feeds for `leaseMs` (and for `node`: see takeLeases); returns what their polls need (in no
+ *  particular order). A feed another process leased meanwhile (another node, `poll --once` beside serve) is left to it
+ *  and not returned. */
 export async function leaseFeeds(
   db: Sql,
   ids: readonly string[],
   now: Date,
   leaseMs: number,
+  node: string | null = null,
 ): Promise<PollTarget[]> {
   if (ids.length === 0) return [];
   return pollTargets(
     db,
-    await takeLeases(db, ids, now, new Date(now.getTime() + leaseMs).toISOString()),
+    await takeLeases(db, ids, now, new Date(now.getTime() + leaseMs).toISOString(), node),
   );
 }
 

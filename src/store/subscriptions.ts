@@ -281,6 +281,13 @@ export async function nextBackfill(
   );
 }
 
+/** Locks the subscription's row until the transaction ends (PostgreSQL; SQLite's one writer holds every row already):
+ *  of two nodes taking the same backfill step, the second waits for the first and then reads what it left. */
+export async function lockSubscription(db: Sql, id: string): Promise<void> {
+  if (db.dialect === 'postgres')
+    await db.get('SELECT 1 AS locked FROM subscriptions WHERE id = ? FOR UPDATE', [id]);
+}
+
 /** Notes that the subscription's backfill took its entries from the history (none left to take). */
 export async function backfillTaken(db: Sql, id: string): Promise<void> {
   await db.run('UPDATE subscriptions SET backfill = 0 WHERE id = ?', [id]);

@@ -13,6 +13,7 @@ import {
   zeroCounts,
   type PolledFeedStatus,
 } from '../store/feeds.ts';
+import type { NodeRow } from '../store/nodes.ts';
 import { FEEDSUB_VERSION } from '../version.ts';
 import type { Telemetry } from '../telemetry.ts';
 
@@ -30,16 +31,17 @@ const LATENCY_BUCKETS = [0.1, 0.5, 1, 5, 15, 60, 300, 1800, 7200, 21_600, 86_400
 // Per endpoint, fewer buckets: every endpoint costs 3 + 10 series (docs/operations.md › Metrics).
 const ENDPOINT_ATTEMPT_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 15];
 
-/** Builds a new registry (never prom-client's global one, so several apps can live in one process) with every metric. */
-export function createMetrics(source: {
-  db: Sql;
-  clock: Clock;
-  filtered: FilteredCounts;
-}): Metrics {
+/** Builds a new registry (never prom-client's global one, so several apps can live in one process) with every metric;
+ *  with `nodes` (the node heartbeat's live nodes), the nodes' gauges too. */
+export function createMetrics(
+  source: { db: Sql; clock: Clock; filtered: FilteredCounts },
+  opts: { nodes?: () => readonly NodeRow[] } = {},
+): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   registerDatabaseGauges(registry, source);
   registerFilterCounter(registry, source.filtered);
+  if (opts.nodes) registerNodeGauges(registry, opts.nodes);
   const endpoints = registerEndpointMetrics(registry, source.db);
   new Gauge({
     name: 'feedsub_build_info',
@@ -280,6 +282,46 @@ export function countFeeds(
 }
 
 /** Gauges whose value is the database's state, read by SQL in src/store when Prometheus scrapes. */
+/** The live nodes as this node's heartbeat last read them (no query at scrape time): one series per node and gauge,
+ *  labelled by the node's name, so a node that leaves drops out at the next scrape. */
+function registerNodeGauges(registry: Registry, nodes: () => readonly NodeRow[]): void {
+  const registers = [registry];
+  new Gauge({
+    name: 'feedsub_nodes',
+    help: 'Live nodes on the database (serve processes seen within their last three heartbeats).',
+    registers,
+    collect() {
+      this.set(nodes().length);
+    },
+  });
+  const perNode = (name: string, help: string, value: (n: NodeRow) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['node'],
+      registers,
+      collect() {
+        this.reset();
+        for (const n of nodes()) this.set({ node: n.name }, value(n));
+      },
+    });
+  perNode(
+    'feedsub_node_last_seen_timestamp_seconds',
+    'When each live node last beat (Unix time).',
+    (n) => Date.parse(n.seen_at) / 1000,
+  );
+  perNode(
+    'feedsub_node_polls_in_flight',
+    'Feeds each live node was fetching at its last heartbeat.',
+    (n) => Number(n.polls),
+  );
+  perNode(
+    'feedsub_node_deliveries_in_flight',
+    'Events each live node was attempting at its last heartbeat.',
+    (n) => Number(n.deliveries),
+  );
+}
+
 function registerDatabaseGauges(
   registry: Registry,
   { db, clock }: { db: Sql; clock: Clock },

@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Hono } from 'hono';
 import type { Agent } from 'undici';
 import { createKey } from '../../src/actions/keys.ts';
+import { queueBackfillChunk } from '../../src/actions/backfills.ts';
 import { receivePush } from '../../src/actions/ingest/push.ts';
 import { readPostgresSchemaSql } from '../../src/assets.ts';
 import { manualClock } from '../../src/clock.ts';
@@ -26,7 +27,8 @@ import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createGuardedAgent } from '../../src/net/guard.ts';
 import { insertEvent } from '../../src/store/events.ts';
-import { leaseFeeds } from '../../src/store/feeds-poll.ts';
+import { endLease } from '../../src/store/feed-leases.ts';
+import { dueFeedWindow, leaseDueFeeds, leaseFeeds } from '../../src/store/feeds-poll.ts';
 import { allocateSequences } from '../../src/store/subscriptions.ts';
 import { noTelemetry } from '../../src/telemetry.ts';
 import {
@@ -133,6 +135,30 @@ async function twoNodes(patch: Parameters<typeof withConfig>[1] = {}): Promise<P
       await Promise.all(engines.map((e) => e.close()));
     },
   };
+}
+
+/** Node `node` polls the feed `feedId` once as its poller does (lease, fetch, then the record in a transaction of its
+ *  own) and expects it parsed; returns what the record stored. */
+async function pollOn(
+  node: Node,
+  clock: ReturnType<typeof manualClock>,
+  agent: Agent,
+  feedId: string,
+) {
+  const now = clock.now();
+  const [target] = await node.ctx.store.write((db) => leaseFeeds(db, [feedId], now, 60_000));
+  assert.ok(target, 'the feed is leased');
+  const outcome = await refreshFeed(refreshTarget(target), {
+    agent,
+    read: async (doc) => readDocument(doc),
+    userAgent: 'feedsub-test',
+    maxBodyBytes: 1 << 20,
+    connectTimeoutMs: 2000,
+    totalTimeoutMs: 10_000,
+    now: () => clock.now(),
+  });
+  assert.equal(outcome.kind, 'parsed');
+  return transaction(node.ctx, (tx) => applyOutcome(tx, target, outcome, now, now));
 }
 
 /** How many of `answers` have each status, e.g. { 201: 3, 429: 3 }. */
@@ -511,6 +537,111 @@ describe('the guarantees hold on PostgreSQL with two writers at once', () => {
     }
   });
 
+  it('queues each backfilled entry once when both nodes take the backfill steps at once', async () => {
+    const ENTRIES = 30;
+    const SUBSCRIPTIONS = 4;
+    const pair = await twoNodes();
+    const agent = createGuardedAgent({ allowPrivate: true });
+    try {
+      const path = '/backfill-race.xml';
+      origin.set(path, {
+        body: rss(Array.from({ length: ENTRIES }, (_, i) => ({ guid: `b${ENTRIES - i}` }))),
+      });
+      const { key } = await pair.key();
+      const subscribe = async (backfill: number) => {
+        const endpoint = (
+          await pair.a.call('POST', '/v1/endpoints', key, {
+            title: 'E',
+            url: 'https://hooks.example.com/',
+          })
+        ).body.id as string;
+        const made = await pair.a.call('POST', '/v1/subscriptions', key, {
+          endpoint,
+          url: origin.url + path,
+          ...(backfill > 0 ? { backfill } : {}),
+        });
+        assert.equal(made.status, 201, made.text);
+        return made.body as { id: string; feed: string };
+      };
+      // The baseline puts the feed's entries in its history, which the backfills then take from.
+      const first = await subscribe(0);
+      await pollOn(pair.a, pair.clock, agent, first.feed);
+      const subs: string[] = [];
+      for (let i = 0; i < SUBSCRIPTIONS; i++) subs.push((await subscribe(ENTRIES)).id);
+      let rounds = 0;
+      for (; rounds < 20; rounds++) {
+        const steps = await Promise.all(pair.nodes.map((n) => queueBackfillChunk(n.ctx, '')));
+        if (steps.every((s) => s === undefined)) break;
+      }
+      assert.ok(rounds < 20, 'the backfills end');
+      for (const sub of subs) {
+        const bodies = await pair.a.ctx.db.column<string>(
+          `SELECT b.body FROM events e JOIN event_bodies b ON b.event_id = e.id
+            WHERE e.subscription_id = ? ORDER BY e.sequence`,
+          [sub],
+        );
+        const guids = bodies.flatMap((body) =>
+          (JSON.parse(body) as { data: { entries: { guid: string }[] } }).data.entries.map(
+            (x) => x.guid,
+          ),
+        );
+        assert.deepEqual(
+          [...guids].sort(),
+          Array.from({ length: ENTRIES }, (_, i) => `b${i + 1}`).sort(),
+          `subscription ${sub}: each entry once`,
+        );
+      }
+    } finally {
+      await agent.close();
+      await pair.close();
+    }
+  });
+
+  it('fetches a feed once per due time: a claim that read its window before another node recorded the feed leases nothing', async () => {
+    const pair = await twoNodes();
+    try {
+      const { key } = await pair.key();
+      const endpoint = (
+        await pair.a.call('POST', '/v1/endpoints', key, {
+          title: 'E',
+          url: 'https://hooks.example.com/',
+        })
+      ).body.id as string;
+      const made = await pair.a.call('POST', '/v1/subscriptions', key, {
+        endpoint,
+        url: `${origin.url}/window.xml`,
+      });
+      const feedId = made.body.feed as string;
+      const now = pair.clock.now();
+      let recorded: () => void = () => {};
+      const recordedByB = new Promise<void>((resolve) => (recorded = resolve));
+      const claimA = pair.a.ctx.store.write(async (db) => {
+        const window = await dueFeedWindow(db, now, 10);
+        assert.deepEqual(
+          window.map((f) => f.id),
+          [feedId],
+        );
+        await recordedByB; // node b claims, polls and records the feed meanwhile
+        return leaseDueFeeds(db, [feedId], now, 60_000);
+      });
+      const [claimedByB] = await pair.b.ctx.store.write((db) =>
+        leaseDueFeeds(db, [feedId], now, 60_000),
+      );
+      assert.equal(claimedByB?.id, feedId);
+      await pair.b.ctx.store.write(async (db) => {
+        await db.run('UPDATE feeds SET next_poll_at = ? WHERE id = ?', [
+          new Date(now.getTime() + 900_000).toISOString(),
+          feedId,
+        ]);
+        await endLease(db, feedId);
+      });
+      recorded();
+      assert.deepEqual(await claimA, [], 'polled already: not due any more');
+    } finally {
+      await pair.close();
+    }
+  });
+
   it('allocates sequences from both nodes at once on one subscription as disjoint ranges without gaps', async () => {
     const ROUNDS = 20;
     const PER_NODE = 4;
@@ -585,23 +716,7 @@ describe('the guarantees hold on PostgreSQL with two writers at once', () => {
       });
       assert.equal(created.status, 201, created.text);
       const feedId = created.body.feed as string;
-      const poll = async () => {
-        const now = pair.clock.now();
-        const [target] = await pair.a.ctx.store.write((db) =>
-          leaseFeeds(db, [feedId], now, 60_000),
-        );
-        const outcome = await refreshFeed(refreshTarget(target!), {
-          agent,
-          read: async (doc) => readDocument(doc),
-          userAgent: 'feedsub-test',
-          maxBodyBytes: 1 << 20,
-          connectTimeoutMs: 2000,
-          totalTimeoutMs: 10_000,
-          now: () => pair.clock.now(),
-        });
-        assert.equal(outcome.kind, 'parsed');
-        return transaction(pair.a.ctx, (tx) => applyOutcome(tx, target!, outcome, now, now));
-      };
+      const poll = () => pollOn(pair.a, pair.clock, agent, feedId);
       await poll();
       pair.clock.advance(3600_000);
       origin.set(path, { body: json(['2', '1']), contentType: 'application/feed+json' });

@@ -15,6 +15,8 @@ import * as poll from '../../src/store/feeds-poll.ts';
 import * as record from '../../src/store/feeds-record.ts';
 import * as feeds from '../../src/store/feeds.ts';
 import * as idem from '../../src/store/idempotency.ts';
+import * as nodes from '../../src/store/nodes.ts';
+import { serviceKey } from '../../src/store/service-keys.ts';
 import { pingDatabase } from '../../src/store/maintenance.ts';
 import * as quota from '../../src/store/quota-usage.ts';
 import * as sessions from '../../src/store/sessions.ts';
@@ -116,6 +118,7 @@ export async function exerciseStore(db: Sql, now: Date): Promise<void> {
   await exerciseWebSub(db, now, fx);
   await exerciseStorage(db, fx);
   await exerciseDeletions(db, now, fx);
+  await exerciseNodes(db, now);
   await pingDatabase(db);
 }
 
@@ -373,4 +376,25 @@ async function exerciseDeletions(db: Sql, now: Date, fx: Fixture): Promise<void>
     filter_types: null,
   });
   await endpoints.deleteEndpoint(db, fx.app, spare);
+}
+
+/** The node heartbeat's statements and the roles'. */
+async function exerciseNodes(db: Sql, now: Date): Promise<void> {
+  const later = new Date(now.getTime() + 15_000);
+  const t = now.toISOString();
+  await nodes.beat(db, {
+    id: 'node-1',
+    name: 'one',
+    version: 'test',
+    started_at: t,
+    seen_at: t,
+    polls: 0,
+    deliveries: 0,
+  });
+  await nodes.renewLeases(db, 'node-1', now, later);
+  await nodes.liveNodes(db, now);
+  await nodes.pruneNodes(db, new Date(0));
+  await nodes.holdRole(db, 'maintenance', 'node-1', now, later);
+  await nodes.removeNode(db, 'node-1');
+  await serviceKey(db, 'exercise', 'key');
 }

@@ -5,10 +5,9 @@ import type { Hono } from 'hono';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newLastUses, newPollCounts, type Ctx } from '../../src/context.ts';
-
 import { createKey } from '../../src/actions/keys.ts';
 import { manualClock } from '../../src/clock.ts';
+import { newLastUses, newPollCounts, soloNode, type Ctx } from '../../src/context.ts';
 import { defaultConfig, withConfig, type Config } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { SqliteEngine } from '../../src/db/sqlite-engine.ts';
@@ -58,6 +57,7 @@ export function makeWorld(
     db: store,
     clock,
     config,
+    node: soloNode(),
     nudgePoller: () => {
       nudges.poller++;
     },

@@ -31,14 +31,15 @@ const securityHeaders: MiddlewareHandler = async (c, next) => {
 };
 
 /** Builds the dashboard over the same actions as the API. The request limits are the HTTP app's (shared with /v1) or
- *  this instance's own; the sign-in token key belongs to this instance (no module state), so each app built — and
- *  each test — starts fresh. */
+ *  this instance's own; the sign-in tokens are signed with `loginKey` (serve: the database's, shared by every node) or
+ *  a key of this instance's own (no module state), so each app built, and each test, starts fresh. */
 export function dashboardApp(
   ctx: Ctx,
   logger: Logger,
   limits: RequestLimits = requestLimits(ctx.config),
+  loginKey?: Buffer,
 ): Hono<DashEnv> {
-  const deps: SignInDeps = { limits, login: loginTokens() };
+  const deps: SignInDeps = { limits, login: loginTokens(loginKey) };
   const maxBytes = ctx.config.server.max_body_bytes;
   const app = new Hono<DashEnv>();
   app.onError(dashboardErrorHandler(logger));

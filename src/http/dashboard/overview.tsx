@@ -1,11 +1,14 @@
-// The overview at /dashboard once signed in: counts, and what needs attention (disabled endpoints, failing feeds, failed events).
+// The overview at /dashboard once signed in: counts, what needs attention (disabled endpoints, failing feeds, failed
+// events), and the service's live nodes.
 import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { Ctx } from '../../context.ts';
 import { listEventViews, type EventView } from '../../actions/events.ts';
 import { listEndpointViews, type EndpointView } from '../../actions/endpoints.ts';
 import { countApplicationFeeds, listApplicationFeeds, type FeedView } from '../../actions/feeds.ts';
+import { listLiveNodes } from '../../actions/nodes.ts';
 import { listSubscriptionViews } from '../../actions/subscriptions.ts';
+import type { NodeRow } from '../../store/nodes.ts';
 import type { FeedStatus } from '../../store/feeds.ts';
 import type { EventSummary } from '../../store/events-summary.ts';
 import { Badge, DataTable, Empty, Time } from './components.tsx';
@@ -164,6 +167,29 @@ function NeedsAttention(p: {
   );
 }
 
+/** The live nodes of the service, each with what it was working on at its last heartbeat. */
+function Nodes(p: { nodes: NodeRow[] }) {
+  if (p.nodes.length === 0) return <Empty>No node has reported in yet.</Empty>;
+  return (
+    <DataTable head={['Node', 'Version', 'Fetching', 'Delivering', 'Up since', 'Last seen']}>
+      {p.nodes.map((n) => (
+        <tr>
+          <td data-label="Node">{n.name}</td>
+          <td data-label="Version">{n.version}</td>
+          <td data-label="Fetching">{Number(n.polls)} feeds</td>
+          <td data-label="Delivering">{Number(n.deliveries)} events</td>
+          <td data-label="Up since">
+            <Time at={n.started_at} />
+          </td>
+          <td data-label="Last seen">
+            <Time at={n.seen_at} />
+          </td>
+        </tr>
+      ))}
+    </DataTable>
+  );
+}
+
 /** GET /dashboard with a session. */
 export async function showOverview(
   ctx: Ctx,
@@ -206,6 +232,8 @@ export async function showOverview(
         failed={failed}
         summaries={await summariesOf(ctx, failed)}
       />
+      <h2>Service</h2>
+      <Nodes nodes={await listLiveNodes(ctx)} />
     </Layout>,
   );
 }

@@ -87,7 +87,8 @@ export function checkCsrf(session: DashboardSession, form: Record<string, string
 }
 
 /** Signed sign-in tokens: `issuedMs.nonce.hmac`, set as an HttpOnly SameSite=Strict cookie AND put in the form;
- *  a sign-in POST must carry the same valid, unexpired token in both. The HMAC key lives in this dashboard instance. */
+ *  a sign-in POST must carry the same valid, unexpired token in both. The HMAC key is the one every node shares
+ *  (service_keys), or this dashboard instance's own. */
 export function loginTokens(key: Buffer = randomBytes(32)) {
   const sign = (body: string) => createHmac('sha256', key).update(body).digest('base64url');
   return {

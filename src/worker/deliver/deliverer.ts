@@ -81,7 +81,10 @@ export function createDelivererDeps(
   const unprovenCap = Math.max(1, Math.floor(delivery.concurrency / 2));
   const capOf = (key: string): number =>
     key.startsWith('endpoint:')
-      ? health.capOf(key.slice('endpoint:'.length), delivery.per_endpoint_concurrency)
+      ? health.capOf(
+          key.slice('endpoint:'.length),
+          ctx.node.share(delivery.per_endpoint_concurrency),
+        )
       : key.startsWith('unproven:')
         ? unprovenCap
         : Infinity;
@@ -172,6 +175,8 @@ async function claimFairly(
       limit: free,
       maxRows,
       take: (e) => {
+        // An endpoint's rate limit holds for all nodes together: this node starts its share.
+        if (e.rate_limit !== null) e.rate_limit = ctx.node.share(e.rate_limit);
         const endpoint = `endpoint:${e.endpoint_id}`;
         const keys = eventKeys(e, deps.health);
         const n = counted.get(endpoint) ?? 0;
@@ -189,11 +194,13 @@ async function claimFairly(
   for (const e of picked) deps.rates.started(e.endpoint_id, e.rate_limit, nowMs);
   const keys = new Map(candidates.map((c) => [c.value.id, c.keys]));
   const endpoints = new Map<string, EndpointRow | undefined>(); // read once per claim, not once per event
+  // A node's lease lasts until its heartbeat renews it (worker/nodes.ts); another process's, the attempt and a margin.
   const leased = await leaseEvents(
     ctx.db,
     picked,
     now,
-    ctx.config.delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS,
+    ctx.node.leaseMs ?? ctx.config.delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS,
+    ctx.node.leaseMs === undefined ? null : ctx.node.id,
   );
   const claimed: Claimed[] = [];
   for (const e of leased) {

@@ -13,9 +13,10 @@ export class EndpointHealth {
     return this.#proven.has(endpointId);
   }
 
-  /** The endpoint's cap now: `full` (delivery.per_endpoint_concurrency) once proven, else 1. */
+  /** The endpoint's cap now: `full` (this node's share of delivery.per_endpoint_concurrency) once proven, else 1 (or
+   *  `full`, when that is 0). */
   capOf(endpointId: string, full: number): number {
-    return this.#proven.has(endpointId) ? full : 1;
+    return this.#proven.has(endpointId) ? full : Math.min(1, full);
   }
 
   /** Notes an attempt's end: one that ran into its deadline demotes the endpoint, a 2xx in time proves it; any other

@@ -10,6 +10,7 @@ import { pruneFinishedEvents } from '../../store/events.ts';
 import { hourOf, prunePollHours } from '../../store/feed-poll-hours.ts';
 import { parkIdleDueFeeds } from '../../store/feeds.ts';
 import { pruneIdempotency } from '../../store/idempotency.ts';
+import { holdRole } from '../../store/nodes.ts';
 import { noTelemetry, type Telemetry } from '../../telemetry.ts';
 import { createLoop, type Loop } from '../loop.ts';
 import { retentionPass, type Budget, type RetentionSummary } from './retention.ts';
@@ -144,7 +145,12 @@ function log(logger: Logger, s: MaintenanceSummary): void {
   );
 }
 
-/** The maintenance loop (not started). */
+/** How long a node holds the maintenance role past its last pass: a node that dies holding it hands it over this
+ *  long after; one that stops lets go at once (worker/nodes.ts leave). */
+export const MAINTENANCE_ROLE_MS = MAINTENANCE_INTERVAL_MS + 5 * 60_000;
+
+/** The maintenance loop (not started). Of the nodes on one database, the one holding the maintenance role runs it (the
+ *  first to ask, until it stops or lapses); the others look again at each interval. */
 export function createMaintenance(
   ctx: Ctx,
   logger: Logger,
@@ -153,7 +159,20 @@ export function createMaintenance(
   const log = logger.child({ loop: 'maintenance' });
   return createLoop(
     'maintenance',
-    async () => (await maintenanceTick(ctx, { logger: log, telemetry })).nextDelayMs,
+    async () => {
+      const now = ctx.clock.now();
+      const mine = await ctx.store.write((db) =>
+        holdRole(
+          db,
+          'maintenance',
+          ctx.node.id,
+          now,
+          new Date(now.getTime() + MAINTENANCE_ROLE_MS),
+        ),
+      );
+      if (!mine) return MAINTENANCE_INTERVAL_MS;
+      return (await maintenanceTick(ctx, { logger: log, telemetry })).nextDelayMs;
+    },
     { idleMs: MAINTENANCE_INTERVAL_MS, logger },
   );
 }

@@ -15,7 +15,7 @@ import type { Logger } from '../../log.ts';
 import { addressKey, type Resolver } from '../../net/resolver.ts';
 import {
   dueFeedWindow,
-  leaseFeeds,
+  leaseDueFeeds,
   nextFeedDueAfter,
   releaseFeedLeases,
   type DueFeed,
@@ -117,7 +117,9 @@ export function pollSpec(
     name: 'poll',
     slots: ctx.config.poll.concurrency,
     keysOf: (c) => c.keys,
-    capOf: (key) => (key.startsWith('host:') || key.startsWith('addr:') ? perHost : Infinity),
+    // A host's cap holds for all nodes together: this node takes its share.
+    capOf: (key) =>
+      key.startsWith('host:') || key.startsWith('addr:') ? ctx.node.share(perHost) : Infinity,
     claim,
     run: async ({ feed }) => {
       const seenAt = ctx.clock.now();
@@ -184,11 +186,11 @@ async function claimFairly(
   const picked = pickFairly(candidates, free, room);
   const keys = new Map(candidates.map((c) => [c.value.id, c.keys]));
   return (
-    await leaseFeeds(
+    await leaseDueFeeds(
       ctx.db,
       picked.map((f) => f.id),
       now,
-      leaseMs(ctx),
+      ...pollLease(ctx),
     )
   ).map((feed) => ({
     feed,
@@ -227,6 +229,12 @@ export function feedKeys(
 /** The lease of a claimed feed: its refresh's deadline and a margin for recording it. */
 export function leaseMs(ctx: Ctx): number {
   return ctx.config.poll.timeout_seconds * 1000 + LEASE_MARGIN_MS;
+}
+
+/** How long a claim leases a feed, and for which node: a node's lease lasts until its heartbeat renews it, so that it
+ *  lapses soon after the node dies (worker/nodes.ts); another process's lasts leaseMs. */
+export function pollLease(ctx: Ctx): [ms: number, node: string | null] {
+  return ctx.node.leaseMs === undefined ? [leaseMs(ctx), null] : [ctx.node.leaseMs, ctx.node.id];
 }
 
 /** Measures and logs one stored refresh. */
