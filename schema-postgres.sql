@@ -124,6 +124,9 @@ CREATE TABLE subscriptions (
   backfill        BIGINT NOT NULL DEFAULT 0,
   pauses          TEXT COLLATE "C",
   backfill_at     TEXT COLLATE "C",
+  entry_filter     TEXT COLLATE "C",
+  entry_filter_at  TEXT COLLATE "C",
+  entries_filtered BIGINT NOT NULL DEFAULT 0,
   UNIQUE (endpoint_id, url)
 );
 CREATE INDEX subscriptions_by_application ON subscriptions(application_id, id);

@@ -146,6 +146,11 @@ CREATE TABLE subscriptions (
   -- When its backfill became ready to queue (created on a feed with a baseline, or its feed's baseline came); NULL
   -- while it waits for a baseline, or once it is queued or ended (schema version 21).
   backfill_at     TEXT,
+  -- Its filter (schema version 24): keep and block rules as JSON text (NULL: every entry is sent); when the filter was
+  -- last set or removed (the trace tells whether an entry met the filter it has now); entries it filtered out.
+  entry_filter     TEXT,
+  entry_filter_at  TEXT,
+  entries_filtered INTEGER NOT NULL DEFAULT 0,
   UNIQUE (endpoint_id, url)
 );
 CREATE INDEX subscriptions_by_application ON subscriptions(application_id, id);

@@ -2,7 +2,7 @@
 // then the real `feedsub serve` among hostile or failing WebSub hubs and hostile peers, tracing entries among a full
 // churn hold, and its memory. The phases live under bench/; this file starts the origin, runs them in order (printing
 // each one's time as it ends) and prints the table and the ratios to the raw limits.
-// BENCH_ENGINES (default "sqlite,postgres") picks the engines: on SQLite every phase runs; on PostgreSQL the phases
+// BENCH_PHASES=polls runs only the poll phases. BENCH_ENGINES (default "sqlite,postgres") picks the engines: on SQLite every phase runs; on PostgreSQL the phases
 // whose figures the engine decides (polls, delivery, bytes written) run again on a durable server the bench starts
 // (scripts/bench/postgres.ts) and stops by its PID, their rows labelled "PostgreSQL: " beside the SQLite ones.
 import { spawn } from 'node:child_process';
@@ -29,6 +29,8 @@ import { setUp, tearDown, type Bench, type BenchEngine } from './bench/setup.ts'
 import { createTable, onPostgres } from './bench/table.ts';
 import type { Row } from './bench/table.ts';
 
+/** BENCH_PHASES=polls runs the poll phases alone (on BENCH_ENGINES), for a quick look at the poll paths. */
+const POLLS_ONLY = process.env.BENCH_PHASES === 'polls';
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres')
   .split(',')
   .map((e) => e.trim())
@@ -86,7 +88,7 @@ async function run(base: string, dir: string, row: Row, phases: string[]): Promi
     await tearDown(b);
   }
   if (ENGINES.includes('postgres')) await onPostgresServer(base, dir, row, phases);
-  if (ENGINES.includes('sqlite')) await sqliteOnly(base, dir, row, phases);
+  if (ENGINES.includes('sqlite') && !POLLS_ONLY) await sqliteOnly(base, dir, row, phases);
   row(
     'peak RSS',
     `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
@@ -96,10 +98,11 @@ async function run(base: string, dir: string, row: Row, phases: string[]): Promi
 
 /** The polls and delivery on the bench's feedsub `b`; `engine` names the engine in the phases' names. */
 async function core(b: Bench, phases: string[], engine: string): Promise<void> {
-  const { changed, all } = await timed(phases, `${engine}polls`, () => measurePolls(b));
-  // Warm-up, untimed: the deliverer loop delivers the events of the two rounds so far, so that the timed trials below
+  const { changed, filtered, all } = await timed(phases, `${engine}polls`, () => measurePolls(b));
+  if (POLLS_ONLY) return;
+  // Warm-up, untimed: the deliverer loop delivers the events of the rounds so far, so that the timed trials below
   // start with the delivery path compiled; the raw POST loop gets as many requests before its trials.
-  const warmUp = changed.events + all.events;
+  const warmUp = changed.events + filtered.events + all.events;
   await timed(phases, `${engine}delivery`, async () => {
     await warmUpDeliveries(b, warmUp);
     const queued = await queueRounds(b);
@@ -128,7 +131,7 @@ async function onPostgresServer(
     } finally {
       await tearDown(b);
     }
-    await timed(phases, 'PostgreSQL: writes', () => measureWrites(pgRow, server));
+    if (!POLLS_ONLY) await timed(phases, 'PostgreSQL: writes', () => measureWrites(pgRow, server));
   } finally {
     await server.stop();
   }

@@ -2,6 +2,7 @@
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Engine, Sql } from './db/engine.ts';
+import { createFilterCache, type FilterCache } from './feed/filter/cache.ts';
 import { createIdGenerator } from './ids.ts';
 
 export type Ctx = {
@@ -24,7 +25,15 @@ export type Ctx = {
   lastUses: LastUses;
   /** The chart's poll counts noted by polls and not yet written (actions/poll-counts.ts). */
   pollCounts: PollCounts;
+  /** Subscriptions' filters compiled, kept between polls (feed/filter/cache.ts). */
+  filters: FilterCache;
+  /** Entries subscriptions' filters kept from being sent since the process started, by why: a block rule matched, or
+   *  no keep rule did (/metrics' feedsub_entries_filtered_total). Noted in the transaction that judged them. */
+  filtered: FilteredCounts;
 };
+
+/** Entries filtered out, by why. */
+export type FilteredCounts = { blocked: number; not_kept: number };
 
 /** A node: its id (the nodes table's), its part of a cap that holds for all nodes together, such as the attempts one
  *  endpoint may have in flight (worker/nodes.ts shareOf), and, for a node with a heartbeat (serve), how long its leases
@@ -93,5 +102,7 @@ export function quietCtx(store: Engine, clock: Clock, config: Config): Ctx {
     nudgeBackfiller: () => {},
     lastUses: newLastUses(),
     pollCounts: newPollCounts(),
+    filters: createFilterCache(),
+    filtered: { blocked: 0, not_kept: 0 },
   };
 }

@@ -1,10 +1,12 @@
-// The poll phases: one poll of every feed per path (first fetch, 304, same body, changed), and rounds queued untimed.
+// The poll phases: one poll of every feed per path (first fetch, 304, same body, changed, changed with 20 filter rules on
+// every subscription), and rounds queued untimed.
 // On PostgreSQL the 304 and 20 %-changed paths also give the WAL the server wrote per feed polled.
 import { performance } from 'node:perf_hooks';
 import { pollTick } from '../../src/worker/poll/round.ts';
 import type { PollSummary } from '../../src/worker/poll/poller.ts';
 import { walPosition } from './postgres.ts';
 import type { Bench } from './setup.ts';
+import { measureFilteredPolls } from './filters.ts';
 import { fetchBodies, ratio, rawConditionalGets, rawParse } from './raw.ts';
 import { CONCURRENCY, FEEDS } from './settings.ts';
 import { rate } from './table.ts';
@@ -12,7 +14,9 @@ import { rate } from './table.ts';
 /** Times a poll of every feed down each path, the 304 and all-changed paths between two trials of their raw limit
  *  (raw conditional GETs; feedsmith parsing the same bodies in one thread), each ratio beside its path; returns the two
  *  changed rounds, whose events the warm-up delivers. */
-export async function measurePolls(b: Bench): Promise<{ changed: PollSummary; all: PollSummary }> {
+export async function measurePolls(
+  b: Bench,
+): Promise<{ changed: PollSummary; filtered: PollSummary; all: PollSummary }> {
   await poll(b, 'feeds polled/s, first fetch (parse, baseline)', 'every body parsed and keyed');
   const { etags } = await fetchBodies(b.base);
   const getsBefore = await rawConditionalGets(b.base, etags);
@@ -47,6 +51,7 @@ export async function measurePolls(b: Bench): Promise<{ changed: PollSummary; al
     String(changed.summary.newEntries),
     `expected ${Math.round(FEEDS * 0.2) * 2}`,
   );
+  const filtered = await measureFilteredPolls(b, changed.perSecond);
   await b.round('change=1&add=1');
   const { bodies } = await fetchBodies(b.base);
   const parseBefore = rawParse(bodies);
@@ -66,7 +71,7 @@ export async function measurePolls(b: Bench): Promise<{ changed: PollSummary; al
     `${(all.perSecond / parse).toFixed(2)}×`,
     'target ≥ 1.0× (fetch, read on the parse threads, keys, events, against parsing alone)',
   );
-  return { changed: changed.summary, all: all.summary };
+  return { changed: changed.summary, filtered, all: all.summary };
 }
 
 /** Polls four more full rounds, untimed, so each delivery trial lasts a few hundred ms; returns the events queued. */

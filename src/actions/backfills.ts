@@ -4,10 +4,12 @@
 import { transaction, type Ctx } from '../context.ts';
 import { newId } from '../ids.ts';
 import {
+  backfillCandidates,
   backfillEntries,
   backfillSizes,
   dropBackfillEntries,
   takeBackfillEntries,
+  takeBackfillKeys,
 } from '../store/backfill-entries.ts';
 import { getEndpoint } from '../store/endpoints.ts';
 import { findHistory } from '../store/entry-history.ts';
@@ -29,8 +31,10 @@ import {
   startsNewEvent,
   storedEntryText,
   type EntriesEnvelope,
+  type EventEntry,
 } from '../webhook/event.ts';
 import { eventFeed, queueSubscriptionEvents } from './entry-events.ts';
+import { entrySieve } from './filter.ts';
 
 /** At most this many entries in a backfill. */
 export const BACKFILL_MAX = 100;
@@ -70,7 +74,7 @@ export async function queueBackfillChunk(
       return { ...chunk, done: true };
     }
     if (sub.backfill > 0) {
-      await takeBackfillEntries(tx.db, sub, Math.min(sub.backfill, BACKFILL_MAX));
+      await takeBackfill(tx, sub, Math.min(sub.backfill, BACKFILL_MAX));
       await backfillTaken(tx.db, sub.id);
     }
     const queued = await queueNextEvent(tx, sub);
@@ -84,6 +88,24 @@ export async function queueBackfillChunk(
 export async function endSubscriptionBackfill(ctx: Ctx, subscriptionId: string): Promise<void> {
   await dropBackfillEntries(ctx.db, subscriptionId);
   await endBackfill(ctx.db, subscriptionId);
+}
+
+/** Takes the subscription's backfill from its feed's history: the `n` newest entries no entries event of it carries
+ *  (takeBackfillEntries) and, for a subscription with a filter, the `n` newest of those its filter sends (read from
+ *  the whole history, at most its bound per feed; the others are not counted as filtered: they were not new). */
+async function takeBackfill(ctx: Ctx, sub: SubscriptionRow, n: number): Promise<void> {
+  if (sub.entry_filter === null) {
+    await takeBackfillEntries(ctx.db, sub, n);
+    return;
+  }
+  const sieve = entrySieve(ctx, { count: false });
+  const keys: string[] = [];
+  for (const c of await backfillCandidates(ctx.db, sub)) {
+    const entry = JSON.parse(c.entry) as EventEntry;
+    if ((await sieve(sub, [entry])).length > 0) keys.push(c.key);
+    if (keys.length === n) break;
+  }
+  await takeBackfillKeys(ctx.db, sub.id, keys);
 }
 
 /** True when the subscription's endpoint receives subscription.entries (its filter_types is null or lists it). */

@@ -5,6 +5,7 @@ import type { Ctx } from '../context.ts';
 import { fromV1Entry } from '../feed/parse/entry.ts';
 import type { Entry } from '../feed/types.ts';
 import { newId } from '../ids.ts';
+import { entrySieve, type EntrySieve } from './filter.ts';
 import { recordEventEntries } from '../store/event-entries.ts';
 import { insertEvent } from '../store/events.ts';
 import type { FeedRow } from '../store/feeds.ts';
@@ -35,20 +36,23 @@ export type SeenEntry = { entry: EventEntry; firstSeenAt: string };
 
 /** Creates the events of every active subscription of the feed for `entries` (document order); returns how many.
  *  A subscription receives only the entries first seen at or after its creation (the baseline rule: one created
- *  while a fetch was in flight, or after entries were held, gets none of them), and none when its endpoint's
- *  filter_types leaves entries out. Call inside the transaction that records the entries' keys. */
+ *  while a fetch was in flight, or after entries were held, gets none of them), none when its endpoint's
+ *  filter_types leaves entries out, and only those its filter sends (actions/filter.ts). Call inside the transaction
+ *  that records the entries' keys. */
 export async function queueEntryEvents(
   ctx: Ctx,
   feed: Pick<FeedRow, 'id' | 'url' | 'discovered_url'>,
   meta: { title: string | null; site_url: string | null },
   entries: SeenEntry[],
   now: Date,
+  sieve: EntrySieve = entrySieve(ctx),
 ): Promise<number> {
   let count = 0;
   for (const sub of await activeSubscriptionsOfFeed(ctx.db, feed.id, 'subscription.entries')) {
     const own = entries.filter((e) => e.firstSeenAt >= sub.created_at).map((e) => e.entry);
-    if (own.length === 0) continue;
-    count += await queueEntriesFor(ctx, sub, { feed, meta }, own, now);
+    const sent = own.length === 0 ? own : await sieve(sub, own);
+    if (sent.length === 0) continue;
+    count += await queueEntriesFor(ctx, sub, { feed, meta }, sent, now);
   }
   return count;
 }

@@ -17,6 +17,7 @@ import type { Page } from '../store/page.ts';
 import { activeSubscriptionsOfFeed } from '../store/subscriptions.ts';
 import { entryJson, type EventEntry } from '../webhook/event.ts';
 import { queueEntriesFor, toEventEntry } from './entry-events.ts';
+import { entrySieve } from './filter.ts';
 
 /** Never fewer entries per feed than this, whatever their size (docs/webhooks.md › Entry history). */
 export const HISTORY_FLOOR = 50;
@@ -103,8 +104,8 @@ export async function storeNewVersions(
 }
 
 /** Queues subscription.entries_updated with the new versions for every active subscription of the feed that opted in
- *  (`updates`), created by the time the fetch that saw them began, whose endpoint receives the type; returns how many
- *  events. */
+ *  (`updates`), created by the time the fetch that saw them began, whose endpoint receives the type, of the versions
+ *  its filter sends (judged on the new version); returns how many events. */
 export async function queueEntryUpdates(
   ctx: Ctx,
   source: EventFeedSource,
@@ -114,13 +115,16 @@ export async function queueEntryUpdates(
   if (entries.length === 0) return 0;
   let count = 0;
   const seen = seenAt.toISOString();
+  const sieve = entrySieve(ctx);
   for (const sub of await activeSubscriptionsOfFeed(
     ctx.db,
     source.feed.id,
     'subscription.entries_updated',
   )) {
     if (sub.updates !== 1 || sub.created_at > seen) continue;
-    count += await queueEntriesFor(ctx, sub, source, entries, seenAt, {
+    const sent = await sieve(sub, entries);
+    if (sent.length === 0) continue;
+    count += await queueEntriesFor(ctx, sub, source, sent, seenAt, {
       type: 'subscription.entries_updated',
     });
   }

@@ -14,7 +14,7 @@ export const EXPORT_PAGE_SIZE = 200;
 /** The OPML 2.0 document of the application's subscriptions — of one endpoint when `endpointId` is given — as text
  *  chunks to stream: a folder per endpoint (text = its title), holding an outline per subscription (text = its feed's
  *  title, else its URL; xmlUrl = the subscribed URL, never credentials; htmlUrl = the feed's site; paused ones
- *  marked `feedsubStatus="paused"`). The endpoint is checked here, before any chunk (404 when not the application's);
+ *  marked `feedsubStatus="paused"`; a filter as its JSON in `feedsubFilter`, which an import reads back). The endpoint is checked here, before any chunk (404 when not the application's);
  *  the rows are read as the chunks are taken, one page per chunk, so the document is never held whole. */
 export async function exportSubscriptionsOpml(
   ctx: Ctx,
@@ -72,5 +72,6 @@ function feedOut(row: ExportedSubscription): OpmlFeedOut {
     xmlUrl: row.url,
     htmlUrl: row.feed_site_url,
     paused: row.status === 'paused',
+    filter: row.entry_filter,
   };
 }

@@ -112,10 +112,21 @@ async function importOne(run: ImportRun, feed: OpmlFeed): Promise<ImportResult> 
       'invalid',
       invalid([{ path: 'url', message: 'the outline has no xmlUrl' }]),
     );
+  let filter: unknown;
+  try {
+    filter = feed.filter === null ? undefined : JSON.parse(feed.filter);
+  } catch {
+    return failed(
+      shown,
+      'invalid',
+      invalid([{ path: 'filter', message: "the outline's feedsubFilter is not JSON" }]),
+    );
+  }
   const input = {
     endpoint: run.endpoint,
     url: feed.xmlUrl,
     ...(run.metadata ? { metadata: run.metadata.value } : {}),
+    ...(filter === undefined ? {} : { filter }),
   };
   try {
     const url = validate(CreateSubscriptionInput, input).url;

@@ -24,9 +24,11 @@ import {
   type SubscriptionView,
 } from '../store/subscriptions.ts';
 import { transaction, type Ctx } from '../context.ts';
+import type { Filter } from '../feed/filter/rules.ts';
 import { BACKFILL_MAX, endSubscriptionBackfill } from './backfills.ts';
 import { retryHeldFeeds } from './budget.ts';
 import { EVENT_CHUNK, nextTurn } from './chunks.ts';
+import { filterText, filterView, FilterInput, refuseArrayFilter } from './filter.ts';
 import { chargeBackfill, chargeNewFeedUrl, checkSubscriptionQuota } from './quotas.ts';
 import { normalizeFeedUrl, privateHostIssue } from './urls.ts';
 import { HttpUrl, IdString, validate } from './validate.ts';
@@ -42,6 +44,8 @@ export type SubscriptionApiView = {
   metadata: RawJson | null;
   status: 'active' | 'paused';
   updates: boolean;
+  filter: Filter | null;
+  entries_filtered: number;
   feed_url: string;
   feed_status: string;
   created_at: string;
@@ -92,12 +96,21 @@ export const CreateSubscriptionInput = v.strictObject({
     ),
   ),
   updates: v.optional(Updates),
+  filter: v.optional(v.nullable(FilterInput)),
 });
 export const UpdateSubscriptionInput = v.strictObject({
   endpoint: v.optional(IdString),
   metadata: v.optional(v.pipe(Metadata, v.description('Replaces the metadata; null clears it.'))),
   status: v.optional(SubscriptionStatus),
   updates: v.optional(Updates),
+  filter: v.optional(
+    v.pipe(
+      v.nullable(FilterInput),
+      v.description(
+        'Replaces the filter; null removes it. It applies to the entries of every document recorded after the change (a poll in flight when it changes included), and to backfills not started yet.',
+      ),
+    ),
+  ),
 });
 
 /** Pauses a subscription remembers for the trace (docs/webhooks.md › Why was (or wasn't) this entry delivered?). */
@@ -141,6 +154,8 @@ export function subscriptionView(row: SubscriptionView): SubscriptionApiView {
     metadata: row.metadata === null ? null : new RawJson(row.metadata),
     status: row.status,
     updates: row.updates === 1,
+    filter: filterView(row.entry_filter),
+    entries_filtered: Number(row.entries_filtered),
     feed_url: row.feed_discovered_url ?? row.feed_fetch_url,
     feed_status: row.feed_status,
     created_at: row.created_at,
@@ -160,8 +175,11 @@ export async function createSubscription(
   input: unknown,
   raw: RawParts = {},
 ): Promise<SubscriptionApiView> {
+  refuseArrayFilter(input);
   const body = validate(CreateSubscriptionInput, input);
   const metadata = metadataText(body.metadata, raw.metadata);
+  const filter = filterText(body.filter);
+  ctx.filters.get(filter); // compiled now, off the poll's transaction, which finds it compiled
   const target = normalizeFeedUrl(body.url);
   const issue = privateHostIssue('url', target.url, ctx.config.network.allow_private);
   if (issue) throw invalid([issue]);
@@ -195,6 +213,8 @@ export async function createSubscription(
       metadata,
       created_at: now.toISOString(),
       updates: body.updates === true ? 1 : 0,
+      entry_filter: filter,
+      entry_filter_at: filter === null ? null : now.toISOString(),
       backfill,
       // A feed others watch has its history now; a new one (or one waiting for a fresh baseline) has it then.
       backfill_at: backfill > 0 && feed.baseline_at !== null ? now.toISOString() : null,
@@ -227,7 +247,8 @@ export async function listSubscriptionViews(
   return { data: page.data.map(subscriptionView), next: page.next };
 }
 
-/** Changes metadata (null clears it), endpoint (another of the application's) or status (pause/resume). Pausing the
+/** Changes metadata (null clears it), endpoint (another of the application's), status (pause/resume) or filter (null
+ *  removes it; a change notes its time, which the trace reads). Pausing the
  *  feed's last active subscription restarts its baseline: entries seen while nothing was active are never sent.
  *  Pausing ends a backfill not queued yet, or not whole: a paused subscription gets nothing new. */
 export async function updateSubscriptionFromInput(
@@ -237,13 +258,20 @@ export async function updateSubscriptionFromInput(
   input: unknown,
   raw: RawParts = {},
 ): Promise<SubscriptionApiView> {
+  refuseArrayFilter(input);
   const body = validate(UpdateSubscriptionInput, input);
   const patch: Parameters<typeof updateSubscription>[3] = {};
   if (body.metadata !== undefined) patch.metadata = metadataText(body.metadata, raw.metadata);
   if (body.status !== undefined) patch.status = body.status;
   if (body.updates !== undefined) patch.updates = body.updates ? 1 : 0;
+  const filter = body.filter === undefined ? undefined : filterText(body.filter);
+  if (filter !== undefined) ctx.filters.get(filter); // compiled now, off the poll's transaction
   const row = await transaction(ctx, async (tx) => {
     const current = await requireSubscription(tx, applicationId, id);
+    if (filter !== undefined && filter !== current.entry_filter) {
+      patch.entry_filter = filter;
+      patch.entry_filter_at = tx.clock.now().toISOString();
+    }
     if (body.status !== undefined && body.status !== current.status)
       patch.pauses = notePause(current.pauses, body.status, tx.clock.now());
     if (body.endpoint !== undefined && body.endpoint !== current.endpoint_id) {

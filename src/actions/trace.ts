@@ -16,6 +16,9 @@ import { entryJson } from '../webhook/event.ts';
 import type { Entry } from '../feed/types.ts';
 import { attemptView, type AttemptView } from './events.ts';
 import { readPauses, requireSubscription, type Pause } from './subscriptions.ts';
+import { judgeNow } from './filter.ts';
+import type { FilterVerdict } from '../feed/filter/match.ts';
+import { describeRule, readFilter, rulePath, type Filter } from '../feed/filter/rules.ts';
 
 /** What happened to the entry for this subscription (docs/webhooks.md › Why was (or wasn't) this entry delivered?). */
 export type TraceDecision =
@@ -55,6 +58,8 @@ export type TraceView = {
   fate: HistoryFate | 'held' | null;
   decision: TraceDecision;
   reason: string;
+  /** What the subscription's filter, as it is now, decides about the entry; null without a filter or a stored entry. */
+  filter: TraceFilter | null;
   subscription: {
     id: string;
     status: 'active' | 'paused';
@@ -62,6 +67,16 @@ export type TraceView = {
     pauses: { paused_at: string; resumed_at: string | null }[];
   };
   events: TraceEvent[];
+};
+
+/** The subscription's filter judging the entry: `sent`, `blocked` by `rule` (its path, `filter.block[0]`), or
+ *  `not_kept` (no keep rule matched); `changed_at`: when the filter was last set, and `as_seen` whether that was
+ *  before the entry was first seen (so this is the filter that judged it). */
+export type TraceFilter = {
+  outcome: 'sent' | 'blocked' | 'not_kept';
+  rule: string | null;
+  changed_at: string | null;
+  as_seen: boolean;
 };
 
 const ENTRY_QUERY = "must be an entry's id, guid or URL (1 to 2048 characters)";
@@ -102,11 +117,13 @@ export async function traceEntry(
     endpoint?.filter_types != null &&
     !(JSON.parse(endpoint.filter_types) as string[]).includes('subscription.entries');
   const pauses = readPauses(sub.pauses);
-  const verdict = decide(facts, { sub, pauses, filtered, events }, ctx.config);
+  const judged = judgeStored(ctx, sub, facts);
+  const verdict = decide(facts, { sub, pauses, filtered, events, judged }, ctx.config);
   return {
     query: parsed.output,
     ...facts,
     ...verdict,
+    filter: judged === undefined ? null : traceFilter(judged, sub, facts.first_seen_at),
     subscription: {
       id: sub.id,
       status: sub.status,
@@ -115,6 +132,41 @@ export async function traceEntry(
     },
     events,
   };
+}
+
+/** The subscription's filter (as it is now) and its verdict on the stored entry; undefined without either. */
+type Judged = { filter: Filter; verdict: FilterVerdict };
+
+function judgeStored(ctx: Ctx, sub: SubscriptionRow, facts: Facts): Judged | undefined {
+  const filter = readFilter(sub.entry_filter);
+  if (filter === undefined || facts.entry === null) return undefined;
+  const verdict = judgeNow(ctx, sub.entry_filter, JSON.parse(facts.entry.text) as Entry);
+  return verdict === undefined ? undefined : { filter, verdict };
+}
+
+function traceFilter(j: Judged, sub: SubscriptionRow, seen: string | null): TraceFilter {
+  const v = j.verdict;
+  return {
+    outcome: v.kept ? 'sent' : v.reason,
+    rule: !v.kept && v.reason === 'blocked' ? rulePath(v.rule.list, v.rule.index) : null,
+    changed_at: sub.entry_filter_at,
+    as_seen: asSeen(sub, seen),
+  };
+}
+
+/** True when the filter the subscription has now was set before the entry was first seen. */
+function asSeen(sub: SubscriptionRow, seen: string | null): boolean {
+  return seen !== null && (sub.entry_filter_at === null || sub.entry_filter_at <= seen);
+}
+
+/** The filter's verdict in words: `blocked by rule filter.block[0] (author contains "bot")`, or `no keep rule matched
+ *  (title contains "security", …)`; undefined when it sends the entry. */
+function filterWords(j: Judged): string | undefined {
+  const v = j.verdict;
+  if (v.kept) return undefined;
+  if (v.reason === 'blocked')
+    return `blocked by rule ${rulePath(v.rule.list, v.rule.index)} (${describeRule(j.filter[v.rule.list][v.rule.index]!)})`;
+  return `no keep rule matched (${j.filter.keep.map(describeRule).join('; ')})`;
 }
 
 type Facts = Pick<
@@ -181,7 +233,13 @@ async function traceEvents(ctx: Ctx, subscriptionId: string, key: string): Promi
 /** The decision the facts add up to for the subscription, and why, in one sentence. Pure. */
 export function decide(
   facts: Facts,
-  s: { sub: SubscriptionRow; pauses: Pause[]; filtered: boolean; events: TraceEvent[] },
+  s: {
+    sub: SubscriptionRow;
+    pauses: Pause[];
+    filtered: boolean;
+    events: TraceEvent[];
+    judged?: Judged | undefined;
+  },
   config: { delivery: { retention_days: number }; retention: { entry_history_per_feed: number } },
 ): Verdict {
   const carried = s.events.filter((e) => e.type === 'subscription.entries');
@@ -230,7 +288,7 @@ function eventVerdict(carried: TraceEvent[]): Verdict | undefined {
 function factVerdict(
   fate: Facts['fate'],
   seen: string,
-  s: { sub: SubscriptionRow; pauses: Pause[]; filtered: boolean },
+  s: { sub: SubscriptionRow; pauses: Pause[]; filtered: boolean; judged?: Judged | undefined },
 ): Verdict | undefined {
   if (seen < s.sub.created_at)
     return {
@@ -266,5 +324,15 @@ function factVerdict(
       decision: 'filtered',
       reason: "The endpoint's filter_types leaves out subscription.entries: no event was made.",
     };
-  return undefined;
+  const words = s.judged === undefined ? undefined : filterWords(s.judged);
+  if (words === undefined) return undefined;
+  if (asSeen(s.sub, seen))
+    return {
+      decision: 'filtered',
+      reason: `First seen at ${seen}; the subscription's filter ${words}: no event was made.`,
+    };
+  return {
+    decision: 'unknown',
+    reason: `First seen at ${seen}, and no stored event of this subscription carries it. The subscription's filter, changed at ${s.sub.entry_filter_at} (after that), would now say: ${words}; the filter it had then is not kept.`,
+  };
 }

@@ -17,10 +17,18 @@ export function validate<S extends v.GenericSchema>(schema: S, input: unknown): 
 export function toFieldIssues(issues: readonly v.BaseIssue<unknown>[]): FieldIssue[] {
   const seen = new Map<string, string>();
   for (const issue of issues) {
-    const path = issue.path?.map((p) => String(p.key)).join('.') || '(body)';
+    const path = issuePath(issue);
     if (!seen.has(path)) seen.set(path, describe(issue, path));
   }
   return [...seen].map(([path, message]) => ({ path, message }));
+}
+
+/** The issue's field as a path: members joined by dots, array items in brackets (`filter.keep[1].matches`). */
+function issuePath(issue: v.BaseIssue<unknown>): string {
+  let path = '';
+  for (const p of issue.path ?? [])
+    path += p.type === 'array' ? `[${String(p.key)}]` : `${path === '' ? '' : '.'}${String(p.key)}`;
+  return path || '(body)';
 }
 
 /** valibot's wording for the structural issues, in ours: unknown fields, missing fields, a body that is not an object. */

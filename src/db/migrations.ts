@@ -446,6 +446,15 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       );
     `);
   },
+  // 23 → 24 (subscription filters): a subscription's keep and block rules, when they last changed, and how many
+  // entries they filtered out.
+  (db) => {
+    db.exec(`
+      ALTER TABLE subscriptions ADD COLUMN entry_filter TEXT;
+      ALTER TABLE subscriptions ADD COLUMN entry_filter_at TEXT;
+      ALTER TABLE subscriptions ADD COLUMN entries_filtered INTEGER NOT NULL DEFAULT 0;
+    `);
+  },
 ];
 
 /** The schema version of a database schema.sql makes, which every migration leads to; PostgreSQL's

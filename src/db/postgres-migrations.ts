@@ -40,4 +40,12 @@ export const POSTGRES_MIGRATIONS: readonly PostgresStep[] = [
         until    TEXT COLLATE "C" NOT NULL
       );
     `),
+  // 23 → 24 (subscription filters): a subscription's keep and block rules, when they last changed, and how many
+  // entries they filtered out.
+  (sql) =>
+    sql.exec(`
+      ALTER TABLE subscriptions ADD COLUMN entry_filter TEXT COLLATE "C";
+      ALTER TABLE subscriptions ADD COLUMN entry_filter_at TEXT COLLATE "C";
+      ALTER TABLE subscriptions ADD COLUMN entries_filtered BIGINT NOT NULL DEFAULT 0;
+    `),
 ];

@@ -17,14 +17,18 @@ export type OpmlFeed = {
   title: string | null;
   htmlUrl: string | null;
   type: string | null;
+  /** feedsub's own `feedsubFilter` attribute, as written: a subscription filter's JSON text; null when absent. */
+  filter: string | null;
 };
 
-/** A feed outline to write: `title` is its text, `paused` adds `feedsubStatus="paused"`. */
+/** A feed outline to write: `title` is its text, `paused` adds `feedsubStatus="paused"`, `filter` (a subscription
+ *  filter's JSON text) `feedsubFilter`. */
 export type OpmlFeedOut = {
   title: string;
   xmlUrl: string;
   htmlUrl: string | null;
   paused: boolean;
+  filter: string | null;
 };
 
 /** A folder outline (text = `title`) holding its feeds, given page by page so a writer never holds them all. */
@@ -128,6 +132,7 @@ class OpmlReader {
       title: a.title ?? a.text,
       htmlUrl: a.htmlurl,
       type: a.type,
+      filter: a.feedsubfilter,
     });
   }
 
@@ -136,7 +141,7 @@ class OpmlReader {
   }
 }
 
-const READ = ['type', 'xmlurl', 'htmlurl', 'title', 'text'] as const;
+const READ = ['type', 'xmlurl', 'htmlurl', 'title', 'text', 'feedsubfilter'] as const;
 type OutlineAttributes = Record<(typeof READ)[number], string | null>;
 
 /** The attributes a feed outline is read by, named in any case, trimmed; an empty one counts as absent. The first of
@@ -148,6 +153,7 @@ function outlineAttributes(raw: Record<string, string>): OutlineAttributes {
     htmlurl: null,
     title: null,
     text: null,
+    feedsubfilter: null,
   };
   for (const key in raw) {
     const name = key.toLowerCase();
@@ -196,6 +202,8 @@ function feedAttributes(f: OpmlFeedOut): Record<string, string | null> {
     // OPML has no standard attribute for a paused feed; a custom one (§"<outline>": any attribute may be added) is
     // ignored by other readers, where a category would become a tag.
     feedsubStatus: f.paused ? 'paused' : null,
+    // The subscription's filter as JSON, for feedsub to read back on import; other readers ignore it.
+    feedsubFilter: f.filter,
   };
 }
 

@@ -29,6 +29,40 @@ export async function takeBackfillEntries(
   );
 }
 
+/** An entry of the feed's history no entries event of the subscription carries, with its stored JSON. */
+export type BackfillCandidate = { key: string; entry: string };
+
+/** The feed's history entries no entries event of the subscription carries, newest first (what takeBackfillEntries
+ *  takes the newest `n` of), with their JSON: at most the history's bound per feed. */
+export async function backfillCandidates(
+  db: Sql,
+  sub: { id: string; feed_id: string },
+): Promise<BackfillCandidate[]> {
+  return db.all<BackfillCandidate>(
+    `SELECT h.key, h.entry FROM entry_history h
+      WHERE h.feed_id = @feed AND NOT EXISTS (
+        SELECT 1 FROM event_entries x JOIN events e ON e.id = x.event_id
+         WHERE x.subscription_id = @sub AND x.key = h.key AND e.type = 'subscription.entries')
+      ORDER BY h.first_seen_at DESC, h.rowid DESC`,
+    { sub: sub.id, feed: sub.feed_id },
+  );
+}
+
+/** Takes `keys` (newest first) as the subscription's backfill, numbered oldest first; returns how many. */
+export async function takeBackfillKeys(
+  db: Sql,
+  subscriptionId: string,
+  keys: string[],
+): Promise<number> {
+  for (const [i, key] of keys.entries())
+    await db.run('INSERT INTO backfill_entries (subscription_id, position, key) VALUES (?, ?, ?)', [
+      subscriptionId,
+      keys.length - i,
+      key,
+    ]);
+  return keys.length;
+}
+
 /** The first `limit` entries the subscription's backfill has still to send, in order, with the size of each one's JSON
  *  (read without the JSON itself). */
 export async function backfillSizes(

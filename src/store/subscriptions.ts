@@ -24,6 +24,12 @@ export type SubscriptionRow = {
   backfill_at: string | null;
   /** Its last pauses, JSON [[paused_at, resumed_at or null], …] (see PAUSES_KEPT), or null. */
   pauses: string | null;
+  /** Its filter's keep and block rules, JSON (feed/filter/rules.ts), or null: every entry is sent. */
+  entry_filter: string | null;
+  /** When its filter was last set or removed; null when it never had one. */
+  entry_filter_at: string | null;
+  /** Entries its filter kept from being sent. */
+  entries_filtered: number;
 };
 /** A subscription with what its API view shows of the feed. */
 export type SubscriptionView = SubscriptionRow & {
@@ -43,14 +49,26 @@ export async function insertSubscription(
     SubscriptionRow,
     'id' | 'application_id' | 'endpoint_id' | 'feed_id' | 'url' | 'metadata' | 'created_at'
   > &
-    Partial<Pick<SubscriptionRow, 'updates' | 'backfill' | 'backfill_at'>>,
+    Partial<
+      Pick<
+        SubscriptionRow,
+        'updates' | 'backfill' | 'backfill_at' | 'entry_filter' | 'entry_filter_at'
+      >
+    >,
 ): Promise<void> {
   await db.run(
     `INSERT INTO subscriptions (id, application_id, endpoint_id, feed_id, url, metadata, created_at, updated_at,
-                                updates, backfill, backfill_at)
+                                updates, backfill, backfill_at, entry_filter, entry_filter_at)
               VALUES (@id, @application_id, @endpoint_id, @feed_id, @url, @metadata, @created_at, @created_at,
-                      @updates, @backfill, @backfill_at)`,
-    { updates: 0, backfill: 0, backfill_at: null, ...row },
+                      @updates, @backfill, @backfill_at, @entry_filter, @entry_filter_at)`,
+    {
+      updates: 0,
+      backfill: 0,
+      backfill_at: null,
+      entry_filter: null,
+      entry_filter_at: null,
+      ...row,
+    },
   );
   await refreshSoleApplication(db, row.feed_id);
 }
@@ -131,7 +149,17 @@ export async function updateSubscription(
   applicationId: string,
   id: string,
   patch: Partial<
-    Pick<SubscriptionRow, 'metadata' | 'endpoint_id' | 'status' | 'updates' | 'backfill' | 'pauses'>
+    Pick<
+      SubscriptionRow,
+      | 'metadata'
+      | 'endpoint_id'
+      | 'status'
+      | 'updates'
+      | 'backfill'
+      | 'pauses'
+      | 'entry_filter'
+      | 'entry_filter_at'
+    >
   >,
   now: Date,
 ): Promise<SubscriptionView | undefined> {
@@ -201,6 +229,14 @@ export async function activeSubscriptionsOfFeed(
      ORDER BY s.id`,
     [feedId, type],
   );
+}
+
+/** Adds `count` to the entries the subscription's filter kept from being sent. */
+export async function countFiltered(db: Sql, id: string, count: number): Promise<void> {
+  await db.run('UPDATE subscriptions SET entries_filtered = entries_filtered + ? WHERE id = ?', [
+    count,
+    id,
+  ]);
 }
 
 /** Allocates the next `count` sequence numbers of a subscription; returns the first. Call inside a transaction. */

@@ -1,5 +1,6 @@
 // Prometheus metrics: a private registry per app, counters and histograms fed through Telemetry, gauges read from the
 // database at scrape time.
+import type { FilteredCounts } from '../context.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../clock.ts';
@@ -33,12 +34,13 @@ const ENDPOINT_ATTEMPT_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 15];
 /** Builds a new registry (never prom-client's global one, so several apps can live in one process) with every metric;
  *  with `nodes` (the node heartbeat's live nodes), the nodes' gauges too. */
 export function createMetrics(
-  source: { db: Sql; clock: Clock },
+  source: { db: Sql; clock: Clock; filtered: FilteredCounts },
   opts: { nodes?: () => readonly NodeRow[] } = {},
 ): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   registerDatabaseGauges(registry, source);
+  registerFilterCounter(registry, source.filtered);
   if (opts.nodes) registerNodeGauges(registry, opts.nodes);
   const endpoints = registerEndpointMetrics(registry, source.db);
   new Gauge({
@@ -48,6 +50,23 @@ export function createMetrics(
     registers: [registry],
   }).set({ version: FEEDSUB_VERSION }, 1);
   return { registry, telemetry: registerTelemetry(registry, endpoints) };
+}
+
+/** Entries subscriptions' filters kept back since the process started, by why, read from what the transactions that
+ *  judged them noted (Ctx.filtered). One series per reason, never per subscription: with a million subscriptions a
+ *  label per subscription would be a million series; each subscription's own count is `entries_filtered` in the API
+ *  and on its dashboard page. */
+function registerFilterCounter(registry: Registry, counts: FilteredCounts): void {
+  new Counter({
+    name: 'feedsub_entries_filtered_total',
+    help: "Entries subscriptions' filters kept from being sent, by reason (blocked: a block rule matched; not_kept: no keep rule did), each counted once per subscription.",
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const reason of ['blocked', 'not_kept'] as const) this.inc({ reason }, counts[reason]);
+    },
+  });
 }
 
 /** Counters and histograms moved by the poller and the deliverer, the checkpoint thread's gauges and the maintenance

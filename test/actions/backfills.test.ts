@@ -116,6 +116,26 @@ describe('backfills', () => {
     return done;
   };
 
+  it("takes the n newest entries a subscription's filter sends, and counts none of the others as filtered", async () => {
+    const { key } = await w.key();
+    const p = path();
+    // a1 … a6 and b1 … b6, newest first: b6 … b1, a6 … a1
+    origin.set(p, { body: feed([...items('b', 6, 1), ...items('a', 6, 1)]) });
+    await subscribe(key, origin.url + p);
+    await poll();
+    const sub = await subscribe(key, origin.url + p, {
+      backfill: 3,
+      filter: {
+        keep: [{ field: 'title', matches: '^a' }],
+        block: [{ field: 'title', contains: 'a6' }],
+      },
+    });
+    await chunks();
+    assert.deepEqual(await guids(sub.id), ['a3', 'a4', 'a5'], 'the 3 newest kept, oldest first');
+    const view = await api('GET', `/v1/subscriptions/${sub.id}`, key);
+    assert.equal((view as unknown as { entries_filtered: number }).entries_filtered, 0);
+  });
+
   it('queues a backfill a chunk at a time after the create, each chunk one event, the bytes the create once queued at once', async () => {
     const { key } = await w.key();
     const p = path();

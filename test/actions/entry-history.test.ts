@@ -338,6 +338,69 @@ describe('entry history', () => {
     assert.equal((await trace(filtered.body.id, 'g2')).decision, 'filtered');
   });
 
+  it("sends an updated entry only when the subscription's filter sends its new version, counting the other", async () => {
+    const p = path();
+    origin.set(p, {
+      body: feed([
+        { guid: 'a', title: 'Draft' },
+        { guid: 'b', title: 'Draft too' },
+      ]),
+    });
+    const sub = await subscribe(origin.url + p, {
+      updates: true,
+      filter: { block: [{ field: 'title', matches: '^draft' }] },
+    });
+    await poll();
+    origin.set(p, {
+      body: feed([
+        { guid: 'a', title: 'Published' },
+        { guid: 'b', title: 'Draft, again' },
+      ]),
+    });
+    await poll();
+    assert.deepEqual(
+      (await sent(sub.id)).map((e) => [e.type, e.data.entries.map((x) => x.title)]),
+      [['subscription.entries_updated', ['Published']]],
+    );
+    const view = await w.call('GET', `/v1/subscriptions/${sub.id}`, { key });
+    assert.equal(view.body.entries_filtered, 1);
+  });
+
+  it("traces an entry the subscription's filter kept back, naming the rule, and says when the filter changed after it", async () => {
+    const p = path();
+    origin.set(p, { body: guids(1) });
+    const sub = await subscribe(origin.url + p, {
+      filter: {
+        keep: [{ field: 'title', contains: 'g9' }],
+        block: [{ field: 'url', matches: '/g3$' }],
+      },
+    });
+    await poll();
+    origin.set(p, { body: guids(3, 2, 1) });
+    await poll();
+    const blocked = await trace(sub.id, 'g3');
+    assert.equal(blocked.decision, 'filtered');
+    assert.match(
+      blocked.reason,
+      /the subscription's filter blocked by rule filter\.block\[0\] \(url matches \/\/g3\$\/\)/,
+    );
+    const notKept = await trace(sub.id, 'g2');
+    assert.equal(notKept.decision, 'filtered');
+    assert.match(notKept.reason, /no keep rule matched \(title contains "g9"\)/);
+    w.clock.advance(1000);
+    await w.call('PATCH', `/v1/subscriptions/${sub.id}`, {
+      key,
+      body: { filter: { block: [{ field: 'title', contains: 'g2' }] } },
+    });
+    const changed = await trace(sub.id, 'g2');
+    assert.equal(changed.decision, 'unknown');
+    assert.match(
+      changed.reason,
+      /changed at .* \(after that\), would now say: blocked by rule filter\.block\[0\]/,
+    );
+    assert.equal((changed as unknown as { filter: { as_seen: boolean } }).filter.as_seen, false);
+  });
+
   it('traces an entry the churn guard holds, then one its hold discarded', async () => {
     const p = path();
     const many = (prefix: string) =>

@@ -167,6 +167,52 @@ describe('the dashboard in Chromium', { skip }, () => {
     assert.equal(await polls.locator('svg rect.good').count(), 1);
   });
 
+  it("tests a filter against the feed's recent entries, saves it, and sees the next entry it blocks kept back", async () => {
+    // on the subscription's page, where the charts test left it
+    const filter = page.getByLabel('Filter (JSON; empty for none)');
+    await filter.fill('{"block": [{"field": "title", "contains": "SECOND"}]}');
+    await page
+      .getByRole('button', { name: "Test this filter against the feed's recent entries" })
+      .click();
+    const preview = page.locator('#filter-preview');
+    await preview.waitFor();
+    assert.match(await preview.locator('p').innerText(), /sends 1 and keeps back 1/);
+    assert.equal(
+      await preview.locator('tr', { hasText: 'Second post' }).locator('td').last().innerText(),
+      'blocked by rule filter.block[0] (title contains "SECOND")',
+    );
+    assert.match(
+      await preview.locator('tr', { hasText: 'First post' }).locator('td').last().innerText(),
+      /^sent/,
+    );
+    await page.getByRole('button', { name: 'Save filter' }).click();
+    await page.getByText('Filter saved').waitFor();
+    assert.match(await page.locator('dl.facts').first().innerText(), /0 keep, 1 block rules/);
+    origin.set('/feed.xml', {
+      body: rss(
+        [
+          { guid: 'fourth', title: 'Fourth post', link: 'http://example.com/4' },
+          { guid: 'third', title: 'A second look', link: 'http://example.com/3' },
+          { guid: 'second', title: 'Second post', link: 'http://example.com/2' },
+          { guid: 'first', title: 'First post', link: 'http://example.com/1' },
+        ],
+        'Team blog',
+      ),
+    });
+    const deliveries = await receiver.waitFor(3, 30_000);
+    const body = JSON.parse(deliveries[2]!.body) as { data: { entries: { title: string }[] } };
+    assert.deepEqual(
+      body.data.entries.map((e) => e.title),
+      ['Fourth post'],
+    );
+    await until(page, 'the blocked entry counted', async () => {
+      assert.match(
+        await page.locator('dl.facts').first().innerText({ timeout: 2000 }),
+        /Entries filtered out\s+1\b/,
+      );
+    });
+  });
+
   it('signs out, after which pages ask to sign in again', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByText('You are signed out').waitFor();

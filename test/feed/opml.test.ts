@@ -44,10 +44,11 @@ describe('readOpmlFeeds', () => {
         title: 'A & B, titled',
         htmlUrl: 'https://a.example/',
         type: 'rss',
+        filter: null,
       },
-      { xmlUrl: 'https://c.example/atom', title: 'C <3', htmlUrl: null, type: null },
-      { xmlUrl: null, title: 'Typed as a feed, no URL', htmlUrl: null, type: 'atom' },
-      { xmlUrl: 'https://d.example/rss', title: 'D', htmlUrl: null, type: null },
+      { xmlUrl: 'https://c.example/atom', title: 'C <3', htmlUrl: null, type: null, filter: null },
+      { xmlUrl: null, title: 'Typed as a feed, no URL', htmlUrl: null, type: 'atom', filter: null },
+      { xmlUrl: 'https://d.example/rss', title: 'D', htmlUrl: null, type: null, filter: null },
     ]);
   });
 
@@ -57,7 +58,7 @@ describe('readOpmlFeeds', () => {
       1000,
     );
     assert.deepEqual(feeds, [
-      { xmlUrl: 'https://x.example/', title: 'X', htmlUrl: null, type: 'RSS' },
+      { xmlUrl: 'https://x.example/', title: 'X', htmlUrl: null, type: 'RSS', filter: null },
     ]);
   });
 
@@ -129,7 +130,13 @@ describe('readOpmlFeeds', () => {
     ].join('\n');
     const text = `<?xml version="1.0"?>\n<!DOCTYPE opml [\n${laughs}\n]>\n<opml><body><outline text="&bbbbbbbbb;" title="&xxe;" xmlUrl="https://x.example/?q=&xxe;"/></body></opml>`;
     assert.deepEqual(readOpmlFeeds(text, 1000), [
-      { xmlUrl: 'https://x.example/?q=&xxe;', title: '&xxe;', htmlUrl: null, type: null },
+      {
+        xmlUrl: 'https://x.example/?q=&xxe;',
+        title: '&xxe;',
+        htmlUrl: null,
+        type: null,
+        filter: null,
+      },
     ]);
   });
 
@@ -159,6 +166,9 @@ describe('readOpmlFeeds', () => {
   });
 });
 
+// A subscription filter's JSON text, with what XML escapes.
+const FILTER = '{"keep":[{"field":"title","contains":"a\\"b <c>"}],"block":[]}';
+
 describe('opmlChunks', () => {
   const now = new Date('2026-03-03T10:00:00.000Z');
 
@@ -170,8 +180,9 @@ describe('opmlChunks', () => {
         xmlUrl: 'https://a.example/?x=1&y="2"',
         htmlUrl: 'https://a.example/',
         paused: false,
+        filter: null,
       },
-      { title: 'B', xmlUrl: 'https://b.example/', htmlUrl: null, paused: true },
+      { title: 'B', xmlUrl: 'https://b.example/', htmlUrl: null, paused: true, filter: FILTER },
     ];
     const chunks: string[] = [];
     for await (const chunk of opmlChunks('My <feeds>', now, [
@@ -187,7 +198,7 @@ describe('opmlChunks', () => {
     assert.doesNotMatch(text, /Empty/, 'a folder with no feed is left out');
     assert.match(
       text,
-      /<outline type="rss" text="B" title="B" xmlUrl="https:\/\/b.example\/" feedsubStatus="paused"\/>/,
+      /<outline type="rss" text="B" title="B" xmlUrl="https:\/\/b.example\/" feedsubStatus="paused" feedsubFilter="\{&quot;keep&quot;:\[\{&quot;field&quot;:&quot;title&quot;,&quot;contains&quot;:&quot;a\\&quot;b &lt;c&gt;&quot;\}\],&quot;block&quot;:\[\]\}"\/>/,
     );
     assert.deepEqual(readOpmlFeeds(text, 1000), [
       {
@@ -195,8 +206,9 @@ describe('opmlChunks', () => {
         title: 'Q&A <"quoted"> \t tabbed\nnewline',
         htmlUrl: 'https://a.example/',
         type: 'rss',
+        filter: null,
       },
-      { xmlUrl: 'https://b.example/', title: 'B', htmlUrl: null, type: 'rss' },
+      { xmlUrl: 'https://b.example/', title: 'B', htmlUrl: null, type: 'rss', filter: FILTER },
     ]);
   });
 
@@ -205,7 +217,15 @@ describe('opmlChunks', () => {
     function* pages(): Generator<OpmlFeedOut[]> {
       for (let i = 0; i < 3; i++) {
         pulled++;
-        yield [{ title: `F${i}`, xmlUrl: `https://f${i}.example/`, htmlUrl: null, paused: false }];
+        yield [
+          {
+            title: `F${i}`,
+            xmlUrl: `https://f${i}.example/`,
+            htmlUrl: null,
+            paused: false,
+            filter: null,
+          },
+        ];
       }
     }
     const it = opmlChunks('T', now, [{ title: 'Folder', pages: pages() }]);

@@ -119,6 +119,7 @@ describe('GET /metrics', () => {
       ['feedsub_queue_depth', 'gauge'],
       ['feedsub_oldest_pending_event_age_seconds', 'gauge'],
       ['feedsub_build_info', 'gauge'],
+      ['feedsub_entries_filtered_total', 'counter'],
       ['process_cpu_seconds_total', 'counter'],
       ['nodejs_heap_size_used_bytes', 'gauge'],
     ];
@@ -131,6 +132,8 @@ describe('GET /metrics', () => {
       assert.equal(value(exp, 'feedsub_delivery_attempts_total', { outcome }), 0);
     assert.equal(value(exp, 'feedsub_queue_depth'), 0);
     assert.equal(value(exp, 'feedsub_oldest_pending_event_age_seconds'), 0);
+    for (const reason of ['blocked', 'not_kept'])
+      assert.equal(value(exp, 'feedsub_entries_filtered_total', { reason }), 0);
   });
 
   it('is not served when the app was built without a registry', async () => {

@@ -56,6 +56,9 @@ export async function exerciseBackfill(db: Sql, now: Date, fx: Fixture): Promise
   await readyBackfills(db, fx.feed, now.toISOString());
   await nextBackfill(db, '');
   await backfill.takeBackfillEntries(db, sub, 10);
+  await backfill.dropBackfillEntries(db, fx.sub);
+  await backfill.backfillCandidates(db, sub); // a subscription with a filter takes its backfill from these
+  await backfill.takeBackfillKeys(db, fx.sub, ['h-new']);
   await backfillTaken(db, fx.sub);
   await backfill.backfillSizes(db, sub, 100);
   await backfill.backfillEntries(db, sub, 10);

@@ -185,6 +185,7 @@ async function exerciseEndpointsAndSubscriptions(db: Sql, now: Date, fx: Fixture
   await subs.feedHasSubscription(db, fx.feed);
   await subs.feedHasActiveSubscription(db, fx.feed);
   await subs.activeSubscriptionsOfFeed(db, fx.feed, 'subscription.entries');
+  await subs.countFiltered(db, fx.sub, 1);
   await subs.countApplicationSubscriptions(db, fx.app);
   await exportSubscriptionsPage(db, fx.app, fx.endpoint, null, 200);
 }

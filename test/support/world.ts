@@ -1,5 +1,6 @@
 // Test world: a fresh database (SQLite from schema.sql; PostgreSQL from schema-postgres.sql when FEEDSUB_TEST_ENGINE is
 // postgres, on the test process's own server), a context with an injectable clock, the HTTP app, keys.
+import { createFilterCache } from '../../src/feed/filter/cache.ts';
 import type { Hono } from 'hono';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -68,6 +69,8 @@ export function makeWorld(
     },
     lastUses: newLastUses(),
     pollCounts: newPollCounts(),
+    filters: createFilterCache(),
+    filtered: { blocked: 0, not_kept: 0 },
   };
   const app = createHttpApp(ctx, silentLogger);
   let counter = 0;

@@ -137,6 +137,8 @@ const NOTICES: Record<string, string> = {
   'subscription-created':
     'Subscription created. The feed is fetched within seconds; its first fetch sets the baseline and sends nothing.',
   'subscription-updated': 'Subscription saved.',
+  'filter-saved':
+    'Filter saved. It decides which entries are sent from the next document of the feed on.',
   'subscription-paused': 'Subscription paused; new entries are not sent until you resume it.',
   'subscription-resumed': 'Subscription resumed.',
   'subscription-deleted': 'Subscription deleted.',

@@ -34,11 +34,16 @@ import { prettyJson } from './pretty-json.ts';
 import { viewer, type DashEnv } from './session.ts';
 import { EntriesList, WhySection } from './subscription-history.tsx';
 import { endpointOptions } from './subscription-input.ts';
+import type { PreviewRow } from '../../actions/filter-preview.ts';
+import { FilterForm, FilterPreview, filterTextOf } from './subscription-filter.tsx';
 
 /** What a re-render after a failed POST shows: which form failed, with its values and errors. */
 export type SubscriptionState = {
   edit?: FormState;
   remove?: FormState;
+  filter?: FormState;
+  /** What the filter typed would do with the feed's recent entries (a test, not saved). */
+  preview?: PreviewRow[];
   message?: string | undefined;
 };
 
@@ -72,6 +77,16 @@ function SubscriptionFacts(p: {
           <Time at={sub.created_at} />
         </Fact>
         <Fact label="Updated entries">{sub.updates ? 'sent' : 'not sent'}</Fact>
+        <Fact label="Filter">
+          {sub.filter ? (
+            <a href="#filter">
+              {sub.filter.keep.length} keep, {sub.filter.block.length} block rules
+            </a>
+          ) : (
+            <span class="muted">none: every entry is sent</span>
+          )}
+        </Fact>
+        <Fact label="Entries filtered out">{sub.entries_filtered.toLocaleString('en')}</Fact>
       </dl>
       <div class="actions spaced">
         <OnOffButton
@@ -178,7 +193,9 @@ export async function showSubscription(
     values: { endpoint: sub.endpoint, metadata: sub.metadata?.text ?? '' },
     errors: {},
   };
-  const error = state.message ?? state.edit?.message ?? state.remove?.message;
+  const filter = state.filter ?? { values: { filter: filterTextOf(sub.filter) }, errors: {} };
+  const error =
+    state.message ?? state.edit?.message ?? state.filter?.message ?? state.remove?.message;
   return render(
     c,
     <Layout title={sub.url} section="subscriptions" session={s} notice={noticeOf(c)} error={error}>
@@ -205,6 +222,9 @@ export async function showSubscription(
         here={here}
         query={c.req.query('entry')}
       />
+      <h2>Filter</h2>
+      <FilterForm here={here} csrf={s.csrfToken} form={filter} />
+      {state.preview ? <FilterPreview rows={state.preview} /> : null}
       <h2>Edit</h2>
       <EditForm here={here} csrf={s.csrfToken} form={edit} endpoints={endpoints} />
       <h2>Delete</h2>

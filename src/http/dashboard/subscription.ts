@@ -1,7 +1,8 @@
 // /dashboard/subscriptions/:id: one subscription — GET shows it (with a trace for `?entry=`); POST runs one `_action`:
-// edit, pause/resume, updates on/off, delete.
+// edit, pause/resume, updates on/off, filter (save, or test against the feed's recent entries), delete.
 import { Hono, type Context } from 'hono';
 import type { Ctx } from '../../context.ts';
+import type { ApiError } from '../../errors.ts';
 import {
   removeSubscription,
   requireSubscription,
@@ -18,8 +19,10 @@ import {
   type Posted,
 } from './form.ts';
 import type { DashEnv } from './session.ts';
+import { previewFilter } from '../../actions/filter-preview.ts';
+import { parseFilterText, withFilterErrors } from './subscription-filter.tsx';
 import { parseMetadata } from './subscription-input.ts';
-import { showSubscription } from './subscription-view.tsx';
+import { showSubscription, type SubscriptionState } from './subscription-view.tsx';
 
 const editValues = (form: Record<string, string>) => ({
   endpoint: form.endpoint ?? '',
@@ -45,6 +48,28 @@ async function update(p: Posted): Promise<Response> {
     { metadata: metadata.raw },
   );
   return p.c.redirect(`${p.here}?notice=subscription-updated`, 303);
+}
+
+const filterValues = (form: Record<string, string>) => ({ filter: form.filter ?? '' });
+
+/** Saves the filter typed (empty removes it), or with `preview` only shows what it would do with the feed's recent
+ *  entries. JSON that does not parse is refused here, before the action sees it. */
+async function filter(p: Posted, preview: boolean): Promise<Response> {
+  const values = filterValues(p.form);
+  const parsed = parseFilterText(values.filter);
+  if (parsed.error)
+    return showSubscription(
+      p.ctx,
+      p.c,
+      { filter: invalidForm(values, { filter: parsed.error }) },
+      400,
+    );
+  if (preview) {
+    const rows = await previewFilter(p.ctx, p.applicationId, p.id, parsed.value);
+    return showSubscription(p.ctx, p.c, { filter: { values, errors: {} }, preview: rows });
+  }
+  await updateSubscriptionFromInput(p.ctx, p.applicationId, p.id, { filter: parsed.value });
+  return p.c.redirect(`${p.here}?notice=filter-saved#filter`, 303);
 }
 
 async function setStatus(p: Posted, action: 'pause' | 'resume'): Promise<Response> {
@@ -76,6 +101,9 @@ async function run(p: Posted, action: string | undefined): Promise<Response> {
     case 'updates-on':
     case 'updates-off':
       return setUpdates(p, action === 'updates-on');
+    case 'filter':
+    case 'filter-preview':
+      return filter(p, action === 'filter-preview');
     case 'delete':
       return remove(p);
     default:
@@ -89,15 +117,18 @@ async function post(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
     return await run(p, p.form._action);
   } catch (err) {
     if (!isFormError(err)) throw err;
-    return showSubscription(
-      ctx,
-      c,
-      p.form._action === 'update'
-        ? { edit: formStateFrom(err, editValues(p.form)) }
-        : { message: err.message },
-      statusOf(c, err),
-    );
+    return showSubscription(ctx, c, failedState(err, p.form), statusOf(c, err));
   }
+}
+
+/** The page state that shows why the form posted failed. */
+function failedState(err: ApiError, form: Record<string, string>): SubscriptionState {
+  if (form._action === 'update') return { edit: formStateFrom(err, editValues(form)) };
+  if (form._action === 'filter' || form._action === 'filter-preview') {
+    const state = formStateFrom(err, filterValues(form));
+    return { filter: { ...state, errors: withFilterErrors(err, state.errors) } };
+  }
+  return { message: err.message };
 }
 
 /** The subscription page: GET shows it (404 for another application's id), POST runs the `_action` and redirects (303). */

@@ -29,6 +29,7 @@ import {
 import { Layout } from './layout.tsx';
 import { viewer, type DashEnv } from './session.ts';
 import { endpointOptions, parseMetadata } from './subscription-input.ts';
+import { parseFilterText, withFilterErrors } from './subscription-filter.tsx';
 import { exportOpml, importOpml, OpmlForms } from './subscriptions-opml.tsx';
 
 function SubscriptionsTable(p: {
@@ -112,6 +113,15 @@ function CreateForm(p: { csrf: string; form: FormState; endpoints: EndpointView[
         placeholder='{"user_id": 42}'
         hint="Sent in every event of this subscription exactly as written; at most 16 KiB."
       />
+      <TextArea
+        name="filter"
+        label="Filter (JSON, optional)"
+        values={p.form.values}
+        errors={p.form.errors}
+        idPrefix="new"
+        placeholder='{"keep": [{"field": "title", "contains": "security"}]}'
+        hint="Which entries are sent: keep and block rules (see the README). Once the feed has entries, its page tests a filter against them."
+      />
       <button type="submit">Create subscription</button>
     </ActionForm>
   );
@@ -171,8 +181,12 @@ async function page(
   );
 }
 
-/** Every invalid field of a create form whose metadata is not JSON (so the user sees all of them at once). */
-function otherIssues(values: Record<string, string>, metadataError: string): FieldErrors {
+/** Every invalid field of a create form whose metadata or filter is not JSON (so the user sees all of them at once). */
+function otherIssues(
+  values: Record<string, string>,
+  metadataError: string | undefined,
+  filterError: string | undefined,
+): FieldErrors {
   const result = v.safeParse(
     CreateSubscriptionInput,
     { endpoint: values.endpoint, url: values.url },
@@ -181,7 +195,11 @@ function otherIssues(values: Record<string, string>, metadataError: string): Fie
   const errors: FieldErrors = result.success
     ? {}
     : Object.fromEntries(toFieldIssues(result.issues).map((i) => [i.path, i.message]));
-  return { ...errors, metadata: metadataError };
+  return {
+    ...errors,
+    ...(metadataError ? { metadata: metadataError } : {}),
+    ...(filterError ? { filter: filterError } : {}),
+  };
 }
 
 /** A blank endpoint choice reads "choose an endpoint" rather than the id check's message. */
@@ -196,16 +214,19 @@ async function create(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
     endpoint: form.endpoint ?? '',
     url: form.url ?? '',
     metadata: form.metadata ?? '',
+    filter: form.filter ?? '',
   };
   const metadata = parseMetadata(values.metadata);
-  if (metadata.error) {
-    const errors = withBlankEndpoint(values, otherIssues(values, metadata.error));
+  const filter = parseFilterText(values.filter);
+  if (metadata.error || filter.error) {
+    const errors = withBlankEndpoint(values, otherIssues(values, metadata.error, filter.error));
     return page(ctx, c, invalidForm(values, errors), 400);
   }
   const input = {
     endpoint: values.endpoint,
     url: values.url,
     ...(metadata.value !== undefined ? { metadata: metadata.value } : {}),
+    ...(filter.value !== null ? { filter: filter.value } : {}),
   };
   try {
     const made = await createSubscription(ctx, s.applicationId, input, { metadata: metadata.raw });
@@ -213,12 +234,8 @@ async function create(ctx: Ctx, c: Context<DashEnv>): Promise<Response> {
   } catch (err) {
     if (!isFormError(err)) throw err;
     const state = formStateFrom(err, values);
-    return page(
-      ctx,
-      c,
-      { ...state, errors: withBlankEndpoint(values, state.errors) },
-      statusOf(c, err),
-    );
+    const errors = withFilterErrors(err, withBlankEndpoint(values, state.errors));
+    return page(ctx, c, { ...state, errors }, statusOf(c, err));
   }
 }
 

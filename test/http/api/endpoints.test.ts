@@ -115,7 +115,7 @@ describe('/v1/endpoints', () => {
     assert.equal(bad.status, 400);
     assert.deepEqual(
       bad.body.errors.map((e: { path: string }) => e.path),
-      ['filter_types.1'],
+      ['filter_types[1]'],
     );
     assert.match(bad.body.errors[0].message, /feed\.identity_hold/, 'names the known types');
   });
@@ -188,12 +188,12 @@ describe('/v1/endpoints', () => {
     [
       'an unknown event type in filter_types',
       { title: 'x', url: 'https://example.com/', filter_types: ['feed.failing', 'feed.exploded'] },
-      ['filter_types.1'],
+      ['filter_types[1]'],
     ],
     [
       'endpoint.test in filter_types (a test is always sent)',
       { title: 'x', url: 'https://example.com/', filter_types: ['endpoint.test'] },
-      ['filter_types.0'],
+      ['filter_types[0]'],
     ],
     [
       'an empty filter_types list',

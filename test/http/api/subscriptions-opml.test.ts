@@ -287,6 +287,56 @@ describe('GET /v1/subscriptions/export', () => {
     assert.deepEqual(await urlsOf(w, key, to), await urlsOf(w, key, from));
   });
 
+  it("carries each subscription's filter through export and import, and refuses an outline's bad filter by its rule", async () => {
+    const [from, to] = [await newEndpoint(w, key, 'Filtered'), await newEndpoint(w, key, 'Into')];
+    const filter = {
+      keep: [{ field: 'title', contains: 'Q&A "live"' }],
+      block: [{ field: 'category', matches: '^(ads|sponsored)$' }],
+    };
+    const url = 'https://filtered.example.com/feed.xml';
+    assert.equal(
+      (await w.call('POST', '/v1/subscriptions', { key, body: { endpoint: from, url, filter } }))
+        .status,
+      201,
+    );
+    const exported = await w.call('GET', `/v1/subscriptions/export?endpoint=${from}`, { key });
+    assert.deepEqual(JSON.parse(readOpmlFeeds(exported.text, 10)[0]!.filter!), filter);
+    const imported = await w.call('POST', '/v1/subscriptions/import', {
+      key,
+      body: { endpoint: to, opml: exported.text },
+    });
+    assert.equal(imported.body.counts.created, 1, imported.text);
+    const made = await w.call('GET', `/v1/subscriptions/${imported.body.results[0].subscription}`, {
+      key,
+    });
+    assert.deepEqual(made.body.filter, filter);
+
+    const outline = (n: number, attr: string) =>
+      `<outline type="rss" text="x" xmlUrl="https://bad.example.com/${n}" feedsubFilter="${attr}"/>`;
+    const badPattern = JSON.stringify({ keep: [{ field: 'title', matches: '(a' }] }).replaceAll(
+      '"',
+      '&quot;',
+    );
+    const refused = await w.call('POST', '/v1/subscriptions/import', {
+      key,
+      body: {
+        endpoint: to,
+        opml: `<?xml version="1.0"?><opml version="2.0"><body>${outline(1, badPattern)}${outline(2, 'not json')}</body></opml>`,
+      },
+    });
+    assert.equal(refused.status, 200, refused.text);
+    assert.deepEqual(
+      refused.body.results.map((r: { status: string; error: { errors: { path: string }[] } }) => [
+        r.status,
+        r.error.errors[0]!.path,
+      ]),
+      [
+        ['invalid', 'filter.keep[0].matches'],
+        ['invalid', 'filter'],
+      ],
+    );
+  });
+
   it('writes OPML 2.0: a folder per endpoint, feed titles, paused ones marked, never credentials', async () => {
     const { key } = await w.key();
     const [a, b] = [await newEndpoint(w, key, 'Alpha & co'), await newEndpoint(w, key, 'Beta')];

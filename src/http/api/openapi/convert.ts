@@ -10,6 +10,7 @@ import {
   MAX_HEADERS,
 } from '../../../actions/endpoint-options.ts';
 import { DistinctTypes, IsDateTime } from '../../../actions/endpoints.ts';
+import { OneTest } from '../../../actions/filter.ts';
 import { JsonObject } from '../../../actions/subscriptions.ts';
 import { IsHttpUrl } from '../../../actions/validate.ts';
 
@@ -35,6 +36,7 @@ const CHECKS: ReadonlyMap<unknown, (schema: JsonSchema) => JsonSchema> = new Map
   [IsHttpUrl, (s) => ({ ...s, format: 'uri' })],
   [IsDateTime, (s) => ({ ...s, format: 'date-time' })],
   [DistinctTypes, (s) => ({ ...s, uniqueItems: true })],
+  [OneTest, (s) => ({ ...s, oneOf: [{ required: ['contains'] }, { required: ['matches'] }] })],
   [
     HeaderRules,
     (s) => ({

@@ -2,6 +2,7 @@
 // the feed's entry history and the trace of one entry.
 import * as v from 'valibot';
 import { EventStatusValue } from '../../../actions/events.ts';
+import { FilterView } from '../../../actions/filter.ts';
 import {
   CreateSubscriptionInput,
   JsonObject,
@@ -46,6 +47,11 @@ export const Subscription = v.object({
   metadata: described(v.nullable(JsonObject), 'Your metadata, byte for byte as you sent it.'),
   status: SubscriptionStatus,
   updates: Updates,
+  filter: v.nullable(FilterView),
+  entries_filtered: described(
+    Int,
+    'Entries its filter kept from being sent: each entry once per event it would have been in.',
+  ),
   feed_url: described(
     v.string(),
     'The URL actually fetched (a discovered feed when url is a web page).',
@@ -100,7 +106,27 @@ export const EntryTrace = v.object({
     'filtered',
     'unknown',
   ]),
-  reason: described(v.string(), 'The decision in one sentence, with its dates and ids.'),
+  reason: described(
+    v.string(),
+    'The decision in one sentence, with its dates and ids; for an entry the filter kept back, the rule: "blocked by rule filter.block[0] (author contains \"bot\")" or "no keep rule matched (…)".',
+  ),
+  filter: described(
+    v.nullable(
+      v.object({
+        outcome: v.picklist(['sent', 'blocked', 'not_kept']),
+        rule: described(
+          v.nullable(v.string()),
+          'The block rule that matched, as a path: `filter.block[0]`.',
+        ),
+        changed_at: described(v.nullable(Time), 'When the filter was last set.'),
+        as_seen: described(
+          v.boolean(),
+          'True when the filter was set before the entry was first seen: this is the filter that judged it.',
+        ),
+      }),
+    ),
+    'What the subscription’s filter, as it is now, decides about the stored entry; null without a filter or a stored entry.',
+  ),
   subscription: v.object({
     id: Id,
     status: SubscriptionStatus,
