@@ -101,7 +101,8 @@ export function cpuSeconds(pid: number): number {
  *  and its reaped children's (backends that ended: cutime, cstime), and every live child's (backends, checkpointer, WAL
  *  writer, autovacuum). The difference of two readings is what the whole server used between them. */
 export function postgresCpuSeconds(databaseUrl: string): number {
-  const socketDir = new URL(databaseUrl).searchParams.get('host')!;
+  // postgresql://user@/name?host=<socket dir>: WHATWG URL refuses the empty host, so the parameter is read alone.
+  const socketDir = decodeURIComponent(/[?&]host=([^&]+)/.exec(databaseUrl)![1]!);
   const postmaster = readFileSync(join(socketDir, 'data', 'postmaster.pid'), 'utf8').split(
     '\n',
   )[0]!;
