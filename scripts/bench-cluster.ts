@@ -69,6 +69,10 @@ async function main(): Promise<void> {
   if (failed.length > 0) process.exitCode = 1;
 }
 
+/** A line on stderr as each step ends, so a long run shows where it is. */
+const progress = (count: number, what: string) =>
+  console.error(`bench-cluster: ${count} node(s): ${what} (load ${loadavg()[0]!.toFixed(1)})`);
+
 /** One node count on a new database of `server`: the world, the nodes, the cycles, its column of the table; returns the
  *  server's row (version and settings) for the notes. */
 async function run(server: Postgres, count: number, cell: Cell, checks: Check[]): Promise<string> {
@@ -93,10 +97,14 @@ async function run(server: Postgres, count: number, cell: Cell, checks: Check[])
       feeds: FEEDS,
       subsPerFeed: SUBS,
     };
+    progress(count, `world built in ${(builtMs / 1000).toFixed(1)} s, ${count} node(s) live`);
     const first = await measureCycle(c, 0);
+    progress(count, `first cycle in ${(first.pollMs / 1000).toFixed(1)} s`);
     const all304 = await measureCycle(c, 0);
+    progress(count, `all-304 cycle in ${(all304.pollMs / 1000).toFixed(1)} s`);
     await control(origin.base, '/_round?change=1&add=1');
     const changed = await measureCycle(c, FEEDS * SUBS);
+    progress(count, `changed cycle in ${(changed.doneMs / 1000).toFixed(1)} s`);
     const twiceBefore = (await webhookIds(origin.base)).twice;
     const over = count >= 2 ? await failover(c, nodes.at(-1)!, FAILOVER_SHARE, SLOW_MS) : undefined;
     report({
