@@ -1,5 +1,5 @@
 # feedsub — every target installs what is missing first, so a fresh clone needs only Node.js >= 20.19 and make.
-.PHONY: deps serve wait test lint format typecheck bench bench-scale build clean
+.PHONY: deps serve wait test lint format typecheck bench bench-scale bench-cluster build clean
 
 NPM ?= npm
 TSX := node_modules/.bin/tsx
@@ -61,6 +61,13 @@ bench: deps
 # PostgreSQL server the bench starts and stops (default sqlite).
 bench-scale: deps
 	$(TSX) scripts/bench-scale.ts
+
+# 1, 2 and 3 `serve` nodes on one durable PostgreSQL server the bench starts and stops: the all-304 and changed cycles'
+# rates, each node's share, double fetches and deliveries (must be 0), failover after a SIGKILL, CPU of the nodes and of
+# the server, WAL per poll (docs/benchmarks.md). BENCH_CLUSTER_FEEDS (default 2,000), BENCH_CLUSTER_SUBS (per feed,
+# default 2), BENCH_CLUSTER_NODES (default 1,2,3).
+bench-cluster: deps
+	$(TSX) scripts/bench-cluster.ts
 
 build: deps
 	$(TSX) scripts/build.ts

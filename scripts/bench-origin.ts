@@ -1,7 +1,8 @@
 // The benchmark's feed origin and webhook receiver, run as a separate process: N feeds of ~50 KB (half RSS, half Atom;
 // 5–10 KB with `small`, for make bench-scale), with ETags, a control route to start a new round (some feeds gain
 // entries) and to switch validators off (same-body path), webhook receivers /hook/<n> that answer 503 for a share of n
-// (POST /_fail?share=), a count of the feeds fetched since a mark, and /garbage.xml:
+// (POST /_fail?share=) or only after a delay (POST /_slow?ms=), a count of the feeds fetched since a mark and of those
+// fetched more than once since it, a count of the webhook-ids received more than once, and /garbage.xml:
 // 10 MiB of random bytes (the memory rows).
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -40,18 +41,25 @@ let refused = 0;
 /** Receivers /hook/<n> ranked below this answer 503: odd n rank 0-49, even n 50-99, so POST /_fail?share=0.5 fails
  *  every odd-numbered one. */
 let failingBelow = 0;
-const fetched = new Set<number>(); // feeds fetched since the last POST /_mark
+/** Receivers answer this many ms after the body has arrived (POST /_slow?ms=): a node then holds its attempts. */
+let slowMs = 0;
+const fetched = new Map<number, number>(); // feed → fetches since the last POST /_mark
+const webhookIds = new Map<string, number>(); // webhook-id → deliveries received, 204 or 503 (never cleared)
 let garbage: Buffer | undefined;
 
 /** The local webhook receivers: drain the body, answer 204 (503 while receiver `n` is set failing). */
 function receive(req: IncomingMessage, res: ServerResponse, n: string | undefined): void {
   const rank = ((Number(n) + 1) % 2) * 50 + (Math.floor(Number(n) / 2) % 50);
   const fails = n !== undefined && rank < failingBelow;
+  const id = String(req.headers['webhook-id']);
   req.resume();
   req.on('end', () => {
+    webhookIds.set(id, (webhookIds.get(id) ?? 0) + 1);
     if (fails) refused++;
     else hooks++;
-    res.writeHead(fails ? 503 : 204).end();
+    const answer = () => res.writeHead(fails ? 503 : 204).end();
+    if (slowMs > 0) setTimeout(answer, slowMs);
+    else answer();
   });
 }
 
@@ -73,7 +81,7 @@ function newRound(url: URL): number {
 
 /** Feed `i`: 304 when the client's ETag is current, else the document. */
 function serveFeed(req: IncomingMessage, res: ServerResponse, i: number): void {
-  fetched.add(i);
+  fetched.set(i, (fetched.get(i) ?? 0) + 1);
   const { body, etag } = render(i);
   if (etags && req.headers['if-none-match'] === etag) {
     res.writeHead(304, { etag }).end();
@@ -101,6 +109,15 @@ const server = createServer((req, res) => {
     fetched.clear();
     res.writeHead(204).end();
   } else if (route === 'GET /_fetched') res.writeHead(200).end(String(fetched.size));
+  else if (route === 'GET /_twice')
+    res.writeHead(200).end(String([...fetched.values()].filter((n) => n > 1).length));
+  else if (route === 'GET /_ids')
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        ids: webhookIds.size,
+        twice: [...webhookIds.values()].filter((n) => n > 1).length,
+      }),
+    );
   else if (route === 'GET /garbage.xml') {
     garbage ??= randomBytes(10 * 1024 * 1024);
     res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(garbage);

@@ -111,10 +111,16 @@ export async function startOrigin(feeds: number): Promise<{ base: string; proces
   return { base: `http://127.0.0.1:${port.trim()}`, process: c };
 }
 
-/** `feedsub serve --config <file>`, resolved once /healthz answers 200 (within 60 s). */
-export async function startServe(configFile: string, url: string): Promise<Child> {
+/** `feedsub serve --config <file>` with `env` (FEEDSUB_* settings over the file's), resolved once /healthz answers 200
+ *  (within 60 s). */
+export async function startServe(
+  configFile: string,
+  url: string,
+  env: Record<string, string> = {},
+): Promise<Child> {
   const c = start([...NODE_ARGS, `${ROOT}src/main.ts`, 'serve', '--config', configFile], {
     MALLOC_ARENA_MAX,
+    ...env,
   });
   c.child.stdout!.resume();
   const deadline = Date.now() + 60_000;

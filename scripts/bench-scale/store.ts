@@ -13,6 +13,7 @@ import {
   serverRow,
   startBenchPostgres,
   walPosition,
+  type Postgres,
 } from '../bench/postgres.ts';
 import type { Row } from '../bench/table.ts';
 
@@ -65,16 +66,18 @@ export function sqliteStore(file: string): Store {
   };
 }
 
-/** A new database on a durable server started now, and the bench's own engine on it (made feedsub's). */
-export async function postgresStore(): Promise<Store> {
-  const server = await startBenchPostgres();
+/** A new database on a durable server, and the bench's own engine on it (made feedsub's). The server is `shared` when
+ *  given (close() leaves it running: its starter stops it), else one started now and stopped by close(). */
+export async function postgresStore(shared?: Postgres): Promise<Store> {
+  const server = shared ?? (await startBenchPostgres());
+  const stopServer = () => (shared ? Promise.resolve() : server.stop());
   let own: Engine;
   let url: string;
   try {
     url = await server.newDatabase();
     own = await openBenchEngine(url);
   } catch (err) {
-    await server.stop();
+    await stopServer();
     throw err;
   }
   return {
@@ -89,7 +92,7 @@ export async function postgresStore(): Promise<Store> {
       try {
         await own.close();
       } finally {
-        await server.stop();
+        await stopServer();
       }
     },
   };

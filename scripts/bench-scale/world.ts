@@ -65,15 +65,16 @@ export function writeConfig(dir: string, port: number, databaseUrl = ''): string
   return file;
 }
 
-/** Builds the world for `feeds` origin feeds at `base`: feed n is subscribed by SUBS_PER_FEED endpoints, each of an
- *  application chosen by the endpoint, so every application holds about a tenth of the subscriptions. Then every feed
- *  is made due in a day, so `serve`'s poller leaves the cycles to `poll --once`. */
+/** Builds the world for `feeds` origin feeds at `base`: feed n is subscribed by `subsPerFeed` (at most 10) endpoints,
+ *  each of an application chosen by the endpoint, so every application holds about a tenth of the subscriptions. Then
+ *  every feed is made due in a day, so `serve`'s poller leaves the cycles to `poll --once`. */
 export async function buildWorld(
   dir: string,
   configFile: string,
   store: Store,
   base: string,
   feeds: number,
+  subsPerFeed = SUBS_PER_FEED,
 ): Promise<World> {
   const t = performance.now();
   const config = loadConfig({ file: configFile, env: {} });
@@ -95,12 +96,12 @@ export async function buildWorld(
       endpoints.push({ id: made.id, app: app.id });
     }
     const sample: World['sample'] = [];
-    for (let from = 0; from < feeds; from += PER_TRANSACTION / SUBS_PER_FEED) {
-      const to = Math.min(feeds, from + PER_TRANSACTION / SUBS_PER_FEED);
+    for (let from = 0; from < feeds; from += PER_TRANSACTION / subsPerFeed) {
+      const to = Math.min(feeds, from + PER_TRANSACTION / subsPerFeed);
       await transaction(ctx, async (tx) => {
         const inTx = nestedIn(tx);
         for (let n = from; n < to; n++)
-          for (let k = 0; k < SUBS_PER_FEED; k++) {
+          for (let k = 0; k < subsPerFeed; k++) {
             // 7k mod 100 differs for k = 0…9: ten distinct endpoints per feed, spread over the applications.
             const endpoint = endpoints[(n + 7 * k) % endpoints.length]!;
             const made = await createSubscription(inTx, endpoint.app, {

@@ -68,3 +68,38 @@ export function percentile(values: number[], p: number): number {
 /** Milliseconds as `12 ms` (or with `digits` decimals); seconds from 10 s on, as `12.3 s`. */
 export const ms = (value: number, digits = 0) =>
   value >= 10_000 ? `${(value / 1000).toFixed(1)} s` : `${value.toFixed(digits)} ms`;
+
+/** A table of one column per run (e.g. per node count): a row per measure, its cells filled as each run measures it. */
+export type Columns = {
+  /** Sets the cell of `what` in column `column`; a note, when given, replaces the row's note. */
+  cell: (what: string, column: number, value: string, note?: string) => void;
+  print: (title: string) => void;
+};
+
+/** An empty table with the column headers `headers`, its rows in the order first measured; print() pads every cell to
+ *  its column's widest and leaves a cell never measured empty. */
+export function createColumns(headers: string[]): Columns {
+  const rows = new Map<string, { values: string[]; note: string }>();
+  return {
+    cell: (what, column, value, note) => {
+      const r = rows.get(what) ?? { values: headers.map(() => ''), note: '' };
+      r.values[column] = value;
+      if (note !== undefined) r.note = note;
+      rows.set(what, r);
+    },
+    print: (title) => {
+      const lines = [
+        ['measure', ...headers, 'note'],
+        ...[...rows].map(([what, r]) => [what, ...r.values, r.note]),
+      ];
+      const width = headers.map((_, i) => Math.max(...lines.map((l) => l[i + 1]!.length)));
+      const label = Math.max(...lines.map((l) => l[0]!.length));
+      const line = (l: string[]) =>
+        `| ${l[0]!.padEnd(label)} | ${width.map((w, i) => l[i + 1]!.padEnd(w)).join(' | ')} | ${l.at(-1)}`;
+      console.log(title);
+      console.log(line(lines[0]!));
+      console.log(`|${[label, ...width].map((w) => '-'.repeat(w + 2)).join('|')}|------`);
+      for (const l of lines.slice(1)) console.log(line(l));
+    },
+  };
+}

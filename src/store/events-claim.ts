@@ -91,8 +91,10 @@ const WALK_PAGE_MIN = 16;
 
 /** Leases the picked events (by rowid, straight to each row) for `leaseMs`, for `node` (whose heartbeat renews them;
  *  null for a process that is not a node), and reads their bodies; `picked` in order.
- *  An event whose lease another claim took since it was read is left out: the lease is taken only where none runs, a
- *  condition a writer that waited on another's row lock checks again on the row as that one left it. */
+ *  An event another claim took since it was read is left out: the lease is taken only where none runs and the event is
+ *  still due, conditions a writer that waited on another's row lock checks again on the row as that one left it. An
+ *  attempt recorded in between ends its lease, so "no lease" alone would let a second node send an event another has
+ *  just delivered, or retry a failed one before its time. */
 export async function leaseEvents(
   db: Sql,
   picked: readonly DueEvent[],
@@ -105,6 +107,7 @@ export async function leaseEvents(
     await db.column<number>(
       `UPDATE events SET lease_until = @lease, lease_node = @node, updated_at = @t
         WHERE rowid IN (${jsonValues(db, '@rowids', 'bigint')}) AND (lease_until IS NULL OR lease_until <= @t)
+          AND status IN ('pending', 'failed') AND next_attempt_at <= @t
         RETURNING rowid`,
       {
         lease: new Date(now.getTime() + leaseMs).toISOString(),

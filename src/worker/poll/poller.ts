@@ -46,9 +46,9 @@ export type PollDeps = {
 export type PollerDeps = PollDeps & {
   /** The daemon's pool (its loop fills it). */
   pool: PollPool;
-  /** Whether the last claim saw a full window (more may be due than it saw), when it looked (ms); host lookups under
-   *  way. */
-  claim: { cut: boolean; atMs: number; lookups: number };
+  /** Whether the last claim saw a full window (more may be due than it saw), whether another node's claim leased
+   *  feeds it picked first (more may be due than it took), when it looked (ms); host lookups under way. */
+  claim: { cut: boolean; lost: boolean; atMs: number; lookups: number };
 };
 
 /** A claimed feed and the pool keys it holds. */
@@ -73,7 +73,11 @@ export function createPollerDeps(
   deps: PollDeps,
   idle: () => void = () => {},
 ): PollerDeps {
-  const out: PollerDeps = { ...deps, claim: { cut: false, atMs: 0, lookups: 0 }, pool: undefined! };
+  const out: PollerDeps = {
+    ...deps,
+    claim: { cut: false, lost: false, atMs: 0, lookups: 0 },
+    pool: undefined!,
+  };
   const claim = (free: number, room: Room, db: Sql) =>
     claimFairly(within(ctx, db), out, free, room, idle);
   out.pool = new Pool(
@@ -90,14 +94,15 @@ export function createPollerDeps(
 export const MIN_WAKE_MS = 20;
 
 /** The loop's tick: fills the free slots; returns when to look again if nothing wakes the loop first (never while
- *  every slot is busy; soon when the last claim saw a full window; else when the next feed falls due, 20 ms to 60 s).
+ *  every slot is busy; soon when the last claim saw a full window or another node leased what it picked; else when
+ *  the next feed falls due, 20 ms to 60 s).
  *  "Next" counts from the claim's own time, not from now: a feed falling due between the two (a timer fires a
  *  millisecond before the clock reaches the time it was set for) was not claimed and is due now, so it wakes the loop
  *  at once instead of being passed over until an idle minute ends. */
 export async function pollFill(ctx: Ctx, deps: PollerDeps): Promise<number> {
   await deps.pool.fill();
   if (deps.pool.free <= 0) return IDLE_MS;
-  if (deps.claim.cut) return 1000;
+  if (deps.claim.cut || deps.claim.lost) return 1000;
   const now = ctx.clock.now();
   const next = await nextFeedDueAfter(ctx.db, new Date(Math.min(deps.claim.atMs, now.getTime())));
   if (next === undefined) return IDLE_MS;
@@ -185,17 +190,18 @@ async function claimFairly(
   lookUp(deps, [...unknown], idle);
   const picked = pickFairly(candidates, free, room);
   const keys = new Map(candidates.map((c) => [c.value.id, c.keys]));
-  return (
-    await leaseDueFeeds(
-      ctx.db,
-      picked.map((f) => f.id),
-      now,
-      ...pollLease(ctx),
-    )
-  ).map((feed) => ({
-    feed,
-    keys: keys.get(feed.id)!,
-  }));
+  const leased = await leaseDueFeeds(
+    ctx.db,
+    picked.map((f) => f.id),
+    now,
+    ...pollLease(ctx),
+  );
+  // Nodes woken together read the same window and pick alike: the one whose lease comes second takes few or none of
+  // its picks while the rest of the due feeds wait. It looks again soon (pollFill), as after a full window, rather than
+  // sleeping until the next feed falls due (a day away when every due feed is due now) and leaving them all to the
+  // other node; not at once, since each look reads the window again, and two nodes looking at once collide again.
+  deps.claim.lost = leased.length < picked.length;
+  return leased.map((feed) => ({ feed, keys: keys.get(feed.id)! }));
 }
 
 /** Starts lookups of `hosts` (at most MAX_LOOKUPS under way); each one that finishes wakes the loop to claim. */
