@@ -37,6 +37,11 @@ export function problem(
  *  nothing of the cause. */
 export function errorHandler(logger: Logger) {
   return (err: Error, c: Context): Response => {
+    // The client hung up while its request was being read: nobody reads this answer, and anyone can cause it, so the
+    // access log notes it at debug (server.ts) and nothing else is logged. What the handler made of the part it read (a
+    // body cut short is bad JSON, say) is of no interest.
+    if (isClientAbort(err) || leftMidRequest(c))
+      return problem(c, 400, 'The client closed the connection before its request was read.');
     if (err instanceof ApiError) {
       for (const [k, v] of Object.entries(err.headers ?? {})) c.header(k, v);
       if (err.status === 401)
@@ -49,10 +54,6 @@ export function errorHandler(logger: Logger) {
         err.title,
       );
     }
-    // The client hung up while its request was being read: nobody reads this answer, and anyone can cause it, so the
-    // access log notes it at debug (server.ts) and nothing else is logged.
-    if (isClientAbort(err) || leftMidRequest(c))
-      return problem(c, 400, 'The client closed the connection before its request was read.');
     const status = (err as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500)
       return problem(c, status, err.message || 'Bad request.');
@@ -101,7 +102,7 @@ export function isClientAbort(err: unknown): boolean {
 /** Whether the client hung up before its request's body arrived whole: reading a body whose stream is already
  *  destroyed fails with whatever the reader throws (undici's Request: "body … disturbed or locked"), not ECONNRESET,
  *  when the handler starts reading only after the hang-up (a slow authentication, say). */
-function leftMidRequest(c: Context): boolean {
+export function leftMidRequest(c: Context): boolean {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
   return incoming !== undefined && incoming.destroyed && !incoming.complete;
 }

@@ -6,7 +6,7 @@ import type { Ctx } from '../context.ts';
 import type { Logger } from '../log.ts';
 import { v1Api } from './api/index.ts';
 import { dashboardApp } from './dashboard/index.tsx';
-import { errorHandler, isClientAbort, notFoundHandler, problem } from './errors.ts';
+import { errorHandler, isClientAbort, leftMidRequest, notFoundHandler, problem } from './errors.ts';
 import { closeOnUnreadBody } from './listen.ts';
 import { metricsHandler } from './metrics.ts';
 import { requestLimits } from './ratelimit.ts';
@@ -117,7 +117,11 @@ function accessLog(logger: Logger, clock: Ctx['clock']): MiddlewareHandler {
   return async (c, next) => {
     const started = performance.now();
     await next();
-    const quiet = c.req.path === '/healthz' || c.req.path === '/metrics' || isClientAbort(c.error);
+    const quiet =
+      c.req.path === '/healthz' ||
+      c.req.path === '/metrics' ||
+      isClientAbort(c.error) ||
+      leftMidRequest(c);
     const vars = c.var as Record<string, unknown>;
     const applicationId = typeof vars.applicationId === 'string' ? vars.applicationId : undefined;
     const status = c.res.status;
