@@ -90,6 +90,13 @@ export function createHeartbeat(
   };
 }
 
+/** How long a claim leases work, and for which node: a node's lease lasts until its heartbeat renews it, so that it
+ *  lapses soon after the node dies; a process that is not a node (no heartbeat) leases for `deadlineMs`, the work's
+ *  deadline and a margin. */
+export function leaseOf(ctx: Ctx, deadlineMs: number): [ms: number, node: string | null] {
+  return ctx.node.leaseMs === undefined ? [deadlineMs, null] : [ctx.node.leaseMs, ctx.node.id];
+}
+
 /** This node's part of `cap` among the `live` nodes (oldest first): `cap` split as evenly as whole numbers allow, the
  *  older nodes taking the remainder, so the parts add up to `cap` exactly (a node may get 0 of a cap smaller than the
  *  number of nodes). Alone, or before its first heartbeat read the others, a node has the whole cap. */

@@ -27,6 +27,7 @@ import { reportAttempt } from './report.ts';
 import { recordOutcome, type Outcome } from './outcome.ts';
 import { Pool } from '../pool/core.ts';
 import type { Room } from '../pool/spec.ts';
+import { leaseOf } from '../nodes.ts';
 
 /** What an attempt needs besides the context; `random` is the retry jitter's source (tests fix it). */
 export type AttemptDeps = {
@@ -194,13 +195,11 @@ async function claimFairly(
   for (const e of picked) deps.rates.started(e.endpoint_id, e.rate_limit, nowMs);
   const keys = new Map(candidates.map((c) => [c.value.id, c.keys]));
   const endpoints = new Map<string, EndpointRow | undefined>(); // read once per claim, not once per event
-  // A node's lease lasts until its heartbeat renews it (worker/nodes.ts); another process's, the attempt and a margin.
   const leased = await leaseEvents(
     ctx.db,
     picked,
     now,
-    ctx.node.leaseMs ?? ctx.config.delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS,
-    ctx.node.leaseMs === undefined ? null : ctx.node.id,
+    ...leaseOf(ctx, ctx.config.delivery.timeout_seconds * 1000 + LEASE_MARGIN_MS),
   );
   const claimed: Claimed[] = [];
   for (const e of leased) {

@@ -28,6 +28,7 @@ import type { Stored } from './parsed.ts';
 import { Pool } from '../pool/core.ts';
 import type { PoolSpec, Room } from '../pool/spec.ts';
 import { throughput } from '../pool/throughput.ts';
+import { leaseOf } from '../nodes.ts';
 
 export type PollSummary = {
   fetched: number;
@@ -194,7 +195,7 @@ async function claimFairly(
     ctx.db,
     picked.map((f) => f.id),
     now,
-    ...pollLease(ctx),
+    ...leaseOf(ctx, leaseMs(ctx)),
   );
   // Nodes woken together read the same window and pick alike: the one whose lease comes second takes few or none of
   // its picks while the rest of the due feeds wait. It looks again soon (pollFill), as after a full window, rather than
@@ -235,12 +236,6 @@ export function feedKeys(
 /** The lease of a claimed feed: its refresh's deadline and a margin for recording it. */
 export function leaseMs(ctx: Ctx): number {
   return ctx.config.poll.timeout_seconds * 1000 + LEASE_MARGIN_MS;
-}
-
-/** How long a claim leases a feed, and for which node: a node's lease lasts until its heartbeat renews it, so that it
- *  lapses soon after the node dies (worker/nodes.ts); another process's lasts leaseMs. */
-export function pollLease(ctx: Ctx): [ms: number, node: string | null] {
-  return ctx.node.leaseMs === undefined ? [leaseMs(ctx), null] : [ctx.node.leaseMs, ctx.node.id];
 }
 
 /** Measures and logs one stored refresh. */
