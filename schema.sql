@@ -191,6 +191,7 @@ CREATE TABLE entry_history (
   fate           TEXT NOT NULL CHECK (fate IN ('baseline', 'new', 'revealed', 'released', 'discarded')),
   changed_at     TEXT,            -- the last time a new version of it was stored
   entry          TEXT NOT NULL,   -- the entry JSON exactly as a webhook carries it (its latest version)
+  source_hash    TEXT,            -- of its texts as the feed declared them (NULL: stored before version 25, or JSON Feed)
   UNIQUE (feed_id, key)
 );
 -- Newest first (first seen, then document order: a document is stored from its last entry up).

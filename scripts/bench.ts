@@ -15,7 +15,7 @@ import { measureBackfill } from './bench/backfill.ts';
 import { measureHostileTenant } from './bench/budget.ts';
 import { measureBounds } from './bench/churn.ts';
 import { measureDelivery, measureLatency, warmUpDeliveries } from './bench/delivery.ts';
-import { measureApiWhileParsing, measureIsolation } from './bench/isolation.ts';
+import { measureApiWhileParsing, measureFilterStall, measureIsolation } from './bench/isolation.ts';
 import { measureServeMemory } from './bench/memory.ts';
 import { measureTrace } from './bench/trace.ts';
 import { measurePolls, queueRounds } from './bench/polls.ts';
@@ -151,6 +151,7 @@ async function sqliteOnly(base: string, dir: string, row: Row, phases: string[])
   // one hostile tenant's growth, without and with a storage budget
   await timed(phases, 'storage budget', () => measureHostileTenant(dir, row));
   await timed(phases, 'API while parsing', () => measureApiWhileParsing(dir, row));
+  await timed(phases, 'filter stall', () => measureFilterStall(dir, row));
   // the trace among a full churn hold, and /healthz while traces run
   await timed(phases, 'trace', () => measureTrace(dir, row));
   // the event loop while 10 clients create and delete subscriptions with a backfill of 100 entries of ~60 KiB

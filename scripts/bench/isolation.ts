@@ -1,6 +1,7 @@
 // make bench, the isolation rows, each on the real `feedsub serve`: a healthy application's deliveries and polls while
 // another application's 8 receivers drip a byte every 5 s and its 12 feeds answer in 20 s; and the API's latency over
-// real HTTP while 10 feeds of 1 MiB, changed on every poll, are parsed.
+// real HTTP while 10 feeds of 1 MiB, changed on every poll, are parsed; /healthz while catastrophic filter patterns
+// judge a 1 MiB entry on every poll.
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -111,6 +112,67 @@ export async function measureApiWhileParsing(dir: string, row: Row): Promise<voi
     await Promise.all([origin.close(), receiver.close()]);
     await serve.stop();
   }
+}
+
+/** Patterns known to take exponential time on a backtracking engine, against runs of `a` and `x`. */
+const CATASTROPHIC = ['(a+)+$', '(a|aa)+b', '(x+x+)+y', '^(a|a?)+b', '(\\w+\\s?)+z$', '(.*a){12}b'];
+const STALL_WINDOW_MS = 20_000;
+
+/** The filter-stall row: /healthz probed every 10 ms (whether or not the last one was answered, so a stall delays every
+ *  probe sent during it) while a subscription whose filter has 20 keep and 20 block rules of catastrophic patterns
+ *  judges a feed that shows a new 1 MiB entry on every poll, every 2 s. */
+export async function measureFilterStall(dir: string, row: Row): Promise<void> {
+  const origin = await changingOrigin();
+  const receiver = await timingReceiver();
+  const serve = await startServe(join(dir, 'filter-stall'), daemonConfig(BIG_INTERVAL_S), [
+    'filtering',
+  ]);
+  try {
+    const t = serve.tenants.filtering!;
+    const endpoint = await createEndpoint(t, `${receiver.url}/hook`);
+    const rules = Array.from({ length: 20 }, (_, i) => ({
+      field: i % 2 === 0 ? 'text' : 'title',
+      matches: CATASTROPHIC[i % CATASTROPHIC.length]!,
+    }));
+    const r = await t.post('/v1/subscriptions', {
+      endpoint,
+      url: `${origin.url}/huge/0.xml`,
+      filter: { keep: rules, block: rules },
+    });
+    if (r.status !== 201) throw new Error(`bench: unable to subscribe: ${JSON.stringify(r.body)}`);
+    const sub = (r.body as { id: string }).id;
+    await sleep(BIG_INTERVAL_S * 1000 + 1000); // the baseline read, the next polls begun
+    const before = await filtered(t, sub);
+    const fetched = countFetches(origin.fetches);
+    const probes: number[] = [];
+    const pending: Promise<void>[] = [];
+    const probe = async () => {
+      const t0 = performance.now();
+      const res = await fetch(`${serve.url}/healthz`, { signal: AbortSignal.timeout(10_000) });
+      await res.arrayBuffer();
+      probes.push(performance.now() - t0);
+    };
+    const end = performance.now() + STALL_WINDOW_MS;
+    while (performance.now() < end) {
+      pending.push(probe());
+      await sleep(10);
+    }
+    await Promise.all(pending);
+    const judged = (await filtered(t, sub)) - before;
+    row(
+      '/healthz p99 while catastrophic filters judge a 1 MiB entry',
+      ms(percentile(probes, 0.99), 1),
+      `target < 50 ms; p50 ${ms(percentile(probes, 0.5), 1)}, max ${ms(Math.max(...probes), 1)}; ${probes.length} probes sent every 10 ms for ${STALL_WINDOW_MS / 1000} s while 20 keep and 20 block rules (${CATASTROPHIC.join(' ')}) judged ${judged} new 1 MiB entries (${countFetches(origin.fetches) - fetched} fetches, every ${BIG_INTERVAL_S} s)`,
+    );
+  } finally {
+    await Promise.all([origin.close(), receiver.close()]);
+    await serve.stop();
+  }
+}
+
+async function filtered(t: Tenant, sub: string): Promise<number> {
+  const r = await t.get(`/v1/subscriptions/${sub}`);
+  return (r.body as { entries_filtered: number }).entries_filtered;
 }
 
 async function createEndpoint(t: Tenant, url: string): Promise<string> {

@@ -1,5 +1,5 @@
 // The peers of the isolation phases, in the bench process on 127.0.0.1: an origin whose feeds gain an entry on every
-// fetch (small ones, 1 MiB ones, and ones answering after 20 s), a receiver that times each delivery, and receivers
+// fetch (small ones, 1 MiB ones, ones whose newest entry is 1 MiB, and ones answering after 20 s), a receiver that times each delivery, and receivers
 // that send their headers and then drip a byte every 5 s. Every timer is cleared and every socket closed by close().
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,8 +10,10 @@ const DRIP_MS = 5_000;
 const DRIP_BYTES = 24; // 2 minutes, longer than any attempt's deadline; close() ends it sooner
 const BIG_ITEMS = 200; // of ~5 KiB each: a 1 MiB document
 const SMALL_ITEMS = 10;
+/** The newest item's text in a feed under /huge/: the input catastrophic patterns are known for. */
+const HUGE_TEXT = 'a'.repeat(512 * 1024) + 'x'.repeat(512 * 1024);
 
-/** Feeds under /small/, /slow/ and /big/ (any name after it); each fetch adds one entry to the feed it names. */
+/** Feeds under /small/, /slow/, /big/ and /huge/ (any name after it); each fetch adds one entry to the feed it names. */
 export type ChangingOrigin = {
   url: string;
   /** Start times (ms since the epoch) of every fetch of each path. */
@@ -28,7 +30,7 @@ export async function changingOrigin(): Promise<ChangingOrigin> {
   const timers = new Set<NodeJS.Timeout>();
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://origin').pathname;
-    const kind = /^\/(small|slow|big)\//.exec(path)?.[1];
+    const kind = /^\/(small|slow|big|huge)\//.exec(path)?.[1];
     if (req.method !== 'GET' || !kind) return void res.writeHead(404).end();
     const times = fetches.get(path) ?? [];
     fetches.set(path, times);
@@ -64,14 +66,15 @@ export async function changingOrigin(): Promise<ChangingOrigin> {
   };
 }
 
-/** An RSS document whose newest item is number `newest`, `items` items in all; big ones carry ~5 KiB of text each. */
+/** An RSS document whose newest item is number `newest`, `items` items in all; big ones carry ~5 KiB of text each, and
+ *  a huge one's newest item 1 MiB (HUGE_TEXT). */
 function feedXml(path: string, newest: number, items: number, kind: string): string {
   const text =
     kind === 'big' ? 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(90) : 'x';
   const list = Array.from({ length: items }, (_, k) => newest - k)
     .map(
-      (n) =>
-        `<item><guid>${path}#${n}</guid><title>Item ${n}</title><link>http://example.com${path}/${n}</link><description>${text}</description></item>`,
+      (n, k) =>
+        `<item><guid>${path}#${n}</guid><title>Item ${n}</title><link>http://example.com${path}/${n}</link><description>${kind === 'huge' && k === 0 ? HUGE_TEXT : text}</description></item>`,
     )
     .join('');
   return `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>${path}</title><link>http://example.com/</link>${list}</channel></rss>`;

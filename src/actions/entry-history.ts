@@ -22,9 +22,16 @@ import { entrySieve } from './filter.ts';
 /** Never fewer entries per feed than this, whatever their size (docs/webhooks.md › Entry history). */
 export const HISTORY_FLOOR = 50;
 
-/** An entry of a document with its key, the identity source the key came from, and its content hash
- *  (feed/identity/content-hash.ts, computed with the document). */
-export type KeyedEntry = { key: string; source: string | null; entry: Entry; hash: string };
+/** An entry of a document with its key, the identity source the key came from, its content hash
+ *  (feed/identity/content-hash.ts, computed with the document) and the source hash of its texts (null or absent when
+ *  it has none: feed/parse/entry.ts sourceHash). */
+export type KeyedEntry = {
+  key: string;
+  source: string | null;
+  entry: Entry;
+  hash: string;
+  sourceHash?: string | null;
+};
 /** The feed and the feed-level fields events show. */
 type EventFeedSource = {
   feed: Pick<FeedRow, 'id' | 'url' | 'discovered_url'>;
@@ -64,6 +71,7 @@ export async function recordHistory(
     key_source: e.source,
     entry: entryJson(toEventEntry(e.key, e.entry, new Date(at))),
     content_hash: e.hash,
+    source_hash: e.sourceHash ?? null,
     first_seen_at: at,
     via: facts.via,
     fate: facts.fate,
@@ -97,7 +105,12 @@ export async function storeNewVersions(
     // An undated entry keeps the date its first version was given (its first sighting).
     const event = toEventEntry(k.key, k.entry, new Date(before.first_seen_at));
     const entry = entryJson(event);
-    await storeNewVersion(ctx.db, feedId, { key: k.key, entry, content_hash: hash }, now);
+    await storeNewVersion(
+      ctx.db,
+      feedId,
+      { key: k.key, entry, content_hash: hash, source_hash: k.sourceHash ?? null },
+      now,
+    );
     changed.push(JSON.parse(entry) as EventEntry);
   }
   return changed;

@@ -455,6 +455,11 @@ export const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ALTER TABLE subscriptions ADD COLUMN entries_filtered INTEGER NOT NULL DEFAULT 0;
     `);
   },
+  // 24 → 25: each stored entry's source hash (what its texts were before rendering), so a document's entries the
+  // history holds unchanged are not rendered again.
+  (db) => {
+    db.exec('ALTER TABLE entry_history ADD COLUMN source_hash TEXT;');
+  },
 ];
 
 /** The schema version of a database schema.sql makes, which every migration leads to; PostgreSQL's

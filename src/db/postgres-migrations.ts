@@ -48,4 +48,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresStep[] = [
       ALTER TABLE subscriptions ADD COLUMN entry_filter_at TEXT COLLATE "C";
       ALTER TABLE subscriptions ADD COLUMN entries_filtered BIGINT NOT NULL DEFAULT 0;
     `),
+  // 24 → 25: each stored entry's source hash (what its texts were before rendering), so a document's entries the
+  // history holds unchanged are not rendered again.
+  (sql) => sql.exec('ALTER TABLE entry_history ADD COLUMN source_hash TEXT COLLATE "C";'),
 ];

@@ -3,6 +3,7 @@
 // needed. Deserialized whole, a large document's entries would put megabytes of strings on the main thread's heap for
 // each poll, held until the poll is recorded, and the young generation would be collected all the more often.
 import { deserialize, serialize } from 'node:v8';
+import { finishTexts } from './parse/entry.ts';
 import type { Entry } from './types.ts';
 
 /** The entries of one document: each serialized, one after another, and where each one ends. */
@@ -45,13 +46,14 @@ export class EntryList {
     return this.#packed.ends.length;
   }
 
-  /** The entry at `position` (0 ≤ position < length). */
+  /** The entry at `position` (0 ≤ position < length), rendered: one the parse thread left unrendered (the feed's history
+   *  holds it as it is: read-document.ts) is rendered here, where the record needs it after all. */
   at(position: number): Entry {
     const { bytes, ends } = this.#packed;
     if (!(position >= 0 && position < ends.length))
       throw new RangeError(`no entry at ${position} of ${ends.length}`);
     const start = position === 0 ? 0 : ends[position - 1]!;
-    return deserialize(bytes.subarray(start, ends[position])) as Entry;
+    return finishTexts(deserialize(bytes.subarray(start, ends[position])) as Entry);
   }
 
   /** Every entry, in document order. */

@@ -23,6 +23,25 @@ export type Entry = {
   // The title and body as version 1 read them (entity-decoded, untyped): hashed only for the key of an entry with no
   // guid, link or enclosure, so such keys stay the same across versions. Never sent.
   key_source: { title: string | null; body: string | null };
+  // Set on an entry too large for any event (feed/slim.ts), whose summary and content are not carried: the content
+  // hash of the whole entry and the head of its plain text, which filters read. Never sent.
+  slim?: { hash: string; text: string | null };
+  // Set on an entry whose summary and content are not rendered yet (they are null until then): the texts chosen for
+  // them as the document declared them, and how to render them (feed/parse/entry.ts finishTexts). An entry the feed's
+  // history already holds in this version travels so from the parse thread, and is rendered only where it is read.
+  unfinished?: UnfinishedTexts;
+};
+
+/** A text chosen for an entry's summary or content, as declared: its value, whether it is HTML, and its base URL. */
+export type DeclaredText = { value: string | null; kind: 'text' | 'html'; base?: string | null };
+/** What rendering an unfinished entry's summary and content needs (Entry.unfinished). */
+export type UnfinishedTexts = {
+  summary: DeclaredText | null;
+  content: DeclaredText | null;
+  base: string | null;
+  sanitize: boolean;
+  /** The content hash of the rendered entry (feed/identity/content-hash.ts), once the feed's history gave it. */
+  hash?: string;
 };
 
 export type FeedFormat = 'rss' | 'atom' | 'rdf' | 'json';
@@ -47,4 +66,6 @@ export type ParseOptions = {
   baseUrl: string;
   contentLocation?: string | null;
   sanitizeHtml?: boolean;
+  /** Entries come back unfinished (Entry.unfinished, without its hash), their summary and content not rendered. */
+  deferTexts?: boolean;
 };

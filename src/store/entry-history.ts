@@ -1,6 +1,8 @@
 // SQL for the entry history: each feed's newest entries as webhooks show them, with the facts the trace reads (the
 // key's source, when and by which fetch it was first seen, what was done with it), bounded per feed in entries and bytes.
 import type { Sql } from '../db/engine.ts';
+import type { IdentityKey } from '../feed/identity/keys.ts';
+import type { KnownEntries } from '../feed/parse/read-document.ts';
 import { changeFeedStorage, HISTORY_ROW_BYTES } from './storage.ts';
 import { jsonText } from './sql.ts';
 
@@ -24,23 +26,27 @@ export type HistoryRow = {
 /** What one feed's history keeps: its `entries` newest entries within `bytes` of JSON, but never fewer than `floor`. */
 export type HistoryLimits = { entries: number; bytes: number; floor: number };
 
+/** A row to store: its entry and facts, and the source hash of its texts (feed/parse/entry.ts sourceHash; null when
+ *  it was read finished). */
+export type NewHistoryRow = Omit<HistoryRow, 'changed_at'> & { source_hash?: string | null };
+
 /** Stores entries the feed had not stored yet, oldest first (the order they are given in, so that of one document the
  *  entry above another one is the newer); a stored key keeps its row. Returns how many were new. */
 export async function insertHistory(
   db: Sql,
   feedId: string,
-  rows: Iterable<Omit<HistoryRow, 'changed_at'>>,
+  rows: Iterable<NewHistoryRow>,
 ): Promise<number> {
   if (db.dialect === 'postgres') {
     // One statement for the document, its rows numbered in the order given (rowid orders entries first seen together).
     const list = [...rows];
     if (list.length === 0) return 0;
     const sizes = await db.column<number>(
-      `INSERT INTO entry_history (feed_id, key, key_source, entry, content_hash, first_seen_at, via, fate)
-       SELECT @feed, r.key, r.key_source, r.entry, r.content_hash, r.first_seen_at, r.via, r.fate
+      `INSERT INTO entry_history (feed_id, key, key_source, entry, content_hash, first_seen_at, via, fate, source_hash)
+       SELECT @feed, r.key, r.key_source, r.entry, r.content_hash, r.first_seen_at, r.via, r.fate, r.source_hash
          FROM ROWS FROM (json_to_recordset(@rows::json) AS (key text, key_source text, entry text,
-                content_hash text, first_seen_at text, via text, fate text))
-              WITH ORDINALITY AS r(key, key_source, entry, content_hash, first_seen_at, via, fate, n)
+                content_hash text, first_seen_at text, via text, fate text, source_hash text))
+              WITH ORDINALITY AS r(key, key_source, entry, content_hash, first_seen_at, via, fate, source_hash, n)
         ORDER BY r.n
        ON CONFLICT DO NOTHING RETURNING octet_length(entry)`,
       { feed: feedId, rows: JSON.stringify(list) },
@@ -50,12 +56,14 @@ export async function insertHistory(
     });
     return sizes.length;
   }
-  const insert = `INSERT INTO entry_history (feed_id, key, key_source, entry, content_hash, first_seen_at, via, fate)
-     VALUES (@feed, @key, @key_source, @entry, @content_hash, @first_seen_at, @via, @fate) ON CONFLICT DO NOTHING`;
+  const insert = `INSERT INTO entry_history (feed_id, key, key_source, entry, content_hash, first_seen_at, via, fate,
+                                            source_hash)
+     VALUES (@feed, @key, @key_source, @entry, @content_hash, @first_seen_at, @via, @fate, @source_hash)
+     ON CONFLICT DO NOTHING`;
   let added = 0;
   let bytes = 0;
   for (const row of rows) {
-    const n = await db.run(insert, { feed: feedId, ...row });
+    const n = await db.run(insert, { feed: feedId, ...row, source_hash: row.source_hash ?? null });
     added += n;
     bytes += n * (Buffer.byteLength(row.entry) + HISTORY_ROW_BYTES);
   }
@@ -80,7 +88,7 @@ export async function historyHashes(
 export async function storeNewVersion(
   db: Sql,
   feedId: string,
-  row: Pick<HistoryRow, 'key' | 'entry' | 'content_hash'>,
+  row: Pick<NewHistoryRow, 'key' | 'entry' | 'content_hash' | 'source_hash'>,
   at: Date,
 ): Promise<void> {
   const before = (await db.value(
@@ -89,10 +97,37 @@ export async function storeNewVersion(
   )) as number | undefined;
   if (before === undefined) return;
   await db.run(
-    'UPDATE entry_history SET entry = ?, content_hash = ?, changed_at = ? WHERE feed_id = ? AND key = ?',
-    [row.entry, row.content_hash, at.toISOString(), feedId, row.key],
+    `UPDATE entry_history SET entry = ?, content_hash = ?, source_hash = ?, changed_at = ?
+      WHERE feed_id = ? AND key = ?`,
+    [row.entry, row.content_hash, row.source_hash ?? null, at.toISOString(), feedId, row.key],
   );
   await changeFeedStorage(db, feedId, { bytes: Buffer.byteLength(row.entry) - before });
+}
+
+/** What a document of the feed is read against (feed/parse/read-document.ts KnownEntries): its key source, and its
+ *  stored entries that have a source hash (at most the history's bound); one read per changed document, before it is
+ *  read. Undefined when the feed is gone. */
+export async function knownEntries(db: Sql, feedId: string): Promise<KnownEntries | undefined> {
+  const rows = await db.all<{
+    identity_key: IdentityKey;
+    source_hash: string | null;
+    key: string | null;
+    content_hash: string | null;
+  }>(
+    `SELECT f.identity_key, h.source_hash, h.key, h.content_hash
+       FROM feeds f LEFT JOIN entry_history h ON h.feed_id = f.id AND h.source_hash IS NOT NULL
+      WHERE f.id = ?`,
+    [feedId],
+  );
+  if (rows.length === 0) return undefined;
+  return {
+    identityKey: rows[0]!.identity_key,
+    rows: rows.flatMap((r) =>
+      r.source_hash === null
+        ? []
+        : [[r.source_hash, r.key!, r.content_hash!] as [string, string, string]],
+    ),
+  };
 }
 
 /** Deletes the feed's oldest entries beyond its limits (see HistoryLimits); returns how many. Call after storing. */

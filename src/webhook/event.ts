@@ -222,7 +222,7 @@ function subscriptionBody(
 
 /** The entry's JSON text within `budget` bytes: whole; else without its summary and content fields; else with every
  *  field cut to a bounded size (an entry with thousands of authors or a megabyte title). Cut entries carry
- *  `truncated: true`. The key's source text (`key_source`) is never sent. */
+ *  `truncated: true`. The key's source text (`key_source`) and what a slim entry keeps (`slim`) are never sent. */
 function fitEntry(entry: EventEntry, budget: number): string {
   const ordered = {
     id: entry.id,
@@ -241,8 +241,9 @@ function fitEntry(entry: EventEntry, budget: number): string {
     updated_at: entry.updated_at,
     ...(entry.truncated === true ? { truncated: true } : {}),
   };
-  const text = JSON.stringify(ordered);
-  if (Buffer.byteLength(text) <= budget) return text;
+  // A slim entry (feed/slim.ts) lacks its long texts: it is never sent whole.
+  const text = entry.slim === undefined ? JSON.stringify(ordered) : null;
+  if (text !== null && Buffer.byteLength(text) <= budget) return text;
   const slim = JSON.stringify({ ...ordered, ...LONG_TEXTS, truncated: true });
   if (Buffer.byteLength(slim) <= budget) return slim;
   const cut = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));

@@ -2,7 +2,12 @@
 // among several entries with that guid (or URL) the newest, by first sighting and then by the order they were stored.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { findHistory, insertHistory } from '../../src/store/entry-history.ts';
+import {
+  findHistory,
+  insertHistory,
+  knownEntries,
+  storeNewVersion,
+} from '../../src/store/entry-history.ts';
 import { upsertFeed } from '../../src/store/feeds.ts';
 import { makeWorld } from '../support/world.ts';
 import { populate } from './exercise.ts';
@@ -81,5 +86,41 @@ describe('finding an entry of the history by id, guid or URL', async () => {
     assert.equal(row.first_seen_at, at(8));
     assert.equal(JSON.parse(row.entry).url, 'https://blog.example/both');
     assert.deepEqual([row.fate, row.via, row.key_source], ['new', 'poll', 'guid']);
+  });
+});
+
+describe("a feed's known entries, which its next document is read against", async () => {
+  const w = makeWorld();
+  after(() => w.close());
+  const db = w.ctx.db;
+  const now = new Date(Date.UTC(2026, 0, 1));
+  const { feed } = await populate(db, now, 1, 1);
+  const row = (key: string, source_hash: string | null) => ({
+    key,
+    key_source: 'guid',
+    entry: JSON.stringify({ id: key }),
+    content_hash: `c-${key}`,
+    first_seen_at: now.toISOString(),
+    via: 'poll' as const,
+    fate: 'new' as const,
+    source_hash,
+  });
+
+  it('are the stored entries that have a source hash, with the feed’s key source; a new version keeps its own', async () => {
+    assert.deepEqual(await knownEntries(db, feed), { identityKey: 'guid', rows: [] });
+    await insertHistory(db, feed, [row('a', 's-a'), row('b', null), row('c', 's-c')]);
+    await storeNewVersion(
+      db,
+      feed,
+      { key: 'c', entry: '{}', content_hash: 'c-2', source_hash: 's-c2' },
+      now,
+    );
+    const known = await knownEntries(db, feed);
+    assert.equal(known?.identityKey, 'guid');
+    assert.deepEqual(known?.rows.sort(), [
+      ['s-a', 'a', 'c-a'],
+      ['s-c2', 'c', 'c-2'],
+    ]);
+    assert.equal(await knownEntries(db, 'no-such-feed'), undefined);
   });
 });

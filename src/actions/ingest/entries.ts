@@ -118,6 +118,7 @@ function keyed(doc: FeedDocument, plan: KeyPlan, position: number): KeyedEntry {
       return doc.entries.at(position);
     },
     hash: doc.contentHashes[position]!,
+    sourceHash: doc.sourceHashes[position] ?? null,
   };
 }
 /** An unseen entry with its key. */

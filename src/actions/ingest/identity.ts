@@ -128,6 +128,7 @@ async function switchIdentity(
     source: f.plan.source,
     entry: f.entry,
     hash: doc.contentHashes[f.position] ?? contentHash(f.entry),
+    sourceHash: doc.sourceHashes[f.position] ?? null,
   }));
   await recordHistory(ctx, feed.id, keyed, {
     firstSeenAt: (e) => sent.find((s) => s.entry.id === e.key)!.firstSeenAt,

@@ -65,6 +65,7 @@ async function readAndStore(ctx: Ctx, deps: PushDeps, push: Push): Promise<PushR
     entries: new EntryList(reply.entries, reply.publishedAt),
     identities: reply.identities,
     contentHashes: reply.contentHashes,
+    sourceHashes: reply.sourceHashes,
     base: { keyBase: target.keyBase, documentUrl: feed.fetch_url },
   };
   const stored = await transaction(ctx, async (tx) => storePushed(tx, push.feedId, doc, seenAt));

@@ -5,7 +5,7 @@ import type { Dispatcher } from 'undici';
 import type { DiscoveredFeed } from './discover.ts';
 import { fetchFeed, type FetchMeta } from './fetch.ts';
 import type { EntryIdentity, KeyBase } from '../identity/keys.ts';
-import type { DocumentReply, DocumentRequest } from '../parse/read-document.ts';
+import type { DocumentReply, DocumentRequest, KnownEntries } from '../parse/read-document.ts';
 import { EntryList } from '../entry-list.ts';
 import type { FeedMeta } from '../types.ts';
 
@@ -21,6 +21,9 @@ export type RefreshTarget = {
   /** The URL entry links are keyed against: the subscribed URL, or the feed discovered behind it (never a redirect's
    *  target, so keys survive a feed moving host). */
   keyBase: string;
+  /** What the feed's history holds, asked for when a document is to be read (feed/parse/read-document.ts KnownEntries);
+   *  absent for a feed awaiting its baseline. */
+  known?: () => Promise<KnownEntries | undefined>;
 };
 /** What to fetch for a feed. A feed awaiting its baseline is fetched without validators: a 304 would leave it without
  *  one, and the entries of its next change would be swallowed by that late baseline. */
@@ -69,6 +72,8 @@ export type FeedDocument = {
   identities: EntryIdentity[];
   /** Each entry's content hash (feed/identity/content-hash.ts), computed with the identities. */
   contentHashes: string[];
+  /** Each entry's source hash (feed/parse/entry.ts sourceHash), null for one read finished. */
+  sourceHashes: (string | null)[];
   base: KeyBase;
 };
 export type RefreshOutcome =
@@ -101,12 +106,22 @@ export async function refreshFeed(
   const deadline = performance.now() + deps.totalTimeoutMs;
   const res = await fetchOnce(target.fetchUrl, target, deps, true, deadline);
   if (res.kind !== 'ok') return res;
+  const known = await knownOf(target);
   const reply = await deps.read(
-    document(res, target.discovered ? 'feed' : 'page-or-feed', target.keyBase),
+    { ...document(res, target.discovered ? 'feed' : 'page-or-feed', target.keyBase), known },
     deadline,
   );
   if (reply.kind === 'page') return discover(reply.links, res.meta, target, deps, deadline);
   return outcomeOf(reply, res, null, target.keyBase);
+}
+
+/** The feed's known entries; none when the question fails (the document is then read whole, as a new one is). */
+async function knownOf(target: RefreshTarget): Promise<KnownEntries | undefined> {
+  try {
+    return await target.known?.();
+  } catch {
+    return undefined;
+  }
 }
 
 type Fetched =
@@ -198,6 +213,7 @@ function outcomeOf(
       entries: new EntryList(reply.entries, reply.publishedAt),
       identities: reply.identities,
       contentHashes: reply.contentHashes,
+      sourceHashes: reply.sourceHashes,
       base,
       discoveredUrl,
     };

@@ -71,15 +71,16 @@ export function describeRule(rule: FilterRule): string {
     : `${rule.field} matches /${rule.matches}/`;
 }
 
-/** The values of `entry` that rules on `field` read: `text` is the plain content, else the summary; the list fields
- *  (author, category, enclosure_type) have one value per item; an absent value is no value. */
+/** The values of `entry` that rules on `field` read: `text` is the plain content, else the summary (of an entry too
+ *  large for an event, their first SLIM_TEXT_CHARS: feed/slim.ts); the list fields (author, category, enclosure_type)
+ *  have one value per item; an absent value is no value. */
 export function fieldValues(entry: Entry, field: FilterField): string[] {
   const one = (s: string | null | undefined) => (s === null || s === undefined ? [] : [s]);
   switch (field) {
     case 'title':
       return one(entry.title);
     case 'text':
-      return one(entry.content_text ?? entry.summary);
+      return one(entry.slim ? entry.slim.text : (entry.content_text ?? entry.summary));
     case 'author':
       return entry.authors ?? [];
     case 'category':

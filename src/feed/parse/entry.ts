@@ -2,7 +2,8 @@
 import { looksLikeHtml, plainTitle, typedText, type TextKind } from './entry-text.ts';
 import { childBase } from './urls.ts';
 import { text } from './values.ts';
-import type { Entry } from '../types.ts';
+import { hash } from 'node:crypto';
+import type { Entry, UnfinishedTexts } from '../types.ts';
 
 /** One candidate text: its value as feedsmith read it (entities decoded once), how it was declared, and the base
  *  its relative URLs resolve against when it is not the entry's. */
@@ -12,8 +13,9 @@ export type Draft = Omit<
   Entry,
   'title' | 'summary' | 'summary_html' | 'content_html' | 'content_text'
 > & { title: Typed[]; summary: Typed[]; content: Typed[] };
-/** The entry's base URL and whether HTML is sanitized (delivery.sanitize_html). */
-export type TextOptions = { base: string | null; sanitize: boolean };
+/** The entry's base URL, whether HTML is sanitized (delivery.sanitize_html), and whether the summary and content are
+ *  left unrendered (`defer`: Entry.unfinished, for finishTexts). */
+export type TextOptions = { base: string | null; sanitize: boolean; defer?: boolean };
 
 type V1Entry = Pick<
   Entry,
@@ -22,12 +24,17 @@ type V1Entry = Pick<
   Pick<Entry, 'published_at' | 'updated_at'> & { content: string | null };
 type AtomText = { value?: string; type?: string; xml?: { base?: string } };
 
-/** The finished entry: plain-text title, summary and content in both renderings. */
+/** The finished entry: plain-text title, summary and content in both renderings; with `opts.defer`, its summary and
+ *  content chosen but not rendered (Entry.unfinished: finishTexts renders them). */
 export function finishEntry(draft: Draft, opts: TextOptions): Entry {
   const { title, summary, content, ...rest } = draft;
   const t = pick(title);
-  const s = render(pick(summary), opts);
-  const c = render(pick(content), opts);
+  const chosen = { summary: pick(summary), content: pick(content) };
+  const s = opts.defer ? NO_TEXT : render(chosen.summary, opts);
+  const c = opts.defer ? NO_TEXT : render(chosen.content, opts);
+  const unfinished = opts.defer
+    ? { unfinished: { ...chosen, base: opts.base, sanitize: opts.sanitize } }
+    : {};
   return {
     guid: rest.guid,
     url: rest.url,
@@ -43,7 +50,45 @@ export function finishEntry(draft: Draft, opts: TextOptions): Entry {
     published_at: rest.published_at,
     updated_at: rest.updated_at,
     key_source: rest.key_source,
+    ...unfinished,
   };
+}
+
+const NO_TEXT = { text: null, html: null };
+
+/** The entry with its summary and content rendered, as finishEntry renders them; the entry itself when they are. */
+export function finishTexts(entry: Entry): Entry {
+  const u = entry.unfinished;
+  if (u === undefined) return entry;
+  const { unfinished: _, ...rest } = entry;
+  const s = render(u.summary, u);
+  const c = render(u.content, u);
+  return {
+    ...rest,
+    summary: s.text,
+    summary_html: s.html,
+    content_html: c.html,
+    content_text: c.text,
+  };
+}
+
+/** What an unfinished entry's content hash follows from: its title and updated date, and the declared summary and
+ *  content with how they render (`version`: the parser's, so a parser that renders anew does not reuse old hashes).
+ *  Two entries with one source hash have one content hash. */
+export function sourceHash(entry: Entry, version: number): string {
+  const u = entry.unfinished;
+  if (u === undefined) throw new Error('sourceHash: the entry is finished');
+  const declared = (t: UnfinishedTexts['summary']) =>
+    t === null ? null : [t.value, t.kind, t.base === undefined ? u.base : t.base];
+  const fields = [
+    version,
+    u.sanitize,
+    entry.title,
+    entry.updated_at,
+    declared(u.summary),
+    declared(u.content),
+  ];
+  return hash('sha256', JSON.stringify(fields), 'hex').slice(0, 32);
 }
 
 /** An entry stored by version 1 (a held entry, JSON with `summary` and `content` as the feed had them) in today's

@@ -42,13 +42,17 @@ export function sniffDocument(text: string): 'feed' | 'html' | 'unknown' {
 export function parseFeed(text: string, opts: ParseOptions): ParsedFeed {
   refuseByHead(text);
   const clean = stripIllegalXmlChars(text).replace(/^\uFEFF/, '');
-  const base: MapOptions = {
+  // `defer` reaches each entry's TextOptions (feed/parse/entry.ts) through the mapping's options.
+  const base: MapOptions & { defer: boolean } = {
     base: documentBase(opts.baseUrl, opts.contentLocation),
     sanitize: opts.sanitizeHtml ?? true,
+    defer: opts.deferTexts === true,
   };
   if (clean.trimStart().startsWith('{')) {
     const json = readJsonFeed(clean);
-    return { ...(json ? mapJson(json, base) : emptyFeed('json')), degraded: null };
+    // Never deferred: a JSON Feed item's own content_text replaces the content's rendering after it (formats.ts).
+    const opts = { ...base, defer: false };
+    return { ...(json ? mapJson(json, opts) : emptyFeed('json')), degraded: null };
   }
   const root = findRootElement(clean);
   if (!root) throw new FeedParseError('parse: not a feed (no XML root element)');

@@ -4,9 +4,22 @@ import { parentPort } from 'node:worker_threads';
 import { contentHash } from '../identity/content-hash.ts';
 import { decodeFeed } from './decode.ts';
 import { discoverFeedLinks, type DiscoveredFeed } from '../fetch/discover.ts';
-import { entryIdentities, type EntryIdentity } from '../identity/keys.ts';
-import { FeedParseError, parseFeed, notFeedByHead, sniffDocument } from './parse.ts';
+import {
+  entryIdentities,
+  sourcesFrom,
+  type EntryIdentity,
+  type IdentityKey,
+} from '../identity/keys.ts';
+import { finishTexts, sourceHash } from './entry.ts';
+import {
+  FeedParseError,
+  PARSER_VERSION,
+  parseFeed,
+  notFeedByHead,
+  sniffDocument,
+} from './parse.ts';
 import { packEntries, transferOf, type PackedEntries } from '../entry-list.ts';
+import { slimEntry } from '../slim.ts';
 import type { FeedMeta, ParseOptions } from '../types.ts';
 
 /** One fetched document to read. `mode`: 'page-or-feed' (a subscribed URL: an HTML page comes back as the feed links
@@ -19,7 +32,13 @@ export type DocumentRequest = {
   parse: ParseOptions;
   /** The URL entry links are keyed against (feed/identity/keys.ts KeyBase.keyBase). */
   keyBase: string;
+  /** What the feed's history holds (a feed past its baseline): its entries this document still shows unchanged are
+   *  not rendered here (knownEntries). */
+  known?: KnownEntries;
 };
+/** A feed's stored entries as a document's reading matches them: the source its keys come from (FeedRow.identity_key)
+ *  and, for each stored entry with a source hash, that hash, its key and its content hash. */
+export type KnownEntries = { identityKey: IdentityKey; rows: [string, string, string][] };
 export type DocumentReply =
   | {
       kind: 'feed';
@@ -29,6 +48,8 @@ export type DocumentReply =
       publishedAt: (string | null)[];
       identities: EntryIdentity[];
       contentHashes: string[];
+      /** Each entry's source hash (feed/parse/entry.ts sourceHash); null for an entry read finished (JSON Feed). */
+      sourceHashes: (string | null)[];
     }
   | { kind: 'page'; links: DiscoveredFeed[] }
   | { kind: 'not-feed' }
@@ -68,20 +89,55 @@ export function readDocument(req: DocumentRequest): DocumentReply {
         return { kind: 'page', links: discoverFeedLinks(text, req.parse.baseUrl) };
       if (req.mode === 'candidate' && sniffed !== 'feed') return { kind: 'not-feed' };
     }
-    const { entries, ...parsed } = parseFeed(text, req.parse);
+    const { entries: read, ...parsed } = parseFeed(text, { ...req.parse, deferTexts: true });
     const base = { keyBase: req.keyBase, documentUrl: req.parse.baseUrl };
+    const identities = entryIdentities(read, base);
+    const sourceHashes = read.map((e) => (e.unfinished ? sourceHash(e, PARSER_VERSION) : null));
+    const known = knownHashes(req.known, identities, sourceHashes);
+    const entries = read.map((e, i) => {
+      const hash = known[i];
+      return hash === undefined ? finishTexts(e) : { ...e, unfinished: { ...e.unfinished!, hash } };
+    });
+    const contentHashes = entries.map(contentHash);
     return {
       kind: 'feed',
       parsed,
-      entries: packEntries(entries),
+      entries: packEntries(entries.map((e, i) => slimEntry(e, contentHashes[i]!))),
       publishedAt: entries.map((e) => e.published_at),
-      identities: entryIdentities(entries, base),
-      contentHashes: entries.map(contentHash),
+      identities,
+      contentHashes,
+      sourceHashes,
     };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return { kind: 'error', parseError: err instanceof FeedParseError, message };
   }
+}
+
+/**
+ * The content hash of each entry the feed's history holds as it is (undefined for the others): its source hash is
+ * stored, with the key the entry is recorded under, so its texts would render to that entry's content hash. Such an
+ * entry is left unrendered, and is rendered only if the record reads it after all (EntryList.at). The key must be the
+ * one the entry's record takes, the first of its keys from the feed's source on, and no other entry of the document
+ * may share it: an entry that the record keys otherwise is unseen, and reading it would render it on the main thread.
+ */
+function knownHashes(
+  known: KnownEntries | undefined,
+  identities: EntryIdentity[],
+  sourceHashes: (string | null)[],
+): (string | undefined)[] {
+  if (known === undefined || known.rows.length === 0) return [];
+  const stored = new Map(known.rows.map(([source, key, hash]) => [`${source}:${key}`, hash]));
+  const sources = sourcesFrom(known.identityKey);
+  const keys = identities.map((id) => sources.map((s) => id.keys[s]).find((k) => k !== null));
+  const uses = new Map<string, number>();
+  for (const id of identities)
+    for (const k of Object.values(id.keys)) if (k !== null) uses.set(k, (uses.get(k) ?? 0) + 1);
+  return keys.map((key, i) => {
+    const source = sourceHashes[i];
+    if (key === undefined || source === null || uses.get(key) !== 1) return undefined;
+    return stored.get(`${source}:${key}`);
+  });
 }
 
 /** The reply for a long body whose head already says it is not a feed (and not a page to read links from), before the

@@ -13,6 +13,7 @@ import {
 } from '../../feed/fetch/refresh.ts';
 import type { Logger } from '../../log.ts';
 import { addressKey, type Resolver } from '../../net/resolver.ts';
+import { knownEntries } from '../../store/entry-history.ts';
 import {
   dueFeedWindow,
   leaseDueFeeds,
@@ -129,7 +130,10 @@ export function pollSpec(
     claim,
     run: async ({ feed }) => {
       const seenAt = ctx.clock.now();
-      const outcome = await refreshFeed(refreshTarget(feed), {
+      // A feed past its baseline is read against its history: the entries it holds unchanged are not rendered again.
+      const target = refreshTarget(feed);
+      if (feed.baseline_at !== null) target.known = () => knownEntries(ctx.db, feed.id);
+      const outcome = await refreshFeed(target, {
         ...deps.refresh,
         now: () => ctx.clock.now(),
       });

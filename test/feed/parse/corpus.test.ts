@@ -7,7 +7,9 @@ import { test } from 'node:test';
 import { toEventEntry } from '../../../src/actions/entry-events.ts';
 import { defaultConfig } from '../../../src/config.ts';
 import { decodeFeed } from '../../../src/feed/parse/decode.ts';
+import { contentHash } from '../../../src/feed/identity/content-hash.ts';
 import { entryKeys } from '../../../src/feed/identity/keys.ts';
+import { finishTexts } from '../../../src/feed/parse/entry.ts';
 import { FeedParseError, parseFeed, sniffDocument } from '../../../src/feed/parse/parse.ts';
 import type { ParsedFeed } from '../../../src/feed/types.ts';
 import { entryJson } from '../../../src/webhook/event.ts';
@@ -244,4 +246,36 @@ test('corpus files with stray markup inserted are repaired or rejected with Feed
   }
   console.log(`mutated corpus: ${parsed} of ${runs} parsed`);
   assert.ok(parsed > runs / 2, `${parsed} of ${runs} parsed`);
+});
+
+test('every corpus entry read unrendered, then rendered where it is read, equals the entry read whole, to the byte', () => {
+  let compared = 0;
+  for (const f of files) {
+    let whole: ParsedFeed;
+    try {
+      whole = parsedOnce(f);
+    } catch {
+      continue;
+    }
+    const { text } = decodeFeed(readFileSync(f.path), f.contentType);
+    const deferred = parseFeed(text, {
+      baseUrl: ORIGIN + f.rel,
+      contentLocation: f.contentLocation,
+      deferTexts: true,
+    });
+    assert.equal(deferred.entries.length, whole.entries.length, f.rel);
+    deferred.entries.forEach((e, i) => {
+      const rendered = finishTexts(e);
+      const at = new Date('2026-01-01T00:00:00.000Z');
+      assert.equal(
+        entryJson(toEventEntry('k', rendered, at)),
+        entryJson(toEventEntry('k', whole.entries[i]!, at)),
+        `${f.rel} entry ${i}`,
+      );
+      assert.equal(contentHash(rendered), contentHash(whole.entries[i]!), `${f.rel} entry ${i}`);
+      assert.deepEqual(rendered, whole.entries[i], `${f.rel} entry ${i}`);
+      compared += 1;
+    });
+  }
+  assert.ok(compared > 500, `${compared} entries compared`);
 });
