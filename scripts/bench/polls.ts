@@ -72,7 +72,7 @@ export async function measurePolls(
     `${(all.perSecond / parse).toFixed(2)}×`,
     'target ≥ 1.0× (fetch, read on the parse threads, keys, events, against parsing alone)',
   );
-  await measureStages(b, bodies);
+  await measureStages(b);
   return { changed: changed.summary, filtered, all: all.summary };
 }
 

@@ -1,12 +1,15 @@
-// make bench, where a changed document's time goes: V8 CPU profiles (node:inspector) of the two threads' work, each
-// sample's time put in one stage by the file or package its function is in. The parse thread's: the all-changed
-// round's bodies read as a parse thread reads them (feed/parse/read-document.ts), here, one after another. The main
-// thread's: this process while a round of the same kind is polled (the parse threads are other threads, not in it).
-// Profiling slows what it watches, so these rounds are never the timed ones; the shares are what the table is for.
+// make bench, where a changed document's time goes: V8 CPU profiles (node:inspector) of one more all-changed round (one
+// new entry in each document), each sample's time put in one stage by the file or package its function is in. The
+// parse thread's: the round's bodies read as a parse thread reads them (feed/parse/read-document.ts, against what each
+// feed's history holds), here, one after another. The main thread's: this process while the round is polled (the parse
+// threads are other threads, not in it). Profiling slows what it watches, so these rounds are never the timed ones; the
+// shares are what the table is for.
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { readDocument, type DocumentRequest } from '../../src/feed/parse/read-document.ts';
+import { knownEntries } from '../../src/store/entry-history.ts';
 import { pollTick } from '../../src/worker/poll/round.ts';
+import { fetchBodies } from './raw.ts';
 import type { Bench } from './setup.ts';
 
 /** A stage: its name and whether a frame belongs to it (by its script's URL, then its function's name). */
@@ -73,6 +76,7 @@ const PARSE_STAGES: Stage[] = [
   { name: 'dates', test: src('feed/parse/dates') },
   { name: 'keys and content hashes', test: src('feed/identity/') },
   { name: 'packing entries (serialize), slim', test: src('feed/entry-list', 'feed/slim') },
+  { name: 'reading the document (sniff, known entries)', test: src('feed/parse/read-document') },
   {
     name: 'reply (structured clone)',
     test: (u, fn) => u.includes('/scripts/bench/stages') && fn === 'cloneReply',
@@ -106,14 +110,23 @@ const MAIN_STAGES: Stage[] = [
 type Node = { id: number; callFrame: { functionName: string; url: string }; children?: number[] };
 type Profile = { nodes: Node[]; samples: number[]; timeDeltas: number[] };
 
-/** Adds the two stage tables for `bodies` (the all-changed round's, already polled): ms per document of each stage. */
-export async function measureStages(b: Bench, bodies: string[]): Promise<void> {
+/** Adds the two stage tables of one more all-changed round (one new entry in each document): ms per document of each
+ *  stage on each thread. */
+export async function measureStages(b: Bench): Promise<void> {
+  await b.round('change=1&add=1');
+  const { bodies } = await fetchBodies(b.base);
+  // Each document with what its feed's history holds, as the poller sends it: only its new entry is rendered.
+  const requests: DocumentRequest[] = [];
+  for (const [i, body] of bodies.entries()) {
+    const r = request(b.base, i, body);
+    const id = await b.ctx.db.value('SELECT id FROM feeds WHERE url = ?', [r.keyBase]);
+    requests.push({ ...r, known: await knownEntries(b.ctx.db, id as string) });
+  }
   const session = new Session();
   session.connect();
   try {
     await session.post('Profiler.enable');
     await session.post('Profiler.setSamplingInterval', { interval: 200 });
-    const requests = bodies.map((body, i) => request(b.base, i, body));
     readAll(requests.slice(0, 50)); // compiled before the profile
     await session.post('Profiler.start');
     const t = performance.now();
@@ -122,7 +135,7 @@ export async function measureStages(b: Bench, bodies: string[]): Promise<void> {
     const parse = (await session.post('Profiler.stop')) as unknown as { profile: Profile };
     report(b, 'parse thread', stageTimes(parse.profile, PARSE_STAGES), bodies.length, readMs);
 
-    await b.round('change=1&add=1');
+    // The same round polled: the fetches, the hand-off to the parse threads and the records, on this thread.
     await session.post('Profiler.start');
     const t2 = performance.now();
     const { summary } = await pollTick(b.ctx, b.workers.pollerDeps, { all: true });
@@ -170,10 +183,13 @@ function stageTimes(profile: Profile, stages: Stage[]): Map<string, number> {
     else if (fn === '(idle)') name = 'idle';
     else if (fn === '(program)' || fn === '(root)') name = 'other (V8, native)';
     else {
+      // A built-in (no URL) or Node's own code (node:…) that no stage names counts for its caller.
       const stage = url === '' ? undefined : stages.find((s) => s.test(url, fn));
+      const inherits = url === '' || url.startsWith('node:');
       const up = parent.get(id);
-      name = stage?.name ?? (up === undefined ? 'other (V8, native)' : find(up));
-      if (stage === undefined && url !== '' && name === 'other (V8, native)') name = 'other';
+      if (stage !== undefined) name = stage.name;
+      else if (inherits && up !== undefined) name = find(up);
+      else name = url === '' ? 'other (V8, native)' : 'other';
     }
     stageOf.set(id, name);
     return name;
