@@ -166,7 +166,8 @@ class Repairer {
     this.#out.push(`<${out}${attrs}>`);
     if (selfClosing) return gt + 1;
     const frame: Frame = { name, out, chunk, closeAt: -1, base64 };
-    if (RAW_ELEMENTS.has(out.toLowerCase()) && this.#stack.length > 0)
+    // Base64 text is decoded whatever the element's name (a prefixed <atom:content>, <a:title>): its mode is gone.
+    if ((base64 || RAW_ELEMENTS.has(out.toLowerCase())) && this.#stack.length > 0)
       return this.#leaves.read(frame, this.#stack[this.#stack.length - 1]!, gt + 1);
     if (ITEM_ELEMENTS.has(localName(out))) {
       // An item belongs to the channel (or the feed, or the root): whatever is still open inside it (an item, or an

@@ -178,6 +178,45 @@ test('Atom text content is escaped into HTML; base64 content is decoded', () => 
     assert.deepEqual([entry.content_html, entry.content_text], [html, text], name);
 });
 
+test('Atom 0.3 base64 text is decoded in titles, summaries and content, its element prefixed or not', () => {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const entry = (p: string) =>
+    `<${p}entry><${p}id>1</${p}id><${p}title mode="base64">${b64('Café <b>bold</b>')}</${p}title>` +
+    `<${p}summary mode="base64">\n${b64('5 < 6')}\n</${p}summary>` +
+    `<${p}content type="text/html" mode="base64">${b64('<p><a href="/x">x</a></p>')}</${p}content></${p}entry>`;
+  const docs: Array<[string, string]> = [
+    ['unprefixed', `<feed version="0.3" xmlns="http://purl.org/atom/ns#">${entry('')}</feed>`],
+    [
+      'prefixed',
+      `<a:feed version="0.3" xmlns:a="http://purl.org/atom/ns#"><a:title mode="base64">${b64('Feed')}</a:title>${entry('a:')}</a:feed>`,
+    ],
+  ];
+  for (const [name, doc] of docs) {
+    const feed = parseFeed(doc, BASE);
+    const e = feed.entries[0]!;
+    assert.deepEqual(
+      [e.title, e.summary, e.summary_html, e.content_html, e.content_text],
+      [
+        'Café <b>bold</b>', // Atom 0.3's default type is text/plain: the decoded text is literal
+        '5 < 6',
+        '5 &lt; 6',
+        '<p><a href="https://example.org/x">x</a></p>',
+        'x',
+      ],
+      name,
+    );
+  }
+  assert.equal(parseFeed(docs[1]![1], BASE).title, 'Feed');
+});
+
+test('Atom 0.3 base64 content inside RSS (atom:content) is decoded too', () => {
+  const e = parseFeed(
+    `<rss version="2.0" xmlns:atom="http://purl.org/atom/ns#"><channel><title>T</title><item><guid>1</guid><atom:content type="text/html" mode="base64">${Buffer.from('<p>Body</p>').toString('base64')}</atom:content></item></channel></rss>`,
+    BASE,
+  ).entries[0]!;
+  assert.deepEqual([e.content_html, e.content_text], ['<p>Body</p>', 'Body']);
+});
+
 test('looksLikeHtml follows feedparser: a closing tag or entity, and only known tags', () => {
   const cases: Array<[string, boolean]> = [
     ['plain', false],
