@@ -90,7 +90,8 @@ export function plain(value: unknown): Typed {
 
 /** An Atom text construct by its type (RFC 4287 §3.1, §4.1.3): text, html, xhtml, or a media type (Atom 0.3's
  *  text/html, text/plain, application/xhtml+xml). Content of another media type is base64 (§4.1.3.3): it is decoded,
- *  and kept when it is text. `base` is the entry's; the element's own xml:base applies on top. */
+ *  and kept when it is text; content that is not base64 at all (JSON written as it is, say) is kept as its text, as
+ *  feedparser does. `base` is the entry's; the element's own xml:base applies on top. */
 export function atomText(t: AtomText | undefined, base: string | null): Typed {
   const value = typeof t?.value === 'string' ? t.value : null;
   const elementBase = childBase(t?.xml?.base, base);
@@ -102,9 +103,11 @@ export function atomText(t: AtomText | undefined, base: string | null): Typed {
   return { value: text(decodeBase64Text(value)), kind: 'text', base: elementBase };
 }
 
-// Base64 content of another media type: its UTF-8 text, or null when it is not text (an image, say).
+// Content of another media type: the UTF-8 text its base64 encodes, null when that is not text (an image, say), or
+// the content itself when it holds a character base64 never does (RFC 4648 §4), so it is not base64 at all.
 function decodeBase64Text(value: string | null): string | null {
-  if (value === null || !/^[A-Za-z0-9+/=\s]+$/.test(value)) return null;
+  if (value === null) return null;
+  if (!/^[A-Za-z0-9+/=\s]+$/.test(value)) return value;
   const decoded = Buffer.from(value, 'base64').toString('utf8');
   return /[\uFFFD\x00-\x08\x0E-\x1F]/.test(decoded) ? null : decoded;
 }

@@ -178,6 +178,35 @@ test('Atom text content is escaped into HTML; base64 content is decoded', () => 
     assert.deepEqual([entry.content_html, entry.content_text], [html, text], name);
 });
 
+test('Atom content of another media type that is not base64 is delivered as its plain text', () => {
+  const cases: Array<[string, string, string | null, string | null]> = [
+    [
+      'JSON written as it is',
+      '<content type="application/json">{"a": "x &amp; y", "b": [1, 2]}</content>',
+      '{"a": "x &amp; y", "b": [1, 2]}',
+      '{"a": "x & y", "b": [1, 2]}',
+    ],
+    [
+      'a summary of another media type',
+      '<summary type="application/ld+json">{"@type": "Article"}</summary><content type="application/x-tex">$a &lt; b$</content>',
+      '$a &lt; b$',
+      '$a < b$',
+    ],
+    [
+      'base64 of something that is not text is still left out',
+      '<content type="image/png">iVBORw0KGgoAAAANSUhEUg==</content>',
+      null,
+      null,
+    ],
+  ];
+  for (const [name, inner, html, text] of cases) {
+    const e = atomEntry(inner);
+    assert.deepEqual([e.content_html, e.content_text], [html, text], name);
+  }
+  const e = atomEntry('<summary type="application/ld+json">{"@type": "Article"}</summary>');
+  assert.deepEqual([e.summary, e.summary_html], ['{"@type": "Article"}', '{"@type": "Article"}']);
+});
+
 test('Atom 0.3 base64 text is decoded in titles, summaries and content, its element prefixed or not', () => {
   const b64 = (s: string) => Buffer.from(s).toString('base64');
   const entry = (p: string) =>
