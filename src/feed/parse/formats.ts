@@ -10,6 +10,7 @@ import {
   linkEnclosures,
   personName,
   pickLink,
+  plainName,
   text,
   uniq,
   uniqueEnclosures,
@@ -71,7 +72,7 @@ function rssEntry(item: RssFeed.Item<string>, opts: TextOptions): Entry {
       image: extras.image,
       authors: uniq([
         ...(item.authors ?? []).map(personName),
-        ...(item.dc?.creators ?? []),
+        ...(item.dc?.creators ?? []).map(plainName),
         ...extras.authors,
       ]),
       categories: uniq([
@@ -135,7 +136,7 @@ function atomEntry(
       image: extras.image,
       authors: uniq([
         ...(own.some(Boolean) ? own : feedAuthors),
-        ...(entry.dc?.creators ?? []),
+        ...(entry.dc?.creators ?? []).map(plainName),
         ...extras.authors,
       ]),
       categories: uniq([...(entry.categories ?? []).map((c) => c.term ?? c.label)]),
@@ -185,7 +186,7 @@ function rdfEntry(item: RdfFeed.Item<string>, opts: TextOptions): Entry {
       summary: [html(item.description), guessed(item.dc?.descriptions?.[0]), ...extras.summary],
       content: [html(item.content?.encoded)],
       image: extras.image,
-      authors: uniq(item.dc?.creators ?? []),
+      authors: uniq((item.dc?.creators ?? []).map(plainName)),
       categories: uniq(item.dc?.subjects ?? []),
       enclosures: [],
       published_at: firstDate(...(item.dc?.dates ?? []), ...(item.dcterms?.issued ?? [])),

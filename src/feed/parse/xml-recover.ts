@@ -56,6 +56,7 @@ class Repairer {
   #damage: XmlDamage | null = null;
   #repairs = 0;
   #prefix: string | null = null; // the prefix of a <p:rss> root, removed from every element name
+  #root = ''; // the root element's local name: rss, feed or rdf
   #rootClosed = false;
   #fatal: { offset: number; message: string } | null = null;
 
@@ -155,7 +156,10 @@ class Repairer {
     if (this.#stack.length >= MAX_DEPTH)
       return this.#stop(lt, `elements nested deeper than ${MAX_DEPTH}`);
     if (this.#stack.length === 0 && this.#rootClosed) return this.#stop(lt, 'second root element');
-    if (this.#stack.length === 0) this.#prefix = rssPrefix(name);
+    if (this.#stack.length === 0) {
+      this.#prefix = rssPrefix(name);
+      this.#root = localName(name);
+    }
     const out = this.#rename(name);
     const fixed = repairAttributes(text.slice(NAME.lastIndex, gt));
     if (fixed.repaired) this.#repair(lt, `attributes of <${name}> repaired`);
@@ -165,9 +169,10 @@ class Repairer {
     const chunk = this.#out.length;
     this.#out.push(`<${out}${attrs}>`);
     if (selfClosing) return gt + 1;
-    const frame: Frame = { name, out, chunk, closeAt: -1, base64 };
+    const plain = this.#isItemAuthor(out);
+    const frame: Frame = { name, out, chunk, closeAt: -1, base64, plain };
     // Base64 text is decoded whatever the element's name (a prefixed <atom:content>, <a:title>): its mode is gone.
-    if ((base64 || RAW_ELEMENTS.has(out.toLowerCase())) && this.#stack.length > 0)
+    if ((base64 || plain || RAW_ELEMENTS.has(out.toLowerCase())) && this.#stack.length > 0)
       return this.#leaves.read(frame, this.#stack[this.#stack.length - 1]!, gt + 1);
     if (ITEM_ELEMENTS.has(localName(out))) {
       // An item belongs to the channel (or the feed, or the root): whatever is still open inside it (an item, or an
@@ -214,6 +219,18 @@ class Repairer {
     this.#repair(lt, message);
     if (this.#stack.length > 0) this.#out.push('&lt;');
     return lt + 1;
+  }
+
+  // An RSS item's <author> (RSS 2.0: an address and a name, plain text): feedsmith splits it at every '<' and '(' to
+  // find the two, so markup in it (escaped, in CDATA or as it is) is made plain text before feedsmith reads it.
+  #isItemAuthor(out: string): boolean {
+    const parent = this.#stack[this.#stack.length - 1];
+    return (
+      this.#root === 'rss' &&
+      out === 'author' &&
+      parent !== undefined &&
+      localName(parent.out) === 'item'
+    );
   }
 
   // The depth an item opens at: the innermost open channel, feed or root element, unless the item is an extension's.
