@@ -90,7 +90,12 @@ function rssEntry(item: RssFeed.Item<string>, opts: TextOptions): Entry {
         ...(item.dcterms?.issued ?? []),
         item.atom?.published,
       ),
-      updated_at: firstDate(item.atom?.updated, ...(item.dcterms?.modified ?? [])),
+      // dc:date, an item's one date, stands for its update too when nothing else gives one (as feedparser and gofeed read it).
+      updated_at: firstDate(
+        item.atom?.updated,
+        ...(item.dcterms?.modified ?? []),
+        ...(item.dc?.dates ?? []),
+      ),
       key_source: { title, body: text(item.content?.encoded) ?? summary },
     },
     opts,
@@ -139,14 +144,22 @@ function atomEntry(
         ...(entry.dc?.creators ?? []).map(plainName),
         ...extras.authors,
       ]),
-      categories: uniq([...(entry.categories ?? []).map((c) => c.term ?? c.label)]),
+      categories: uniq([
+        ...(entry.categories ?? []).map((c) => c.term ?? c.label),
+        ...(entry.dc?.subjects ?? []),
+        ...extras.categories,
+      ]),
       enclosures: uniqueEnclosures(linkEnclosures(links, base)),
       published_at: firstDate(
         entry.published,
         ...(entry.dc?.dates ?? []),
         ...(entry.dcterms?.issued ?? []),
       ),
-      updated_at: firstDate(entry.updated, ...(entry.dcterms?.modified ?? [])),
+      updated_at: firstDate(
+        entry.updated,
+        ...(entry.dcterms?.modified ?? []),
+        ...(entry.dc?.dates ?? []),
+      ),
       key_source: {
         title: text(entry.title?.value),
         body: text(entry.content?.value) ?? text(entry.summary?.value),
@@ -190,7 +203,7 @@ function rdfEntry(item: RdfFeed.Item<string>, opts: TextOptions): Entry {
       categories: uniq(item.dc?.subjects ?? []),
       enclosures: [],
       published_at: firstDate(...(item.dc?.dates ?? []), ...(item.dcterms?.issued ?? [])),
-      updated_at: firstDate(...(item.dcterms?.modified ?? [])),
+      updated_at: firstDate(...(item.dcterms?.modified ?? []), ...(item.dc?.dates ?? [])),
       key_source: { title, body: text(item.content?.encoded) ?? summary },
     },
     opts,
