@@ -25,13 +25,12 @@ type AtomText = { value?: string; type?: string; xml?: { base?: string } };
 /** The finished entry: plain-text title, summary and content in both renderings. */
 export function finishEntry(draft: Draft, opts: TextOptions): Entry {
   const { title, summary, content, ...rest } = draft;
-  const t = pick(title);
   const s = render(pick(summary), opts);
   const c = render(pick(content), opts);
   return {
     guid: rest.guid,
     url: rest.url,
-    title: t ? plainTitle(t.value, t.kind) : null,
+    title: titleText(title),
     summary: s.text,
     summary_html: s.html,
     content_html: c.html,
@@ -44,6 +43,14 @@ export function finishEntry(draft: Draft, opts: TextOptions): Entry {
     updated_at: rest.updated_at,
     key_source: rest.key_source,
   };
+}
+
+/** A title as plain text on one line, from its candidates in order of preference: a feed's or an entry's alike. HTML
+ *  (an Atom html or xhtml title, an RSS title that looks like HTML) is rendered to its text, so no markup, and no URL
+ *  of it, relative or not, is left in a title. */
+export function titleText(candidates: Typed[]): string | null {
+  const t = pick(candidates);
+  return t ? plainTitle(t.value, t.kind) : null;
 }
 
 /** An entry stored by version 1 (a held entry, JSON with `summary` and `content` as the feed had them) in today's

@@ -1,7 +1,15 @@
 // Maps feedsmith's per-format objects (RSS, Atom, RDF, JSON Feed) onto feedsub's normalized ParsedFeed.
 import type { AtomFeed, JsonFeed, RdfFeed, RssFeed } from 'feedsmith';
 import { itemExtras } from './extensions.ts';
-import { atomText, finishEntry, guessed, html, plain, type TextOptions } from './entry.ts';
+import {
+  atomText,
+  finishEntry,
+  guessed,
+  html,
+  plain,
+  titleText,
+  type TextOptions,
+} from './entry.ts';
 import { childBase, resolveUrl } from './urls.ts';
 import {
   compact,
@@ -37,7 +45,7 @@ export function mapRss(feed: RssFeed.Feed<string>, opts: MapOptions): Feed {
   const links = (feed.atom?.links ?? []) as AtomLink[];
   return {
     format: 'rss',
-    title: text(feed.title) ?? text(feed.dc?.titles?.[0]),
+    title: titleText([guessed(feed.title), guessed(feed.dc?.titles?.[0])]),
     site_url:
       resolveUrl(feed.link, feedBase) ?? resolveUrl(pickLink(links, 'alternate')?.href, feedBase),
     ttl_seconds: ttlSeconds(feed.ttl, feed.sy),
@@ -109,7 +117,7 @@ export function mapAtom(feed: AtomFeed.Feed<string>, opts: MapOptions): Feed {
   const feedAuthors = (feed.authors ?? []).map(personName);
   return {
     format: 'atom',
-    title: text(feed.title?.value),
+    title: titleText([atomText(feed.title, feedBase)]),
     site_url: resolveUrl(pickLink(links, 'alternate')?.href, feedBase),
     ttl_seconds: ttlSeconds(undefined, feed.sy),
     hub_url: resolveUrl(pickLink(links, 'hub')?.href, feedBase),
@@ -175,7 +183,7 @@ export function mapRdf(feed: RdfFeed.Feed<string>, opts: MapOptions): Feed {
   const links = (feed.atom?.links ?? []) as AtomLink[];
   return {
     format: 'rdf',
-    title: text(feed.title) ?? text(feed.dc?.titles?.[0]),
+    title: titleText([guessed(feed.title), guessed(feed.dc?.titles?.[0])]),
     site_url: resolveUrl(feed.link, feedBase),
     ttl_seconds: ttlSeconds(undefined, feed.sy),
     hub_url: resolveUrl(pickLink(links, 'hub')?.href, feedBase),
@@ -218,7 +226,7 @@ export function mapJson(feed: JsonFeed.Feed<string>, opts: MapOptions): Feed {
     (feed.hubs ?? []).find((h) => /websub|pubsubhubbub/i.test(h.type ?? '')) ?? feed.hubs?.[0];
   return {
     format: 'json',
-    title: text(feed.title),
+    title: titleText([plain(feed.title)]),
     site_url: resolveUrl(feed.home_page_url, base),
     ttl_seconds: null,
     hub_url: resolveUrl(hub?.url, base),

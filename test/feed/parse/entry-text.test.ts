@@ -57,6 +57,45 @@ test('titles are plain text: Atom text is literal, Atom html and xhtml are rende
   for (const [name, entry, title] of cases) assert.equal(entry.title, title, name);
 });
 
+test("a feed's title is plain text like its entries' titles: HTML is rendered, so no URL of it is left, relative or not", () => {
+  // feedparser keeps such a title as HTML with its URLs resolved against the inherited xml:base
+  // (wellformed/atom10/relative_uri*.xml); feedsub's titles are plain text, so the link's text is what remains.
+  const xhtml =
+    '<title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">Example <a href="test.html">test</a> <img src="i.png" alt="pic"/></div></title>';
+  const html = '<title type="html">Example &lt;a href="test.html"&gt;test&lt;/a&gt;</title>';
+  const cases: Array<[string, string, string]> = [
+    [
+      'Atom xhtml, xml:base inherited',
+      `<feed xmlns="http://www.w3.org/2005/Atom" xml:base="http://example.com/test/">${xhtml}<entry xml:base="e/"><id>1</id>${xhtml}</entry></feed>`,
+      'Example test',
+    ],
+    [
+      'Atom html',
+      `<feed xmlns="http://www.w3.org/2005/Atom">${html}<entry><id>1</id>${html}</entry></feed>`,
+      'Example test',
+    ],
+    [
+      'Atom 0.3 application/xhtml+xml',
+      `<feed version="0.3" xmlns="http://purl.org/atom/ns#">${xhtml.replace(/"xhtml"/, '"application/xhtml+xml"')}<entry><id>1</id>${xhtml.replace(/"xhtml"/, '"application/xhtml+xml"')}</entry></feed>`,
+      'Example test',
+    ],
+    [
+      'RSS that looks like HTML',
+      '<rss version="2.0"><channel><title>Example &lt;a href="test.html"&gt;test&lt;/a&gt;</title><item><title>Example &lt;a href="test.html"&gt;test&lt;/a&gt;</title></item></channel></rss>',
+      'Example test',
+    ],
+    [
+      'Atom text stays literal',
+      '<feed xmlns="http://www.w3.org/2005/Atom"><title>5 &lt; 6</title><entry><id>1</id><title>5 &lt; 6</title></entry></feed>',
+      '5 < 6',
+    ],
+  ];
+  for (const [name, doc, title] of cases) {
+    const feed = parseFeed(doc, BASE);
+    assert.deepEqual([feed.title, feed.entries[0]!.title], [title, title], name);
+  }
+});
+
 test('HTML is sanitized by default: scripts, handlers, styles, frames and unsafe URLs are removed', () => {
   const dirty =
     '<p onclick="x()" style="color:red" class="c" id="i">Hi <script>alert(1)</script><img src="a.png" onerror="alert(2)"><a href="javascript:alert(3)">js</a> <a href="data:text/html,x">data</a> <img src="data:image/png;base64,AA"></p><iframe src="https://www.youtube.com/embed/x"></iframe><style>p{}</style><form><input></form>';
