@@ -11,6 +11,7 @@ import {
   type TextOptions,
 } from './entry.ts';
 import { childBase, resolveUrl } from './urls.ts';
+import { TEXT_LINK_REL } from './xml-scan.ts';
 import {
   compact,
   enclosure,
@@ -104,7 +105,11 @@ function rssEntry(item: RssFeed.Item<string>, opts: TextOptions): Entry {
         ...(item.dcterms?.modified ?? []),
         ...(item.dc?.dates ?? []),
       ),
-      key_source: { title, body: text(item.content?.encoded) ?? summary },
+      key_source: {
+        title,
+        body: text(item.content?.encoded) ?? summary,
+        ...idOf(item.atom?.id, item.dc?.identifiers?.[0]),
+      },
     },
     opts,
   );
@@ -139,10 +144,15 @@ function atomEntry(
   const own = [...(entry.authors ?? []), ...(entry.source?.authors ?? [])].map(personName);
   const extras = itemExtras({ media: entry.media, itunes: entry.itunes }, base);
   const content = entry.content?.src ? undefined : entry.content;
+  // A link written with no attribute (TEXT_LINK_REL) is the entry's URL when it has no other, but its key never reads
+  // it (an entry keyed while feedsub did not read it keeps its key): its text tells the entry apart instead.
+  const alternate = resolveUrl(pickLink(links, 'alternate')?.href, base);
+  const textLink = text(links.find((l) => l.rel === TEXT_LINK_REL)?.href);
+  const url = alternate ?? resolveUrl(textLink, base);
   return finishEntry(
     {
       guid: text(entry.id),
-      url: resolveUrl(pickLink(links, 'alternate')?.href, base),
+      url,
       title: [atomText(entry.title, base), guessed(entry.dc?.titles?.[0])],
       summary: [atomText(entry.summary, base), ...extras.summary],
       content: [atomText(content, base)],
@@ -171,6 +181,8 @@ function atomEntry(
       key_source: {
         title: text(entry.title?.value),
         body: text(entry.content?.value) ?? text(entry.summary?.value),
+        ...(url === alternate ? {} : { url: null }),
+        ...idOf(entry.dc?.identifiers?.[0], textLink),
       },
     },
     opts,
@@ -212,7 +224,11 @@ function rdfEntry(item: RdfFeed.Item<string>, opts: TextOptions): Entry {
       enclosures: [],
       published_at: firstDate(...(item.dc?.dates ?? []), ...(item.dcterms?.issued ?? [])),
       updated_at: firstDate(...(item.dcterms?.modified ?? []), ...(item.dc?.dates ?? [])),
-      key_source: { title, body: text(item.content?.encoded) ?? summary },
+      key_source: {
+        title,
+        body: text(item.content?.encoded) ?? summary,
+        ...idOf(item.atom?.id, item.dc?.identifiers?.[0]),
+      },
     },
     opts,
   );
@@ -267,6 +283,15 @@ function jsonEntry(
   // JSON Feed §3: content_text is the publisher's own plain version; it wins over a rendering of content_html.
   const ownText = text(item.content_text);
   return ownText && entry.content_html ? { ...entry, content_text: ownText } : entry;
+}
+
+/** An entry's identifier besides its guid (types.ts KeySource id): the first of `candidates` that has text. */
+function idOf(...candidates: Array<string | null | undefined>): { id?: string } {
+  for (const c of candidates) {
+    const id = text(c);
+    if (id !== null) return { id };
+  }
+  return {};
 }
 
 function ttlSeconds(

@@ -14,6 +14,7 @@ import {
   repairAttributes,
   rssPrefix,
   tagEnd,
+  TEXT_LINK_REL,
   VOID_ELEMENTS,
 } from './xml-scan.ts';
 
@@ -166,8 +167,10 @@ class Repairer {
     const base64 = BASE64_MODE.test(fixed.text);
     const attrs = this.#attributes(base64 ? fixed.text.replace(BASE64_MODE, '') : fixed.text);
     const selfClosing = /\/\s*$/.test(fixed.text);
+    // An Atom <link> with no attribute (not even a '/'), written the RSS way: TEXT_LINK_REL.
+    const textLink = this.#root === 'feed' && localName(out) === 'link' && attrs.trim() === '';
     const chunk = this.#out.length;
-    this.#out.push(`<${out}${attrs}>`);
+    this.#out.push(`<${out}${textLink ? ` rel="${TEXT_LINK_REL}"` : attrs}>`);
     if (selfClosing) return gt + 1;
     const plain = this.#isItemAuthor(out);
     const frame: Frame = { name, out, chunk, closeAt: -1, base64, plain };
