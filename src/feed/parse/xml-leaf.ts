@@ -42,9 +42,11 @@ export class LeafReader {
     const limit = this.#closeAt(parent, from);
     const end = findEndTag(text, frame.name, from, limit, this.#markers);
     if (end !== null) {
+      const plain = frame.plain
+        ? plainLeafText(this.#host.expandText(text.slice(from, end.start), from))
+        : null;
       if (frame.base64) out.push(decodeBase64(text.slice(from, end.start)));
-      else if (frame.plain)
-        out.push(plainLeafText(this.#host.expandText(text.slice(from, end.start), from)));
+      else if (plain !== null) out.push(plain);
       else this.#emitRaw(from, end.start, frame.name);
       out.push(`</${frame.out}>`);
       return end.after;

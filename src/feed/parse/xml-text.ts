@@ -151,10 +151,10 @@ const PREDEFINED_TEXT: Record<string, string> = {
 };
 const CDATA_OR_COMMENT = /<!\[CDATA\[([\s\S]*?)\]\]>|<!--[\s\S]*?-->/g;
 
-/** The raw content of a leaf that holds plain text, as XML text again: its text (CDATA sections read as written,
- *  references decoded, comments dropped) and, when that text looks like HTML (feedparser's guess: escaped, in CDATA or
- *  as it is), the plain rendering of that HTML on one line. */
-export function plainLeafText(raw: string): string {
+/** The raw content of a leaf that holds plain text, when its text (CDATA sections read as written, references decoded,
+ *  comments dropped) looks like HTML (feedparser's guess: escaped, in CDATA or as it is): the plain rendering of that
+ *  HTML on one line, as XML text. Null for any other content (text, or child elements such as an Atom-style <name>). */
+export function plainLeafText(raw: string): string | null {
   let text = '';
   let last = 0;
   for (const m of raw.matchAll(CDATA_OR_COMMENT)) {
@@ -162,8 +162,11 @@ export function plainLeafText(raw: string): string {
     last = m.index + m[0].length;
   }
   text += decodeXmlRefs(raw.slice(last));
-  const plain = looksLikeHtml(text) ? (plainTitle(text, 'html') ?? '') : text;
-  return plain.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  if (!looksLikeHtml(text)) return null;
+  return (plainTitle(text, 'html') ?? '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
 }
 
 function decodeXmlRefs(s: string): string {

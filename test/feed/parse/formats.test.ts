@@ -34,6 +34,13 @@ test('an RSS author holding escaped, CDATA or plain markup is delivered as the p
     assert.deepEqual(rssItem(inner).authors, authors, name);
 });
 
+test('an RSS author written with child elements (an Atom-style name) still gives its name', () => {
+  const e = rssItem(
+    '<author xmlns:author="http://www.w3.org/2005/Atom"><name>Diane Chaleff</name><title>Product Manager</title><company></company></author>',
+  );
+  assert.deepEqual(e.authors, ['Diane Chaleff']);
+});
+
 test("an RSS author's markup leaves the other elements of its item as they were", () => {
   const e = rssItem(
     '<title>A &lt;b&gt;B&lt;/b&gt;</title><author><![CDATA[<em>Jane</em>]]></author><description>&lt;p&gt;Hi&lt;/p&gt;</description>',
