@@ -6,13 +6,13 @@ import type { Ctx } from '../../context.ts';
 import type { Sql } from '../../db/engine.ts';
 import {
   planKeys,
+  recordableKeys,
   sourcesFrom,
   type EntryIdentity,
   type IdentityKey,
   type KeyLookup,
   type KeyPlan,
 } from '../../feed/identity/keys.ts';
-import { recordableKeys } from '../../feed/identity/refine.ts';
 import type { Entry } from '../../feed/types.ts';
 import {
   fillFingerprints,

@@ -152,7 +152,7 @@ export function planKeys(
   }
   const shown = (k: string) => lookup(k) !== undefined;
   const by = refinedBy(
-    ids,
+    ids.map((id) => id.idKey),
     chosen.map((c) => c!.key),
   );
   return ids.map((id, i) => {
@@ -170,6 +170,16 @@ export function planKeys(
       seen,
     };
   });
+}
+
+/** Every key an entry may be recorded under: each source's key, its link alias and its version-1 key, and each of them
+ *  refined by its identifier when it has one (planKeys). */
+export function recordableKeys(id: EntryIdentity): string[] {
+  const keys = [...Object.values(id.keys), id.linkAlias, id.legacy].filter(
+    (k): k is string => k !== null,
+  );
+  const idKey = id.idKey;
+  return idKey === null ? keys : [...keys, ...keys.map((k) => refine(k, idKey))];
 }
 
 /** holderOf for the entries `members` of `ids` sharing a key; a key only one entry has, stored with its fingerprint or
