@@ -25,10 +25,10 @@ export type Entry = {
 };
 
 /** `title`, `body`: the title and body as version 1 read them (entity-decoded, untyped), hashed only for the key of an
- *  entry with no guid, link or enclosure. `url`, when present: the link keys read instead of the entry's `url` (null for
- *  a link taken from an Atom <link>'s text, which keys never read: entries keyed without it keep their keys). `id`: an
- *  identifier the feed gives besides its guid (atom:id or dc:identifier in RSS, an Atom link's text), read only to tell
- *  apart entries that would otherwise share a key. */
+ *  entry with no guid, link or enclosure. `url`, when present: the link keys read instead of the entry's `url` (null
+ *  for a link taken from an Atom <link>'s text, which keys never read: entries keyed without it keep their keys).
+ *  `id`: an identifier the feed gives besides its guid (atom:id or dc:identifier in RSS, an Atom link's text), read
+ *  only to tell apart entries that would otherwise share a key. */
 export type KeySource = {
   title: string | null;
   body: string | null;

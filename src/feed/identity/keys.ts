@@ -124,8 +124,8 @@ export type KeyPlan = {
  * fall back to their next source. A guid already known for an entry that is plainly another one (most of link, title,
  * date and enclosure differ) is a recycled or constant guid: the entry falls back too, so it is not mistaken for the
  * old one. A key nobody held yet goes to the last sharer in document order (the oldest, in a newest-first feed).
- * Entries that end up under one key although the feed gives them different identifiers (besides their guids: EntryIdentity
- * idKey) are different entries: all but one take the key refined by their identifier (refinedBy). Pure.
+ * Entries that end up under one key although the feed gives them different identifiers besides their guids
+ * (EntryIdentity idKey) are different entries: all but one take the key refined by their identifier (refinedBy). Pure.
  */
 export function planKeys(
   ids: EntryIdentity[],

@@ -99,7 +99,8 @@ function rssEntry(item: RssFeed.Item<string>, opts: TextOptions): Entry {
         ...(item.dcterms?.issued ?? []),
         item.atom?.published,
       ),
-      // dc:date, an item's one date, stands for its update too when nothing else gives one (as feedparser and gofeed read it).
+      // dc:date, an item's one date, stands for its update too when nothing else gives one (as feedparser and gofeed
+      // read it).
       updated_at: firstDate(
         item.atom?.updated,
         ...(item.dcterms?.modified ?? []),
