@@ -20,9 +20,8 @@ export type Entry = {
   enclosures: Enclosure[]; // URLs resolved
   published_at: string | null; // ISO 8601 UTC ms (new Date().toISOString() form) or null
   updated_at: string | null;
-  // The title and body as version 1 read them (entity-decoded, untyped): hashed only for the key of an entry with no
-  // guid, link or enclosure, so such keys stay the same across versions. Never sent.
-  key_source: { title: string | null; body: string | null };
+  // What keys read besides the fields above, so an entry keeps its key across versions. Never sent.
+  key_source: KeySource;
   // Set on an entry too large for any event (feed/slim.ts), whose summary and content are not carried: the content
   // hash of the whole entry and the head of its plain text, which filters read. Never sent.
   slim?: { hash: string; text: string | null };
@@ -30,6 +29,18 @@ export type Entry = {
   // them as the document declared them, and how to render them (feed/parse/entry.ts finishTexts). An entry the feed's
   // history already holds in this version travels so from the parse thread, and is rendered only where it is read.
   unfinished?: UnfinishedTexts;
+};
+
+/** `title`, `body`: the title and body as version 1 read them (entity-decoded, untyped), hashed only for the key of an
+ *  entry with no guid, link or enclosure. `url`, when present: the link keys read instead of the entry's `url` (null
+ *  for a link taken from an Atom <link>'s text, which keys never read: entries keyed without it keep their keys).
+ *  `id`: an identifier the feed gives besides its guid (atom:id or dc:identifier in RSS, an Atom link's text), read
+ *  only to tell apart entries that would otherwise share a key. */
+export type KeySource = {
+  title: string | null;
+  body: string | null;
+  url?: string | null;
+  id?: string | null;
 };
 
 /** A text chosen for an entry's summary or content, as declared: its value, whether it is HTML, and its base URL. */

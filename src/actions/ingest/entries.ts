@@ -73,12 +73,13 @@ async function storeDocument(
   await remember(ctx.db, feed.id, seen, memo, seenAt); // known only by an alias or without a fingerprint: completed
   const known = plans.flatMap((p, i) => (p.seen ? [keyed(doc, p, i)] : []));
   const source = { feed, meta: doc.parsed };
-  const updates = await queueEntryUpdates(
-    ctx,
-    source,
-    await storeNewVersions(ctx, feed.id, known, seenAt),
-    seenAt,
-  );
+  const versions = await storeNewVersions(ctx, feed.id, known, seenAt);
+  // A newer parser may read a known entry differently (a field it now falls back to, text it now decodes): the entry
+  // did not change, so its new version is stored and nothing is sent.
+  const updates =
+    feed.parser_version < PARSER_VERSION
+      ? 0
+      : await queueEntryUpdates(ctx, source, versions, seenAt);
   // A newer parser may read old entries an older one could not: recorded as seen, never sent.
   const upgrade = splitRevealed(uniqueFresh(doc.entries, plans), feed, PARSER_VERSION);
   const revealed = await remember(

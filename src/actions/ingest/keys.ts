@@ -6,6 +6,7 @@ import type { Ctx } from '../../context.ts';
 import type { Sql } from '../../db/engine.ts';
 import {
   planKeys,
+  recordableKeys,
   sourcesFrom,
   type EntryIdentity,
   type IdentityKey,
@@ -152,9 +153,9 @@ export async function remember(
 }
 
 /** Keeps the feed within [retention] entry_keys_max_per_feed once a document's keys are stored: past it, deletes its
- *  least recently shown keys that the document does not show under any source, link alias or old spelling (so no entry
- *  it shows looks new at the next poll), at most CHUNK_ROWS per poll (a feed far over a lowered limit comes down over
- *  its next polls). Returns how many keys went. Call inside the poll transaction. */
+ *  least recently shown keys that the document does not show under any source, link alias or old spelling, refined by
+ *  an identifier or not (so no entry it shows looks new at the next poll), at most CHUNK_ROWS per poll (a feed far over
+ *  a lowered limit comes down over its next polls). Returns how many keys went. Call inside the poll transaction. */
 export async function capKeys(
   ctx: Ctx,
   feedId: string,
@@ -163,9 +164,7 @@ export async function capKeys(
   const over =
     (await storedKeyCount(ctx.db, feedId)) - ctx.config.retention.entry_keys_max_per_feed;
   if (over <= 0) return 0;
-  const keep = identities.flatMap((id) =>
-    [...Object.values(id.keys), id.linkAlias, id.legacy].filter((k): k is string => k !== null),
-  );
+  const keep = identities.flatMap(recordableKeys);
   return pruneKeysBeyond(ctx.db, feedId, keep, Math.min(over, CHUNK_ROWS));
 }
 

@@ -1,6 +1,7 @@
 // Entry identity: each entry's candidate keys per source (guid, link, enclosure, content) and what tells apart two
 // entries that share one; the keys version 1 computed, so upgraded databases keep matching; the churn-guard decision.
 import { hash as digest } from 'node:crypto';
+import { refine, refinedBy } from './refine.ts';
 import { enclosureIdentity, linkKeyer, stripTracking } from './urls.ts';
 import { resolveUrl } from '../parse/urls.ts';
 import type { Entry } from '../types.ts';
@@ -29,6 +30,9 @@ export type EntryIdentity = {
   legacy: string | null;
   /** What tells two entries under one key apart: short hashes of link, title, published date and first enclosure. */
   fingerprint: string;
+  /** What tells apart entries that share a key and a fingerprint: the hash of the identifier the feed gives besides its
+   *  guid (Entry key_source.id), null when it gives none. */
+  idKey: string | null;
 };
 
 /** The identity candidates of a document's entries, in document order. Pure. */
@@ -48,6 +52,7 @@ export function entryIdentities(entries: Entry[], base: KeyBase): EntryIdentity[
       linkAlias: t.alias === null || t.alias === t.link ? null : hash(t.alias),
       legacy: current.includes(old) ? null : hash(old),
       fingerprint: t.fingerprint,
+      idKey: t.id === null ? null : hash(t.id),
     };
   });
 }
@@ -62,18 +67,21 @@ type IdentityTexts = {
   content: string;
   resolved: string | null;
   fingerprint: string;
+  id: string | null;
 };
 
 function identityTexts(entries: Entry[], base: KeyBase): IdentityTexts[] {
   const documentBase = safeBase(base.documentUrl);
   const toKeyBase = linkKeyer(base.keyBase, base.documentUrl);
   return entries.map((e) => {
-    const resolved = resolveUrl(e.url, documentBase);
+    const url = e.key_source.url === undefined ? e.url : e.key_source.url;
+    const resolved = resolveUrl(url, documentBase);
     const moved = resolved === null ? null : toKeyBase(resolved);
     const link = moved ?? resolved;
     const canonical = link === null ? null : stripTracking(link);
     const enclosure = e.enclosures[0]?.url ? enclosureIdentity(e.enclosures[0].url) : null;
     const guid = e.guid?.trim() || null;
+    const id = e.key_source.id?.trim() || null;
     return {
       guid: guid === null ? null : `guid\u0000${guid}`,
       link: canonical === null ? null : `url\u0000${canonical}`,
@@ -82,6 +90,7 @@ function identityTexts(entries: Entry[], base: KeyBase): IdentityTexts[] {
       content: contentIdentity(e),
       resolved,
       fingerprint: fingerprintOf(canonical, e, enclosure),
+      id: id === null ? null : `id\u0000${id}`,
     };
   });
 }
@@ -114,7 +123,9 @@ export type KeyPlan = {
  * under that key keeps it — so a neighbour starting or stopping to share it never changes its key — and the others
  * fall back to their next source. A guid already known for an entry that is plainly another one (most of link, title,
  * date and enclosure differ) is a recycled or constant guid: the entry falls back too, so it is not mistaken for the
- * old one. A key nobody held yet goes to the last sharer in document order (the oldest, in a newest-first feed). Pure.
+ * old one. A key nobody held yet goes to the last sharer in document order (the oldest, in a newest-first feed).
+ * Entries that end up under one key although the feed gives them different identifiers besides their guids
+ * (EntryIdentity idKey) are different entries: all but one take the key refined by their identifier (refinedBy). Pure.
  */
 export function planKeys(
   ids: EntryIdentity[],
@@ -140,9 +151,16 @@ export function planKeys(
     }
   }
   const shown = (k: string) => lookup(k) !== undefined;
+  const by = refinedBy(
+    ids.map((id) => id.idKey),
+    chosen.map((c) => c!.key),
+  );
   return ids.map((id, i) => {
-    const { key, source } = chosen[i]!;
-    const aliases = source === 'link' && id.linkAlias !== null ? [id.linkAlias] : [];
+    const { key: shared, source } = chosen[i]!;
+    const idKey = by[i]!;
+    const own = (k: string) => (idKey === null ? k : refine(k, idKey));
+    const key = own(shared);
+    const aliases = source === 'link' && id.linkAlias !== null ? [own(id.linkAlias)] : [];
     const seen = shown(key) || aliases.some(shown) || (id.legacy !== null && shown(id.legacy));
     return {
       key,
@@ -152,6 +170,16 @@ export function planKeys(
       seen,
     };
   });
+}
+
+/** Every key an entry may be recorded under: each source's key, its link alias and its version-1 key, and each of them
+ *  refined by its identifier when it has one (planKeys). */
+export function recordableKeys(id: EntryIdentity): string[] {
+  const keys = [...Object.values(id.keys), id.linkAlias, id.legacy].filter(
+    (k): k is string => k !== null,
+  );
+  const idKey = id.idKey;
+  return idKey === null ? keys : [...keys, ...keys.map((k) => refine(k, idKey))];
 }
 
 /** holderOf for the entries `members` of `ids` sharing a key; a key only one entry has, stored with its fingerprint or

@@ -28,7 +28,6 @@ type AtomText = { value?: string; type?: string; xml?: { base?: string } };
  *  content chosen but not rendered (Entry.unfinished: finishTexts renders them). */
 export function finishEntry(draft: Draft, opts: TextOptions): Entry {
   const { title, summary, content, ...rest } = draft;
-  const t = pick(title);
   const chosen = { summary: pick(summary), content: pick(content) };
   const s = opts.defer ? NO_TEXT : render(chosen.summary, opts);
   const c = opts.defer ? NO_TEXT : render(chosen.content, opts);
@@ -38,7 +37,7 @@ export function finishEntry(draft: Draft, opts: TextOptions): Entry {
   return {
     guid: rest.guid,
     url: rest.url,
-    title: t ? plainTitle(t.value, t.kind) : null,
+    title: titleText(title),
     summary: s.text,
     summary_html: s.html,
     content_html: c.html,
@@ -91,6 +90,14 @@ export function sourceHash(entry: Entry, version: number): string {
   return hash('sha256', JSON.stringify(fields), 'hex').slice(0, 32);
 }
 
+/** A title as plain text on one line, from its candidates in order of preference: a feed's or an entry's alike. HTML
+ *  (an Atom html or xhtml title, an RSS title that looks like HTML) is rendered to its text, so no markup, and no URL
+ *  of it, relative or not, is left in a title. */
+export function titleText(candidates: Typed[]): string | null {
+  const t = pick(candidates);
+  return t ? plainTitle(t.value, t.kind) : null;
+}
+
 /** An entry stored by version 1 (a held entry, JSON with `summary` and `content` as the feed had them) in today's
  *  shape: its title and texts typed as an RSS feed's would be, URLs resolved against its link, sanitized. */
 export function fromV1Entry(entry: Entry): Entry {
@@ -135,7 +142,8 @@ export function plain(value: unknown): Typed {
 
 /** An Atom text construct by its type (RFC 4287 §3.1, §4.1.3): text, html, xhtml, or a media type (Atom 0.3's
  *  text/html, text/plain, application/xhtml+xml). Content of another media type is base64 (§4.1.3.3): it is decoded,
- *  and kept when it is text. `base` is the entry's; the element's own xml:base applies on top. */
+ *  and kept when it is text; content that is not base64 at all (JSON written as it is, say) is kept as its text, as
+ *  feedparser does. `base` is the entry's; the element's own xml:base applies on top. */
 export function atomText(t: AtomText | undefined, base: string | null): Typed {
   const value = typeof t?.value === 'string' ? t.value : null;
   const elementBase = childBase(t?.xml?.base, base);
@@ -147,9 +155,11 @@ export function atomText(t: AtomText | undefined, base: string | null): Typed {
   return { value: text(decodeBase64Text(value)), kind: 'text', base: elementBase };
 }
 
-// Base64 content of another media type: its UTF-8 text, or null when it is not text (an image, say).
+// Content of another media type: the UTF-8 text its base64 encodes, null when that is not text (an image, say), or
+// the content itself when it holds a character base64 never does (RFC 4648 §4), so it is not base64 at all.
 function decodeBase64Text(value: string | null): string | null {
-  if (value === null || !/^[A-Za-z0-9+/=\s]+$/.test(value)) return null;
+  if (value === null) return null;
+  if (!/^[A-Za-z0-9+/=\s]+$/.test(value)) return value;
   const decoded = Buffer.from(value, 'base64').toString('utf8');
   return /[\uFFFD\x00-\x08\x0E-\x1F]/.test(decoded) ? null : decoded;
 }

@@ -2,7 +2,7 @@
 import type { AtomNs, ItunesNs, MediaNs } from 'feedsmith';
 import { atomText, guessed, type Typed } from './entry.ts';
 import { resolveUrl } from './urls.ts';
-import { personName, text, type Person } from './values.ts';
+import { personName, plainName, text, type Person } from './values.ts';
 
 type Media = MediaNs.ItemOrFeed;
 type MediaContent = MediaNs.Content;
@@ -33,7 +33,10 @@ export function itemExtras(
       guessed(itunes?.subtitle),
     ],
     content: [atomText(atom?.content, base)],
-    authors: [...(atom?.authors ?? []).map((p: Person) => personName(p)), text(itunes?.author)],
+    authors: [
+      ...(atom?.authors ?? []).map((p: Person) => personName(p)),
+      plainName(itunes?.author),
+    ],
     categories: [
       ...(atom?.categories ?? []).map((c) => c.term ?? c.label),
       ...(itunes?.keywords ?? []),

@@ -1,8 +1,17 @@
 // Maps feedsmith's per-format objects (RSS, Atom, RDF, JSON Feed) onto feedsub's normalized ParsedFeed.
 import type { AtomFeed, JsonFeed, RdfFeed, RssFeed } from 'feedsmith';
 import { itemExtras } from './extensions.ts';
-import { atomText, finishEntry, guessed, html, plain, type TextOptions } from './entry.ts';
+import {
+  atomText,
+  finishEntry,
+  guessed,
+  html,
+  plain,
+  titleText,
+  type TextOptions,
+} from './entry.ts';
 import { childBase, resolveUrl } from './urls.ts';
+import { TEXT_LINK_REL } from './xml-scan.ts';
 import {
   compact,
   enclosure,
@@ -10,6 +19,7 @@ import {
   linkEnclosures,
   personName,
   pickLink,
+  plainName,
   text,
   uniq,
   uniqueEnclosures,
@@ -36,7 +46,7 @@ export function mapRss(feed: RssFeed.Feed<string>, opts: MapOptions): Feed {
   const links = (feed.atom?.links ?? []) as AtomLink[];
   return {
     format: 'rss',
-    title: text(feed.title) ?? text(feed.dc?.titles?.[0]),
+    title: titleText([guessed(feed.title), guessed(feed.dc?.titles?.[0])]),
     site_url:
       resolveUrl(feed.link, feedBase) ?? resolveUrl(pickLink(links, 'alternate')?.href, feedBase),
     ttl_seconds: ttlSeconds(feed.ttl, feed.sy),
@@ -71,7 +81,7 @@ function rssEntry(item: RssFeed.Item<string>, opts: TextOptions): Entry {
       image: extras.image,
       authors: uniq([
         ...(item.authors ?? []).map(personName),
-        ...(item.dc?.creators ?? []),
+        ...(item.dc?.creators ?? []).map(plainName),
         ...extras.authors,
       ]),
       categories: uniq([
@@ -89,8 +99,18 @@ function rssEntry(item: RssFeed.Item<string>, opts: TextOptions): Entry {
         ...(item.dcterms?.issued ?? []),
         item.atom?.published,
       ),
-      updated_at: firstDate(item.atom?.updated, ...(item.dcterms?.modified ?? [])),
-      key_source: { title, body: text(item.content?.encoded) ?? summary },
+      // dc:date, an item's one date, stands for its update too when nothing else gives one (as feedparser and gofeed
+      // read it).
+      updated_at: firstDate(
+        item.atom?.updated,
+        ...(item.dcterms?.modified ?? []),
+        ...(item.dc?.dates ?? []),
+      ),
+      key_source: {
+        title,
+        body: text(item.content?.encoded) ?? summary,
+        ...idOf(item.atom?.id, item.dc?.identifiers?.[0]),
+      },
     },
     opts,
   );
@@ -103,7 +123,7 @@ export function mapAtom(feed: AtomFeed.Feed<string>, opts: MapOptions): Feed {
   const feedAuthors = (feed.authors ?? []).map(personName);
   return {
     format: 'atom',
-    title: text(feed.title?.value),
+    title: titleText([atomText(feed.title, feedBase)]),
     site_url: resolveUrl(pickLink(links, 'alternate')?.href, feedBase),
     ttl_seconds: ttlSeconds(undefined, feed.sy),
     hub_url: resolveUrl(pickLink(links, 'hub')?.href, feedBase),
@@ -125,30 +145,45 @@ function atomEntry(
   const own = [...(entry.authors ?? []), ...(entry.source?.authors ?? [])].map(personName);
   const extras = itemExtras({ media: entry.media, itunes: entry.itunes }, base);
   const content = entry.content?.src ? undefined : entry.content;
+  // A link written with no attribute (TEXT_LINK_REL) is the entry's URL when it has no other, but its key never reads
+  // it (an entry keyed while feedsub did not read it keeps its key): its text tells the entry apart instead.
+  const alternate = resolveUrl(pickLink(links, 'alternate')?.href, base);
+  const textLink = text(links.find((l) => l.rel === TEXT_LINK_REL)?.href);
+  const url = alternate ?? resolveUrl(textLink, base);
   return finishEntry(
     {
       guid: text(entry.id),
-      url: resolveUrl(pickLink(links, 'alternate')?.href, base),
+      url,
       title: [atomText(entry.title, base), guessed(entry.dc?.titles?.[0])],
       summary: [atomText(entry.summary, base), ...extras.summary],
       content: [atomText(content, base)],
       image: extras.image,
       authors: uniq([
         ...(own.some(Boolean) ? own : feedAuthors),
-        ...(entry.dc?.creators ?? []),
+        ...(entry.dc?.creators ?? []).map(plainName),
         ...extras.authors,
       ]),
-      categories: uniq([...(entry.categories ?? []).map((c) => c.term ?? c.label)]),
+      categories: uniq([
+        ...(entry.categories ?? []).map((c) => c.term ?? c.label),
+        ...(entry.dc?.subjects ?? []),
+        ...extras.categories,
+      ]),
       enclosures: uniqueEnclosures(linkEnclosures(links, base)),
       published_at: firstDate(
         entry.published,
         ...(entry.dc?.dates ?? []),
         ...(entry.dcterms?.issued ?? []),
       ),
-      updated_at: firstDate(entry.updated, ...(entry.dcterms?.modified ?? [])),
+      updated_at: firstDate(
+        entry.updated,
+        ...(entry.dcterms?.modified ?? []),
+        ...(entry.dc?.dates ?? []),
+      ),
       key_source: {
         title: text(entry.title?.value),
         body: text(entry.content?.value) ?? text(entry.summary?.value),
+        ...(url === alternate ? {} : { url: null }),
+        ...idOf(entry.dc?.identifiers?.[0], textLink),
       },
     },
     opts,
@@ -161,7 +196,7 @@ export function mapRdf(feed: RdfFeed.Feed<string>, opts: MapOptions): Feed {
   const links = (feed.atom?.links ?? []) as AtomLink[];
   return {
     format: 'rdf',
-    title: text(feed.title) ?? text(feed.dc?.titles?.[0]),
+    title: titleText([guessed(feed.title), guessed(feed.dc?.titles?.[0])]),
     site_url: resolveUrl(feed.link, feedBase),
     ttl_seconds: ttlSeconds(undefined, feed.sy),
     hub_url: resolveUrl(pickLink(links, 'hub')?.href, feedBase),
@@ -185,12 +220,16 @@ function rdfEntry(item: RdfFeed.Item<string>, opts: TextOptions): Entry {
       summary: [html(item.description), guessed(item.dc?.descriptions?.[0]), ...extras.summary],
       content: [html(item.content?.encoded)],
       image: extras.image,
-      authors: uniq(item.dc?.creators ?? []),
+      authors: uniq((item.dc?.creators ?? []).map(plainName)),
       categories: uniq(item.dc?.subjects ?? []),
       enclosures: [],
       published_at: firstDate(...(item.dc?.dates ?? []), ...(item.dcterms?.issued ?? [])),
-      updated_at: firstDate(...(item.dcterms?.modified ?? [])),
-      key_source: { title, body: text(item.content?.encoded) ?? summary },
+      updated_at: firstDate(...(item.dcterms?.modified ?? []), ...(item.dc?.dates ?? [])),
+      key_source: {
+        title,
+        body: text(item.content?.encoded) ?? summary,
+        ...idOf(item.atom?.id, item.dc?.identifiers?.[0]),
+      },
     },
     opts,
   );
@@ -204,7 +243,7 @@ export function mapJson(feed: JsonFeed.Feed<string>, opts: MapOptions): Feed {
     (feed.hubs ?? []).find((h) => /websub|pubsubhubbub/i.test(h.type ?? '')) ?? feed.hubs?.[0];
   return {
     format: 'json',
-    title: text(feed.title),
+    title: titleText([plain(feed.title)]),
     site_url: resolveUrl(feed.home_page_url, base),
     ttl_seconds: null,
     hub_url: resolveUrl(hub?.url, base),
@@ -245,6 +284,15 @@ function jsonEntry(
   // JSON Feed §3: content_text is the publisher's own plain version; it wins over a rendering of content_html.
   const ownText = text(item.content_text);
   return ownText && entry.content_html ? { ...entry, content_text: ownText } : entry;
+}
+
+/** An entry's identifier besides its guid (types.ts KeySource id): the first of `candidates` that has text. */
+function idOf(...candidates: Array<string | null | undefined>): { id?: string } {
+  for (const c of candidates) {
+    const id = text(c);
+    if (id !== null) return { id };
+  }
+  return {};
 }
 
 function ttlSeconds(

@@ -15,10 +15,13 @@ export class FeedParseError extends Error {
 /**
  * The parser's version. Raise it when parsing starts to read entries an earlier version could not (markup it now
  * repairs, elements it now falls back to): such entries are old, not new, and a feed read by an older version takes
- * an upgrade pass on its next parse instead of sending them (actions/ingest/upgrade.ts). 2: lenient XML repair,
- * internal DTD entities, prefixed core elements, extension fallbacks.
+ * an upgrade pass on its next parse instead of sending them (actions/ingest/upgrade.ts), and a known entry it reads
+ * differently is stored without being sent as an update (actions/ingest/entries.ts). 2: lenient XML repair, internal
+ * DTD entities, prefixed core elements, extension fallbacks. 3: look-alike entries told apart by atom:id or
+ * dc:identifier, Atom entries whose only link has no attribute; and, for known entries, base64 text in prefixed
+ * elements, content of another media type that is not base64, dc:date as the update date.
  */
-export const PARSER_VERSION = 2;
+export const PARSER_VERSION = 3;
 
 const SNIFF_LIMIT = 65536;
 const XML_FORMATS: Record<string, FeedFormat> = { rss: 'rss', feed: 'atom', rdf: 'rdf' };

@@ -1,6 +1,7 @@
 // Small readers shared by the format mappers: trimmed text, people, links, enclosures, dates, lists.
 import { demoronize } from './decode.ts';
 import { parseFeedDate } from './dates.ts';
+import { looksLikeHtml, plainTitle } from './entry-text.ts';
 import { resolveUrl } from './urls.ts';
 import type { Enclosure } from '../types.ts';
 
@@ -33,6 +34,13 @@ export function compact<T>(values: Array<T | null>): T[] {
 export function personName(p: Person | string | undefined): string | undefined {
   if (typeof p === 'string') return p;
   return text(p?.name) ?? text(p?.email) ?? text(p?.link ?? p?.uri ?? p?.url) ?? undefined;
+}
+
+/** A name the feed gives as plain text (dc:creator, itunes:author) on one line: its text when it looks like HTML
+ *  (feedparser's guess: escaped markup, a CDATA section of it), else as written. */
+export function plainName(value: unknown): string | null {
+  const t = text(value);
+  return t !== null && looksLikeHtml(t) ? plainTitle(t, 'html') : t;
 }
 
 /** The first date that parses, as ISO UTC; null when none does. */

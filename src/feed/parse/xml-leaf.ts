@@ -1,10 +1,18 @@
 // Leaves whose content feedsmith reads raw (title, description, content…): their text repaired, their end found.
-import { escapeAllLt, escapeLooseLt, tagsBalance } from './xml-text.ts';
+import { escapeAllLt, escapeLooseLt, plainLeafText, tagsBalance } from './xml-text.ts';
 import { decodeBase64, findEndTag, splitRaw, type MarkerIndex, type RawPiece } from './xml-scan.ts';
 
 /** An open element of the repair: its name as written and as output, the output chunk of its start tag, where its
- *  end tag starts (-1: not searched yet), and whether its content is Atom 0.3 base64. */
-export type Frame = { name: string; out: string; chunk: number; closeAt: number; base64?: boolean };
+ *  end tag starts (-1: not searched yet), whether its content is Atom 0.3 base64, and whether it is plain text that
+ *  may hold markup (plainLeafText). */
+export type Frame = {
+  name: string;
+  out: string;
+  chunk: number;
+  closeAt: number;
+  base64?: boolean;
+  plain?: boolean;
+};
 
 /** What reading a leaf needs of the repair: its output, and its bookkeeping of repairs, stops and entities. */
 export type LeafHost = {
@@ -34,7 +42,11 @@ export class LeafReader {
     const limit = this.#closeAt(parent, from);
     const end = findEndTag(text, frame.name, from, limit, this.#markers);
     if (end !== null) {
+      const plain = frame.plain
+        ? plainLeafText(this.#host.expandText(text.slice(from, end.start), from))
+        : null;
       if (frame.base64) out.push(decodeBase64(text.slice(from, end.start)));
+      else if (plain !== null) out.push(plain);
       else this.#emitRaw(from, end.start, frame.name);
       out.push(`</${frame.out}>`);
       return end.after;

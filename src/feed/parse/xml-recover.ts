@@ -14,6 +14,7 @@ import {
   repairAttributes,
   rssPrefix,
   tagEnd,
+  TEXT_LINK_REL,
   VOID_ELEMENTS,
 } from './xml-scan.ts';
 
@@ -56,6 +57,7 @@ class Repairer {
   #damage: XmlDamage | null = null;
   #repairs = 0;
   #prefix: string | null = null; // the prefix of a <p:rss> root, removed from every element name
+  #root = ''; // the root element's local name: rss, feed or rdf
   #rootClosed = false;
   #fatal: { offset: number; message: string } | null = null;
 
@@ -155,18 +157,25 @@ class Repairer {
     if (this.#stack.length >= MAX_DEPTH)
       return this.#stop(lt, `elements nested deeper than ${MAX_DEPTH}`);
     if (this.#stack.length === 0 && this.#rootClosed) return this.#stop(lt, 'second root element');
-    if (this.#stack.length === 0) this.#prefix = rssPrefix(name);
+    if (this.#stack.length === 0) {
+      this.#prefix = rssPrefix(name);
+      this.#root = localName(name);
+    }
     const out = this.#rename(name);
     const fixed = repairAttributes(text.slice(NAME.lastIndex, gt));
     if (fixed.repaired) this.#repair(lt, `attributes of <${name}> repaired`);
     const base64 = BASE64_MODE.test(fixed.text);
     const attrs = this.#attributes(base64 ? fixed.text.replace(BASE64_MODE, '') : fixed.text);
     const selfClosing = /\/\s*$/.test(fixed.text);
+    // An Atom <link> with no attribute (not even a '/'), written the RSS way: TEXT_LINK_REL.
+    const textLink = this.#root === 'feed' && localName(out) === 'link' && attrs.trim() === '';
     const chunk = this.#out.length;
-    this.#out.push(`<${out}${attrs}>`);
+    this.#out.push(`<${out}${textLink ? ` rel="${TEXT_LINK_REL}"` : attrs}>`);
     if (selfClosing) return gt + 1;
-    const frame: Frame = { name, out, chunk, closeAt: -1, base64 };
-    if (RAW_ELEMENTS.has(out.toLowerCase()) && this.#stack.length > 0)
+    const plain = this.#isItemAuthor(out);
+    const frame: Frame = { name, out, chunk, closeAt: -1, base64, plain };
+    // Base64 text is decoded whatever the element's name (a prefixed <atom:content>, <a:title>): its mode is gone.
+    if ((base64 || plain || RAW_ELEMENTS.has(out.toLowerCase())) && this.#stack.length > 0)
       return this.#leaves.read(frame, this.#stack[this.#stack.length - 1]!, gt + 1);
     if (ITEM_ELEMENTS.has(localName(out))) {
       // An item belongs to the channel (or the feed, or the root): whatever is still open inside it (an item, or an
@@ -213,6 +222,18 @@ class Repairer {
     this.#repair(lt, message);
     if (this.#stack.length > 0) this.#out.push('&lt;');
     return lt + 1;
+  }
+
+  // An RSS item's <author> (RSS 2.0: an address and a name, plain text): feedsmith splits it at every '<' and '(' to
+  // find the two, so markup in it (escaped, in CDATA or as it is) is made plain text before feedsmith reads it.
+  #isItemAuthor(out: string): boolean {
+    const parent = this.#stack[this.#stack.length - 1];
+    return (
+      this.#root === 'rss' &&
+      out === 'author' &&
+      parent !== undefined &&
+      localName(parent.out) === 'item'
+    );
   }
 
   // The depth an item opens at: the innermost open channel, feed or root element, unless the item is an extension's.

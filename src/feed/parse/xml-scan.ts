@@ -23,6 +23,10 @@ export const RAW_ELEMENTS = new Set([
   'published',
   'source',
 ]);
+/** The rel the repair gives an Atom <link> written with no attribute at all (`<link>https://…</link>`, as RSS writes
+ *  it): feedsmith reads no such link (and drops an entry that has nothing else), but reads the text of a link with a
+ *  rel as its href. The rel tells the Atom mapper that this URL is the link's text. */
+export const TEXT_LINK_REL = 'urn:feedsub:link-text';
 /** The elements that are entries. */
 export const ITEM_ELEMENTS = new Set(['item', 'entry']);
 /** HTML void elements (HTML §13.1.2): written without an end tag, they are closed on the spot rather than around

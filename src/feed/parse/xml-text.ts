@@ -1,4 +1,5 @@
 // Text repairs inside an XML document: escaping a '<' that starts no closed tag, expanding internal-DTD entities.
+import { looksLikeHtml, plainTitle } from './entry-text.ts';
 import type { EntityTable } from './xml-prolog.ts';
 
 // A tag's '<' is followed by a name, or by '/' and a name (XML 1.0 §3.1).
@@ -137,4 +138,41 @@ function escapeText(s: string): string {
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
     .replace(/"/g, '&quot;');
+}
+
+// The character references of XML 1.0 §4.1 and its five predefined entities.
+const XML_REF = /&(?:(lt|gt|amp|quot|apos)|#(\d{1,7})|#x([0-9A-Fa-f]{1,6}));/g;
+const PREDEFINED_TEXT: Record<string, string> = {
+  lt: '<',
+  gt: '>',
+  amp: '&',
+  quot: '"',
+  apos: "'",
+};
+const CDATA_OR_COMMENT = /<!\[CDATA\[([\s\S]*?)\]\]>|<!--[\s\S]*?-->/g;
+
+/** The raw content of a leaf that holds plain text, when its text (CDATA sections read as written, references decoded,
+ *  comments dropped) looks like HTML (feedparser's guess: escaped, in CDATA or as it is): the plain rendering of that
+ *  HTML on one line, as XML text. Null for any other content (text, or child elements such as an Atom-style <name>). */
+export function plainLeafText(raw: string): string | null {
+  let text = '';
+  let last = 0;
+  for (const m of raw.matchAll(CDATA_OR_COMMENT)) {
+    text += decodeXmlRefs(raw.slice(last, m.index)) + (m[1] ?? '');
+    last = m.index + m[0].length;
+  }
+  text += decodeXmlRefs(raw.slice(last));
+  if (!looksLikeHtml(text)) return null;
+  return (plainTitle(text, 'html') ?? '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
+}
+
+function decodeXmlRefs(s: string): string {
+  return s.replace(XML_REF, (ref, name?: string, dec?: string, hex?: string) => {
+    if (name) return PREDEFINED_TEXT[name]!;
+    const code = dec ? Number(dec) : parseInt(hex!, 16);
+    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : ref;
+  });
 }

@@ -122,4 +122,55 @@ describe('a poll after a parser upgrade', () => {
       'after the upgrade pass an undated new entry is sent as usual',
     );
   });
+
+  it('stores a known entry the newer parser reads differently without sending it as an update', async () => {
+    const { key } = await w.key();
+    const ep = await w.call('POST', '/v1/endpoints', {
+      key,
+      body: { title: 'E', url: 'https://hooks.example.com/updates' },
+    });
+    // A link and a date besides the title, so an edited title is the same entry (keys.ts isOtherEntry).
+    const a = {
+      guid: 'a',
+      link: 'https://example.com/a',
+      pubDate: 'Mon, 01 Dec 2025 10:00:00 GMT',
+    };
+    origin.set('/upd.xml', { body: rss([{ ...a, title: 'A' }]) });
+    const sub = await w.call('POST', '/v1/subscriptions', {
+      key,
+      body: { endpoint: ep.body.id, url: `${origin.url}/upd.xml`, updates: true },
+    });
+    await pollTick(w.ctx, workers.pollerDeps, { all: true }); // the baseline
+    // As if the older parser had read entry a otherwise (a field the newer one falls back to).
+    await w.ctx.db.run('UPDATE feeds SET parser_version = ? WHERE id = ?', [
+      PARSER_VERSION - 1,
+      sub.body.feed,
+    ]);
+    await w.ctx.db.run("UPDATE entry_history SET content_hash = 'older' WHERE feed_id = ?", [
+      sub.body.feed,
+    ]);
+    const types = async () =>
+      (
+        (await w.ctx.db.column(
+          'SELECT type FROM events WHERE subscription_id = ? ORDER BY sequence',
+          [sub.body.id],
+        )) as string[]
+      ).join(' ');
+    w.clock.advance(3 * 3600_000);
+    origin.set('/upd.xml', { body: rss([{ guid: 'b' }, { ...a, title: 'A' }]) });
+    await pollTick(w.ctx, workers.pollerDeps, { all: true });
+    assert.equal(await types(), 'subscription.entries', 'the new entry b, and no update of a');
+    assert.deepEqual(
+      await w.ctx.db.column(
+        "SELECT content_hash FROM entry_history WHERE feed_id = ? AND content_hash = 'older'",
+        [sub.body.feed],
+      ),
+      [],
+      'the version the newer parser reads is stored',
+    );
+    w.clock.advance(3 * 3600_000);
+    origin.set('/upd.xml', { body: rss([{ guid: 'b' }, { ...a, title: 'A, edited' }]) });
+    await pollTick(w.ctx, workers.pollerDeps, { all: true });
+    assert.equal(await types(), 'subscription.entries subscription.entries_updated');
+  });
 });

@@ -258,6 +258,25 @@ test('polls of real-world feeds send each new entry once', () => {
   }
 });
 
+test('look-alike entries told apart by an identifier come through once each, and the one keyed before keeps its key', () => {
+  const store = feedStore();
+  // The same item three times over, but for the identifier (an RSS atom:id) feedsub did not read before.
+  const look = (id?: string) =>
+    entry({
+      url: 'https://x.org/sponsor',
+      title: 'Sponsor',
+      key_source: { title: 'Sponsor', body: null, ...(id === undefined ? {} : { id }) },
+    });
+  const before = [look(), look(), look()];
+  assert.deepEqual(store.poll(before), []);
+  const [shared] = entryKeys(before, FEED);
+  const now = [look('c'), look('b'), look('a')];
+  assert.deepEqual(store.poll(now), ['Sponsor', 'Sponsor'], 'the two never sent before');
+  assert.equal(entryKeys(now, FEED)[2], shared, 'the last keeps the key they shared');
+  assert.deepEqual(store.poll(now), []);
+  assert.deepEqual(store.poll([look('d'), ...now]), ['Sponsor']);
+});
+
 test('a feed keyed from its links ignores guids that rotate', () => {
   const store = feedStore('link');
   const doc = (n: number) => [g(`rand-${n}-2`, 'B'), g(`rand-${n}-1`, 'A')];

@@ -57,6 +57,45 @@ test('titles are plain text: Atom text is literal, Atom html and xhtml are rende
   for (const [name, entry, title] of cases) assert.equal(entry.title, title, name);
 });
 
+test("a feed's title is plain text like its entries' titles: HTML is rendered, so no URL of it is left, relative or not", () => {
+  // feedparser keeps such a title as HTML with its URLs resolved against the inherited xml:base
+  // (wellformed/atom10/relative_uri*.xml); feedsub's titles are plain text, so the link's text is what remains.
+  const xhtml =
+    '<title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">Example <a href="test.html">test</a> <img src="i.png" alt="pic"/></div></title>';
+  const html = '<title type="html">Example &lt;a href="test.html"&gt;test&lt;/a&gt;</title>';
+  const cases: Array<[string, string, string]> = [
+    [
+      'Atom xhtml, xml:base inherited',
+      `<feed xmlns="http://www.w3.org/2005/Atom" xml:base="http://example.com/test/">${xhtml}<entry xml:base="e/"><id>1</id>${xhtml}</entry></feed>`,
+      'Example test',
+    ],
+    [
+      'Atom html',
+      `<feed xmlns="http://www.w3.org/2005/Atom">${html}<entry><id>1</id>${html}</entry></feed>`,
+      'Example test',
+    ],
+    [
+      'Atom 0.3 application/xhtml+xml',
+      `<feed version="0.3" xmlns="http://purl.org/atom/ns#">${xhtml.replace(/"xhtml"/, '"application/xhtml+xml"')}<entry><id>1</id>${xhtml.replace(/"xhtml"/, '"application/xhtml+xml"')}</entry></feed>`,
+      'Example test',
+    ],
+    [
+      'RSS that looks like HTML',
+      '<rss version="2.0"><channel><title>Example &lt;a href="test.html"&gt;test&lt;/a&gt;</title><item><title>Example &lt;a href="test.html"&gt;test&lt;/a&gt;</title></item></channel></rss>',
+      'Example test',
+    ],
+    [
+      'Atom text stays literal',
+      '<feed xmlns="http://www.w3.org/2005/Atom"><title>5 &lt; 6</title><entry><id>1</id><title>5 &lt; 6</title></entry></feed>',
+      '5 < 6',
+    ],
+  ];
+  for (const [name, doc, title] of cases) {
+    const feed = parseFeed(doc, BASE);
+    assert.deepEqual([feed.title, feed.entries[0]!.title], [title, title], name);
+  }
+});
+
 test('HTML is sanitized by default: scripts, handlers, styles, frames and unsafe URLs are removed', () => {
   const dirty =
     '<p onclick="x()" style="color:red" class="c" id="i">Hi <script>alert(1)</script><img src="a.png" onerror="alert(2)"><a href="javascript:alert(3)">js</a> <a href="data:text/html,x">data</a> <img src="data:image/png;base64,AA"></p><iframe src="https://www.youtube.com/embed/x"></iframe><style>p{}</style><form><input></form>';
@@ -176,6 +215,74 @@ test('Atom text content is escaped into HTML; base64 content is decoded', () => 
   ];
   for (const [name, entry, html, text] of cases)
     assert.deepEqual([entry.content_html, entry.content_text], [html, text], name);
+});
+
+test('Atom content of another media type that is not base64 is delivered as its plain text', () => {
+  const cases: Array<[string, string, string | null, string | null]> = [
+    [
+      'JSON written as it is',
+      '<content type="application/json">{"a": "x &amp; y", "b": [1, 2]}</content>',
+      '{"a": "x &amp; y", "b": [1, 2]}',
+      '{"a": "x & y", "b": [1, 2]}',
+    ],
+    [
+      'a summary of another media type',
+      '<summary type="application/ld+json">{"@type": "Article"}</summary><content type="application/x-tex">$a &lt; b$</content>',
+      '$a &lt; b$',
+      '$a < b$',
+    ],
+    [
+      'base64 of something that is not text is still left out',
+      '<content type="image/png">iVBORw0KGgoAAAANSUhEUg==</content>',
+      null,
+      null,
+    ],
+  ];
+  for (const [name, inner, html, text] of cases) {
+    const e = atomEntry(inner);
+    assert.deepEqual([e.content_html, e.content_text], [html, text], name);
+  }
+  const e = atomEntry('<summary type="application/ld+json">{"@type": "Article"}</summary>');
+  assert.deepEqual([e.summary, e.summary_html], ['{"@type": "Article"}', '{"@type": "Article"}']);
+});
+
+test('Atom 0.3 base64 text is decoded in titles, summaries and content, its element prefixed or not', () => {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const entry = (p: string) =>
+    `<${p}entry><${p}id>1</${p}id><${p}title mode="base64">${b64('Café <b>bold</b>')}</${p}title>` +
+    `<${p}summary mode="base64">\n${b64('5 < 6')}\n</${p}summary>` +
+    `<${p}content type="text/html" mode="base64">${b64('<p><a href="/x">x</a></p>')}</${p}content></${p}entry>`;
+  const docs: Array<[string, string]> = [
+    ['unprefixed', `<feed version="0.3" xmlns="http://purl.org/atom/ns#">${entry('')}</feed>`],
+    [
+      'prefixed',
+      `<a:feed version="0.3" xmlns:a="http://purl.org/atom/ns#"><a:title mode="base64">${b64('Feed')}</a:title>${entry('a:')}</a:feed>`,
+    ],
+  ];
+  for (const [name, doc] of docs) {
+    const feed = parseFeed(doc, BASE);
+    const e = feed.entries[0]!;
+    assert.deepEqual(
+      [e.title, e.summary, e.summary_html, e.content_html, e.content_text],
+      [
+        'Café <b>bold</b>', // Atom 0.3's default type is text/plain: the decoded text is literal
+        '5 < 6',
+        '5 &lt; 6',
+        '<p><a href="https://example.org/x">x</a></p>',
+        'x',
+      ],
+      name,
+    );
+  }
+  assert.equal(parseFeed(docs[1]![1], BASE).title, 'Feed');
+});
+
+test('Atom 0.3 base64 content inside RSS (atom:content) is decoded too', () => {
+  const e = parseFeed(
+    `<rss version="2.0" xmlns:atom="http://purl.org/atom/ns#"><channel><title>T</title><item><guid>1</guid><atom:content type="text/html" mode="base64">${Buffer.from('<p>Body</p>').toString('base64')}</atom:content></item></channel></rss>`,
+    BASE,
+  ).entries[0]!;
+  assert.deepEqual([e.content_html, e.content_text], ['<p>Body</p>', 'Body']);
 });
 
 test('looksLikeHtml follows feedparser: a closing tag or entity, and only known tags', () => {

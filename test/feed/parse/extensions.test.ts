@@ -96,3 +96,54 @@ test('a media:content file is not made an enclosure: an entry key never changes 
   const e = item('<media:content url="https://x/v.mp4" type="video/mp4" fileSize="12"/>');
   assert.deepEqual(e.enclosures, []);
 });
+
+test('dc:creator, itunes:author, dc:subject, itunes:summary and dc:date fill in an entry in RSS, Atom and RDF alike', () => {
+  const ext =
+    '<dc:creator>Ada</dc:creator><itunes:author>Host</itunes:author><dc:subject>Sub</dc:subject>' +
+    '<itunes:keywords>k1, k2</itunes:keywords><itunes:summary>Show notes</itunes:summary>' +
+    '<dc:date>2020-01-02T03:04:05Z</dc:date>';
+  const docs: Array<[string, string, Partial<Entry>]> = [
+    [
+      'RSS',
+      `<rss version="2.0" ${NS}><channel><title>T</title><item><guid>1</guid>${ext}</item></channel></rss>`,
+      { authors: ['Ada', 'Host'], categories: ['Sub', 'k1', 'k2'], summary: 'Show notes' },
+    ],
+    [
+      'Atom 1.0',
+      `<feed xmlns="http://www.w3.org/2005/Atom" ${NS}><title>T</title><entry><id>1</id>${ext}</entry></feed>`,
+      { authors: ['Ada', 'Host'], categories: ['Sub', 'k1', 'k2'], summary: 'Show notes' },
+    ],
+    [
+      'Atom 0.3',
+      `<feed version="0.3" xmlns="http://purl.org/atom/ns#" ${NS}><title>T</title><entry><id>1</id>${ext}</entry></feed>`,
+      { authors: ['Ada', 'Host'], categories: ['Sub', 'k1', 'k2'], summary: 'Show notes' },
+    ],
+    [
+      // feedsmith's RDF reader leaves the iTunes elements out: only Dublin Core fills in there.
+      'RDF',
+      `<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/" ${NS}><channel rdf:about="x"><title>T</title></channel><item rdf:about="https://example.org/1">${ext}</item></rdf:RDF>`,
+      { authors: ['Ada'], categories: ['Sub'], summary: null },
+    ],
+  ];
+  for (const [name, doc, expected] of docs) {
+    const e = parseFeed(doc, BASE).entries[0]!;
+    const dated = {
+      published_at: '2020-01-02T03:04:05.000Z',
+      updated_at: '2020-01-02T03:04:05.000Z',
+    };
+    const picked = Object.fromEntries(
+      Object.keys({ ...expected, ...dated }).map((k) => [k, e[k as keyof Entry]]),
+    );
+    assert.deepEqual(picked, { ...expected, ...dated }, name);
+  }
+});
+
+test("an entry's own update date wins over dc:date", () => {
+  const e = item(
+    '<dc:date>2020-01-02T00:00:00Z</dc:date><atom:updated>2021-05-06T00:00:00Z</atom:updated>',
+  );
+  assert.deepEqual(
+    [e.published_at, e.updated_at],
+    ['2020-01-02T00:00:00.000Z', '2021-05-06T00:00:00.000Z'],
+  );
+});
