@@ -6,6 +6,7 @@
 // shares are what the table is for.
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
+import { PARSER_VERSION } from '../../src/feed/parse/parse.ts';
 import { readDocument, type DocumentRequest } from '../../src/feed/parse/read-document.ts';
 import { knownEntries } from '../../src/store/entry-history.ts';
 import { pollTick } from '../../src/worker/poll/round.ts';
@@ -120,7 +121,7 @@ export async function measureStages(b: Bench): Promise<void> {
   for (const [i, body] of bodies.entries()) {
     const r = request(b.base, i, body);
     const id = await b.ctx.db.value('SELECT id FROM feeds WHERE url = ?', [r.keyBase]);
-    requests.push({ ...r, known: await knownEntries(b.ctx.db, id as string) });
+    requests.push({ ...r, known: await knownEntries(b.ctx.db, id as string, PARSER_VERSION) });
   }
   const session = new Session();
   session.connect();

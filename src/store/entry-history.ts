@@ -106,20 +106,26 @@ export async function storeNewVersion(
 
 /** What a document of the feed is read against (feed/parse/read-document.ts KnownEntries): its key source, and its
  *  stored entries that have a source hash (at most the history's bound); one read per changed document, before it is
- *  read. Undefined when the feed is gone. */
-export async function knownEntries(db: Sql, feedId: string): Promise<KnownEntries | undefined> {
+ *  read. Undefined when the feed is gone, or was last read by another parser version than `parserVersion` (which
+ *  reads its entries anew: actions/ingest/entries.ts stores what it reads differently). */
+export async function knownEntries(
+  db: Sql,
+  feedId: string,
+  parserVersion: number,
+): Promise<KnownEntries | undefined> {
   const rows = await db.all<{
     identity_key: IdentityKey;
+    parser_version: number;
     source_hash: string | null;
     key: string | null;
     content_hash: string | null;
   }>(
-    `SELECT f.identity_key, h.source_hash, h.key, h.content_hash
+    `SELECT f.identity_key, f.parser_version, h.source_hash, h.key, h.content_hash
        FROM feeds f LEFT JOIN entry_history h ON h.feed_id = f.id AND h.source_hash IS NOT NULL
       WHERE f.id = ?`,
     [feedId],
   );
-  if (rows.length === 0) return undefined;
+  if (rows.length === 0 || rows[0]!.parser_version !== parserVersion) return undefined;
   return {
     identityKey: rows[0]!.identity_key,
     rows: rows.flatMap((r) =>

@@ -106,8 +106,11 @@ describe("a feed's known entries, which its next document is read against", asyn
     source_hash,
   });
 
-  it('are the stored entries that have a source hash, with the feed’s key source; a new version keeps its own', async () => {
-    assert.deepEqual(await knownEntries(db, feed), { identityKey: 'guid', rows: [] });
+  it('are the stored entries that have a source hash, with the feed’s key source; none for another parser version', async () => {
+    const version = (await db.value('SELECT parser_version FROM feeds WHERE id = ?', [
+      feed,
+    ])) as number;
+    assert.deepEqual(await knownEntries(db, feed, version), { identityKey: 'guid', rows: [] });
     await insertHistory(db, feed, [row('a', 's-a'), row('b', null), row('c', 's-c')]);
     await storeNewVersion(
       db,
@@ -115,12 +118,13 @@ describe("a feed's known entries, which its next document is read against", asyn
       { key: 'c', entry: '{}', content_hash: 'c-2', source_hash: 's-c2' },
       now,
     );
-    const known = await knownEntries(db, feed);
+    const known = await knownEntries(db, feed, version);
     assert.equal(known?.identityKey, 'guid');
     assert.deepEqual(known?.rows.sort(), [
       ['s-a', 'a', 'c-a'],
       ['s-c2', 'c', 'c-2'],
     ]);
-    assert.equal(await knownEntries(db, 'no-such-feed'), undefined);
+    assert.equal(await knownEntries(db, 'no-such-feed', version), undefined);
+    assert.equal(await knownEntries(db, feed, version + 1), undefined, 'read by another parser');
   });
 });

@@ -40,7 +40,7 @@ export async function exerciseHistory(db: Sql, now: Date, fx: Fixture): Promise<
     row('h-new', new Date(+now + 1000)),
   ]);
   await history.historyHashes(db, fx.feed);
-  await history.knownEntries(db, fx.feed);
+  await history.knownEntries(db, fx.feed, 0);
   await history.storeNewVersion(db, fx.feed, { key: 'h-new', entry: '{}', content_hash: 'x' }, now);
   await history.recentHistory(db, fx.feed, 10);
   await history.recentHistory(db, fx.feed, 10, 'h-new');

@@ -14,6 +14,7 @@ import {
 import type { Logger } from '../../log.ts';
 import { addressKey, type Resolver } from '../../net/resolver.ts';
 import { knownEntries } from '../../store/entry-history.ts';
+import { PARSER_VERSION } from '../../feed/parse/parse.ts';
 import {
   dueFeedWindow,
   leaseDueFeeds,
@@ -132,7 +133,8 @@ export function pollSpec(
       const seenAt = ctx.clock.now();
       // A feed past its baseline is read against its history: the entries it holds unchanged are not rendered again.
       const target = refreshTarget(feed);
-      if (feed.baseline_at !== null) target.known = () => knownEntries(ctx.db, feed.id);
+      if (feed.baseline_at !== null)
+        target.known = () => knownEntries(ctx.db, feed.id, PARSER_VERSION);
       const outcome = await refreshFeed(target, {
         ...deps.refresh,
         now: () => ctx.clock.now(),
