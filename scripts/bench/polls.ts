@@ -1,5 +1,5 @@
 // The poll phases: one poll of every feed per path (first fetch, 304, same body, changed, changed with 20 filter rules on
-// every subscription), where a changed document's time goes on each thread (stages.ts), and rounds queued untimed.
+// every subscription), and rounds queued untimed.
 // On PostgreSQL the 304 and 20 %-changed paths also give the WAL the server wrote per feed polled.
 import { performance } from 'node:perf_hooks';
 import { pollTick } from '../../src/worker/poll/round.ts';
@@ -8,7 +8,6 @@ import { walPosition } from './postgres.ts';
 import type { Bench } from './setup.ts';
 import { measureFilteredPolls } from './filters.ts';
 import { fetchBodies, ratio, rawConditionalGets, rawParse } from './raw.ts';
-import { measureStages } from './stages.ts';
 import { CONCURRENCY, FEEDS } from './settings.ts';
 import { rate } from './table.ts';
 
@@ -72,7 +71,6 @@ export async function measurePolls(
     `${(all.perSecond / parse).toFixed(2)}×`,
     'target ≥ 1.0× (fetch, read on the parse threads, keys, events, against parsing alone)',
   );
-  await measureStages(b);
   return { changed: changed.summary, filtered, all: all.summary };
 }
 
