@@ -29,6 +29,7 @@ const daemonConfig = (intervalS: number): Sections => ({
     min_interval_seconds: intervalS,
     max_interval_seconds: intervalS,
     per_host_concurrency: 16,
+    parse_workers: Number(process.env.BENCH_PARSE_WORKERS ?? 0), // as in setup.ts
   },
   quotas: { api_requests_per_second: 0, new_feed_urls_per_hour: 0 },
 });

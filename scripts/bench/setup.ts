@@ -60,7 +60,12 @@ export async function setUp(
   const config = withConfig(defaultConfig(), {
     storage: { data_dir: dir },
     network: { allow_private: true },
-    poll: { concurrency: CONCURRENCY, per_host_concurrency: CONCURRENCY },
+    // BENCH_PARSE_WORKERS: poll.parse_workers of the bench's feedsub (default 0: the daemon's own choice).
+    poll: {
+      concurrency: CONCURRENCY,
+      per_host_concurrency: CONCURRENCY,
+      parse_workers: Number(process.env.BENCH_PARSE_WORKERS ?? 0),
+    },
     delivery: { concurrency: 32, per_endpoint_concurrency: 32 },
     // One bench application subscribes to every feed at once: the abuse quotas would stop it at 300 new feed URLs.
     quotas: {
