@@ -2,7 +2,7 @@
 // then the real `feedsub serve` among hostile or failing WebSub hubs and hostile peers, tracing entries among a full
 // churn hold, and its memory. The phases live under bench/; this file starts the origin, runs them in order (printing
 // each one's time as it ends) and prints the table and the ratios to the raw limits.
-// BENCH_PHASES=polls runs only the poll phases. BENCH_ENGINES (default "sqlite,postgres") picks the engines: on SQLite every phase runs; on PostgreSQL the phases
+// BENCH_PHASES=polls runs only the poll phases; BENCH_PHASES=core the polls and delivery. BENCH_ENGINES (default "sqlite,postgres") picks the engines: on SQLite every phase runs; on PostgreSQL the phases
 // whose figures the engine decides (polls, delivery, bytes written) run again on a durable server the bench starts
 // (scripts/bench/postgres.ts) and stops by its PID, their rows labelled "PostgreSQL: " beside the SQLite ones.
 import { spawn } from 'node:child_process';
@@ -32,6 +32,8 @@ import type { Row } from './bench/table.ts';
 
 /** BENCH_PHASES=polls runs the poll phases alone (on BENCH_ENGINES), for a quick look at the poll paths. */
 const POLLS_ONLY = process.env.BENCH_PHASES === 'polls';
+/** BENCH_PHASES=core runs the polls and delivery (latency included) alone, on BENCH_ENGINES. */
+const CORE_ONLY = process.env.BENCH_PHASES === 'core';
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres')
   .split(',')
   .map((e) => e.trim())
@@ -89,7 +91,8 @@ async function run(base: string, dir: string, row: Row, phases: string[]): Promi
     await tearDown(b);
   }
   if (ENGINES.includes('postgres')) await onPostgresServer(base, dir, row, phases);
-  if (ENGINES.includes('sqlite') && !POLLS_ONLY) await sqliteOnly(base, dir, row, phases);
+  if (ENGINES.includes('sqlite') && !POLLS_ONLY && !CORE_ONLY)
+    await sqliteOnly(base, dir, row, phases);
   row(
     'peak RSS',
     `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
@@ -135,7 +138,8 @@ async function onPostgresServer(
     } finally {
       await tearDown(b);
     }
-    if (!POLLS_ONLY) await timed(phases, 'PostgreSQL: writes', () => measureWrites(pgRow, server));
+    if (!POLLS_ONLY && !CORE_ONLY)
+      await timed(phases, 'PostgreSQL: writes', () => measureWrites(pgRow, server));
   } finally {
     await server.stop();
   }

@@ -169,6 +169,8 @@ export function pollSpec(
       // Only a parsed document makes events: every other outcome (a 304 above all) may wait for a larger commit, so the
       // pages of feeds, feeds_due and feed_leases it writes are shared by more polls.
       deferrable: ({ outcome }) => outcome.kind !== 'parsed',
+      // A parsed document's new entries are events a receiver waits for: its record lingers for no other.
+      urgent: ({ outcome }) => outcome.kind === 'parsed',
     }),
   };
 }

@@ -7,10 +7,10 @@
 // oldest first among those whose keys are under their caps, as soon as a slot frees — before the outcome that freed it
 // is committed; one that waited longer than queueMs, or that stop() finds, is dropped, and the next commit releases its
 // lease (it is claimed afresh). A finished item's slot is free at once; its outcome waits for the group commit while
-// every slot works, up to lingerMs (LINGER_MS). While every waiting outcome is deferrable (and they are fewer than
-// DEFER_MAX) they also wait while any slot works or anything is queued, up to DEFER_MS, and a slot that stands idle
-// meanwhile is refilled by a claim in a transaction of its own; a non-deferrable outcome joining them brings the batch
-// back to the linger. Otherwise a slot that stands idle (nothing queued fits it) commits the batch at once, with the
+// every slot works, up to lingerMs (LINGER_MS), unless it is urgent (someone waits for it: it lingers for nothing).
+// While every waiting outcome is deferrable (and they are fewer than DEFER_MAX) they also wait while any slot works or
+// anything is queued, up to DEFER_MS, and a slot that stands idle meanwhile is refilled by a claim in a transaction of
+// its own; a non-deferrable outcome joining them brings the batch back to the linger. Otherwise a slot that stands idle (nothing queued fits it) commits the batch at once, with the
 // claim that refills the slots and the reserve. The reserve starts at the spec's and, while items run fast, grows to
 // what the slots start within RESERVE_MS at the mean run time so far, up to RESERVE_SLOTS slot-fulls.
 import { performance } from 'node:perf_hooks';
@@ -25,6 +25,9 @@ export type ThroughputSpec<R> = {
   /** Whether this outcome may wait for its commit up to DEFER_MS while the pool works on (nothing waits for it: a 304,
    *  a failed fetch). Absent: none may. */
   deferrable?(result: R): boolean;
+  /** Whether someone waits for this outcome's commit (a parsed document's events): a batch holding one lingers for
+   *  nothing, and commits as soon as no transaction of the pool is under way. Absent: none is. */
+  urgent?(result: R): boolean;
   /** The longest a queued item waits for a slot: an older one is dropped and its lease released by the next commit, so
    *  a lease never runs out on an item that has yet to start (default: no limit). */
   queueMs?: number;
@@ -70,11 +73,12 @@ class Throughput<I, R, V> implements Layer<I, R, V> {
   }
 
   // Outcomes wait while every slot is working (the queue refills them); deferrable ones also while a slot stands idle
-  // and others still work (claims of their own refill the slots meanwhile).
+  // and others still work (claims of their own refill the slots meanwhile); a batch with an urgent one does not wait.
   readonly linger = {
     hold: (batch: readonly { readonly result: R }[]): boolean =>
-      this.#slots.free() <= 0 ||
-      (this.#defers(batch) && this.#slots.busy() + this.#queue.length > 0),
+      !this.#urgent(batch) &&
+      (this.#slots.free() <= 0 ||
+        (this.#defers(batch) && this.#slots.busy() + this.#queue.length > 0)),
     maxMs: (batch: readonly { readonly result: R }[]): number =>
       this.#defers(batch) ? DEFER_MS : this.#lingerMs,
   };
@@ -127,6 +131,12 @@ class Throughput<I, R, V> implements Layer<I, R, V> {
 
   drop(): I[] {
     return this.#queue.splice(0).map((q) => q.item);
+  }
+
+  /** Whether someone waits for an outcome of `batch` (ThroughputSpec.urgent). */
+  #urgent(batch: readonly { readonly result: R }[]): boolean {
+    const urgent = this.#spec.urgent;
+    return urgent !== undefined && batch.some((f) => urgent(f.result));
   }
 
   /** Whether every outcome of `batch` may wait for its commit (ThroughputSpec.deferrable), fewer than DEFER_MAX. */

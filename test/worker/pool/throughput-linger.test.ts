@@ -30,6 +30,35 @@ describe('work pool throughput layer, waiting outcomes', () => {
     }
   });
 
+  it('commits an urgent outcome at once while every slot stays busy, deferrable ones waiting with it taken along', async () => {
+    // Without `urgent` a waits out a linger that never ends while b holds the only slot.
+    const h = harness({
+      slots: 1,
+      layer: {
+        reserve: 2,
+        lingerMs: FOREVER_MS,
+        urgent: (r) => r === 'ran b',
+        deferrable: (r) => r === 'ran a',
+      },
+      items: own('a', 'b', 'c'),
+    });
+    try {
+      h.pool.start();
+      await h.pool.fill();
+      h.finish('a'); // deferrable: waits while b works
+      await until(() => h.running().includes('b'), 2000, 'b started');
+      await nothingRecordedAfter(h, 20, 'a waits');
+      h.finish('b'); // urgent: c takes the slot, and a and b commit without lingering
+      await until(async () => (await h.runs('b')) === 1, 2000, 'b recorded while c works');
+      assert.deepEqual(h.running(), ['c'], 'c still runs');
+      assert.equal(await h.runs('a'), 1, 'a went with it');
+      h.finish('c');
+      await within(h.pool.drain(5000), 6000, 'drain');
+    } finally {
+      await h.close();
+    }
+  });
+
   it('keeps deferrable outcomes waiting while any slot works, refills an idle slot by a claim of its own, and commits them together once no slot works', async () => {
     const h = harness({
       slots: 2,
