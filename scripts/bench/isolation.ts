@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startServe, type Sections, type Tenant } from './daemon.ts';
 import { changingOrigin, dripReceivers, timingReceiver, SLOW_MS } from './peers.ts';
+import { PARSE_WORKERS } from './settings.ts';
 import { ms, percentile, type Row } from './table.ts';
 
 const INTERVAL_S = 5; // every feed's poll interval in the hostile phase (±10 % jitter)
@@ -29,7 +30,7 @@ const daemonConfig = (intervalS: number): Sections => ({
     min_interval_seconds: intervalS,
     max_interval_seconds: intervalS,
     per_host_concurrency: 16,
-    parse_workers: Number(process.env.BENCH_PARSE_WORKERS ?? 0), // as in setup.ts
+    parse_workers: PARSE_WORKERS,
   },
   quotas: { api_requests_per_second: 0, new_feed_urls_per_hour: 0 },
 });

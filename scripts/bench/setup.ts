@@ -22,7 +22,7 @@ import { createWorkers } from '../../src/worker/index.ts';
 import type { Workers } from '../../src/worker/index.ts';
 import { createMetrics } from '../../src/worker/metrics.ts';
 import { openBenchEngine, type Postgres } from './postgres.ts';
-import { CONCURRENCY, FEEDS } from './settings.ts';
+import { CONCURRENCY, FEEDS, PARSE_WORKERS } from './settings.ts';
 import type { Row } from './table.ts';
 
 /** Delivered attempts, counted as the deliverer records them. */
@@ -60,11 +60,10 @@ export async function setUp(
   const config = withConfig(defaultConfig(), {
     storage: { data_dir: dir },
     network: { allow_private: true },
-    // BENCH_PARSE_WORKERS: poll.parse_workers of the bench's feedsub (default 0: the daemon's own choice).
     poll: {
       concurrency: CONCURRENCY,
       per_host_concurrency: CONCURRENCY,
-      parse_workers: Number(process.env.BENCH_PARSE_WORKERS ?? 0),
+      parse_workers: PARSE_WORKERS,
     },
     delivery: { concurrency: 32, per_endpoint_concurrency: 32 },
     // One bench application subscribes to every feed at once: the abuse quotas would stop it at 300 new feed URLs.

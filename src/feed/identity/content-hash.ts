@@ -1,8 +1,8 @@
 // Which version of an entry a document carries: computed where the document is read (feed/parse/read-document.ts),
 // on the parse thread for a large body, so a poll transaction compares hashes instead of hashing every entry it
 // already knows.
-import { hash } from 'node:crypto';
 import { finishTexts } from '../parse/entry.ts';
+import { shortHash } from './short-hash.ts';
 import type { Entry } from '../types.ts';
 
 /** The hash that tells a new version of an entry: its title, summary, content and updated date (docs/webhooks.md ›
@@ -14,6 +14,5 @@ export function contentHash(entry: Entry): string {
   if (entry.unfinished !== undefined)
     return entry.unfinished.hash ?? contentHash(finishTexts(entry));
   const fields = [entry.title, entry.summary_html, entry.content_html, entry.updated_at];
-  // crypto.hash, the one-shot digest: the same bytes as createHash's, without a Hash object per entry.
-  return hash('sha256', JSON.stringify(fields), 'hex').slice(0, 32);
+  return shortHash(JSON.stringify(fields));
 }

@@ -2,6 +2,7 @@
 // entries that share one; the keys version 1 computed, so upgraded databases keep matching; the churn-guard decision.
 import { hash as digest } from 'node:crypto';
 import { refine, refinedBy } from './refine.ts';
+import { shortHash as hash } from './short-hash.ts';
 import { enclosureIdentity, linkKeyer, stripTracking } from './urls.ts';
 import { resolveUrl } from '../parse/urls.ts';
 import type { Entry } from '../types.ts';
@@ -315,10 +316,6 @@ function legacyTexts(entries: Entry[], texts: IdentityTexts[]): string[] {
 
 function safeBase(feedUrl: string): string | null {
   return resolveUrl(feedUrl, null);
-}
-
-function hash(s: string): string {
-  return sha256(s).slice(0, 32);
 }
 
 // crypto.hash (Node >= 20.12) is the one-shot digest: several times cheaper than createHash for strings this short.

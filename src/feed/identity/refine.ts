@@ -1,6 +1,6 @@
 // Entries that end up under one key although the feed tells them apart by an identifier (atom:id or dc:identifier in
 // RSS, an Atom link's text): which one keeps the key, and the key each other one takes instead.
-import { hash as digest } from 'node:crypto';
+import { shortHash } from './short-hash.ts';
 
 /** For each entry (given by its idKey, keys.ts EntryIdentity, and the key chosen for it), the idKey its key is refined
  *  by, or null when its key stays as chosen. Among entries given one key, those the feed tells apart by their
@@ -28,10 +28,5 @@ export function refinedBy(idKeys: (string | null)[], keys: string[]): (string | 
 
 /** `key` refined by an identifier's hash: another entry's key than `key`'s. */
 export function refine(key: string, idKey: string): string {
-  return hash(`${key}\u0000${idKey}`);
-}
-
-// A key's form: the first 128 bits of SHA-256, in lowercase hex (keys.ts).
-function hash(s: string): string {
-  return digest('sha256', s, 'hex').slice(0, 32);
+  return shortHash(`${key}\u0000${idKey}`);
 }

@@ -2,7 +2,7 @@
 import { looksLikeHtml, plainTitle, typedText, type TextKind } from './entry-text.ts';
 import { childBase } from './urls.ts';
 import { text } from './values.ts';
-import { hash } from 'node:crypto';
+import { shortHash } from '../identity/short-hash.ts';
 import type { Entry, UnfinishedTexts } from '../types.ts';
 
 /** One candidate text: its value as feedsmith read it (entities decoded once), how it was declared, and the base
@@ -87,7 +87,7 @@ export function sourceHash(entry: Entry, version: number): string {
     declared(u.summary),
     declared(u.content),
   ];
-  return hash('sha256', JSON.stringify(fields), 'hex').slice(0, 32);
+  return shortHash(JSON.stringify(fields));
 }
 
 /** A title as plain text on one line, from its candidates in order of preference: a feed's or an entry's alike. HTML
