@@ -4,8 +4,9 @@
 // written per 304 poll and per created subscription, SCALE_LOAD_SECONDS (default 600) of mixed load, peak RSS, and the
 // raw conditional-GET rate of the same origin in the same run. The phases live under bench-scale/. SCALE_ENGINE=postgres
 // runs them on a new database of a durable PostgreSQL server the bench starts and stops (bench-scale/store.ts), its
-// bytes written the server's WAL; SQLite is the default.
-import { mkdtempSync, rmSync } from 'node:fs';
+// bytes written the server's WAL; SQLite is the default. There the world is built on SQLite and moved with
+// `feedsub storage copy` (SCALE_PG_WORLD=actions builds it through the actions on PostgreSQL).
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -15,7 +16,13 @@ import { createBytes, pollOnceBytes, servePollBytes } from './bench-scale/io.ts'
 import { fillEvents, listRows } from './bench-scale/lists.ts';
 import { heapOf, sustainedLoad } from './bench-scale/load.ts';
 import { cyclesMixed, idleMixed } from './bench-scale/mixed.ts';
-import { startOrigin, startServe, writeBytesOf, type Child } from './bench-scale/processes.ts';
+import {
+  startOrigin,
+  startServe,
+  storageCopy,
+  writeBytesOf,
+  type Child,
+} from './bench-scale/processes.ts';
 import { rawConditionalGets } from './bench-scale/raw.ts';
 import { postgresStore, scaleEngine, sqliteStore, type Store } from './bench-scale/store.ts';
 import { buildWorld, SUBS_PER_FEED, writeConfig, type World } from './bench-scale/world.ts';
@@ -72,7 +79,9 @@ async function main(): Promise<void> {
 }
 
 /** The world (its bytes written per subscription: this process's write_bytes over the build, the database closed, or
- *  the server's WAL), then the first application's events filled in, both before serve starts. */
+ *  the server's WAL), then the first application's events filled in, both before serve starts. On PostgreSQL, unless
+ *  SCALE_PG_WORLD=actions, the world is built on SQLite and moved with `feedsub storage copy`, as an installation moves:
+ *  through the actions, PostgreSQL makes about 300 subscriptions a second on this machine (an hour for 1,000,000). */
 async function build(
   dir: string,
   port: number,
@@ -81,26 +90,47 @@ async function build(
   row: Row,
 ): Promise<World> {
   const self = () => writeBytesOf('self') ?? 0;
-  const before = await store.written(self);
-  const world = await buildWorld(
-    dir,
-    writeConfig(dir, port, store.databaseUrl),
-    store,
-    base,
-    FEEDS,
-  );
-  const written = (await store.written(self)) - before;
   const subs = FEEDS * SUBS_PER_FEED;
+  const configFile = writeConfig(dir, port, store.databaseUrl);
+  const copied = store.kind === 'postgres' && process.env.SCALE_PG_WORLD !== 'actions';
+  const built = copied ? join(dir, 'build') : dir;
+  const buildStore = copied ? sqliteStore(join(built, 'data', 'feedsub.db')) : store;
+  if (copied) mkdirSync(built);
+  const before = await buildStore.written(self);
+  const world = {
+    ...(await buildWorld(
+      built,
+      copied ? writeConfig(built, port) : configFile,
+      buildStore,
+      base,
+      FEEDS,
+    )),
+    dir,
+    configFile,
+    store,
+  };
+  const written = (await buildStore.written(self)) - before;
   row(
-    'world built',
+    copied ? 'world built on SQLite' : 'world built',
     `${(world.buildMs / 1000).toFixed(1)} s`,
     `10 applications, 100 endpoints, ${FEEDS.toLocaleString('en')} feeds × ${SUBS_PER_FEED} subscriptions, through the actions in one process`,
   );
   row(
     '  bytes written per subscription by the build',
     `${(written / subs).toFixed(0)} B`,
-    `${MiB(written / 1024 / 1024)} written for ${subs.toLocaleString('en')} subscriptions (${store.kind === 'sqlite' ? 'write_bytes of this process, the database closed' : store.bytes})`,
+    `${MiB(written / 1024 / 1024)} written for ${subs.toLocaleString('en')} subscriptions (${buildStore.kind === 'sqlite' ? 'write_bytes of this process, the database closed' : store.bytes})`,
   );
+  if (copied) {
+    const wal = await store.written(self);
+    const copy = await storageCopy(join(built, 'feedsub.toml'), store.databaseUrl, 3_600_000);
+    const walWritten = (await store.written(self)) - wal;
+    row(
+      'world moved to PostgreSQL by `feedsub storage copy`',
+      `${(copy.ms / 1000).toFixed(1)} s`,
+      `every table copied, its count checked and analyzed; peak RSS ${MiB(copy.peakMiB)}; ${(walWritten / subs).toFixed(0)} B of WAL per subscription (${MiB(walWritten / 1024 / 1024)} in all)`,
+    );
+    rmSync(built, { recursive: true, force: true });
+  }
   const fill = await fillEvents(world);
   row(
     'events filled in for the first application',

@@ -1,5 +1,6 @@
-// make bench-scale, the child processes: the feed origin, `feedsub serve` and `feedsub poll --once`, each started as
-// `node --import tsx` (so the PID is the process measured), its peak RSS read from /proc/<pid>/status, stopped by PID.
+// make bench-scale, the child processes: the feed origin, `feedsub serve`, `feedsub poll --once` and `feedsub storage
+// copy`, each started as `node --import tsx` (so the PID is the process measured), its peak RSS read from
+// /proc/<pid>/status, stopped by PID.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -179,6 +180,28 @@ export async function pollOnce(configFile: string, timeoutMs: number): Promise<P
     writeBytes,
     sampledBytes: c.writeBytes(),
   };
+}
+
+/** Runs `feedsub storage copy --to <url> --config <file>` to its end (at most `timeoutMs`): the database of the config's
+ *  data directory copied into the empty PostgreSQL database at `url`. Resolves with its time and peak RSS; throws with
+ *  its stderr when it fails. */
+export async function storageCopy(
+  configFile: string,
+  url: string,
+  timeoutMs: number,
+): Promise<{ ms: number; peakMiB: number }> {
+  const t = performance.now();
+  const c = start(
+    [...NODE_ARGS, `${ROOT}src/main.ts`, 'storage', 'copy', '--to', url, '--config', configFile],
+    { MALLOC_ARENA_MAX },
+  );
+  c.child.stdout!.resume();
+  const timer = setTimeout(() => void c.stop(5000), timeoutMs);
+  const code = await c.exited;
+  clearTimeout(timer);
+  if (code !== 0)
+    throw new Error(`bench-scale: storage copy exited ${code}\n${c.stderr().slice(-4000)}`);
+  return { ms: performance.now() - t, peakMiB: c.peakMiB() };
 }
 
 /** Resolves as `promise` does, or rejects with `message` after `ms`. */

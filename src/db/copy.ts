@@ -2,7 +2,7 @@
 // metadata text byte for byte, validators, schedules, entry keys, held entries, history, pending events and sequences,
 // and the rowids the store orders by. One read transaction on SQLite (a consistent snapshot, even beside a writer) and
 // one write transaction on PostgreSQL (a copy that fails leaves no row behind); the counts of every table are compared
-// before it commits.
+// before it commits, and the tables are analyzed.
 import type { Engine, Sql } from './engine.ts';
 import { SCHEMA_VERSION } from './migrations.ts';
 import type { Db } from './open.ts';
@@ -55,6 +55,9 @@ export async function copySqliteToPostgres(
         counts[table] = await copyTable(db, sql, table, columns.get(table)!, progress);
         await continueIdentities(sql, table);
       }
+      // The planner's statistics, as after a restore: the first queries on the new database are planned from the rows
+      // copied, not from empty tables (autovacuum would analyze them only later).
+      await sql.exec('ANALYZE');
     });
   } finally {
     db.prepare('COMMIT').run();
