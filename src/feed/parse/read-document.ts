@@ -20,6 +20,7 @@ import {
 } from './parse.ts';
 import { packEntries, transferOf, type PackedEntries } from '../entry-list.ts';
 import { slimEntry } from '../slim.ts';
+import { lowerThisThread, PARSE_THREAD_NICE } from '../../thread-priority.ts';
 import type { FeedMeta, ParseOptions } from '../types.ts';
 
 /** One fetched document to read. `mode`: 'page-or-feed' (a subscribed URL: an HTML page comes back as the feed links
@@ -58,11 +59,12 @@ export type DocumentReply =
 export type ParseRequest = { id: number; doc: DocumentRequest };
 export type ParseReply = { type: 'ready' } | { type: 'result'; id: number; reply: DocumentReply };
 
-/** Serves parse requests on this worker's parentPort (posting 'ready' first); does nothing on the main thread. A
- *  bundled build calls it from its own worker entry. */
+/** Serves parse requests on this worker's parentPort (posting 'ready' first), at a priority below the event loop's
+ *  (thread-priority.ts); does nothing on the main thread. A bundled build calls it from its own worker entry. */
 export function runParseWorker(): void {
   const port = parentPort;
   if (!port) return;
+  lowerThisThread(PARSE_THREAD_NICE);
   port.on('message', (req: ParseRequest) => {
     const reply = readDocument(req.doc);
     port.postMessage(

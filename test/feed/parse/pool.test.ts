@@ -2,6 +2,7 @@
 // reads end by their deadline, the queue is bounded, and a document that needs too much memory stops its worker only.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { contentHash } from '../../../src/feed/identity/content-hash.ts';
@@ -9,6 +10,7 @@ import { EntryList } from '../../../src/feed/entry-list.ts';
 import { createParsePool } from '../../../src/feed/parse/pool.ts';
 import { readDocument, type DocumentRequest } from '../../../src/feed/parse/read-document.ts';
 import { parseFeed } from '../../../src/feed/parse/parse.ts';
+import { PARSE_THREAD_NICE } from '../../../src/thread-priority.ts';
 import { within } from '../../support/deadline.ts';
 import { parseOn } from '../../support/parse.ts';
 
@@ -262,3 +264,44 @@ test("the pool's sanitize_html setting applies on the worker and inline, unless 
     'sanitized by default',
   );
 });
+
+/** The nice value of each thread of this process, by thread id (/proc/self/task/<tid>/stat, field 19). */
+function threadNices(): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task').map(Number)) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      nices.set(tid, Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[16]));
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return nices;
+}
+
+test(
+  'each parse thread runs below the event loop, which keeps its own priority',
+  { skip: process.platform !== 'linux' && 'threads have a priority of their own on Linux only' },
+  async (t) => {
+    const before = threadNices();
+    const main = before.get(process.pid)!;
+    const lowered = Math.min(19, main + PARSE_THREAD_NICE);
+    if (lowered === main) return t.skip('the tests run at nice 19: no thread can run lower');
+    const pool = createParsePool({ size: 2, thresholdBytes: 0 });
+    try {
+      assert.equal(await pool.ready(), 'worker');
+      // A read answered by a worker: its thread is serving, past the point where it lowered itself.
+      const reply = await pool.read(doc(bigFeed(5)), soon());
+      assert.equal(reply.kind, 'feed');
+      const started = [...threadNices()].filter(([tid]) => !before.has(tid));
+      assert.equal(
+        started.filter(([, nice]) => nice === lowered).length,
+        2,
+        `one thread per worker at nice ${lowered}: ${JSON.stringify(started)}`,
+      );
+      assert.equal(threadNices().get(process.pid), main, 'the event loop keeps its priority');
+    } finally {
+      await pool.close();
+    }
+  },
+);
