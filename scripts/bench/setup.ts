@@ -47,6 +47,9 @@ export type Bench = {
   row: Row;
   /** Starts a new round at the origin (see bench-origin.ts for the query). */
   round: (query: string) => Promise<unknown>;
+  /** When each feed's last poll that made events was recorded (Date.now() at the poller's report, which follows the
+   *  commit), by feed id. */
+  recordedAt: Map<string, number>;
 };
 
 /** Opens a database in `dir` and starts the checkpoint thread, or on PostgreSQL a new database of the server, its schema
@@ -87,13 +90,34 @@ export async function setUp(
       if (outcome === 'delivered') counter.delivered();
     },
   };
-  const logger = createLogger({ level: 'info', format: 'json', write: () => {} });
+  // The log goes nowhere; the poller's report of a poll that made events, written once its record committed, gives
+  // the time the latency rows count "recorded" from.
+  const recordedAt = new Map<string, number>();
+  const logger = createLogger({
+    level: 'info',
+    format: 'json',
+    write: (line) => {
+      if (!line.includes('"poll: feed polled"')) return;
+      const fields = JSON.parse(line) as { feed_id: string; events: number };
+      if (fields.events > 0) recordedAt.set(fields.feed_id, Date.now());
+    },
+  });
   const workers = createWorkers(ctx, logger, telemetry);
   ctx.nudgeDeliverer = workers.deliverer.nudge; // as app.ts wires it
   await subscribeAll(ctx, base);
   const round = (query: string) =>
     request(`${base}/_round?${query}`, { method: 'POST' }).then((r) => r.body.json());
-  return { base, config, ctx, checkpointer, workers, deliveries: counter.count, row, round };
+  return {
+    base,
+    config,
+    ctx,
+    checkpointer,
+    workers,
+    deliveries: counter.count,
+    row,
+    round,
+    recordedAt,
+  };
 }
 
 /** Closes the workers, the checkpoint thread and the database, in that order. */
