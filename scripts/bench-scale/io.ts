@@ -3,6 +3,7 @@
 // through the API and by the world build.
 import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
+import { NUDGE_CHANNEL } from '../../src/db/nudges.ts';
 import { apiRun } from './api.ts';
 import type { Cycle, Run } from './cycles.ts';
 
@@ -53,7 +54,7 @@ export async function createBytes(r: Run): Promise<void> {
 }
 
 /** Makes every feed due now (from this process, so serve's checkpoint of that write is over before counting starts),
- *  nudges serve's poller with one create, and counts serve's write_bytes (the server's WAL) until its poller has
+ *  wakes serve's poller (nudgePoller), and counts serve's write_bytes (the server's WAL) until its poller has
  *  fetched every feed (answered 304) and recorded them all. */
 export async function servePollBytes(r: Run): Promise<void> {
   await r.world.store.look(
@@ -65,10 +66,7 @@ export async function servePollBytes(r: Run): Promise<void> {
   const serve = () => r.serve.writeBytes();
   const before = await r.world.store.written(serve);
   const t = performance.now();
-  // A create nudges the poller (a 409 for a pair the world has does not): create until one is made.
-  const made = r.made.ids.length;
-  for (let i = 0; i < 50 && r.made.ids.length === made; i++)
-    await apiRun(r.url, r.world, { max: 1, maxMs: 10_000, mix: 'create' }, r.made);
+  await nudgePoller(r);
   const done = await untilPolled(r, 15 * 60_000);
   const ms = performance.now() - t;
   await sleep(SETTLE_MS);
@@ -78,6 +76,38 @@ export async function servePollBytes(r: Run): Promise<void> {
     `${(written / r.feeds).toFixed(0)} B`,
     `${size(written)}${r.world.store.kind === 'sqlite' ? '' : ` (${r.world.store.bytes})`} over ${r.feeds} feeds made due at once${done ? '' : ' (NOT ALL POLLED within 15 min)'} and polled by serve's poller in ${(ms / 1000).toFixed(1)} s (${(r.feeds / (ms / 1000)).toFixed(0)}/s), ${SETTLE_MS / 1000} s after included; ${TARGET}`,
   );
+}
+
+/** Wakes serve's poller, asleep until its next feed falls due (a day away) or its idle minute ends: on PostgreSQL with
+ *  the nudge a node sends the others (NOTIFY feedsub_nudge); on SQLite with a subscription created through the API (a
+ *  409, for a pair that exists, does not nudge). Once the runs before have tried every sampled pair, one subscription
+ *  they made is deleted so that its pair can be created again. Throws when none could be created. */
+async function nudgePoller(r: Run): Promise<void> {
+  if (r.world.store.kind === 'postgres') {
+    await r.world.store.look((sql) =>
+      sql.value('SELECT pg_notify(?, ?)', [NUDGE_CHANNEL, 'poll bench']),
+    );
+    return;
+  }
+  const made = r.made.ids.length;
+  for (let i = 0; i < 50 && r.made.ids.length === made; i++)
+    await apiRun(r.url, r.world, { max: 1, maxMs: 10_000, mix: 'create' }, r.made);
+  if (r.made.ids.length > made) return;
+  const freed = r.made.ids.pop();
+  if (freed === undefined)
+    throw new Error('bench-scale: no subscription to create to wake the poller');
+  const deleted = await request(`${r.url}/v1/subscriptions/${freed.id}`, {
+    method: 'DELETE',
+    headers: { authorization: r.world.key },
+  });
+  await deleted.body.dump();
+  r.made.pairs.delete(freed.pair);
+  const before = r.made.ids.length;
+  await apiRun(r.url, r.world, { max: 1, maxMs: 10_000, mix: 'create' }, r.made);
+  if (r.made.ids.length === before)
+    throw new Error(
+      `bench-scale: the create that wakes the poller was refused (delete answered ${deleted.statusCode})`,
+    );
 }
 
 /** Waits until the origin saw every feed fetched since the mark and no feed is due any more; whether it came to that. */
