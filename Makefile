@@ -1,5 +1,5 @@
 # feedsub — every target installs what is missing first, so a fresh clone needs only Node.js >= 20.19 and make.
-.PHONY: deps serve wait test lint format typecheck bench bench-scale bench-cluster build clean
+.PHONY: deps serve wait test lint format typecheck bench bench-scale bench-cluster bench-rss2email build clean
 
 NPM ?= npm
 TSX := node_modules/.bin/tsx
@@ -68,6 +68,12 @@ bench-scale: deps
 # default 2), BENCH_CLUSTER_NODES (default 1,2,3).
 bench-cluster: deps
 	$(TSX) scripts/bench-cluster.ts
+
+# feedsub against rss2email (apt-get install -y rss2email) on one local origin of PEER_FEEDS (default 1,000) ~50 KB
+# feeds: first poll, a round where 305 feeds gain 2 entries each, a round where nothing changed. feedsub runs as
+# dist/feedsub when it is built (make build), else under tsx (docs/benchmarks.md).
+bench-rss2email: deps
+	$(TSX) scripts/bench-rss2email.ts
 
 build: deps
 	$(TSX) scripts/build.ts

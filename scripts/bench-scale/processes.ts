@@ -56,8 +56,12 @@ function statusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   }
 }
 
-function start(args: string[], env: Record<string, string> = {}): Child & { child: ChildProcess } {
-  const child = spawn(process.execPath, args, {
+function start(
+  args: string[],
+  env: Record<string, string> = {},
+  command = process.execPath,
+): Child & { child: ChildProcess } {
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -99,9 +103,13 @@ function start(args: string[], env: Record<string, string> = {}): Child & { chil
   };
 }
 
-/** The feed origin and webhook receiver (scripts/bench-origin.ts) with `feeds` small feeds; its base URL. */
-export async function startOrigin(feeds: number): Promise<{ base: string; process: Child }> {
-  const c = start([...ORIGIN_ARGS, `${ROOT}scripts/bench-origin.ts`, String(feeds), 'small']);
+/** The feed origin and webhook receiver (scripts/bench-origin.ts) with `feeds` feeds, small ones (5–10 KB) unless
+ *  `size` says `large` (~50 KB); its base URL. */
+export async function startOrigin(
+  feeds: number,
+  size: 'small' | 'large' = 'small',
+): Promise<{ base: string; process: Child }> {
+  const c = start([...ORIGIN_ARGS, `${ROOT}scripts/bench-origin.ts`, String(feeds), size]);
   const port = await withDeadline(
     new Promise<string>((resolve) =>
       createInterface({ input: c.child.stdout! }).once('line', resolve),
@@ -152,15 +160,20 @@ export type PollRun = {
 };
 
 /** Runs `feedsub poll --once --force --config <file>` (beside the running serve, whose lock it would otherwise
- *  respect) to its end (at most `timeoutMs`). Its write_bytes are this process's counter after it was reaped less
- *  before it started: no other child exits meanwhile (serve and the origin run on). */
-export async function pollOnce(configFile: string, timeoutMs: number): Promise<PollRun> {
+ *  respect) to its end (at most `timeoutMs`): the sources under tsx, or the built `executable` when given. Its
+ *  write_bytes are this process's counter after it was reaped less before it started: no other child exits meanwhile
+ *  (serve and the origin run on). */
+export async function pollOnce(
+  configFile: string,
+  timeoutMs: number,
+  executable?: string,
+): Promise<PollRun> {
   const t = performance.now();
   const before = writeBytesOf('self') ?? 0;
-  const c = start(
-    [...NODE_ARGS, `${ROOT}src/main.ts`, 'poll', '--once', '--force', '--config', configFile],
-    { MALLOC_ARENA_MAX },
-  );
+  const args = ['poll', '--once', '--force', '--config', configFile];
+  const c = executable
+    ? start(args, { MALLOC_ARENA_MAX }, executable)
+    : start([...NODE_ARGS, `${ROOT}src/main.ts`, ...args], { MALLOC_ARENA_MAX });
   let out = '';
   c.child.stdout!.on('data', (d: Buffer) => {
     out += d.toString();
