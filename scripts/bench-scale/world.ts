@@ -44,8 +44,9 @@ export function changedBy(n: number, share: number): boolean {
   return (n * 7919) % 1000 < share * 1000;
 }
 
-/** The bench's config: every poll concurrency on one host (the origin), quotas off, a day between polls so that
- *  `serve`'s own poller stays idle and every cycle is a `poll --once`, warnings only in the logs. allow_private is the
+/** The bench's config: every poll concurrency on one host (the origin), quotas off, a day between polls (the floor
+ *  too: the RSS feeds' hourly entries would otherwise set theirs to 30 minutes) so that `serve`'s own poller stays
+ *  idle and every cycle is a `poll --once`, warnings only in the logs. allow_private is the
  *  operator's switch that lets feeds and endpoints live on loopback (the origin and its receivers). The first retry of
  *  a failed delivery waits an hour, so a cycle with failing receivers ends when each event had its first attempt
  *  instead of waiting on the retry timers. `databaseUrl`, when given, is storage.database_url (PostgreSQL). */
@@ -56,7 +57,7 @@ export function writeConfig(dir: string, port: number, databaseUrl = ''): string
     file,
     `[server]\nhost = "127.0.0.1"\nport = ${port}\n\n[storage]\ndata_dir = ${JSON.stringify(join(dir, 'data'))}\n${url}\n` +
       `[network]\nallow_private = true\n\n` +
-      `[poll]\ninterval_seconds = 86400\nconcurrency = 16\nper_host_concurrency = 16\n\n` +
+      `[poll]\ninterval_seconds = 86400\nmin_interval_seconds = 86400\nconcurrency = 16\nper_host_concurrency = 16\n\n` +
       `[delivery]\nretry_schedule_seconds = [3600, 3600]\n\n` +
       `[log]\nlevel = "warn"\nformat = "json"\n\n` +
       `[quotas]\nendpoints_per_application = 0\nsubscriptions_per_application = 0\nnew_feed_urls_per_hour = 0\n` +
