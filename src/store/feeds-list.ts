@@ -99,8 +99,12 @@ async function stepStatuses(
 ): Promise<string[] | undefined> {
   const open = [...walks].filter(([, w]) => w.cursor !== null);
   const [status, walk] = open.reduce((a, b) => (b[1].cursor! > a[1].cursor! ? b : a));
-  const rows = await db.all<{ id: string; mine: number }>(
-    `SELECT f.id, EXISTS (SELECT 1 FROM subscriptions s WHERE s.application_id = @app AND s.feed_id = f.id) AS mine
+  // Whether each feed is the application's: a scalar subquery, one seek per feed read. PostgreSQL would run an EXISTS
+  // here as a hashed subplan, reading every subscription of the application (100,000 of them: a third of a second) to
+  // answer for 256 feeds.
+  const rows = await db.all<{ id: string; mine: number | boolean }>(
+    `SELECT f.id,
+        (SELECT 1 FROM subscriptions s WHERE s.application_id = @app AND s.feed_id = f.id LIMIT 1) IS NOT NULL AS mine
       FROM feeds f WHERE f.status = @status AND f.id < @cursor ORDER BY f.id DESC LIMIT @n`,
     { app, status, cursor: walk.cursor, n: CHUNK },
   );
