@@ -12,7 +12,6 @@
 // The origin is warmed first (every body rendered once), so neither pays for its rendering. rss2email fetches one feed
 // at a time, as it does; feedsub at its default poll concurrency (16) with the per-host cap raised to it, as for feeds on
 // many hosts (every feed here is on the origin's).
-import { spawn } from 'node:child_process';
 import {
   appendFileSync,
   chmodSync,
@@ -25,10 +24,9 @@ import {
 } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
 import { createTable } from './bench/table.ts';
-import { pollOnce, startOrigin, type PollRun } from './bench-scale/processes.ts';
+import { pollOnce, runCommand, startOrigin, type PollRun } from './bench-scale/processes.ts';
 import { sqliteStore } from './bench-scale/store.ts';
 import { buildWorld, writeConfig } from './bench-scale/world.ts';
 import { freePort } from '../test/support/daemon.ts';
@@ -156,29 +154,20 @@ function setUpRss2email(dir: string, base: string) {
   for (let n = 0; n < FEEDS; n++)
     appendFileSync(config, `[feed.f${n}]\nurl = ${base}/feeds/${n}.xml\n\n`);
   return {
-    run: (args: string[]) => timed(R2E, ['-c', config, '-d', data, ...args]),
+    run: (args: string[]) => timed(['-c', config, '-d', data, ...args]),
     subjects: () => readFileSync(sent, 'utf8').split('\n').filter(Boolean),
   };
 }
 
-/** Runs `cmd` to its exit (at most ROUND_MAX_MS) and resolves with its time; throws with its output when it fails. */
-function timed(cmd: string, args: string[]): Promise<number> {
-  const t = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const keep = (d: Buffer) => {
-      out = (out + d.toString()).slice(-8000);
-    };
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    const timer = setTimeout(() => child.kill('SIGKILL'), ROUND_MAX_MS);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(performance.now() - t);
-      else reject(new Error(`bench-rss2email: ${cmd} ${args.join(' ')} exited ${code}\n${out}`));
-    });
-  });
+/** Runs r2e with `args` to its exit (at most ROUND_MAX_MS) and resolves with its time; throws with its stderr when it
+ *  fails. */
+async function timed(args: string[]): Promise<number> {
+  const run = await runCommand(R2E, args, ROUND_MAX_MS);
+  if (run.code !== 0)
+    throw new Error(
+      `bench-rss2email: r2e ${args.join(' ')} exited ${run.code}\n${run.stderr.slice(-8000)}`,
+    );
+  return run.ms;
 }
 
 /** The origin's round: the share CHANGED of the feeds gains ADD entries each; how many feeds changed. */

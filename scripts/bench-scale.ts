@@ -96,15 +96,10 @@ async function build(
   const built = copied ? join(dir, 'build') : dir;
   const buildStore = copied ? sqliteStore(join(built, 'data', 'feedsub.db')) : store;
   if (copied) mkdirSync(built);
+  const buildConfig = copied ? writeConfig(built, port) : configFile;
   const before = await buildStore.written(self);
   const world = {
-    ...(await buildWorld(
-      built,
-      copied ? writeConfig(built, port) : configFile,
-      buildStore,
-      base,
-      FEEDS,
-    )),
+    ...(await buildWorld(built, buildConfig, buildStore, base, FEEDS)),
     dir,
     configFile,
     store,
@@ -118,11 +113,11 @@ async function build(
   row(
     '  bytes written per subscription by the build',
     `${(written / subs).toFixed(0)} B`,
-    `${MiB(written / 1024 / 1024)} written for ${subs.toLocaleString('en')} subscriptions (${buildStore.kind === 'sqlite' ? 'write_bytes of this process, the database closed' : store.bytes})`,
+    `${MiB(written / 1024 / 1024)} written for ${subs.toLocaleString('en')} subscriptions (${buildStore.kind === 'sqlite' ? 'write_bytes of this process, the database closed' : buildStore.bytes})`,
   );
   if (copied) {
     const wal = await store.written(self);
-    const copy = await storageCopy(join(built, 'feedsub.toml'), store.databaseUrl, 3_600_000);
+    const copy = await storageCopy(buildConfig, store.databaseUrl, 3_600_000);
     const walWritten = (await store.written(self)) - wal;
     row(
       'world moved to PostgreSQL by `feedsub storage copy`',

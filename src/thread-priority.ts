@@ -9,18 +9,14 @@ import { getPriority, setPriority } from 'node:os';
  *  wants (the kernel's weights for 0 and 10 are 1024 and 110), and all of one it does not. */
 export const PARSE_THREAD_NICE = 10;
 
-/** Lowers the calling thread's priority by `by` (up to nice 19); returns the nice value it now runs at, or undefined
- *  where threads cannot be told apart (no /proc/thread-self: not Linux) or the kernel refused. The process and its
- *  other threads keep theirs. */
-export function lowerThisThread(by: number): number | undefined {
+/** Lowers the calling thread's priority by `by` (up to nice 19). Does nothing where threads cannot be told apart (no
+ *  /proc/thread-self: not Linux) or the kernel refuses. The process and its other threads keep theirs. */
+export function lowerThisThread(by: number): void {
   try {
     // "<pid>/task/<tid>": on Linux, setpriority on a thread id changes that thread only.
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (!Number.isInteger(tid) || tid <= 0) return undefined;
-    const nice = Math.min(19, getPriority(tid) + by);
-    setPriority(tid, nice);
-    return nice;
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, getPriority(tid) + by));
   } catch {
-    return undefined;
+    // the thread runs at the process's priority
   }
 }

@@ -178,10 +178,8 @@ export async function pollOnce(
   c.child.stdout!.on('data', (d: Buffer) => {
     out += d.toString();
   });
-  const timer = setTimeout(() => void c.stop(5000), timeoutMs);
-  const code = await c.exited;
+  const code = await exitOf(c, timeoutMs);
   const writeBytes = (writeBytesOf('self') ?? 0) - before;
-  clearTimeout(timer);
   if (code !== 0 || process.env.SCALE_VERBOSE)
     console.error(`bench-scale: poll --once exited ${code}\n${c.stderr().slice(-4000)}`);
   const ms = performance.now() - t;
@@ -203,18 +201,39 @@ export async function storageCopy(
   url: string,
   timeoutMs: number,
 ): Promise<{ ms: number; peakMiB: number }> {
+  const args = [...NODE_ARGS, `${ROOT}src/main.ts`, 'storage', 'copy', '--to', url];
+  const run = await runCommand(process.execPath, [...args, '--config', configFile], timeoutMs, {
+    MALLOC_ARENA_MAX,
+  });
+  if (run.code !== 0)
+    throw new Error(`bench-scale: storage copy exited ${run.code}\n${run.stderr.slice(-4000)}`);
+  return run;
+}
+
+/** Runs `command` with `args` (and `env` over this process's environment) to its exit, stopping it once `timeoutMs`
+ *  have passed: its time, exit code (null when stopped), peak RSS and the end of its stderr. Its stdout is read and
+ *  dropped. */
+export async function runCommand(
+  command: string,
+  args: string[],
+  timeoutMs: number,
+  env: Record<string, string> = {},
+): Promise<{ ms: number; code: number | null; peakMiB: number; stderr: string }> {
   const t = performance.now();
-  const c = start(
-    [...NODE_ARGS, `${ROOT}src/main.ts`, 'storage', 'copy', '--to', url, '--config', configFile],
-    { MALLOC_ARENA_MAX },
-  );
+  const c = start(args, env, command);
   c.child.stdout!.resume();
+  const code = await exitOf(c, timeoutMs);
+  return { ms: performance.now() - t, code, peakMiB: c.peakMiB(), stderr: c.stderr() };
+}
+
+/** Waits for `c` to exit, stopping it once `timeoutMs` have passed; its exit code (null when a signal ended it). */
+async function exitOf(c: Child, timeoutMs: number): Promise<number | null> {
   const timer = setTimeout(() => void c.stop(5000), timeoutMs);
-  const code = await c.exited;
-  clearTimeout(timer);
-  if (code !== 0)
-    throw new Error(`bench-scale: storage copy exited ${code}\n${c.stderr().slice(-4000)}`);
-  return { ms: performance.now() - t, peakMiB: c.peakMiB() };
+  try {
+    return await c.exited;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Resolves as `promise` does, or rejects with `message` after `ms`. */

@@ -10,9 +10,10 @@
 // every slot works, up to lingerMs (LINGER_MS), unless it is urgent (someone waits for it: it lingers for nothing).
 // While every waiting outcome is deferrable (and they are fewer than DEFER_MAX) they also wait while any slot works or
 // anything is queued, up to DEFER_MS, and a slot that stands idle meanwhile is refilled by a claim in a transaction of
-// its own; a non-deferrable outcome joining them brings the batch back to the linger. Otherwise a slot that stands idle (nothing queued fits it) commits the batch at once, with the
-// claim that refills the slots and the reserve. The reserve starts at the spec's and, while items run fast, grows to
-// what the slots start within RESERVE_MS at the mean run time so far, up to RESERVE_SLOTS slot-fulls.
+// its own; a non-deferrable outcome joining them brings the batch back to the linger. Otherwise a slot that stands
+// idle (nothing queued fits it) commits the batch at once, with the claim that refills the slots and the reserve. The
+// reserve starts at the spec's and, while items run fast, grows to what the slots start within RESERVE_MS at the mean
+// run time so far, up to RESERVE_SLOTS slot-fulls.
 import { performance } from 'node:perf_hooks';
 import type { Layer, Settled, Slots } from './spec.ts';
 
