@@ -64,6 +64,9 @@ export async function pollTick(
   return { summary, nextDelayMs: Math.min(IDLE_MS, Math.max(MIN_WAKE_MS, wait)) };
 }
 
+/** How many times a round takes back a feed the pool gave back unpolled. */
+const RETURNS = 2;
+
 /** Feeds `poll --once` reads at a time: each chunk's hosts are looked up together, then it runs through the pool. */
 const ONCE_CHUNK = 256;
 
@@ -78,10 +81,12 @@ async function pollRound(
   await Promise.all(
     [...new Set(feeds.map((f) => hostOf(f.fetch_url)))].map((h) => deps.resolver.refresh(h)),
   );
-  const waiting = feeds.map((feed) => ({
-    feed,
-    keys: feedKeys(deps.resolver, feed.fetch_url, null),
-  }));
+  const waiting: { feed: (typeof feeds)[number]; keys: readonly string[] }[] = feeds.map(
+    (feed) => ({
+      feed,
+      keys: feedKeys(deps.resolver, feed.fetch_url, null),
+    }),
+  );
   const claim = async (free: number, room: Room, db: Sql): Promise<Claimed[]> => {
     const picked = pickFairly(
       waiting.map((c) => ({ value: c, keys: c.keys, groups: c.keys.slice(0, 1) })),
@@ -96,17 +101,26 @@ async function pollRound(
       leased.push({ feed, keys: keys.get(feed.id)! });
     return leased;
   };
-  const pool = new Pool(
-    ctx.store,
-    pollSpec(
-      ctx,
-      deps,
-      claim,
-      () => {},
-      (r) => count(summary, r),
-    ),
-    deps.logger,
+  const spec = pollSpec(
+    ctx,
+    deps,
+    claim,
+    () => {},
+    (r) => count(summary, r),
   );
+  // A feed the pool gives back unpolled (it waited past the queue's limit for a slot, or its run failed) rejoins the
+  // round once its lease is released, to be claimed afresh, up to RETURNS times: the round polls every feed it has.
+  const returned = new Map<string, number>();
+  const release = async (items: readonly Claimed[], db: Sql) => {
+    await spec.release(items, db);
+    for (const { feed, keys } of items) {
+      const times = returned.get(feed.id) ?? 0;
+      if (times >= RETURNS || waiting.some((c) => c.feed.id === feed.id)) continue;
+      returned.set(feed.id, times + 1);
+      waiting.push({ feed: { id: feed.id, fetch_url: feed.fetch_url }, keys });
+    }
+  };
+  const pool = new Pool(ctx.store, { ...spec, release }, deps.logger);
   pool.start();
   await retryWhileBusy(() => pool.fill()); // poll --once --force beside serve: the write lock may be taken for a while
   await pool.drain(leaseMs(ctx) * Math.max(1, feeds.length));

@@ -411,6 +411,27 @@ describe('poll --once (pollTick with all)', () => {
     };
   }
 
+  it('polls a feed that waited past the queue limit for its slot, claimed afresh, before the round ends', async () => {
+    const { w, feeds, deps, close } = await polledWorld(2);
+    try {
+      // One slot and one feed queued beside it: the first poll holds the slot past the queue's 5 s, so the pool drops
+      // the queued feed and releases its lease.
+      const holds = [origin.hold('/o0.xml'), origin.hold('/o1.xml')];
+      const round = pollTick(w.ctx, deps, { all: true });
+      await Promise.race(holds.map((h) => h.arrived));
+      await new Promise((resolve) => setTimeout(resolve, 5_500));
+      for (const h of holds) h.release();
+      const { summary } = await round;
+      assert.equal(summary.fetched, 2, 'both feeds polled');
+      for (const id of feeds)
+        assert.equal((await getFeed(w.ctx.db, id))!.last_http_status, 304, `${id} polled`);
+      const leases = await w.ctx.db.value('SELECT count(*) FROM feed_leases');
+      assert.equal(Number(leases), 0, 'no lease left behind');
+    } finally {
+      await close();
+    }
+  });
+
   it("records a 304 of a feed not due yet without moving its due time, and moves a due one's by its interval", async () => {
     const { w, feeds, deps, close } = await polledWorld(2);
     try {
