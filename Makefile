@@ -4,9 +4,10 @@
 NPM ?= npm
 TSX := node_modules/.bin/tsx
 
-# node_modules is (re)installed when package.json or the lockfile changes. A line before and one after: on a fresh
-# clone npm ci takes a minute or more, and without a terminal it prints nothing until it is done.
-node_modules/.feedsub-installed: package.json package-lock.json
+# node_modules is (re)installed when package.json, the lockfile or a patch of a dependency (patches/, applied by npm
+# ci's postinstall) changes. A line before and one after: on a fresh clone npm ci takes a minute or more, and without a
+# terminal it prints nothing until it is done.
+node_modules/.feedsub-installed: package.json package-lock.json $(wildcard patches/*.patch)
 	@echo "make: installing dependencies (npm ci; a minute or more on a fresh clone) ..."
 	@started=$$(date +%s) && $(NPM) ci --no-audit --no-fund && \
 	  echo "make: dependencies installed in $$(( $$(date +%s) - started )) s"

@@ -103,6 +103,7 @@ const INPUTS = [
   'schema-postgres.sql',
   'package.json',
   'package-lock.json',
+  'patches',
 ];
 
 /** A hash of the build's inputs (INPUTS' files, the toolchain's manifest and the options that shape the output). */

@@ -4,7 +4,9 @@
 // feed's history holds), here, one after another. The main thread's: this process while the round is polled (the parse
 // threads are other threads, not in it). Profiling slows what it watches, so these rounds are never the timed ones; the
 // shares are what the table is for.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { PARSER_VERSION } from '../../src/feed/parse/parse.ts';
 import { readDocument, type DocumentRequest } from '../../src/feed/parse/read-document.ts';
@@ -134,6 +136,7 @@ export async function measureStages(b: Bench): Promise<void> {
     readAll(requests);
     const readMs = performance.now() - t;
     const parse = (await session.post('Profiler.stop')) as unknown as { profile: Profile };
+    keep(b, 'parse', parse.profile);
     report(b, 'parse thread', stageTimes(parse.profile, PARSE_STAGES), bodies.length, readMs);
 
     // The same round polled: the fetches, the hand-off to the parse threads and the records, on this thread.
@@ -142,10 +145,20 @@ export async function measureStages(b: Bench): Promise<void> {
     const { summary } = await pollTick(b.ctx, b.workers.pollerDeps, { all: true });
     const pollMs = performance.now() - t2;
     const main = (await session.post('Profiler.stop')) as unknown as { profile: Profile };
+    keep(b, 'main', main.profile);
     report(b, 'main thread', stageTimes(main.profile, MAIN_STAGES), summary.fetched, pollMs);
   } finally {
     session.disconnect();
   }
+}
+
+/** Writes a profile to BENCH_PROFILE_DIR, when set, as `<engine>-<thread>.cpuprofile` (Chrome DevTools and
+ *  speedscope open it): the stage tables say how much, the profile says which function. */
+function keep(b: Bench, thread: string, profile: Profile): void {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${b.ctx.db.dialect}-${thread}.cpuprofile`), JSON.stringify(profile));
 }
 
 function request(base: string, i: number, body: string): DocumentRequest {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { parseFeed as feedsmithDetectAndParse } from 'feedsmith';
+import { ExpressionSet } from 'path-expression-matcher';
 import { decodeFeed } from '../../../src/feed/parse/decode.ts';
 import { FeedParseError, parseFeed, sniffDocument } from '../../../src/feed/parse/parse.ts';
 import { parseFeedDate } from '../../../src/feed/parse/dates.ts';
@@ -24,6 +25,32 @@ function corpusFeed(rel: string): ParsedFeed {
 }
 const rss = (items: string, channel = '') =>
   `<?xml version="1.0"?><rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom" xmlns:content="http://purl.org/rss/1.0/modules/content/" xmlns:sy="http://purl.org/rss/1.0/modules/syndication/"><channel><title>T</title>${channel}${items}</channel></rss>`;
+
+test("compiles the XML parser's stop nodes once per parser, not again for every document (patches/)", () => {
+  const atom = (id: string) =>
+    `<feed xmlns="http://www.w3.org/2005/Atom"><title>T</title><entry><id>${id}</id><title>E</title><content type="html">&lt;p&gt;x&lt;/p&gt;</content></entry></feed>`;
+  // fast-xml-parser builds a set of feedsmith's 425 stop-node expressions; add() is how each goes in.
+  const add = ExpressionSet.prototype.add;
+  let added = 0;
+  ExpressionSet.prototype.add = function (this: ExpressionSet, ...args: Parameters<typeof add>) {
+    added++;
+    return add.apply(this, args);
+  };
+  try {
+    for (const doc of [rss('<item><guid>a</guid></item>'), atom('urn:a')]) parseFeed(doc, BASE); // each parser once
+    added = 0;
+    const feeds = [rss('<item><guid>b</guid></item>'), atom('urn:b')].map((d) =>
+      parseFeed(d, BASE),
+    );
+    assert.deepEqual(
+      feeds.map((f) => f.entries.length),
+      [1, 1],
+    );
+    assert.equal(added, 0, 'no stop node compiled again');
+  } finally {
+    ExpressionSet.prototype.add = add;
+  }
+});
 
 test('each format is recognised from its root element and parsed with its own parser', () => {
   const cases: Array<[string, string, number]> = [
