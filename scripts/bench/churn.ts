@@ -55,9 +55,13 @@ async function measureChurnHour(dir: string, row: Row): Promise<void> {
       if (minute % 10 === 0) await maintenanceTick(ctx, { logger: silentLogger });
       clock.advance(60_000);
     }
+    // The bound is on what the tables keep: the log is copied into the file first. The WAL file's own size is its
+    // high-water mark since it last started over (at most 16 MiB then, journal_size_limit), which says how the
+    // checkpoint thread's turns fell against this machine's writes, not what is kept; the note gives it.
     const file = join(dir, 'feedsub.db');
     const wal = sizeOf(`${file}-wal`);
-    const bytes = statSync(file).size + wal;
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const bytes = statSync(file).size + sizeOf(`${file}-wal`);
     const free =
       (db.pragma('freelist_count', { simple: true }) as number) *
       (db.pragma('page_size', { simple: true }) as number);
@@ -73,7 +77,7 @@ async function measureChurnHour(dir: string, row: Row): Promise<void> {
     row(
       `database after an hour of ${CHURN.feeds} churning feeds`,
       `${(bytes / MiB).toFixed(1)} MiB`,
-      `bound ${CHURN.boundMiB} MiB (${bytes <= CHURN.boundMiB * MiB ? 'within' : 'OVER'}); of it the WAL ${(wal / MiB).toFixed(1)} MiB and free pages ${(free / MiB).toFixed(1)} MiB; ${CHURN.items} entries each, all new on every one-minute poll; ${held} held, ${keys} keys; ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      `bound ${CHURN.boundMiB} MiB (${bytes <= CHURN.boundMiB * MiB ? 'within' : 'OVER'}); the WAL checkpointed into it (its file was ${(wal / MiB).toFixed(1)} MiB before); of it free pages ${(free / MiB).toFixed(1)} MiB; ${CHURN.items} entries each, all new on every one-minute poll; ${held} held, ${keys} keys; ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
   } finally {
     await workers.close();
