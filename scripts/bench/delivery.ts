@@ -87,24 +87,51 @@ export async function measureLatency(b: Bench): Promise<void> {
   b.row('event created → delivered, p99', pct(lat, 0.99), '');
   // From the commit of the poll's record (the poller's report, right after it) to the start of the event's first
   // attempt: how long a new event waits for the deliverer.
-  const attempted = await b.ctx.db.all<{ feed_id: string; started_at: string }>(
-    `SELECT s.feed_id, min(a.started_at) AS started_at
+  const attempted = await b.ctx.db.all<{
+    feed_id: string;
+    created_at: string;
+    started_at: string;
+    delivered_at: string;
+  }>(
+    `SELECT s.feed_id, e.created_at, min(a.started_at) AS started_at, e.delivered_at
        FROM events e JOIN subscriptions s ON s.id = e.subscription_id JOIN attempts a ON a.event_id = e.id
-      WHERE e.status = 'delivered' AND e.created_at >= ? GROUP BY e.id, s.feed_id`,
+      WHERE e.status = 'delivered' AND e.created_at >= ? GROUP BY e.id, s.feed_id, e.created_at, e.delivered_at`,
     [since],
   );
-  const waits = attempted
-    .flatMap(({ feed_id, started_at }) => {
-      const recorded = b.recordedAt.get(feed_id);
-      return recorded === undefined ? [] : [Date.parse(started_at) - recorded];
-    })
-    .sort((x, y) => x - y);
+  // Each event's way, in stages that add up to created → delivered: the fetch (created_at is when it began), the read
+  // and the record until its commit, the wait for the deliverer, and the attempt until its outcome was recorded.
+  const stages = {
+    fetch: [] as number[],
+    record: [] as number[],
+    wait: [] as number[],
+    attempt: [] as number[],
+  };
+  for (const e of attempted) {
+    const recorded = b.recordedAt.get(e.feed_id);
+    const fetched = b.fetchMs.get(e.feed_id);
+    if (recorded === undefined || fetched === undefined) continue;
+    const created = Date.parse(e.created_at);
+    const started = Date.parse(e.started_at);
+    stages.fetch.push(fetched);
+    stages.record.push(recorded - created - fetched);
+    stages.wait.push(started - recorded);
+    stages.attempt.push(Date.parse(e.delivered_at) - started);
+  }
+  for (const list of Object.values(stages)) list.sort((x, y) => x - y);
+  const waits = stages.wait;
   b.row(
     'event recorded → first attempt, p50',
     pct(waits, 0.5),
     `the same events (${waits.length}), from the commit of the poll that made each (its report) to the start of its first attempt`,
   );
   b.row('event recorded → first attempt, p99', pct(waits, 0.99), '');
+  const byStage = (p: number) =>
+    `fetch ${pct(stages.fetch, p)}, read and record ${pct(stages.record, p)}, wait ${pct(stages.wait, p)}, attempt ${pct(stages.attempt, p)}`;
+  b.row(
+    'event created → delivered, by stage, p50',
+    byStage(0.5),
+    `each stage's own p50 over the same events (they need not add up to the whole's): the fetch until its body was read; the read on the parse thread and the record until its commit; the wait for the deliverer; the attempt until its outcome was recorded. p99: ${byStage(0.99)}`,
+  );
 }
 
 /** One timed run of the deliverer loop until `per` more events are delivered; returns its rate per second. */

@@ -50,6 +50,8 @@ export type Bench = {
   /** When each feed's last poll that made events was recorded (Date.now() at the poller's report, which follows the
    *  commit), by feed id. */
   recordedAt: Map<string, number>;
+  /** How long that poll's fetch took (the report's duration_ms: the request until the body was read), by feed id. */
+  fetchMs: Map<string, number>;
 };
 
 /** Opens a database in `dir` and starts the checkpoint thread, or on PostgreSQL a new database of the server, its schema
@@ -93,13 +95,16 @@ export async function setUp(
   // The log goes nowhere; the poller's report of a poll that made events, written once its record committed, gives
   // the time the latency rows count "recorded" from.
   const recordedAt = new Map<string, number>();
+  const fetchMs = new Map<string, number>();
   const logger = createLogger({
     level: 'info',
     format: 'json',
     write: (line) => {
       if (!line.includes('"poll: feed polled"')) return;
-      const fields = JSON.parse(line) as { feed_id: string; events: number };
-      if (fields.events > 0) recordedAt.set(fields.feed_id, Date.now());
+      const fields = JSON.parse(line) as { feed_id: string; events: number; duration_ms: number };
+      if (fields.events === 0) return;
+      recordedAt.set(fields.feed_id, Date.now());
+      fetchMs.set(fields.feed_id, fields.duration_ms);
     },
   });
   const workers = createWorkers(ctx, logger, telemetry);
@@ -117,6 +122,7 @@ export async function setUp(
     row,
     round,
     recordedAt,
+    fetchMs,
   };
 }
 
