@@ -1,16 +1,24 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { parse as parseToml } from 'smol-toml';
 import { defaultConfig, loadConfig, redactUrl, withoutPassword } from '../src/config.ts';
 import { ConfigError } from '../src/errors.ts';
 
 const example = new URL('../config.example.toml', import.meta.url);
 
+/** The directories tomlFile made, removed once the file's tests end. */
+const made: string[] = [];
+after(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
 function tomlFile(text: string): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'feedsub-config-')), 'config.toml');
+  const dir = mkdtempSync(join(tmpdir(), 'feedsub-config-'));
+  made.push(dir);
+  const file = join(dir, 'config.toml');
   writeFileSync(file, text);
   return file;
 }
